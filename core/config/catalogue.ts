@@ -1,0 +1,164 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError } from './settings.js';
+import { formatIssues } from './format-issues.js';
+
+/** Wire protocols a supplier can speak; one folder per protocol in gateway/src/suppliers. */
+export const supplierProtocols = ['openai', 'anthropic', 'openai-responses'] as const;
+/** A supplier's wire protocol. */
+export type SupplierProtocol = (typeof supplierProtocols)[number];
+
+/** What a model can be called for; requests for a capability the model lacks are refused. */
+export const modelCapabilities = ['chat', 'embeddings', 'rerank', 'transcription', 'speech'] as const;
+/** One model capability. */
+export type ModelCapability = (typeof modelCapabilities)[number];
+
+/** Region codes are upper-case so `eu` and `EU` can never name two regions. */
+export const regionCode = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be an upper-case region code such as EU or US-EAST');
+
+const modelSchema = z.strictObject({
+  id: z.string().min(1).max(200),
+  upstream: z.string().min(1).max(200).optional(),
+  owned_by: z.string().min(1).max(100).optional(),
+  input_usd_per_mtok: z.number().nonnegative(),
+  output_usd_per_mtok: z.number().nonnegative(),
+  cached_input_usd_per_mtok: z.number().nonnegative().optional(),
+  max_output_tokens: z.number().int().positive().optional(),
+  context_window: z.number().int().positive().optional(),
+  capabilities: z.array(z.enum(modelCapabilities)).min(1).optional(),
+});
+
+const supplierSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
+  protocol: z.enum(supplierProtocols),
+  base_url: z.url({ protocol: /^https?$/ }),
+  api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name').optional(),
+  region: regionCode,
+  priority: z.number().int().min(0).default(100),
+  weight: z.number().positive().default(1),
+  timeout_ms: z.number().int().positive().max(600_000).default(30_000),
+  models: z.array(modelSchema).min(1),
+});
+
+const catalogueFileSchema = z.strictObject({
+  suppliers: z.array(supplierSchema).min(1),
+});
+
+/** A model as one supplier serves it, prices in USD per million tokens. */
+export interface SupplierModel {
+  id: string;
+  upstream: string;
+  ownedBy: string;
+  inputUsdPerMtok: number;
+  outputUsdPerMtok: number;
+  cachedInputUsdPerMtok: number;
+  maxOutputTokens: number | undefined;
+  contextWindow: number | undefined;
+  capabilities: readonly ModelCapability[];
+}
+
+/** One upstream supplier from the catalogue, credential resolved from the environment. */
+export interface Supplier {
+  name: string;
+  protocol: SupplierProtocol;
+  baseUrl: string;
+  apiKey: string | undefined;
+  region: string;
+  priority: number;
+  weight: number;
+  timeoutMs: number;
+  models: ReadonlyMap<string, SupplierModel>;
+}
+
+/** A route: one supplier able to serve one public model id. */
+export interface ModelRoute {
+  supplier: Supplier;
+  model: SupplierModel;
+}
+
+/** The parsed catalogue with the look-ups the hot path needs, all precomputed. */
+export interface Catalogue {
+  suppliers: readonly Supplier[];
+  /** Public model id → routes, ordered by supplier priority (lower first). */
+  routes: ReadonlyMap<string, readonly ModelRoute[]>;
+  /** Public models for `/v1/models`, one entry per id. */
+  models: readonly { id: string; ownedBy: string }[];
+}
+
+/** Validates a parsed catalogue document and builds the look-up maps. */
+export function buildCatalogue(document: unknown, env: Record<string, string | undefined>, source = 'catalogue'): Catalogue {
+  const result = catalogueFileSchema.safeParse(document);
+  if (!result.success) {
+    throw new ConfigError(`invalid ${source}:\n${formatIssues(result.error.issues)}`);
+  }
+  const problems: string[] = [];
+  const seenSuppliers = new Set<string>();
+  const suppliers: Supplier[] = result.data.suppliers.map((raw, i) => {
+    if (seenSuppliers.has(raw.name)) problems.push(`  - suppliers[${i}].name: duplicate supplier name "${raw.name}"`);
+    seenSuppliers.add(raw.name);
+    let apiKey: string | undefined;
+    if (raw.api_key_env) {
+      apiKey = env[raw.api_key_env];
+      if (!apiKey) problems.push(`  - suppliers[${i}].api_key_env: environment variable ${raw.api_key_env} is not set`);
+    }
+    const models = new Map<string, SupplierModel>();
+    raw.models.forEach((m, j) => {
+      if (models.has(m.id)) problems.push(`  - suppliers[${i}].models[${j}].id: duplicate model "${m.id}" in supplier ${raw.name}`);
+      models.set(m.id, {
+        id: m.id,
+        upstream: m.upstream ?? m.id,
+        ownedBy: m.owned_by ?? raw.name,
+        inputUsdPerMtok: m.input_usd_per_mtok,
+        outputUsdPerMtok: m.output_usd_per_mtok,
+        cachedInputUsdPerMtok: m.cached_input_usd_per_mtok ?? m.input_usd_per_mtok,
+        maxOutputTokens: m.max_output_tokens,
+        contextWindow: m.context_window,
+        capabilities: m.capabilities ?? ['chat'],
+      });
+    });
+    return {
+      name: raw.name,
+      protocol: raw.protocol,
+      baseUrl: raw.base_url.replace(/\/+$/, ''),
+      apiKey,
+      region: raw.region,
+      priority: raw.priority,
+      weight: raw.weight,
+      timeoutMs: raw.timeout_ms,
+      models,
+    };
+  });
+  if (problems.length > 0) throw new ConfigError(`invalid ${source}:\n${problems.join('\n')}`);
+
+  const routes = new Map<string, ModelRoute[]>();
+  for (const supplier of suppliers) {
+    for (const model of supplier.models.values()) {
+      const list = routes.get(model.id) ?? [];
+      list.push({ supplier, model });
+      routes.set(model.id, list);
+    }
+  }
+  for (const list of routes.values()) list.sort((a, b) => a.supplier.priority - b.supplier.priority);
+  const models = [...routes.entries()].map(([id, list]) => ({ id, ownedBy: list[0]!.model.ownedBy }));
+  return { suppliers, routes, models };
+}
+
+/** Reads and validates the YAML catalogue file; any problem throws a ConfigError naming the field. */
+export function loadCatalogue(path: string, env: Record<string, string | undefined>): Catalogue {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new ConfigError(`SVC_CATALOG: cannot read catalogue file ${path}: ${(cause as Error).message}`, { cause });
+  }
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (cause) {
+    throw new ConfigError(`SVC_CATALOG: ${path} is not valid YAML: ${(cause as Error).message}`, { cause });
+  }
+  return buildCatalogue(document, env, `catalogue ${path}`);
+}

@@ -1,0 +1,17 @@
+import { loadCatalogue, type Catalogue } from './catalogue.js';
+import { parseSettings, type Settings } from './settings.js';
+
+export * from './catalogue.js';
+export * from './settings.js';
+
+/** Everything a deployable is configured with: environment settings and the catalogue. */
+export interface Config {
+  settings: Settings;
+  catalogue: Catalogue;
+}
+
+/** Parses settings and the catalogue once at start-up (throws ConfigError naming the bad field). */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const settings = parseSettings(env);
+  return { settings, catalogue: loadCatalogue(settings.SVC_CATALOG, env) };
+}

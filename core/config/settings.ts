@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { formatIssues } from './format-issues.js';
+
+/** Thrown when a setting or the catalogue is invalid; the message names every bad field. */
+export class ConfigError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalUrl = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(
+      z
+        .url({ protocol: new RegExp(`^(${protocols.join('|')})$`) })
+        .optional(),
+    )
+    .optional();
+const secret = z
+  .string()
+  .min(32, 'must be at least 32 characters (generate one with: openssl rand -base64 48)');
+
+/** The environment variables every deployable reads; documented in docs/configuration.md. */
+export const settingsSchema = z.object({
+  PORT: port(8080),
+  PORTAL_PORT: port(3000),
+  SVC_HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
+  REDIS_URL: optionalUrl(['redis', 'rediss']),
+  SVC_ADMIN_KEY: secret,
+  SVC_KEY_PEPPER: secret,
+  SVC_DATA_DIR: z.string().min(1).default('./.data'),
+  SVC_CATALOG: z.string().min(1, 'must name the YAML catalogue file'),
+  SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  SVC_STORE_PREFIX: z.string().default('svc:'),
+  SVC_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** Parsed environment settings. */
+export type Settings = z.infer<typeof settingsSchema>;
+
+/** Parses the environment once; a bad or missing setting throws a ConfigError naming it. */
+export function parseSettings(env: Record<string, string | undefined>): Settings {
+  const result = settingsSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(`invalid settings:\n${formatIssues(result.error.issues)}`);
+  }
+  return result.data;
+}

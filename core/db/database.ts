@@ -1,0 +1,96 @@
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import { migrationSource } from './migrations/index.js';
+
+/** An open connection pool to the system of record, plus how to shut it down. */
+export interface Database {
+  /** `postgres` when DATABASE_URL was given, `embedded` for PGlite under the data dir. */
+  readonly kind: 'postgres' | 'embedded';
+  readonly knex: Knex;
+  /** Applies pending migrations (idempotent). */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How to open the database: a PostgreSQL URL, or embedded PGlite in a directory (or memory). */
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number }
+  | { kind: 'embedded'; dataDir: string | 'memory'; poolMax?: number };
+
+function knexForUrl(url: string, poolMax: number): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: url,
+    pool: { min: 0, max: poolMax },
+    migrations: { migrationSource, tableName: 'knex_migrations' },
+  });
+}
+
+async function openPostgres(url: string, poolMax: number): Promise<Database> {
+  const knex = knexForUrl(url, poolMax);
+  return {
+    kind: 'postgres',
+    knex,
+    migrate: async () => {
+      await knex.migrate.latest();
+    },
+    close: () => knex.destroy(),
+  };
+}
+
+/**
+ * Embedded PostgreSQL: PGlite (Postgres compiled to WASM) served on a loopback socket so the
+ * same `pg` driver and SQL run as in production. PGlite executes one query at a time; the
+ * socket server queues them and keeps a transaction on the connection that opened it, so the
+ * pool may hold several connections as long as the server allows more than the pool.
+ */
+async function openEmbedded(dataDir: string | 'memory', poolMax: number): Promise<Database> {
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-socket'),
+  ]);
+  let pgDir: string | undefined;
+  if (dataDir !== 'memory') {
+    pgDir = resolve(dataDir, 'pg');
+    mkdirSync(pgDir, { recursive: true });
+  }
+  const pglite = await PGlite.create(pgDir ? { dataDir: pgDir } : {});
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolMax + 4 });
+  await server.start();
+  const knex = knexForUrl(`postgres://postgres@${server.getServerConn()}/postgres?sslmode=disable`, poolMax);
+  return {
+    kind: 'embedded',
+    knex,
+    migrate: async () => {
+      await knex.migrate.latest();
+    },
+    close: async () => {
+      await knex.destroy();
+      await server.stop();
+      await pglite.close();
+    },
+  };
+}
+
+/** Opens the database the settings point at: DATABASE_URL, else embedded PGlite under SVC_DATA_DIR. */
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  switch (target.kind) {
+    case 'postgres':
+      return openPostgres(target.url, target.poolMax ?? 10);
+    case 'embedded':
+      // PGlite runs one statement at a time; a small pool avoids long client-side queues.
+      return openEmbedded(target.dataDir, Math.min(target.poolMax ?? 4, 4));
+    default: {
+      const unreachable: never = target;
+      throw new Error(`unknown database target ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** Chooses the database target from settings: DATABASE_URL wins, otherwise embedded under dataDir. */
+export function databaseTargetFromSettings(settings: { DATABASE_URL?: string | undefined; SVC_DATA_DIR: string; SVC_DB_POOL_MAX: number }): DatabaseTarget {
+  return settings.DATABASE_URL
+    ? { kind: 'postgres', url: settings.DATABASE_URL, poolMax: settings.SVC_DB_POOL_MAX }
+    : { kind: 'embedded', dataDir: settings.SVC_DATA_DIR, poolMax: settings.SVC_DB_POOL_MAX };
+}

@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+import * as m001 from './001_api_keys.js';
+
+/** A migration module: forward and backward steps. */
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Migrations listed explicitly (not discovered from the file system) so they work the same
+ * under tsx, compiled JavaScript and bundles. Append new ones; never rename or reorder.
+ */
+const migrations: ReadonlyArray<readonly [string, Migration]> = [['001_api_keys', m001]];
+
+/** knex migration source over the explicit list above. */
+export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
+  getMigrations: async () => migrations,
+  getMigrationName: (migration) => migration[0],
+  getMigration: async (migration) => migration[1],
+};

@@ -1,0 +1,13 @@
+import { MemoryStore } from './memory-store.js';
+import { RedisStore } from './redis-store.js';
+import type { Store } from './types.js';
+
+export * from './types.js';
+export * from './scripts.js';
+export { MemoryStore } from './memory-store.js';
+export { RedisStore } from './redis-store.js';
+
+/** Opens the store the settings point at: Redis when REDIS_URL is set, else in-process memory. */
+export function openStore(settings: { REDIS_URL?: string | undefined; SVC_STORE_PREFIX: string }): Store {
+  return settings.REDIS_URL ? new RedisStore(settings.REDIS_URL, settings.SVC_STORE_PREFIX) : new MemoryStore(settings.SVC_STORE_PREFIX);
+}

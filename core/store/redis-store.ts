@@ -1,0 +1,184 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ScriptReply, Store, StoreScript, StreamEntry, StreamGroupInfo } from './types.js';
+
+type RawEntries = [string, string[]][];
+
+function toEntries(raw: RawEntries | null | undefined): StreamEntry[] {
+  if (!raw) return [];
+  const entries: StreamEntry[] = [];
+  for (const [id, flat] of raw) {
+    if (!flat) continue; // XAUTOCLAIM reports entries deleted meanwhile with nil fields
+    const fields: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+    entries.push({ id, fields });
+  }
+  return entries;
+}
+
+/**
+ * The store for production: Redis through ioredis. Blocking stream reads and subscriptions
+ * each get their own connection, so they never stall the commands of the request hot path.
+ */
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+  private readonly client: Redis;
+  private subscriber: Redis | undefined;
+  private readonly blockingClients = new Set<Redis>();
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  private readonly shas = new Map<string, string>();
+
+  constructor(private readonly url: string, private readonly prefix = '') {
+    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    // Errors surface on the commands that fail; the event itself must not crash the process.
+    this.client.on('error', () => undefined);
+  }
+
+  private k(key: string): string {
+    return this.prefix + key;
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.client.get(this.k(key));
+  }
+
+  async set(key: string, value: string, options?: { ttlMs?: number }): Promise<void> {
+    if (options?.ttlMs !== undefined) await this.client.set(this.k(key), value, 'PX', options.ttlMs);
+    else await this.client.set(this.k(key), value);
+  }
+
+  async del(...keys: string[]): Promise<number> {
+    return keys.length === 0 ? 0 : this.client.del(...keys.map((key) => this.k(key)));
+  }
+
+  async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
+    const multi = this.client.multi().incrby(this.k(key), by);
+    if (ttlMs !== undefined) multi.pexpire(this.k(key), ttlMs, 'NX');
+    const results = await multi.exec();
+    const [error, value] = results?.[0] ?? [new Error('transaction aborted'), null];
+    if (error) throw error;
+    return Number(value);
+  }
+
+  async pttl(key: string): Promise<number> {
+    return this.client.pttl(this.k(key));
+  }
+
+  async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
+    let sha = this.shas.get(script.name);
+    if (!sha) {
+      sha = createHash('sha1').update(script.lua).digest('hex');
+      this.shas.set(script.name, sha);
+    }
+    const prefixed = keys.map((key) => this.k(key));
+    let reply: unknown;
+    try {
+      reply = await this.client.evalsha(sha, prefixed.length, ...prefixed, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      reply = await this.client.eval(script.lua, prefixed.length, ...prefixed, ...args);
+    }
+    return script.decode(reply as ScriptReply);
+  }
+
+  async streamAdd(stream: string, fields: Record<string, string>, options?: { maxLen?: number }): Promise<string> {
+    const flat = Object.entries(fields).flat();
+    const id =
+      options?.maxLen !== undefined
+        ? await this.client.xadd(this.k(stream), 'MAXLEN', '~', options.maxLen, '*', ...flat)
+        : await this.client.xadd(this.k(stream), '*', ...flat);
+    if (!id) throw new Error('XADD returned no id');
+    return id;
+  }
+
+  async streamCreateGroup(stream: string, group: string): Promise<void> {
+    try {
+      await this.client.xgroup('CREATE', this.k(stream), group, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('BUSYGROUP')) throw error;
+    }
+  }
+
+  async streamReadGroup(stream: string, group: string, consumer: string, options: { count: number; blockMs: number }): Promise<StreamEntry[]> {
+    // XREADGROUP BLOCK holds its connection; use a dedicated one per concurrent reader.
+    const blocking = this.client.duplicate();
+    blocking.on('error', () => undefined);
+    this.blockingClients.add(blocking);
+    try {
+      const reply = (await blocking.xreadgroup(
+        'GROUP', group, consumer, 'COUNT', options.count, 'BLOCK', Math.max(1, options.blockMs), 'STREAMS', this.k(stream), '>',
+      )) as [string, RawEntries][] | null;
+      return toEntries(reply?.[0]?.[1]);
+    } catch (error) {
+      if (!this.blockingClients.has(blocking)) return []; // closed while waiting
+      throw error;
+    } finally {
+      this.blockingClients.delete(blocking);
+      blocking.disconnect();
+    }
+  }
+
+  async streamAck(stream: string, group: string, ids: readonly string[]): Promise<number> {
+    return ids.length === 0 ? 0 : this.client.xack(this.k(stream), group, ...ids);
+  }
+
+  async streamClaimIdle(stream: string, group: string, consumer: string, options: { minIdleMs: number; count: number }): Promise<StreamEntry[]> {
+    const reply = (await this.client.xautoclaim(this.k(stream), group, consumer, options.minIdleMs, '0-0', 'COUNT', options.count)) as [string, RawEntries, string[]?];
+    return toEntries(reply[1]);
+  }
+
+  async streamDelete(stream: string, ids: readonly string[]): Promise<number> {
+    return ids.length === 0 ? 0 : this.client.xdel(this.k(stream), ...ids);
+  }
+
+  async streamGroupInfo(stream: string, group: string): Promise<StreamGroupInfo> {
+    const [length, pending] = await Promise.all([
+      this.client.xlen(this.k(stream)),
+      this.client.xpending(this.k(stream), group).catch(() => [0]) as Promise<unknown[]>,
+    ]);
+    return { length, pending: Number(pending[0] ?? 0) };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.client.publish(this.k(channel), message);
+  }
+
+  async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
+    const name = this.k(channel);
+    if (!this.subscriber) {
+      const subscriber = this.client.duplicate();
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (from: string, message: string) => {
+        for (const h of this.handlers.get(from) ?? []) h(message);
+      });
+      this.subscriber = subscriber;
+    }
+    let set = this.handlers.get(name);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(name, set);
+      await this.subscriber.subscribe(name);
+    }
+    set.add(handler);
+    return async () => {
+      const current = this.handlers.get(name);
+      current?.delete(handler);
+      if (current && current.size === 0) {
+        this.handlers.delete(name);
+        await this.subscriber?.unsubscribe(name);
+      }
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
+  async close(): Promise<void> {
+    for (const blocking of this.blockingClients) blocking.disconnect();
+    this.blockingClients.clear();
+    this.handlers.clear();
+    if (this.subscriber) await this.subscriber.quit().catch(() => undefined);
+    await this.client.quit().catch(() => undefined);
+  }
+}
