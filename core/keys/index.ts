@@ -1,0 +1,3 @@
+export * from './secrets.js';
+export * from './record.js';
+export * from './repository.js';

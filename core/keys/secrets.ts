@@ -1,0 +1,63 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Kinds of credential: managed keys (Management API / CRDs), API tokens (portal), the admin key. */
+export type CredentialKind = 'managed' | 'token' | 'admin';
+
+/** Secret prefixes per kind; `svc_` and `svc-sk-` come from the spec. */
+export const secretPrefixes = {
+  managed: 'svc-sk-',
+  token: 'svc_',
+  admin: 'svc-admin-',
+} as const satisfies Record<CredentialKind, string>;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Random base62 text; rejection sampling keeps every character equally likely. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** A new secret of the given kind: prefix + 40 base62 characters (~238 bits). */
+export function generateSecret(kind: CredentialKind): string {
+  return secretPrefixes[kind] + randomBase62(40);
+}
+
+/** A new public key identifier (safe to log and show). */
+export function generateKeyId(): string {
+  return `key_${randomBase62(20)}`;
+}
+
+/** Which kind a presented secret claims to be, by its prefix; undefined when none matches. */
+export function credentialKindOf(secret: string): CredentialKind | undefined {
+  // Check the longest prefixes first: `svc-sk-` and `svc-admin-` would never match `svc_`, but
+  // keeping the order explicit makes adding a prefix safe.
+  if (secret.startsWith(secretPrefixes.admin)) return 'admin';
+  if (secret.startsWith(secretPrefixes.managed)) return 'managed';
+  if (secret.startsWith(secretPrefixes.token)) return 'token';
+  return undefined;
+}
+
+/** HMAC-SHA-256 of the secret under the server pepper, hex: the only form stored anywhere. */
+export function hashSecret(secret: string, pepper: string): string {
+  return createHmac('sha256', pepper).update(secret, 'utf8').digest('hex');
+}
+
+/** Compares two hex hashes in constant time (length mismatch is not secret: both are 64 hex). */
+export function hashesEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+/** What people see of a secret to recognise it: prefix and last four characters. */
+export function secretHint(secret: string): string {
+  const kind = credentialKindOf(secret);
+  const prefix = kind ? secretPrefixes[kind] : '';
+  return `${prefix}…${secret.slice(-4)}`;
+}
