@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
+import { APIError as OpenAIAPIError } from 'openai';
+import { ApiError, errorResponseHeaders, renderErrorBody, splitFormattedMessage, toApiError } from './api-error.js';
+import { errorCatalogue } from './catalogue.js';
+
+describe('ApiError', () => {
+  it('formats the message as `<code> - <human message>` from the catalogue', () => {
+    const error = new ApiError('model_not_found');
+    assert.equal(error.code, 'model_not_found');
+    assert.equal(error.status, 404);
+    assert.equal(error.type, 'not_found_error');
+    assert.equal(error.humanMessage, errorCatalogue.model_not_found.message);
+    assert.equal(error.message, `model_not_found - ${errorCatalogue.model_not_found.message}`);
+    assert.equal(error.name, 'ApiError');
+    assert.equal(error.retryable, false);
+    assert.ok(error instanceof Error);
+    assert.equal('cause' in error, false);
+  });
+
+  it('takes a specific human message, param, retry-after, details and cause', () => {
+    const cause = new Error('socket hang up');
+    const error = new ApiError('rate_limit_exceeded', {
+      humanMessage: 'Key sk-1 may send 60 requests per minute',
+      param: 'model',
+      retryAfterSeconds: 12,
+      details: { limit_rpm: 60 },
+      cause,
+    });
+    assert.equal(error.message, 'rate_limit_exceeded - Key sk-1 may send 60 requests per minute');
+    assert.equal(error.humanMessage, 'Key sk-1 may send 60 requests per minute');
+    assert.equal(error.param, 'model');
+    assert.equal(error.retryAfterSeconds, 12);
+    assert.deepEqual(error.details, { limit_rpm: 60 });
+    assert.equal(error.cause, cause);
+    assert.equal(error.status, 429);
+    assert.equal(error.retryable, true);
+  });
+
+  it('takes the actual response status, with the type following it', () => {
+    const error = new ApiError('upstream_error', { status: 529 });
+    assert.equal(error.status, 529);
+    assert.equal(error.type, 'overloaded_error');
+    assert.equal(error.retryable, true);
+  });
+
+  it('keeps a dynamic provider code and status unchanged', () => {
+    const error = ApiError.fromProvider('overloaded_error', 529, 'Overloaded', { retryAfterSeconds: 5 });
+    assert.equal(error.code, 'overloaded_error');
+    assert.equal(error.status, 529);
+    assert.equal(error.type, 'overloaded_error');
+    assert.equal(error.retryable, true);
+    assert.equal(error.message, 'overloaded_error - Overloaded');
+    assert.equal(error.retryAfterSeconds, 5);
+
+    const jsonRpc = ApiError.fromProvider('-32602', 400, 'Invalid params');
+    assert.equal(jsonRpc.code, '-32602');
+    assert.equal(jsonRpc.type, 'invalid_request_error');
+    assert.equal(jsonRpc.retryable, false);
+  });
+
+  it('gives a provider error reported with a non-error status a 502', () => {
+    const error = ApiError.fromProvider('weird', 200, 'Reported failure in a 200');
+    assert.equal(error.status, 502);
+    assert.equal(error.type, 'api_error');
+  });
+});
+
+describe('renderErrorBody', () => {
+  it('renders the shape both SDK families read, with the request id in both places', () => {
+    const error = new ApiError('invalid_json', { param: 'messages', retryAfterSeconds: 3, details: { offset: 17 } });
+    assert.deepEqual(renderErrorBody(error, 'req_1'), {
+      type: 'error',
+      error: {
+        code: 'invalid_json',
+        type: 'invalid_request_error',
+        message: `invalid_json - ${errorCatalogue.invalid_json.message}`,
+        human_message: errorCatalogue.invalid_json.message,
+        param: 'messages',
+        retryable: false,
+        details: { offset: 17, error_code: 'invalid_json' },
+        request_id: 'req_1',
+        retry_after_seconds: 3,
+      },
+      request_id: 'req_1',
+    });
+  });
+
+  it('leaves out the optional fields when there is nothing to say', () => {
+    const body = renderErrorBody(new ApiError('not_found'));
+    assert.equal(body.error.param, null);
+    assert.equal('request_id' in body, false);
+    assert.equal('request_id' in body.error, false);
+    assert.equal('retry_after_seconds' in body.error, false);
+    assert.deepEqual(body.error.details, { error_code: 'not_found' });
+  });
+
+  it('is read correctly by the OpenAI SDK', () => {
+    const body = renderErrorBody(new ApiError('model_not_allowed', { param: 'model' }), 'req_2');
+    const parsed = OpenAIAPIError.generate(403, body, undefined, new Headers());
+    assert.equal(parsed.constructor.name, 'PermissionDeniedError');
+    assert.equal(parsed.code, 'model_not_allowed');
+    assert.equal(parsed.type, 'permission_error');
+    assert.equal(parsed.param, 'model');
+    assert.equal(parsed.message, `403 ${body.error.message}`);
+  });
+
+  it('is read correctly by the Anthropic SDK', () => {
+    const body = renderErrorBody(new ApiError('budget_exceeded'), 'req_3');
+    const parsed = AnthropicAPIError.generate(402, body, undefined, new Headers());
+    assert.equal(parsed.type, 'billing_error');
+    assert.equal(parsed.errorCode, 'budget_exceeded');
+    assert.ok(parsed.message.includes(body.error.message));
+  });
+});
+
+describe('errorResponseHeaders', () => {
+  it('tells SDKs whether to retry and how long to wait', () => {
+    assert.deepEqual(errorResponseHeaders(new ApiError('provider_timeout', { retryAfterSeconds: 1.2 })), {
+      'x-should-retry': 'true',
+      'retry-after': '2',
+    });
+    // A 409 that SDKs would otherwise retry on their own.
+    assert.deepEqual(errorResponseHeaders(new ApiError('settlement_pending')), { 'x-should-retry': 'false' });
+  });
+});
+
+describe('toApiError', () => {
+  it('passes an ApiError through', () => {
+    const error = new ApiError('conflict');
+    assert.equal(toApiError(error), error);
+  });
+
+  it('turns anything else into internal_error without leaking its text', () => {
+    const original = new Error('connect ECONNREFUSED 10.0.0.7:5432 password=hunter2');
+    const error = toApiError(original);
+    assert.equal(error.code, 'internal_error');
+    assert.equal(error.status, 500);
+    assert.equal(error.type, 'api_error');
+    assert.equal(error.cause, original);
+    assert.ok(!error.humanMessage.includes('ECONNREFUSED'));
+    assert.ok(!error.message.includes('hunter2'));
+    assert.ok(!JSON.stringify(renderErrorBody(error)).includes('hunter2'));
+    assert.equal(toApiError('a thrown string').code, 'internal_error');
+  });
+});
+
+describe('splitFormattedMessage', () => {
+  it('splits at the first separator when the prefix is a catalogue code', () => {
+    assert.deepEqual(splitFormattedMessage('rate_limit_exceeded - Slow down - please'), {
+      code: 'rate_limit_exceeded',
+      humanMessage: 'Slow down - please',
+    });
+    const error = new ApiError('weak_password');
+    assert.deepEqual(splitFormattedMessage(error.message), { code: 'weak_password', humanMessage: error.humanMessage });
+  });
+
+  it('does not split when the prefix is not a catalogue code', () => {
+    assert.equal(splitFormattedMessage('Sorry - something failed'), undefined);
+    assert.equal(splitFormattedMessage('not_a_real_code - text'), undefined);
+    assert.equal(splitFormattedMessage('rate_limit_exceeded-no spaces'), undefined);
+    assert.equal(splitFormattedMessage('rate_limit_exceeded'), undefined);
+    // The first ` - ` decides; a code later in the text does not count.
+    assert.equal(splitFormattedMessage('Upstream said - rate_limit_exceeded - wait'), undefined);
+  });
+});

@@ -1,0 +1,184 @@
+// The error every layer throws and every interface renders. It carries the catalogue's decision
+// (status, type, retry advice) so the renderers never choose again.
+import { errorDefinition, errorTypeForStatus, isErrorCode, type ErrorCode, type ErrorType } from './catalogue.js';
+
+/** Per-occurrence detail layered over a catalogue code's defaults. */
+export interface ApiErrorOptions {
+  /** Replaces the catalogue's default human message with something specific to this request. */
+  humanMessage?: string;
+  /** The request field at fault, for clients that highlight it. */
+  param?: string;
+  /** The underlying failure; kept for logs, never rendered. */
+  cause?: unknown;
+  /** Sent as `Retry-After` and `retry_after_seconds`. */
+  retryAfterSeconds?: number;
+  /** Structured, caller-safe facts the human message summarises (spec group A: "param/detail fields"). */
+  details?: Record<string, unknown>;
+  /** Overrides the catalogue status when the actual response status differs (spec part 7 rule 6). */
+  status?: number;
+}
+
+// Lets fromProvider build an error whose code is outside the catalogue while the public
+// constructor stays typed to catalogue codes. The symbol is module-private, so nothing outside
+// this file can produce a ProviderInit.
+const providerInit: unique symbol = Symbol('providerInit');
+interface ProviderInit {
+  readonly [providerInit]: true;
+  readonly code: string;
+  readonly status: number;
+  readonly humanMessage: string;
+}
+
+/** True for statuses that say "the same request may succeed later": rate limits and server-side failures. */
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/** A catalogue (or provider) error: `message` is the spec's formatted `<code> - <human_message>`. */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly humanMessage: string;
+  readonly param?: string;
+  readonly retryAfterSeconds?: number;
+  readonly retryable: boolean;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, options?: ApiErrorOptions);
+  constructor(init: ProviderInit, options?: ApiErrorOptions);
+  constructor(codeOrInit: ErrorCode | ProviderInit, options: ApiErrorOptions = {}) {
+    const resolved =
+      typeof codeOrInit === 'string' ? ApiError.resolveCatalogueCode(codeOrInit, options) : ApiError.resolveProvider(codeOrInit);
+    // Only pass `cause` when there is one, so `'cause' in err` stays meaningful.
+    super(`${resolved.code} - ${resolved.humanMessage}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = resolved.code;
+    this.status = resolved.status;
+    this.type = resolved.type;
+    this.humanMessage = resolved.humanMessage;
+    this.retryable = resolved.retryable;
+    if (options.param !== undefined) this.param = options.param;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.details !== undefined) this.details = options.details;
+  }
+
+  /**
+   * An error carrying a provider's own code (possibly a numeric JSON-RPC code) unchanged, as spec
+   * part 7 rule 5 requires; type and retry advice follow the status since the catalogue has no entry.
+   */
+  static fromProvider(
+    code: string,
+    status: number,
+    humanMessage: string,
+    options: Omit<ApiErrorOptions, 'status' | 'humanMessage'> = {},
+  ): ApiError {
+    return new ApiError({ [providerInit]: true, code, status, humanMessage }, options);
+  }
+
+  private static resolveCatalogueCode(code: ErrorCode, options: ApiErrorOptions) {
+    const definition = errorDefinition(code);
+    const status = options.status ?? definition.status;
+    return {
+      code,
+      status,
+      // An overridden status brings its own type, so the SDK class and `type` keep agreeing.
+      type: options.status === undefined ? definition.type : errorTypeForStatus(status),
+      humanMessage: options.humanMessage ?? definition.message,
+      retryable: definition.retryable,
+    };
+  }
+
+  private static resolveProvider(init: ProviderInit) {
+    // An error must travel with an error status; a provider that reported failure with a 2xx
+    // (or nothing usable) is a bad upstream answer from the client's point of view.
+    const status = Number.isInteger(init.status) && init.status >= 400 && init.status <= 599 ? init.status : 502;
+    return {
+      code: init.code,
+      status,
+      type: errorTypeForStatus(status),
+      humanMessage: init.humanMessage,
+      retryable: isRetryableStatus(status),
+    };
+  }
+}
+
+/**
+ * The error body both SDK families accept: the OpenAI SDK reads `error.{message,type,param,code}`,
+ * the Anthropic SDK reads `type === 'error'` and `error.{type,message}`.
+ */
+export interface ErrorBody {
+  type: 'error';
+  error: {
+    code: string;
+    type: ErrorType;
+    message: string;
+    human_message: string;
+    param: string | null;
+    /** Structured retry advice (spec part 7 rule 1), so automation need not parse text. */
+    retryable: boolean;
+    /**
+     * Caller-supplied facts plus `error_code` (the code again): the Anthropic SDK exposes
+     * `error.details.error_code` as `err.errorCode`, so its users get the code without parsing.
+     */
+    details: Record<string, unknown> & { error_code: string };
+    request_id?: string;
+    retry_after_seconds?: number;
+  };
+  request_id?: string;
+}
+
+/** Renders an ApiError as the JSON body every interface sends. */
+export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody {
+  const body: ErrorBody = {
+    type: 'error',
+    error: {
+      code: error.code,
+      type: error.type,
+      message: error.message,
+      human_message: error.humanMessage,
+      param: error.param ?? null,
+      retryable: error.retryable,
+      // error_code last so caller details cannot disguise the code.
+      details: { ...error.details, error_code: error.code },
+    },
+  };
+  if (error.retryAfterSeconds !== undefined) body.error.retry_after_seconds = error.retryAfterSeconds;
+  // Both places: the Anthropic SDK reads it at the top level, OpenAI-style clients inside `error`.
+  if (requestId !== undefined) {
+    body.error.request_id = requestId;
+    body.request_id = requestId;
+  }
+  return body;
+}
+
+/**
+ * Response headers that carry the retry decision. Both SDKs obey `x-should-retry` over their own
+ * status rules; without it they would auto-retry 409 and 5xx codes the spec says not to repeat.
+ */
+export function errorResponseHeaders(error: ApiError): Record<string, string> {
+  const headers: Record<string, string> = { 'x-should-retry': String(error.retryable) };
+  if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(Math.max(0, Math.ceil(error.retryAfterSeconds)));
+  return headers;
+}
+
+/**
+ * Any thrown value as an ApiError. Unknown failures become `internal_error` with the original as
+ * `cause`: their text may hold internals (hosts, SQL, keys), so it never reaches the client.
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError('internal_error', { cause: err });
+}
+
+/**
+ * Splits a formatted `<code> - <human_message>` (spec part 7 rule 3): at the first ` - ` only,
+ * and only when the prefix is a catalogue code, since human text may itself contain ` - `.
+ */
+export function splitFormattedMessage(message: string): { code: string; humanMessage: string } | undefined {
+  const separator = message.indexOf(' - ');
+  if (separator < 0) return undefined;
+  const code = message.slice(0, separator);
+  if (!isErrorCode(code)) return undefined;
+  return { code, humanMessage: message.slice(separator + 3) };
+}

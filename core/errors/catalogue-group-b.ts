@@ -1,0 +1,65 @@
+// Spec part 7, Group B: transient conditions where waiting and retrying with backoff is right.
+// Statuses by meaning: 429 rate and capacity caps, 500 our own failures, 502 bad or unsafe
+// answers from upstream, 503 a dependency that is down, 504 something that took too long.
+// All retryable; the SDKs also retry these statuses on their own, bounded.
+import type { CatalogueEntry, CatalogueGroup } from './catalogue-types.js';
+
+/** Group B codes, as data. */
+export const groupBErrors = {
+  group: 'B',
+  retryable: true,
+  action:
+    'Respect Retry-After and any structured retryable metadata. Use bounded exponential backoff only when a retry is appropriate; contact support if persistent.',
+  entries: {
+    auth_unavailable: { status: 503, message: 'The authentication service is temporarily unavailable' },
+    autorouter_unavailable: { status: 503, message: 'Automatic routing is temporarily unavailable' },
+    billing_proof_unavailable: { status: 503, message: 'Proof of billing authorisation is temporarily unavailable' },
+    billing_unavailable: { status: 503, message: 'The billing service is temporarily unavailable' },
+    bridge_timeout: { status: 504, message: 'The bridge did not answer in time' },
+    budget_alert_history_unavailable: { status: 503, message: 'Budget alert history is temporarily unavailable' },
+    byok_mode_unavailable: { status: 503, message: 'Bring-your-own-key mode is temporarily unavailable' },
+    capacity_exceeded: { status: 429, message: 'The gateway has no spare capacity for this request right now' },
+    current_quota_unavailable: { status: 503, message: 'The current quota could not be read' },
+    document_conversion_operation_unavailable: { status: 503, message: 'Document conversion is temporarily unavailable' },
+    document_conversion_settlement_unavailable: { status: 503, message: 'Settlement for document conversion is temporarily unavailable' },
+    error_catalog_unavailable: { status: 503, message: 'The list of error codes is temporarily unavailable' },
+    internal_error: { status: 500, message: 'Something went wrong inside the gateway' },
+    invalid_upstream_call_id: { status: 502, message: 'The provider returned a call identifier the gateway could not use' },
+    live_metric_divergence_unavailable: { status: 503, message: 'Live metric divergence data is temporarily unavailable' },
+    live_metric_health_unavailable: { status: 503, message: 'Live metric health data is temporarily unavailable' },
+    materializer_unavailable: { status: 503, message: 'The materializer is temporarily unavailable' },
+    model_authorization_unavailable: { status: 503, message: 'Model access could not be checked right now' },
+    model_unavailable: { status: 503, message: 'The model is temporarily unavailable' },
+    observer_unavailable: { status: 503, message: 'The observer service is temporarily unavailable' },
+    origin_context_unavailable: { status: 503, message: 'The request origin could not be checked right now' },
+    preferred_node_unavailable: { status: 503, message: 'The preferred node is temporarily unavailable' },
+    pricing_provenance_unavailable: { status: 503, message: 'The source of the price for this request could not be confirmed right now' },
+    provider_timeout: { status: 504, message: 'The provider did not respond in time' },
+    provider_unavailable: { status: 503, message: 'The provider is temporarily unavailable' },
+    rate_limit_exceeded: { status: 429, message: 'Too many requests in too short a time' },
+    rate_limit_state_unavailable: { status: 503, message: 'Rate limit state could not be read right now' },
+    // 503 rather than 429: the cap is ours running short, not the caller sending too fast.
+    realtime_capacity_unavailable: { status: 503, message: 'No realtime capacity is available right now' },
+    realtime_keyring_unavailable: { status: 503, message: 'The realtime keyring is temporarily unavailable' },
+    realtime_service_unavailable: { status: 503, message: 'The realtime service is temporarily unavailable' },
+    realtime_state_unavailable: { status: 503, message: 'Realtime session state is temporarily unavailable' },
+    request_timeout: { status: 504, message: 'The request took too long to complete' },
+    responses_provider_unavailable: { status: 503, message: 'The provider for the responses interface is temporarily unavailable' },
+    server_error: { status: 500, message: 'The server failed to complete the request' },
+    service_unavailable: { status: 503, message: 'The service is temporarily unavailable' },
+    sovereign_route_unavailable: { status: 503, message: 'No route inside the required region is available right now' },
+    sovereign_route_validation_unavailable: { status: 503, message: 'The regional route could not be validated right now' },
+    sse_bridge_capacity_exhausted: { status: 429, message: 'The streaming bridge has no spare capacity right now' },
+    strict_preferred_runtime_node_unavailable: { status: 503, message: 'The required runtime node is temporarily unavailable' },
+    timeout: { status: 504, message: 'The operation took too long to complete' },
+    transcription_provider_unavailable: { status: 503, message: 'The transcription provider is temporarily unavailable' },
+    unsafe_realtime_upstream: { status: 502, message: 'The realtime upstream did not pass the gateway\'s safety checks' },
+    upstream_closed_without_session: { status: 502, message: 'The upstream closed the connection before a session was established' },
+    upstream_error: { status: 502, message: 'The upstream service returned an error' },
+    upstream_failed: { status: 502, message: 'The upstream service failed to complete the request' },
+    upstream_invalid_response: { status: 502, message: 'The upstream service sent a response the gateway could not understand' },
+    upstream_timeout: { status: 504, message: 'The upstream service did not respond in time' },
+    upstream_unavailable: { status: 503, message: 'The upstream service is temporarily unavailable' },
+    webchat_exchange_unavailable: { status: 503, message: 'The web chat exchange is temporarily unavailable' },
+  },
+} as const satisfies CatalogueGroup<Readonly<Record<string, CatalogueEntry>>>;
