@@ -15,7 +15,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [['001_api_keys'
 
 /** knex migration source over the explicit list above. */
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
-  getMigrations: async () => migrations,
+  getMigrations: async () => [...migrations],
   getMigrationName: (migration) => migration[0],
   getMigration: async (migration) => migration[1],
 };

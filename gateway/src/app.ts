@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ApiError } from '../../core/errors/index.js';
+import { authenticate } from './auth/authenticate.js';
+import './auth/request-caller.js';
+import type { GatewayDeps } from './deps.js';
+import { registerJsonBodyParser } from './http/json-body.js';
+import { sendError } from './http/render-error.js';
+import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
+import { registerModelRoutes } from './interfaces/models/route.js';
+
+/** Routes answered without a key. */
+const publicPaths = new Set(['/health']);
+/** Routes where the Anthropic-style `x-api-key` header is accepted as well as Bearer. */
+const xApiKeyPaths = new Set(['/v1/messages', '/v1/messages/count_tokens']);
+
+/** Builds the gateway HTTP app; main.ts listens, tests use `app.inject` or listen on port 0. */
+export function createApp(deps: GatewayDeps): FastifyInstance {
+  const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast keeps the app typed as a plain FastifyInstance.
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One log line per request comes from our onResponse hook, with the routing facts.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes,
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    requestIdHeader: false,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    keepAliveTimeout: 65_000,
+  });
+  let draining = false;
+
+  registerJsonBodyParser(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const path = request.url.split('?', 1)[0]!;
+    if (draining && path !== '/health') throw new ApiError('pod_draining');
+    if (publicPaths.has(path)) return;
+    request.caller = await authenticate(request.headers, { xApiKey: xApiKeyPaths.has(path) }, {
+      pepper: deps.pepper,
+      adminKeyHash: deps.adminKeyHash,
+      keys: deps.keys,
+    });
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const caller = request.caller;
+    request.log.info(
+      {
+        request_id: request.id,
+        method: request.method,
+        path: request.routeOptions.url ?? request.url.split('?', 1)[0],
+        status: reply.statusCode,
+        key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
+        supplier: reply.getHeader('x-svc-supplier'),
+        duration_ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (!(error instanceof ApiError) || error.status >= 500) {
+      request.log.warn({ request_id: request.id, err: error instanceof ApiError ? (error.cause ?? error) : error }, 'request failed');
+    }
+    return sendError(reply, error);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${request.url.split('?', 1)[0]} on this gateway` }));
+  });
+
+  app.get('/health', async (_request, reply) => {
+    if (draining) return reply.code(503).send({ status: 'draining' });
+    return { status: 'ok' };
+  });
+  registerModelRoutes(app, deps);
+  registerChatCompletionRoutes(app, deps);
+
+  // Readiness flips before the listener closes, so load balancers stop sending new work.
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  return app;
+}

@@ -1,0 +1,69 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from '../../../core/errors/index.js';
+import { credentialKindOf, hashesEqual, hashSecret, type KeyRecord } from '../../../core/keys/index.js';
+import type { KeyDirectory } from './key-directory.js';
+
+/** Who is calling: a key (inference) or the root admin (management). */
+export type Caller = { kind: 'key'; key: KeyRecord } | { kind: 'admin' };
+
+/** Where a route accepts credentials from; `x-api-key` only where the spec allows it. */
+export interface CredentialSources {
+  xApiKey: boolean;
+}
+
+/** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
+export function presentedSecret(headers: IncomingHttpHeaders, sources: CredentialSources): string | undefined {
+  const authorization = headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) {
+      throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header must be "Bearer <API key>"' });
+    }
+    return match[1];
+  }
+  if (sources.xApiKey) {
+    const value = headers['x-api-key'];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
+/** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
+export async function authenticate(
+  headers: IncomingHttpHeaders,
+  sources: CredentialSources,
+  deps: { pepper: string; adminKeyHash: string; keys: KeyDirectory },
+): Promise<Caller> {
+  const secret = presentedSecret(headers, sources);
+  if (secret === undefined) {
+    throw new ApiError('missing_api_key', {
+      humanMessage: sources.xApiKey
+        ? 'No API key was provided; send "Authorization: Bearer <API key>" or "x-api-key: <API key>"'
+        : 'No API key was provided; send "Authorization: Bearer <API key>"',
+    });
+  }
+  const hash = hashSecret(secret, deps.pepper);
+  if (credentialKindOf(secret) === 'admin' || hashesEqual(hash, deps.adminKeyHash)) {
+    if (hashesEqual(hash, deps.adminKeyHash)) return { kind: 'admin' };
+    throw new ApiError('invalid_api_key');
+  }
+  // Secrets without one of our prefixes cannot be ours: answer without any look-up.
+  if (credentialKindOf(secret) === undefined) {
+    throw new ApiError('invalid_api_key', { humanMessage: 'The API key is not valid; keys start with "svc-sk-" or "svc_"' });
+  }
+  const key = await deps.keys.find(hash);
+  if (!key) throw new ApiError('invalid_api_key');
+  switch (key.status) {
+    case 'active':
+    case 'budget_exhausted': // refused later with budget_exceeded, which tells the caller what to do
+      return { kind: 'key', key };
+    case 'revoked':
+      throw new ApiError('expired_api_key', { humanMessage: 'This API key has been revoked' });
+    case 'suspended':
+      throw new ApiError('account_status', { humanMessage: 'This API key is suspended; ask its administrator to reactivate it' });
+    default: {
+      const unreachable: never = key.status;
+      throw new Error(`unknown key status ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../core/errors/index.js';
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') throw new ApiError('invalid_json', { humanMessage: 'The request body is empty; send a JSON object' });
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const detail = cause instanceof SyntaxError ? `: ${cause.message}` : '';
+    throw new ApiError('invalid_json', { humanMessage: `The request body is not valid JSON${detail}`, cause });
+  }
+}
+
+/**
+ * Every body on the JSON interfaces is parsed as JSON, whatever its Content-Type: `curl -d`
+ * sends form encoding by default, and refusing that helps nobody. Multipart routes register
+ * their own parser. Parse failures are catalogue errors (`invalid_json`), never fastify's.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJson(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}

@@ -1,0 +1,37 @@
+import type { FastifyReply } from 'fastify';
+import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
+
+/**
+ * Maps fastify's own failures (routing, body parsing, limits) to catalogue errors, so a client
+ * never sees fastify's error shape or a 500 for something that has a code.
+ */
+export function fromFrameworkError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('request_too_large', { cause: err });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', { cause: err });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json', { cause: err });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('invalid_request', { humanMessage: 'The Content-Length header does not match the body', cause: err });
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new ApiError('invalid_request', { cause: err });
+    default:
+      return toApiError(err);
+  }
+}
+
+/** Sends a catalogue error: status, retry headers and the body both SDK families read. */
+export function sendError(reply: FastifyReply, err: unknown): FastifyReply {
+  const error = fromFrameworkError(err);
+  return reply
+    .code(error.status)
+    .headers(errorResponseHeaders(error))
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(renderErrorBody(error, String(reply.request.id)));
+}

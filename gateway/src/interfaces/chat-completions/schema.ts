@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
+const imagePart = z.looseObject({
+  type: z.literal('image_url'),
+  image_url: z.looseObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+});
+const otherPart = z.looseObject({ type: z.enum(['input_audio', 'file', 'refusal']) });
+const contentPart = z.discriminatedUnion('type', [textPart, imagePart, otherPart]);
+const content = z.union([z.string(), z.array(contentPart)]);
+
+const toolCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion('role', [
+  z.looseObject({ role: z.literal('system'), content, name: z.string().optional() }),
+  z.looseObject({ role: z.literal('developer'), content, name: z.string().optional() }),
+  z.looseObject({ role: z.literal('user'), content, name: z.string().optional() }),
+  z.looseObject({
+    role: z.literal('assistant'),
+    content: content.nullable().optional(),
+    tool_calls: z.array(toolCall).optional(),
+    refusal: z.string().nullable().optional(),
+  }),
+  z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+]);
+
+/**
+ * `POST /v1/chat/completions` request. Fields the gateway acts on are checked here; other
+ * OpenAI fields pass through untouched to OpenAI-protocol suppliers (loose objects).
+ */
+export const chatCompletionRequest = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(message).min(1),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  top_p: z.number().min(0).max(1).nullable().optional(),
+  max_tokens: z.number().int().positive().nullable().optional(),
+  max_completion_tokens: z.number().int().positive().nullable().optional(),
+  n: z.number().int().min(1).max(128).nullable().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  region: z.string().min(1).max(32).optional(),
+  metadata: z
+    .record(z.string(), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'metadata holds at most 16 pairs')
+    .nullable()
+    .optional(),
+  user: z.string().max(256).optional(),
+});
+
+/** A validated chat-completions request. */
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;

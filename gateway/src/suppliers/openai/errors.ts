@@ -1,0 +1,54 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError, isErrorCode } from '../../../../core/errors/index.js';
+
+interface OpenAiErrorBody {
+  error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
+}
+
+/** Seconds from a Retry-After header (delta-seconds or HTTP date), if present and sane. */
+export function retryAfterSeconds(headers: IncomingHttpHeaders): number | undefined {
+  const raw = headers['retry-after'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/**
+ * Maps an OpenAI-protocol supplier's error response to the error the client sees. The
+ * provider's own code is kept (spec part 7 rule 5); a credential problem between us and the
+ * supplier is never shown as the client's `invalid_api_key`.
+ */
+export function mapOpenAiError(status: number, headers: IncomingHttpHeaders, text: string, supplier: string): ApiError {
+  let parsed: OpenAiErrorBody | undefined;
+  try {
+    parsed = JSON.parse(text) as OpenAiErrorBody;
+  } catch {
+    parsed = undefined;
+  }
+  const retryAfter = retryAfterSeconds(headers);
+  const details = { supplier, upstream_status: status };
+  if (status === 401 || status === 403) {
+    return new ApiError('upstream_error', {
+      humanMessage: `Supplier ${supplier} refused the gateway's credentials; an administrator must fix the supplier configuration`,
+      details,
+    });
+  }
+  const upstream = parsed?.error;
+  const code = typeof upstream?.code === 'string' && upstream.code ? upstream.code : typeof upstream?.type === 'string' ? upstream.type : undefined;
+  const message = typeof upstream?.message === 'string' && upstream.message ? upstream.message : undefined;
+  const param = typeof upstream?.param === 'string' ? upstream.param : undefined;
+  const options = { details, ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }), ...(param !== undefined && { param }) };
+  if (code && isErrorCode(code)) return new ApiError(code, { ...options, status, ...(message && { humanMessage: message }) });
+  if (code && message) return ApiError.fromProvider(code, status, message, options);
+  // No usable body: classify by status alone.
+  if (status === 429) return new ApiError('rate_limit_exceeded', options);
+  if (status === 503 || status === 529) return new ApiError('provider_unavailable', options);
+  if (status === 504) return new ApiError('upstream_timeout', options);
+  if (status >= 500) return new ApiError('upstream_error', options);
+  if (status === 404) return new ApiError('model_not_available', options);
+  if (status === 413) return new ApiError('request_too_large', options);
+  return new ApiError('provider_error', { ...options, status, humanMessage: `Supplier ${supplier} rejected the request (HTTP ${status})` });
+}
