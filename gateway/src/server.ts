@@ -51,12 +51,15 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      // app.close() stops the listener, closes idle keep-alive sockets and waits for in-flight
-      // requests; the grace timer bounds that wait so a hung stream cannot block shutdown.
+      // app.close() stops the listener and waits for open connections. A keep-alive connection
+      // whose request finishes during the drain would otherwise idle until its timeout, so idle
+      // sockets are swept every 100 ms; the grace timer bounds the wait for hung streams.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       const grace = setTimeout(() => app.server.closeAllConnections(), settings.SVC_SHUTDOWN_GRACE_MS);
       try {
         await app.close();
       } finally {
+        clearInterval(sweep);
         clearTimeout(grace);
       }
       await keys.stop();
