@@ -1,0 +1,116 @@
+// Overhead benchmark (not a test): the same load — fixed concurrency, fixed duration,
+// non-streaming chat completions — against (a) the supplier simulator directly, (b) a bare
+// Node reverse proxy in front of it, (c) our gateway in front of it, in one run on one machine.
+// Prints requests/s and latency percentiles, the ratios (c)/(a) and (c)/(b), and rewrites
+// bench/RESULTS.md. Each server is its own process; the load generator runs in this one.
+//
+//   npm run bench:overhead            (BENCH_DURATION=15 BENCH_CONNECTIONS=32 to change the load)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { openDatabase } from '../../core/db/index.js';
+import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { renderResults, type Measurement } from './results.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080 };
+
+function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        // Keep draining output so a chatty process never blocks on a full pipe.
+        child.stdout!.resume();
+        resolvePromise(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
+  });
+}
+
+async function load(name: string, url: string, headers: Record<string, string>): Promise<Measurement> {
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }], max_tokens: 64 });
+  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections, pipelining: 1 };
+  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
+  const result = await autocannon({ ...options, duration });
+  const non2xx = result.non2xx + result.errors + result.timeouts;
+  if (non2xx > 0) console.warn(`${name}: ${non2xx} failed requests`);
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    failed: non2xx,
+    total: result.requests.total,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const children: ChildProcess[] = [];
+  try {
+    const pepper = generateSecret('admin');
+    const db = await openDatabase({ kind: 'embedded', dataDir: join(dir, 'data') });
+    await db.migrate();
+    const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench', source: 'api' });
+    await db.close();
+    const catalogue = join(dir, 'catalog.yaml');
+    writeFileSync(
+      catalogue,
+      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
+    );
+
+    children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
+    children.push(await startProcess('bare proxy', ['bench/overhead/bare-proxy.mjs'], { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` }, /listening/));
+    children.push(
+      await startProcess(
+        'gateway',
+        ['--import', 'tsx', 'gateway/src/main.ts'],
+        {
+          PORT: String(ports.gateway),
+          SVC_HOST: '127.0.0.1',
+          SVC_ADMIN_KEY: generateSecret('admin'),
+          SVC_KEY_PEPPER: pepper,
+          SVC_CATALOG: catalogue,
+          SVC_DATA_DIR: join(dir, 'data'),
+          LOG_LEVEL: 'info', // the per-request log line is part of the real cost
+          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: 'bench:' } : {}),
+        },
+        /gateway listening/,
+      ),
+    );
+
+    const auth = { authorization: `Bearer ${secret}` };
+    const measurements = [
+      await load('(a) simulator direct', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, auth),
+      await load('(b) bare Node proxy', `http://127.0.0.1:${ports.proxy}/v1/chat/completions`, auth),
+      await load('(c) svc gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, auth),
+    ];
+    const markdown = renderResults(measurements, {
+      date: new Date().toISOString().slice(0, 10),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+      store: process.env.REDIS_URL ? 'Redis' : 'in-process store',
+      duration,
+      connections,
+    });
+    console.log(markdown);
+    writeFileSync(join(root, 'bench/RESULTS.md'), markdown);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
