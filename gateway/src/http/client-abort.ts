@@ -1,13 +1,21 @@
+import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 
 /**
- * A signal that fires when the client goes away before the response is complete, so the
- * supplier call is cancelled instead of working (and billing) for nobody.
+ * Emits `abort` when the client goes away before its response is complete, so the supplier
+ * call is cancelled instead of working (and billing) for nobody. undici takes an EventEmitter
+ * as `signal`; it is several times cheaper per request than an AbortController.
  */
-export function clientAbortSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
+export class ClientDisconnect extends EventEmitter {
+  aborted = false;
+
+  constructor(reply: FastifyReply) {
+    super();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) {
+        this.aborted = true;
+        this.emit('abort');
+      }
+    });
+  }
 }

@@ -1,5 +1,6 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import { ApiError } from '../../../core/errors/index.js';
+import type { ClientDisconnect } from './client-abort.js';
 
 /** A response from a supplier: status, headers and the body stream (must be consumed or dumped). */
 export type UpstreamResponse = Dispatcher.ResponseData;
@@ -11,7 +12,7 @@ export interface UpstreamRequest {
   body: string;
   timeoutMs: number;
   /** Aborted when the client goes away, so the supplier stops working for nobody. */
-  signal: AbortSignal;
+  signal: ClientDisconnect;
   /** Supplier name, reported in error details (never its URL or credential). */
   supplier: string;
 }

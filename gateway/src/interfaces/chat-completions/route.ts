@@ -3,7 +3,7 @@ import type { ModelRoute } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
-import { clientAbortSignal } from '../../http/client-abort.js';
+import { ClientDisconnect } from '../../http/client-abort.js';
 import { validateBody } from '../../http/validate.js';
 import { pickCandidates } from '../../routing/candidates.js';
 import { routingHeaders } from '../../routing/routing-headers.js';
@@ -52,7 +52,7 @@ async function chatCompletions(deps: GatewayDeps, request: FastifyRequest, reply
   const body = validateBody(chatCompletionRequest, request.body);
   const route = routeForChat(pickCandidates(deps.catalogue, body.model, key, body.region), body.model);
   const started = performance.now();
-  const upstream = await callOpenAiChat(deps.upstream, route, body, String(request.id), clientAbortSignal(reply));
+  const upstream = await callOpenAiChat(deps.upstream, route, body, String(request.id), new ClientDisconnect(reply));
 
   if (body.stream === true) {
     // Same protocol on both sides: the SSE bytes pass through unchanged, flushed as they come.

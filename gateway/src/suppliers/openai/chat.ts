@@ -1,5 +1,6 @@
 import type { ModelRoute } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
+import type { ClientDisconnect } from '../../http/client-abort.js';
 import type { UpstreamClient, UpstreamResponse } from '../../http/upstream-client.js';
 import { mapOpenAiError } from './errors.js';
 
@@ -42,7 +43,7 @@ export async function callOpenAiChat(
   route: ModelRoute,
   body: Record<string, unknown>,
   requestId: string,
-  signal: AbortSignal,
+  signal: ClientDisconnect,
 ): Promise<UpstreamResponse> {
   const response = await client.post({
     url: `${route.supplier.baseUrl}/chat/completions`,
