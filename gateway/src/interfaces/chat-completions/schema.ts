@@ -28,6 +28,35 @@ const message = z.discriminatedUnion('role', [
   z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
 ]);
 
+const functionTool = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    json_schema: z.looseObject({
+      name: z.string().min(1).max(64),
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
+
 /**
  * `POST /v1/chat/completions` request. Fields the gateway acts on are checked here; other
  * OpenAI fields pass through untouched to OpenAI-protocol suppliers (loose objects).
@@ -50,7 +79,18 @@ export const chatCompletionRequest = z.looseObject({
     .nullable()
     .optional(),
   user: z.string().max(256).optional(),
+  tools: z.array(functionTool).max(128).optional(),
+  tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  response_format: responseFormat.optional(),
+  seed: z.number().int().nullable().optional(),
+  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
 });
 
 /** A validated chat-completions request. */
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
+/** One message of a chat-completions request. */
+export type ChatMessage = ChatCompletionRequest['messages'][number];

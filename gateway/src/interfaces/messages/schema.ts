@@ -1,0 +1,100 @@
+import { z } from 'zod';
+
+const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
+
+const textBlock = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
+const imageSource = z.discriminatedUnion('type', [
+  z.looseObject({
+    type: z.literal('base64'),
+    media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+    data: z.string().min(1),
+  }),
+  z.looseObject({ type: z.literal('url'), url: z.string().min(1) }),
+]);
+const imageBlock = z.looseObject({ type: z.literal('image'), source: imageSource, cache_control: cacheControl });
+const documentBlock = z.looseObject({
+  type: z.literal('document'),
+  source: z.looseObject({ type: z.enum(['base64', 'url', 'text', 'content']) }),
+  cache_control: cacheControl,
+});
+const toolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+const toolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+const thinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
+
+/** Any content block a client may send. */
+export const contentBlock = z.discriminatedUnion('type', [
+  textBlock,
+  imageBlock,
+  documentBlock,
+  toolUseBlock,
+  toolResultBlock,
+  thinkingBlock,
+  redactedThinkingBlock,
+]);
+
+const message = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(contentBlock)]),
+});
+
+const tool = z.looseObject({
+  name: z.string().min(1).max(128),
+  description: z.string().optional(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+});
+
+const toolChoice = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({ type: z.literal('none') }),
+  z.looseObject({ type: z.literal('tool'), name: z.string().min(1), disable_parallel_tool_use: z.boolean().optional() }),
+]);
+
+/**
+ * `POST /v1/messages` request (Anthropic messages interface). Checked fields are the ones the
+ * gateway acts on or translates; other fields pass through to Anthropic-protocol suppliers.
+ */
+export const messagesRequest = z.looseObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  messages: z.array(message).min(1),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  tools: z.array(tool).optional(),
+  tool_choice: toolChoice.optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().positive().optional(),
+  stream: z.boolean().optional(),
+  metadata: z.looseObject({ user_id: z.string().max(256).optional(), session_id: z.string().optional(), sticky_key: z.string().optional() }).optional(),
+  thinking: z
+    .discriminatedUnion('type', [
+      z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
+      z.looseObject({ type: z.literal('disabled') }),
+    ])
+    .optional(),
+  region: z.string().min(1).max(32).optional(),
+});
+
+/** A validated messages request. */
+export type MessagesRequest = z.infer<typeof messagesRequest>;
+/** One content block of a messages request. */
+export type ContentBlock = z.infer<typeof contentBlock>;
+
+/** `POST /v1/messages/count_tokens`: the messages body without `max_tokens`. */
+export const countTokensRequest = messagesRequest.omit({ max_tokens: true, stream: true });
+/** A validated count_tokens request. */
+export type CountTokensRequest = z.infer<typeof countTokensRequest>;

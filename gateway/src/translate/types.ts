@@ -1,0 +1,50 @@
+import type { ModelRoute } from '../../../core/config/index.js';
+import type { ApiError } from '../../../core/errors/index.js';
+import type { TokenUsage } from '../routing/cost.js';
+
+/** The client-facing interface family of a request. */
+export type ClientFamily = 'openai' | 'anthropic';
+
+/** One upstream SSE event as parsed (event name absent for bare `data:` frames). */
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/** The request to send upstream: path under the supplier's base URL (e.g. `/messages`) and JSON body. */
+export interface UpstreamCall {
+  path: string;
+  body: Record<string, unknown>;
+}
+
+/** Per-request facts a translator needs beyond the client's body. */
+export interface TranslationContext {
+  route: ModelRoute;
+  /** The public model id reported to the client (the one it asked for, or what `auto` chose). */
+  publicModel: string;
+  /** Used for `max_tokens` when an OpenAI client sent none and the supplier requires it. */
+  defaultMaxTokens: number;
+}
+
+/**
+ * One instance per request (conventions 2–3): turns the client's request into the supplier's,
+ * and the supplier's response (whole, or event by event) into the client's, keeping any stream
+ * state inside. Named by the API pair: client family → supplier protocol.
+ */
+export interface Translator {
+  /** The upstream request. Throws ApiError (`unsupported_parameter`, …) for what cannot be expressed. */
+  request(): UpstreamCall;
+  /** A whole upstream JSON response → the client's response body. */
+  response(upstream: unknown): unknown;
+  /** One upstream SSE event → client SSE text: zero or more complete frames (`...\n\n`). */
+  streamEvent(event: SseEvent): string;
+  /**
+   * The upstream stream ended. Returns the closing frames; throws ApiError `stream_interrupted`
+   * when the upstream ended without its terminal event (the client must not see a clean end).
+   */
+  streamEnd(): string;
+  /** An error after the first byte → the client family's in-stream error frame. */
+  streamError(error: ApiError): string;
+  /** Token usage seen so far (complete after response() or streamEnd()). */
+  usage(): TokenUsage | undefined;
+}
