@@ -9,8 +9,13 @@ export const supplierProtocols = ['openai', 'anthropic', 'openai-responses'] as 
 /** A supplier's wire protocol. */
 export type SupplierProtocol = (typeof supplierProtocols)[number];
 
-/** What a model can be called for; requests for a capability the model lacks are refused. */
-export const modelCapabilities = ['chat', 'embeddings', 'rerank', 'transcription', 'speech'] as const;
+/**
+ * What a model can be called for; requests needing a capability the model lacks are refused.
+ * `tools` and `vision` qualify `chat` (function calling, image input); `auto` relies on them.
+ */
+export const modelCapabilities = ['chat', 'tools', 'vision', 'embeddings', 'rerank', 'transcription', 'speech'] as const;
+/** Capabilities of a model that declares none: a chat model with tools and image input. */
+export const defaultCapabilities: readonly ModelCapability[] = ['chat', 'tools', 'vision'];
 /** One model capability. */
 export type ModelCapability = (typeof modelCapabilities)[number];
 
@@ -116,7 +121,7 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
         cachedInputUsdPerMtok: m.cached_input_usd_per_mtok ?? m.input_usd_per_mtok,
         maxOutputTokens: m.max_output_tokens,
         contextWindow: m.context_window,
-        capabilities: m.capabilities ?? ['chat'],
+        capabilities: m.capabilities ?? defaultCapabilities,
       });
     });
     return {

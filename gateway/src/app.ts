@@ -7,7 +7,9 @@ import type { GatewayDeps } from './deps.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { sendError } from './http/render-error.js';
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
+import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
+import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
 
 /** Routes answered without a key. */
 const publicPaths = new Set(['/health']);
@@ -37,6 +39,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // The Anthropic SDK reads its request id from `request-id`.
+    if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
     const path = request.url.split('?', 1)[0]!;
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
@@ -80,6 +84,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   });
   registerModelRoutes(app, deps);
   registerChatCompletionRoutes(app, deps);
+  registerMessagesRoutes(app, deps);
+  registerNativeResponsesRoutes(app, deps);
 
   // Readiness flips before the listener closes, so load balancers stop sending new work.
   app.addHook('preClose', async () => {

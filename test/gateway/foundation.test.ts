@@ -54,17 +54,17 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     const ids = [];
     for await (const model of client.models.list()) {
       assert.equal(model.object, 'model');
-      assert.equal(model.owned_by, 'ext');
+      if (model.id !== 'auto') assert.equal(model.owned_by, 'ext');
       ids.push(model.id);
     }
-    assert.deepEqual(ids.sort(), ['gpt-4o-mini', 'other-model']);
+    assert.deepEqual(ids.sort(), ['auto', 'gpt-4o-mini', 'other-model']);
   });
 
   test('a key with an allow-list sees and may call only its models', async () => {
     const limited = await h.createKey({ allowedModels: ['other-model'] });
     const limitedClient = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: limited, maxRetries: 0 });
     const page = await limitedClient.models.list();
-    assert.deepEqual(page.data.map((m) => m.id), ['other-model']);
+    assert.deepEqual(page.data.map((m) => m.id), ['auto', 'other-model']);
     await assert.rejects(
       limitedClient.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
       (e: unknown) => e instanceof OpenAI.PermissionDeniedError && e.code === 'model_not_allowed',

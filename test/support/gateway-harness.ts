@@ -12,8 +12,18 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 export interface HarnessSupplier {
   name: string;
   region: string;
+  /** Wire protocol (default openai); the simulator speaks all of them. */
+  protocol?: 'openai' | 'anthropic' | 'openai-responses';
   priority?: number;
-  models?: { id: string; upstream?: string; input_usd_per_mtok?: number; output_usd_per_mtok?: number }[];
+  models?: {
+    id: string;
+    upstream?: string;
+    input_usd_per_mtok?: number;
+    output_usd_per_mtok?: number;
+    capabilities?: string[];
+    max_output_tokens?: number;
+    context_window?: number;
+  }[];
   simulator?: SimulatorOptions;
 }
 
@@ -41,7 +51,7 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
     {
       suppliers: suppliers.map((s, i) => ({
         name: s.name,
-        protocol: 'openai',
+        protocol: s.protocol ?? 'openai',
         base_url: `${simulators.get(s.name)!.url}/v1`,
         region: s.region,
         priority: s.priority ?? i + 1,

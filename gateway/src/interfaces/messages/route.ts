@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ModelCapability } from '../../../../core/config/index.js';
+import { ApiError } from '../../../../core/errors/index.js';
+import { requireKey } from '../../auth/request-caller.js';
+import type { GatewayDeps } from '../../deps.js';
+import { ClientDisconnect } from '../../http/client-abort.js';
+import { validateBody } from '../../http/validate.js';
+import { serveChat } from '../../pipeline/inference.js';
+import { callSupplier } from '../../pipeline/supplier-call.js';
+import { autoModel, resolveAutoModel } from '../../routing/auto-model.js';
+import { pickCandidates } from '../../routing/candidates.js';
+import { chatProtocols } from '../../translate/factory.js';
+import { countMessagesTokens } from '../../tokens/count.js';
+import { countTokensRequest, messagesRequest, type CountTokensRequest } from './schema.js';
+
+const versionPattern = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The spec's `ext-version` (and the SDKs' `anthropic-version`): optional, but a date when given. */
+function checkVersionHeader(request: FastifyRequest): void {
+  for (const name of ['anthropic-version', 'ext-version'] as const) {
+    const value = request.headers[name];
+    if (value !== undefined && (typeof value !== 'string' || !versionPattern.test(value))) {
+      throw new ApiError('invalid_request', { param: name, humanMessage: `The ${name} header must be a date such as 2023-06-01` });
+    }
+  }
+}
+
+/** Capabilities a messages request needs beyond plain chat (used by `auto`). */
+function messagesNeeds(body: CountTokensRequest): ModelCapability[] {
+  const needs: ModelCapability[] = [];
+  if (body.tools && body.tools.length > 0) needs.push('tools');
+  const hasImage = body.messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'image'));
+  if (hasImage) needs.push('vision');
+  return needs;
+}
+
+/** `POST /v1/messages` and `/v1/messages/count_tokens` (Anthropic messages interface). */
+export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  app.post('/v1/messages', (request, reply) => {
+    checkVersionHeader(request);
+    const body = validateBody(messagesRequest, request.body);
+    return serveChat(deps, request, reply, {
+      client: { family: 'anthropic', body },
+      model: body.model,
+      region: body.region,
+      stream: body.stream === true,
+      needs: messagesNeeds(body),
+      promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4),
+    });
+  });
+
+  // Native count for Anthropic-protocol suppliers; a local tokenizer count for the others.
+  app.post('/v1/messages/count_tokens', async (request, reply) => {
+    checkVersionHeader(request);
+    const body = validateBody(countTokensRequest, request.body);
+    const key = requireKey(request);
+    const model =
+      body.model === autoModel
+        ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...messagesNeeds(body)], promptTokens: 0, region: body.region })
+        : body.model;
+    const route = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' })[0]!;
+    void reply.header('x-svc-model', model);
+    if (route.supplier.protocol !== 'anthropic') return { input_tokens: countMessagesTokens(body) };
+    const upstreamBody: Record<string, unknown> = { ...body, model: route.model.upstream };
+    delete upstreamBody.region;
+    delete upstreamBody.metadata;
+    const upstream = await callSupplier(
+      deps.upstream,
+      route,
+      '/messages/count_tokens',
+      upstreamBody,
+      { requestId: String(request.id), clientHeaders: request.headers },
+      new ClientDisconnect(reply),
+    );
+    const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
+    if (typeof result?.input_tokens !== 'number') {
+      throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
+    }
+    void reply.header('x-svc-supplier', route.supplier.name).header('x-svc-region', route.supplier.region);
+    return { input_tokens: result.input_tokens };
+  });
+}

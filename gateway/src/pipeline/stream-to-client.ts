@@ -1,0 +1,79 @@
+import type { FastifyReply } from 'fastify';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { ApiError, toApiError } from '../../../core/errors/index.js';
+import type { UpstreamResponse } from '../http/upstream-client.js';
+import type { Translator } from '../translate/types.js';
+
+/** Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events. */
+const sseHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
+/** What happened to a stream, for the caller's accounting. */
+export interface StreamOutcome {
+  /** True once any byte went to the client (after that, failures are in-stream events). */
+  started: boolean;
+  error: ApiError | undefined;
+}
+
+/**
+ * Relays an upstream SSE stream to the client through the translator, flushing each event.
+ * The status line and headers are sent with the first translated frame, so an upstream that
+ * fails before producing anything still yields a proper HTTP error (thrown to the caller).
+ * After the first byte a failure becomes the client family's in-stream error event — never a
+ * silent clean end.
+ */
+export async function streamToClient(
+  reply: FastifyReply,
+  upstream: UpstreamResponse,
+  translator: Translator,
+  headers: () => Record<string, string>,
+): Promise<StreamOutcome> {
+  const raw = reply.raw;
+  let started = false;
+  const start = () => {
+    started = true;
+    reply.hijack();
+    raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), ...headers() });
+  };
+  const write = (text: string) => {
+    if (text === '') return;
+    if (!started) start();
+    raw.write(text);
+  };
+  let failure: unknown;
+  const parser = createParser({
+    onEvent: (event: EventSourceMessage) => {
+      if (failure) return;
+      try {
+        write(translator.streamEvent({ ...(event.event !== undefined && { event: event.event }), data: event.data }));
+      } catch (error) {
+        failure = error;
+      }
+    },
+  });
+  try {
+    const decoder = new TextDecoder();
+    for await (const chunk of upstream.body) {
+      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      if (failure) break;
+    }
+    if (!failure) {
+      write(translator.streamEnd());
+      if (!started) start(); // a complete stream that produced no frame is still a 200 stream
+    }
+  } catch (error) {
+    failure ??= error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
+  }
+  if (failure) {
+    upstream.body.destroy();
+    const error = toApiError(failure);
+    if (!started) throw error;
+    if (!raw.destroyed) raw.write(translator.streamError(error));
+  }
+  if (started) raw.end();
+  return { started, error: failure ? toApiError(failure) : undefined };
+}

@@ -1,0 +1,38 @@
+import type { ModelRoute } from '../../../core/config/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { ClientDisconnect } from '../http/client-abort.js';
+import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.js';
+import { supplierAdapters } from '../suppliers/registry.js';
+import type { SupplierCallContext } from '../suppliers/types.js';
+
+/**
+ * POSTs a JSON body to `{base_url}{path}` of the route's supplier. Resolves with the response
+ * when the supplier answered 2xx; otherwise reads the error body and throws the error mapped by
+ * the supplier's protocol adapter (the one place each protocol's errors are interpreted).
+ */
+export async function callSupplier(
+  client: UpstreamClient,
+  route: ModelRoute,
+  path: string,
+  body: Record<string, unknown>,
+  context: SupplierCallContext,
+  disconnect: ClientDisconnect,
+): Promise<UpstreamResponse> {
+  const adapter = supplierAdapters[route.supplier.protocol];
+  const response = await client.post({
+    url: `${route.supplier.baseUrl}${path}`,
+    headers: adapter.headers(route, context),
+    body: JSON.stringify(body),
+    timeoutMs: route.supplier.timeoutMs,
+    signal: disconnect,
+    supplier: route.supplier.name,
+  });
+  if (response.statusCode >= 200 && response.statusCode < 300) return response;
+  let text = '';
+  try {
+    text = await response.body.text();
+  } catch (cause) {
+    throw new ApiError('upstream_error', { cause, details: { supplier: route.supplier.name } });
+  }
+  throw adapter.mapError(response.statusCode, response.headers, text, route.supplier.name);
+}

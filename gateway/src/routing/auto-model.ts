@@ -1,0 +1,52 @@
+import type { Catalogue, ModelCapability, ModelRoute } from '../../../core/config/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { KeyRecord } from '../../../core/keys/index.js';
+
+/** The pseudo-model a client sends to let the gateway choose. */
+export const autoModel = 'auto';
+
+/** What a request needs from the model `auto` picks. */
+export interface AutoRequirements {
+  capabilities: readonly ModelCapability[];
+  /** Estimated prompt tokens; models whose context window is known to be smaller are skipped. */
+  promptTokens: number;
+  region: string | undefined;
+}
+
+function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined): boolean {
+  return (!region || route.supplier.region === region) && (!key.allowedRegions || key.allowedRegions.includes(route.supplier.region));
+}
+
+/** Price used to rank models: input + output USD per million tokens of the cheapest allowed route. */
+function cheapestPrice(routes: readonly ModelRoute[]): number {
+  return Math.min(...routes.map((r) => r.model.inputUsdPerMtok + r.model.outputUsdPerMtok));
+}
+
+/**
+ * Resolves `auto` (docs/routing.md): among the models the key may use that have every required
+ * capability, a large enough context window and at least one route in an allowed region, the
+ * cheapest by input + output price; ties go to the lexically first id so the choice is stable.
+ */
+export function resolveAutoModel(catalogue: Catalogue, key: KeyRecord, needs: AutoRequirements): string {
+  const region = needs.region?.toUpperCase();
+  let best: { id: string; price: number } | undefined;
+  for (const [id, routes] of catalogue.routes) {
+    if (key.allowedModels && !key.allowedModels.includes(id)) continue;
+    const usable = routes.filter(
+      (r) =>
+        routeAllowed(r, key, region) &&
+        needs.capabilities.every((c) => r.model.capabilities.includes(c)) &&
+        (r.model.contextWindow === undefined || r.model.contextWindow >= needs.promptTokens),
+    );
+    if (usable.length === 0) continue;
+    const price = cheapestPrice(usable);
+    if (!best || price < best.price || (price === best.price && id < best.id)) best = { id, price };
+  }
+  if (!best) {
+    throw new ApiError('autorouter_no_candidate', {
+      param: 'model',
+      humanMessage: `No model your key may use offers ${needs.capabilities.join(', ')}${region ? ` in ${region}` : ''}; name a model instead of "auto"`,
+    });
+  }
+  return best.id;
+}

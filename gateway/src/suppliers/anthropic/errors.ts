@@ -1,0 +1,42 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from '../../../../core/errors/index.js';
+import { retryAfterSeconds } from '../openai/errors.js';
+
+interface AnthropicErrorBody {
+  type?: unknown;
+  error?: { type?: unknown; message?: unknown };
+}
+
+/**
+ * Maps an Anthropic-protocol supplier's error response. The provider's error type is kept as
+ * the code (spec part 7 rule 5); 529 (overloaded) becomes 503 since clients of the OpenAI family
+ * know no 529; the supplier refusing our credential is never shown as the client's key problem.
+ */
+export function mapAnthropicError(status: number, headers: IncomingHttpHeaders, text: string, supplier: string): ApiError {
+  let parsed: AnthropicErrorBody | undefined;
+  try {
+    parsed = JSON.parse(text) as AnthropicErrorBody;
+  } catch {
+    parsed = undefined;
+  }
+  const details = { supplier, upstream_status: status };
+  if (status === 401 || status === 403) {
+    return new ApiError('upstream_error', {
+      humanMessage: `Supplier ${supplier} refused the gateway's credentials; an administrator must fix the supplier configuration`,
+      details,
+    });
+  }
+  const retryAfter = retryAfterSeconds(headers);
+  const options = { details, ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }) };
+  const clientStatus = status === 529 ? 503 : status;
+  const type = parsed?.error?.type;
+  const message = parsed?.error?.message;
+  if (typeof type === 'string' && type && typeof message === 'string' && message) {
+    return ApiError.fromProvider(type, clientStatus, message, options);
+  }
+  if (status === 429) return new ApiError('rate_limit_exceeded', options);
+  if (status === 529 || status === 503) return new ApiError('provider_unavailable', options);
+  if (status === 504) return new ApiError('upstream_timeout', options);
+  if (status >= 500) return new ApiError('upstream_error', options);
+  return new ApiError('provider_error', { ...options, status, humanMessage: `Supplier ${supplier} rejected the request (HTTP ${status})` });
+}

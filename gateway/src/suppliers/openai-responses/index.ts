@@ -1,0 +1,19 @@
+import type { SupplierProtocolAdapter } from '../types.js';
+import { mapOpenAiError } from '../openai/errors.js';
+
+/**
+ * OpenAI Responses suppliers (the native lane): Bearer with the lane's own credential (the
+ * supplier's `api_key_env`), errors in the OpenAI shape.
+ */
+export const openAiResponsesAdapter: SupplierProtocolAdapter = {
+  headers(route, context) {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'x-request-id': context.requestId,
+    };
+    if (route.supplier.apiKey) headers.authorization = `Bearer ${route.supplier.apiKey}`;
+    return headers;
+  },
+  mapError: mapOpenAiError,
+};

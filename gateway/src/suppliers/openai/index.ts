@@ -1,0 +1,16 @@
+import type { SupplierProtocolAdapter } from '../types.js';
+import { mapOpenAiError } from './errors.js';
+
+/** OpenAI-protocol suppliers (chat completions, embeddings, audio): Bearer credential. */
+export const openAiAdapter: SupplierProtocolAdapter = {
+  headers(route, context) {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'x-request-id': context.requestId,
+    };
+    if (route.supplier.apiKey) headers.authorization = `Bearer ${route.supplier.apiKey}`;
+    return headers;
+  },
+  mapError: mapOpenAiError,
+};

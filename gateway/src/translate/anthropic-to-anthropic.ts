@@ -1,0 +1,111 @@
+import { ApiError } from '../../../core/errors/index.js';
+import type { MessagesRequest } from '../interfaces/messages/schema.js';
+import type { TokenUsage } from '../routing/cost.js';
+import type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
+import type { SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
+
+/** Anthropic usage → neutral usage: Anthropic's input_tokens exclude cache reads and writes. */
+export function usageFromAnthropic(usage: Partial<AnthropicUsage> | undefined): TokenUsage | undefined {
+  if (!usage) return undefined;
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite,
+    outputTokens: usage.output_tokens ?? 0,
+    cachedInputTokens: cacheRead,
+  };
+}
+
+/** Renders an in-stream error the way the Anthropic SDK reads it (`event: error`). */
+export function anthropicErrorFrame(error: ApiError): string {
+  const data = { type: 'error', error: { type: error.type, message: error.message, code: error.code, human_message: error.humanMessage } };
+  return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * Anthropic client → Anthropic-protocol supplier: native passthrough with the upstream model
+ * id; gateway-only fields are removed (Anthropic refuses unknown metadata keys). Events are
+ * re-framed unchanged except `message_start.message.model`, which reports the public id.
+ */
+export class AnthropicToAnthropic implements Translator {
+  private input: Partial<AnthropicUsage> = {};
+  private outputTokens = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly request_: MessagesRequest,
+    private readonly context: TranslationContext,
+  ) {}
+
+  request(): UpstreamCall {
+    const body: Record<string, unknown> = { ...this.request_, model: this.context.route.model.upstream };
+    delete body.region;
+    if (this.request_.metadata) {
+      const { user_id } = this.request_.metadata;
+      if (user_id !== undefined) body.metadata = { user_id };
+      else delete body.metadata;
+    }
+    return { path: '/messages', body };
+  }
+
+  response(upstream: unknown): unknown {
+    const message = upstream as AnthropicMessage;
+    if (!message || typeof message !== 'object' || !Array.isArray(message.content) || !message.usage) {
+      throw new ApiError('invalid_backend_response', { details: { supplier: this.context.route.supplier.name } });
+    }
+    this.input = message.usage;
+    this.outputTokens = message.usage.output_tokens;
+    return { ...message, model: this.context.publicModel };
+  }
+
+  streamEvent(event: SseEvent): string {
+    let data: AnthropicStreamEvent;
+    try {
+      data = JSON.parse(event.data) as AnthropicStreamEvent;
+    } catch (cause) {
+      throw new ApiError('invalid_backend_response', { cause, details: { supplier: this.context.route.supplier.name } });
+    }
+    let out = event.data;
+    switch (data.type) {
+      case 'message_start':
+        this.input = data.message.usage;
+        this.outputTokens = data.message.usage.output_tokens ?? 0;
+        data.message.model = this.context.publicModel;
+        out = JSON.stringify(data);
+        break;
+      case 'message_delta':
+        // Usage in message_delta is cumulative: the last value is the total.
+        this.outputTokens = data.usage.output_tokens;
+        if (data.usage.input_tokens !== undefined) this.input = { ...this.input, ...data.usage };
+        break;
+      case 'message_stop':
+        this.stopped = true;
+        break;
+      case 'error':
+        throw ApiError.fromProvider(data.error.type, data.error.type === 'overloaded_error' ? 503 : 502, data.error.message);
+      case 'content_block_start':
+      case 'content_block_delta':
+      case 'content_block_stop':
+      case 'ping':
+        break;
+      default: {
+        // Unknown event types are forwarded: clients are told to ignore what they do not know.
+        break;
+      }
+    }
+    return `event: ${event.event ?? data.type}\ndata: ${out}\n\n`;
+  }
+
+  streamEnd(): string {
+    if (this.stopped) return '';
+    throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
+  }
+
+  streamError(error: ApiError): string {
+    return anthropicErrorFrame(error);
+  }
+
+  usage(): TokenUsage | undefined {
+    return usageFromAnthropic({ ...this.input, output_tokens: this.outputTokens });
+  }
+}

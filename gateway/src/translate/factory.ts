@@ -1,0 +1,35 @@
+import type { SupplierProtocol } from '../../../core/config/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
+import type { MessagesRequest } from '../interfaces/messages/schema.js';
+import { AnthropicToAnthropic } from './anthropic-to-anthropic.js';
+import { AnthropicToOpenAi } from './anthropic-to-openai/index.js';
+import { OpenAiToAnthropic } from './openai-to-anthropic/index.js';
+import { OpenAiToOpenAi } from './openai-to-openai.js';
+import type { TranslationContext, Translator } from './types.js';
+
+/** A validated client request, tagged with its interface family. */
+export type ClientRequest = { family: 'openai'; body: ChatCompletionRequest } | { family: 'anthropic'; body: MessagesRequest };
+
+/** Supplier protocols that can serve a chat-style request from either client family. */
+export const chatProtocols: readonly SupplierProtocol[] = ['openai', 'anthropic'];
+
+/**
+ * The translator for a client family and a supplier protocol: one instance per request.
+ * Exhaustive over both unions, so a new protocol or family fails to compile until handled.
+ */
+export function createTranslator(client: ClientRequest, protocol: SupplierProtocol, context: TranslationContext): Translator {
+  switch (protocol) {
+    case 'openai':
+      return client.family === 'openai' ? new OpenAiToOpenAi(client.body, context) : new AnthropicToOpenAi(client.body, context);
+    case 'anthropic':
+      return client.family === 'openai' ? new OpenAiToAnthropic(client.body, context) : new AnthropicToAnthropic(client.body, context);
+    case 'openai-responses':
+      // Responses suppliers serve the native lane only (/v1/native/responses), untranslated.
+      throw new ApiError('capability_unsupported', { humanMessage: 'This supplier serves the native responses lane only' });
+    default: {
+      const unreachable: never = protocol;
+      throw new Error(`no translator for protocol ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,15 @@
+// SSE framing differs by family (protocols.md §0): the OpenAI SDK parses bare `data:` frames and
+// stops at `[DONE]`; the Anthropic SDK silently drops any frame without an `event:` line.
+
+/** A bare `data:` frame, as OpenAI chat-completion chunks travel. */
+export function dataFrame(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+/** The OpenAI end-of-stream sentinel frame. */
+export const doneFrame = 'data: [DONE]\n\n';
+
+/** A named frame (`event:` + `data:`), as every Anthropic stream event travels. */
+export function eventFrame(type: string, payload: unknown): string {
+  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+}

@@ -1,0 +1,50 @@
+// Token counts mean different things per family: Anthropic's input_tokens excludes cache reads
+// and writes, OpenAI's prompt_tokens includes cached tokens (LiteLLM #13207, #11364). Every
+// conversion goes through here so totals and costs agree whichever way a call went.
+import type { TokenUsage } from '../../routing/cost.js';
+import type { AnthropicUsage } from '../../wire/anthropic-messages.js';
+import type { OpenAiUsage } from '../../wire/openai-chat.js';
+
+/** A non-negative whole count from an optional upstream number (suppliers send null or omit fields). */
+function count(value: number | null | undefined): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** Anthropic usage → the gateway's neutral usage (input includes cache reads and writes). */
+export function tokenUsageFromAnthropic(usage: Partial<AnthropicUsage>): TokenUsage {
+  const cacheRead = count(usage.cache_read_input_tokens);
+  return {
+    inputTokens: count(usage.input_tokens) + cacheRead + count(usage.cache_creation_input_tokens),
+    outputTokens: count(usage.output_tokens),
+    cachedInputTokens: cacheRead,
+  };
+}
+
+/** OpenAI usage → the gateway's neutral usage. */
+export function tokenUsageFromOpenAi(usage: Partial<OpenAiUsage>): TokenUsage {
+  return {
+    inputTokens: count(usage.prompt_tokens),
+    outputTokens: count(usage.completion_tokens),
+    cachedInputTokens: count(usage.prompt_tokens_details?.cached_tokens),
+  };
+}
+
+/** The OpenAI usage block for a client: prompt includes cached tokens, total is the sum. */
+export function openAiUsageFrom(usage: TokenUsage): OpenAiUsage {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+  };
+}
+
+/** The Anthropic usage block for a client: input excludes cached tokens, never negative. */
+export function anthropicUsageFrom(usage: TokenUsage): Required<AnthropicUsage> {
+  return {
+    input_tokens: Math.max(usage.inputTokens - usage.cachedInputTokens, 0),
+    output_tokens: usage.outputTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.cachedInputTokens,
+  };
+}
