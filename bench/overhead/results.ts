@@ -6,6 +6,8 @@ export interface Measurement {
   p99Ms: number;
   failed: number;
   total: number;
+  /** CPU time of the measured server process per request (µs); independent of core sharing. */
+  cpuMicrosPerRequest: number | undefined;
 }
 
 /** Facts about the run printed above the table. */
@@ -19,13 +21,17 @@ export interface RunFacts {
 
 const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
 
-/** Renders bench/RESULTS.md: the table and the ratios of the gateway (c) to (a) and (b). */
+/**
+ * Renders the overhead section of bench/RESULTS.md (run.ts writes it between its own markers,
+ * keeping the other benchmarks' sections): the table and the ratios of the gateway (c) to (a) and (b).
+ */
 export function renderResults(m: readonly Measurement[], facts: RunFacts): string {
   const [direct, bare, gateway] = m as [Measurement, Measurement, Measurement];
-  const rows = m.map((x) => `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${x.total} | ${x.failed} |`);
-  return `# Benchmark results
-
-## Overhead: gateway vs. simulator vs. bare proxy (\`npm run bench:overhead\`)
+  const cpu = (x: Measurement) => (x.cpuMicrosPerRequest === undefined ? 'n/a' : x.cpuMicrosPerRequest.toFixed(0));
+  const rows = m.map(
+    (x) => `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${cpu(x)} | ${x.total} | ${x.failed} |`,
+  );
+  return `## Overhead: gateway vs. simulator vs. bare proxy (\`npm run bench:overhead\`)
 
 - Date: ${facts.date}
 - Machine: ${facts.machine}
@@ -35,13 +41,17 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
 - Every server is its own process on the same 2-core machine as the load generator, so the
   absolute numbers include CPU contention; compare the ratios.
 
-| target | req/s | p50 ms | p99 ms | requests | failed |
-|---|---:|---:|---:|---:|---:|
+| target | req/s | p50 ms | p99 ms | CPU µs/request (that process) | requests | failed |
+|---|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
 
-| ratio | throughput | p50 latency | p99 latency |
-|---|---:|---:|---:|
-| (c) gateway / (a) simulator | ${ratio(gateway.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(gateway.p50Ms, direct.p50Ms)} | ${ratio(gateway.p99Ms, direct.p99Ms)} |
-| (c) gateway / (b) bare proxy | ${ratio(gateway.requestsPerSecond, bare.requestsPerSecond)} | ${ratio(gateway.p50Ms, bare.p50Ms)} | ${ratio(gateway.p99Ms, bare.p99Ms)} |
+| ratio | throughput | p50 latency | p99 latency | CPU per request |
+|---|---:|---:|---:|---:|
+| (c) gateway / (a) simulator | ${ratio(gateway.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(gateway.p50Ms, direct.p50Ms)} | ${ratio(gateway.p99Ms, direct.p99Ms)} | n/a |
+| (c) gateway / (b) bare proxy | ${ratio(gateway.requestsPerSecond, bare.requestsPerSecond)} | ${ratio(gateway.p50Ms, bare.p50Ms)} | ${ratio(gateway.p99Ms, bare.p99Ms)} | ${ratio(gateway.cpuMicrosPerRequest ?? 0, bare.cpuMicrosPerRequest ?? 0)} |
+
+The CPU column is the server's own CPU time divided by the requests it served: for (b) and (c)
+it is what proxying (b) or everything the gateway does (c) costs per request, without the
+simulator's share; for (a) it is the simulator's cost. p50 has autocannon's 1 ms resolution.
 `;
 }

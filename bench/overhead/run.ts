@@ -1,12 +1,13 @@
 // Overhead benchmark (not a test): the same load — fixed concurrency, fixed duration,
 // non-streaming chat completions — against (a) the supplier simulator directly, (b) a bare
 // Node reverse proxy in front of it, (c) our gateway in front of it, in one run on one machine.
-// Prints requests/s and latency percentiles, the ratios (c)/(a) and (c)/(b), and rewrites
-// bench/RESULTS.md. Each server is its own process; the load generator runs in this one.
+// Prints requests/s and latency percentiles, the ratios (c)/(a) and (c)/(b), and rewrites its
+// own section of bench/RESULTS.md (other sections are kept). Each server is its own process;
+// the load generator runs in this one.
 //
 //   npm run bench:overhead            (BENCH_DURATION=15 BENCH_CONNECTIONS=32 to change the load)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -40,11 +41,24 @@ function startProcess(name: string, args: string[], env: Record<string, string>,
   });
 }
 
-async function load(name: string, url: string, headers: Record<string, string>): Promise<Measurement> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Runs the load against `url`. `servers` are the processes on the request path besides the
+ * simulator; their CPU time per request is the cost that does not depend on sharing 2 cores.
+ */
+async function load(name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> {
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }], max_tokens: 64 });
   const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections, pipelining: 1 };
   await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
+  const cpuBefore = servers.map((p) => cpuSeconds(p.pid!));
   const result = await autocannon({ ...options, duration });
+  const cpuUsed = servers.reduce((sum, p, i) => sum + cpuSeconds(p.pid!) - cpuBefore[i]!, 0);
   const non2xx = result.non2xx + result.errors + result.timeouts;
   if (non2xx > 0) console.warn(`${name}: ${non2xx} failed requests`);
   return {
@@ -54,7 +68,33 @@ async function load(name: string, url: string, headers: Record<string, string>):
     p99Ms: result.latency.p99,
     failed: non2xx,
     total: result.requests.total,
+    cpuMicrosPerRequest: servers.length === 0 || result.requests.total === 0 ? undefined : (cpuUsed * 1e6) / result.requests.total,
   };
+}
+
+/**
+ * Writes the overhead section into bench/RESULTS.md between `<!-- overhead:start/end -->`,
+ * keeping the other sections (the streaming benchmark's). A file from before the markers has the
+ * section unmarked, from its heading to the next marker or the end; that part is replaced.
+ */
+function writeOverheadSection(path: string, section: string): void {
+  const start = '<!-- overhead:start -->';
+  const end = '<!-- overhead:end -->';
+  const block = `${start}\n${section.trim()}\n${end}`;
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmark results\n';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  let next: string;
+  if (from >= 0 && to > from) next = text.slice(0, from) + block + text.slice(to + end.length);
+  else {
+    const legacy = text.search(/^## Overhead/m);
+    if (legacy < 0) next = `${text.trimEnd()}\n\n${block}\n`;
+    else {
+      const marker = text.indexOf('<!-- ', legacy);
+      next = `${text.slice(0, legacy)}${block}\n${marker >= 0 ? `\n${text.slice(marker)}` : ''}`;
+    }
+  }
+  writeFileSync(path, next);
 }
 
 async function main(): Promise<void> {
@@ -93,10 +133,11 @@ async function main(): Promise<void> {
     );
 
     const auth = { authorization: `Bearer ${secret}` };
+    const [simulator, proxy, gateway] = children as [ChildProcess, ChildProcess, ChildProcess];
     const measurements = [
-      await load('(a) simulator direct', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, auth),
-      await load('(b) bare Node proxy', `http://127.0.0.1:${ports.proxy}/v1/chat/completions`, auth),
-      await load('(c) svc gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, auth),
+      await load('(a) simulator direct', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, auth, [simulator]),
+      await load('(b) bare Node proxy', `http://127.0.0.1:${ports.proxy}/v1/chat/completions`, auth, [proxy]),
+      await load('(c) svc gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, auth, [gateway]),
     ];
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),
@@ -106,7 +147,7 @@ async function main(): Promise<void> {
       connections,
     });
     console.log(markdown);
-    writeFileSync(join(root, 'bench/RESULTS.md'), markdown);
+    writeOverheadSection(join(root, 'bench/RESULTS.md'), markdown);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

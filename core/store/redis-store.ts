@@ -28,7 +28,7 @@ export class RedisStore implements Store {
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly shas = new Map<string, string>();
 
-  constructor(private readonly url: string, private readonly prefix = '') {
+  constructor(url: string, private readonly prefix = '') {
     this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
     // Errors surface on the commands that fail; the event itself must not crash the process.
     this.client.on('error', () => undefined);

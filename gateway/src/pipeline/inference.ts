@@ -35,7 +35,7 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
   const key = requireKey(request);
   const publicModel =
     inference.model === autoModel
-      ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...inference.needs], promptTokens: inference.promptTokens, region: inference.region })
+      ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...inference.needs], promptTokens: inference.promptTokens, region: inference.region, protocols: chatProtocols })
       : inference.model;
   const candidates = pickCandidates(deps.catalogue, publicModel, key, inference.region, { protocols: chatProtocols, capability: 'chat' });
   const route: ModelRoute = candidates[0]!;

@@ -1,4 +1,4 @@
-import type { Catalogue, ModelCapability, ModelRoute } from '../../../core/config/index.js';
+import type { Catalogue, ModelCapability, ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 
@@ -11,10 +11,16 @@ export interface AutoRequirements {
   /** Estimated prompt tokens; models whose context window is known to be smaller are skipped. */
   promptTokens: number;
   region: string | undefined;
+  /** Supplier protocols the calling interface can use (a Responses-only model cannot serve chat). */
+  protocols: readonly SupplierProtocol[];
 }
 
-function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined): boolean {
-  return (!region || route.supplier.region === region) && (!key.allowedRegions || key.allowedRegions.includes(route.supplier.region));
+function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined, protocols: readonly SupplierProtocol[]): boolean {
+  return (
+    protocols.includes(route.supplier.protocol) &&
+    (!region || route.supplier.region === region) &&
+    (!key.allowedRegions || key.allowedRegions.includes(route.supplier.region))
+  );
 }
 
 /** Price used to rank models: input + output USD per million tokens of the cheapest allowed route. */
@@ -23,8 +29,8 @@ function cheapestPrice(routes: readonly ModelRoute[]): number {
 }
 
 /**
- * Resolves `auto` (docs/routing.md): among the models the key may use that have every required
- * capability, a large enough context window and at least one route in an allowed region, the
+ * Resolves `auto` (docs/interfaces.md): among the models the key may use that have every required
+ * capability, a supplier speaking a protocol the interface can use, a large enough context window and at least one route in an allowed region, the
  * cheapest by input + output price; ties go to the lexically first id so the choice is stable.
  */
 export function resolveAutoModel(catalogue: Catalogue, key: KeyRecord, needs: AutoRequirements): string {
@@ -34,7 +40,7 @@ export function resolveAutoModel(catalogue: Catalogue, key: KeyRecord, needs: Au
     if (key.allowedModels && !key.allowedModels.includes(id)) continue;
     const usable = routes.filter(
       (r) =>
-        routeAllowed(r, key, region) &&
+        routeAllowed(r, key, region, needs.protocols) &&
         needs.capabilities.every((c) => r.model.capabilities.includes(c)) &&
         (r.model.contextWindow === undefined || r.model.contextWindow >= needs.promptTokens),
     );

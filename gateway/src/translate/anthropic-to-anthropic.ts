@@ -2,25 +2,10 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
 import type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
+import { providerStreamError } from './shared/provider-errors.js';
+import { anthropicStreamErrorFrame } from './shared/stream-errors.js';
+import { tokenUsageFromAnthropic } from './shared/usage.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
-
-/** Anthropic usage → neutral usage: Anthropic's input_tokens exclude cache reads and writes. */
-export function usageFromAnthropic(usage: Partial<AnthropicUsage> | undefined): TokenUsage | undefined {
-  if (!usage) return undefined;
-  const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
-  return {
-    inputTokens: (usage.input_tokens ?? 0) + cacheRead + cacheWrite,
-    outputTokens: usage.output_tokens ?? 0,
-    cachedInputTokens: cacheRead,
-  };
-}
-
-/** Renders an in-stream error the way the Anthropic SDK reads it (`event: error`). */
-export function anthropicErrorFrame(error: ApiError): string {
-  const data = { type: 'error', error: { type: error.type, message: error.message, code: error.code, human_message: error.humanMessage } };
-  return `event: error\ndata: ${JSON.stringify(data)}\n\n`;
-}
 
 /**
  * Anthropic client → Anthropic-protocol supplier: native passthrough with the upstream model
@@ -82,7 +67,7 @@ export class AnthropicToAnthropic implements Translator {
         this.stopped = true;
         break;
       case 'error':
-        throw ApiError.fromProvider(data.error.type, data.error.type === 'overloaded_error' ? 503 : 502, data.error.message);
+        throw providerStreamError(data.error.type, data.error.message);
       case 'content_block_start':
       case 'content_block_delta':
       case 'content_block_stop':
@@ -102,10 +87,10 @@ export class AnthropicToAnthropic implements Translator {
   }
 
   streamError(error: ApiError): string {
-    return anthropicErrorFrame(error);
+    return anthropicStreamErrorFrame(error);
   }
 
   usage(): TokenUsage | undefined {
-    return usageFromAnthropic({ ...this.input, output_tokens: this.outputTokens });
+    return tokenUsageFromAnthropic({ ...this.input, output_tokens: this.outputTokens });
   }
 }

@@ -1,21 +1,15 @@
-import { ApiError, renderErrorBody } from '../../../core/errors/index.js';
+import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
-import type { OpenAiChatChunk, OpenAiChatCompletion, OpenAiUsage } from '../wire/openai-chat.js';
+import type { OpenAiChatChunk, OpenAiChatCompletion } from '../wire/openai-chat.js';
+import { providerStreamError } from './shared/provider-errors.js';
+import { dataFrame, doneFrame } from './shared/sse-frames.js';
+import { openAiStreamErrorFrame } from './shared/stream-errors.js';
+import { tokenUsageFromOpenAi } from './shared/usage.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
 
 /** Metadata keys the gateway reads for session affinity; not forwarded. */
 const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
-
-/** OpenAI usage → the gateway's neutral usage (prompt tokens already include cached ones). */
-export function usageFromOpenAi(usage: OpenAiUsage | null | undefined): TokenUsage | undefined {
-  if (!usage) return undefined;
-  return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
-    cachedInputTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-  };
-}
 
 /**
  * OpenAI client → OpenAI-protocol supplier: the request passes through with the upstream model
@@ -52,14 +46,14 @@ export class OpenAiToOpenAi implements Translator {
     if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices)) {
       throw new ApiError('invalid_backend_response', { details: { supplier: this.context.route.supplier.name } });
     }
-    this.seenUsage = usageFromOpenAi(completion.usage);
+    this.seenUsage = completion.usage ? tokenUsageFromOpenAi(completion.usage) : undefined;
     return { ...completion, model: this.context.publicModel };
   }
 
   streamEvent(event: SseEvent): string {
     if (event.data === '[DONE]') {
       this.done = true;
-      return 'data: [DONE]\n\n';
+      return doneFrame;
     }
     let chunk: OpenAiChatChunk & { error?: { code?: unknown; type?: unknown; message?: unknown } };
     try {
@@ -67,35 +61,32 @@ export class OpenAiToOpenAi implements Translator {
     } catch (cause) {
       throw new ApiError('invalid_backend_response', { cause, details: { supplier: this.context.route.supplier.name } });
     }
-    if (chunk.error) throw streamedProviderError(chunk.error);
-    if (chunk.usage) this.seenUsage = usageFromOpenAi(chunk.usage);
+    if (chunk.error) {
+      const { code, type, message } = chunk.error;
+      const name = typeof code === 'string' && code ? code : typeof type === 'string' && type ? type : 'stream_error';
+      throw providerStreamError(name, typeof message === 'string' && message ? message : 'The supplier reported an error during the stream', typeof type === 'string' ? type : undefined);
+    }
+    if (chunk.usage) this.seenUsage = tokenUsageFromOpenAi(chunk.usage);
     if (chunk.choices?.some((c) => c.finish_reason)) this.finished = true;
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
     if (usageOnly && this.request_.stream_options?.include_usage !== true) return '';
     chunk.model = this.context.publicModel;
     if (this.request_.stream_options?.include_usage !== true) delete chunk.usage;
-    return `data: ${JSON.stringify(chunk)}\n\n`;
+    return dataFrame(chunk);
   }
 
   streamEnd(): string {
     if (this.done) return '';
     // Some OpenAI-compatible suppliers omit [DONE]; a finish_reason means the answer is whole.
-    if (this.finished) return 'data: [DONE]\n\n';
+    if (this.finished) return doneFrame;
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
   }
 
   streamError(error: ApiError): string {
-    return `data: ${JSON.stringify({ error: renderErrorBody(error).error })}\n\n`;
+    return openAiStreamErrorFrame(error);
   }
 
   usage(): TokenUsage | undefined {
     return this.seenUsage;
   }
-}
-
-/** An error object inside an OpenAI stream → ApiError keeping the provider's code. */
-export function streamedProviderError(error: { code?: unknown; type?: unknown; message?: unknown }): ApiError {
-  const code = typeof error.code === 'string' && error.code ? error.code : typeof error.type === 'string' && error.type ? error.type : 'stream_error';
-  const message = typeof error.message === 'string' && error.message ? error.message : 'The supplier reported an error during the stream';
-  return ApiError.fromProvider(code, 502, message);
 }

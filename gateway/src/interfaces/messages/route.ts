@@ -56,7 +56,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     const key = requireKey(request);
     const model =
       body.model === autoModel
-        ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...messagesNeeds(body)], promptTokens: 0, region: body.region })
+        ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...messagesNeeds(body)], promptTokens: 0, region: body.region, protocols: chatProtocols })
         : body.model;
     const route = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' })[0]!;
     void reply.header('x-svc-model', model);

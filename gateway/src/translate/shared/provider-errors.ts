@@ -3,7 +3,7 @@
 import { ApiError } from '../../../../core/errors/index.js';
 
 /** The HTTP status that matches a supplier error type or code reported in-band. */
-export function statusForProviderError(typeOrCode: string): number {
+export function statusForProviderError(typeOrCode: string | undefined): number {
   switch (typeOrCode) {
     case 'overloaded_error':
     case 'server_overloaded':
@@ -16,7 +16,12 @@ export function statusForProviderError(typeOrCode: string): number {
   }
 }
 
-/** An in-band supplier error (Anthropic `error` event, OpenAI `{error:{…}}` chunk) as an ApiError. */
-export function providerStreamError(code: string, message: string, typeForStatus: string = code): ApiError {
-  return ApiError.fromProvider(code, statusForProviderError(typeForStatus), message);
+/**
+ * An in-band supplier error (Anthropic `error` event, OpenAI `{error:{…}}` chunk) as an ApiError.
+ * The status comes from the first of code and type that says more than "failed" (OpenAI puts
+ * `rate_limit_exceeded` in code with type `requests`; Anthropic has only a type).
+ */
+export function providerStreamError(code: string, message: string, type?: string): ApiError {
+  const byCode = statusForProviderError(code);
+  return ApiError.fromProvider(code, byCode !== 502 ? byCode : statusForProviderError(type), message);
 }

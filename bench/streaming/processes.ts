@@ -1,0 +1,96 @@
+// Starts the two servers of the streaming benchmark as child processes, configured the way
+// bench/overhead/run.ts does it: the supplier simulator, and the gateway over an embedded
+// PostgreSQL data dir in which the benchmark key was created first.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openDatabase } from '../../core/db/index.js';
+import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+
+export const root = resolve(import.meta.dirname, '../..');
+
+/** Model id served by the simulator through the gateway (openai protocol). */
+export const benchModel = 'gpt-4o-mini';
+
+function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        // Keep draining output so a chatty process (the gateway's request log) never blocks on a full pipe.
+        child.stdout!.resume();
+        child.stderr!.resume();
+        resolvePromise(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
+  });
+}
+
+/** The running pair of servers. */
+export interface BenchServers {
+  simUrl: string;
+  gatewayUrl: string;
+  /** A managed key of the gateway. */
+  secret: string;
+  stop(): void;
+}
+
+/** Starts the simulator and the gateway (ports from the arguments); stop() kills both and removes the data dir. */
+export async function startServers(ports: { sim: number; gateway: number }, simLatencyMs: number): Promise<BenchServers> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-stream-'));
+  const children: ChildProcess[] = [];
+  const stop = () => {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const pepper = generateSecret('admin');
+    const db = await openDatabase({ kind: 'embedded', dataDir: join(dir, 'data') });
+    await db.migrate();
+    const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench-streaming', source: 'api' });
+    await db.close();
+    const catalogue = join(dir, 'catalog.yaml');
+    writeFileSync(
+      catalogue,
+      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: ${benchModel}\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
+    );
+    children.push(
+      await startProcess(
+        'simulator',
+        ['--import', 'tsx', 'test/simulator/main.ts'],
+        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench-streaming', ...(simLatencyMs > 0 && { SIM_LATENCY_MS: String(simLatencyMs) }) },
+        /listening/,
+      ),
+    );
+    children.push(
+      await startProcess(
+        'gateway',
+        ['--import', 'tsx', 'gateway/src/main.ts'],
+        {
+          PORT: String(ports.gateway),
+          SVC_HOST: '127.0.0.1',
+          SVC_ADMIN_KEY: generateSecret('admin'),
+          SVC_KEY_PEPPER: pepper,
+          SVC_CATALOG: catalogue,
+          SVC_DATA_DIR: join(dir, 'data'),
+          LOG_LEVEL: 'info', // the per-request log line is part of the real cost
+          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: 'bench-streaming:' } : {}),
+        },
+        /gateway listening/,
+      ),
+    );
+    return { simUrl: `http://127.0.0.1:${ports.sim}`, gatewayUrl: `http://127.0.0.1:${ports.gateway}`, secret, stop };
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}

@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiError } from '../../../../core/errors/index.js';
+import { chatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import { messagesRequest } from '../../interfaces/messages/schema.js';
+import { testContext } from '../shared/test-fixtures.js';
+import { shortenToolName } from './tool-names.js';
+import { AnthropicToOpenAi } from './translator.js';
+
+/** Validates like the interface does, translates, and checks the result against the chat schema. */
+function translate(raw: Record<string, unknown>): Record<string, unknown> {
+  const request = messagesRequest.parse({ model: 'public-model', max_tokens: 256, ...raw });
+  const call = new AnthropicToOpenAi(request, testContext('openai')).request();
+  assert.equal(call.path, '/chat/completions');
+  chatCompletionRequest.parse(call.body);
+  return call.body;
+}
+
+const weatherUse = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } });
+
+describe('AnthropicToOpenAi.request', () => {
+  it('maps the top-level fields and drops what OpenAI has no place for', () => {
+    const body = translate({
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hi' }],
+      temperature: 0.3,
+      top_p: 0.8,
+      top_k: 40,
+      stop_sequences: ['END', 'STOP'],
+      metadata: { user_id: 'user-42', session_id: 's1', sticky_key: 'k' },
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      region: 'EU',
+      stream: true,
+    });
+    assert.deepEqual(body, {
+      model: 'upstream-model-1',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+      max_tokens: 256,
+      stop: ['END', 'STOP'],
+      temperature: 0.3,
+      top_p: 0.8,
+      user: 'user-42',
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  });
+
+  it('joins system text blocks into the first system message', () => {
+    const body = translate({
+      system: [
+        { type: 'text', text: 'You are a helper.', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Answer in French.' },
+      ],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+    });
+    assert.deepEqual(body.messages, [
+      { role: 'system', content: 'You are a helper.\n\nAnswer in French.' },
+      { role: 'user', content: 'Hi' },
+    ]);
+  });
+
+  it('rejects more than four stop sequences on stop_sequences', () => {
+    assert.throws(
+      () => translate({ messages: [{ role: 'user', content: 'Hi' }], stop_sequences: ['a', 'b', 'c', 'd', 'e'] }),
+      (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'stop_sequences',
+    );
+  });
+
+  it('turns images into image_url parts and base64 PDFs into file parts', () => {
+    const body = translate({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } },
+            { type: 'text', text: 'What are these?' },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual(body.messages, [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+          { type: 'file', file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0x' } },
+          { type: 'text', text: 'What are these?' },
+        ],
+      },
+    ]);
+  });
+
+  it('sends assistant text and tool_use as content and tool_calls, dropping thinking', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'The user wants weather', signature: 'sig' },
+            { type: 'redacted_thinking', data: 'xxx' },
+            { type: 'text', text: 'Checking.' },
+            weatherUse('toolu_1'),
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18C' }] },
+      ],
+    });
+    assert.deepEqual((body.messages as unknown[])[1], {
+      role: 'assistant',
+      content: 'Checking.',
+      tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+    });
+  });
+
+  it('places tool results as tool messages before the remaining user text (pitfall 1), is_error prefixed', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        { role: 'assistant', content: [weatherUse('toolu_a'), weatherUse('toolu_b')] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Here are the results.' },
+            { type: 'tool_result', tool_use_id: 'toolu_a', content: [{ type: 'text', text: '18C' }, { type: 'text', text: 'sunny' }] },
+            { type: 'tool_result', tool_use_id: 'toolu_b', content: 'service down', is_error: true },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual((body.messages as unknown[]).slice(1), [
+      { role: 'assistant', content: null, tool_calls: [
+        { id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        { id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      ] },
+      { role: 'tool', tool_call_id: 'toolu_a', content: '18C\nsunny' },
+      { role: 'tool', tool_call_id: 'toolu_b', content: 'Error: service down' },
+      { role: 'user', content: 'Here are the results.' },
+    ]);
+  });
+
+  it('moves images from tool results to a trailing user message', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Screenshot please' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_s', name: 'screenshot', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_s',
+              content: [
+                { type: 'text', text: 'Captured' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual((body.messages as unknown[]).slice(2), [
+      { role: 'tool', tool_call_id: 'toolu_s', content: 'Captured' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Attachments returned by tool call toolu_s:' },
+          { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQ' } },
+        ],
+      },
+    ]);
+  });
+
+  it('sanitises ids the same way on tool_calls and tool messages (pitfall 5)', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: [weatherUse('call.1:x')] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call.1:x', content: '18C' }] },
+      ],
+    });
+    const messages = body.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
+    assert.equal(messages[1]!.tool_calls![0]!.id, 'call_1_x');
+    assert.equal(messages[2]!.tool_call_id, 'call_1_x');
+  });
+
+  it('maps tools and every tool_choice, disable_parallel_tool_use as parallel_tool_calls:false', () => {
+    const tools = [{ name: 'get_weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const base = { messages: [{ role: 'user', content: 'Hi' }], tools };
+    assert.deepEqual(translate(base).tools, [
+      { type: 'function', function: { name: 'get_weather', description: 'Weather now', parameters: tools[0]!.input_schema } },
+    ]);
+    assert.equal(translate({ ...base, tool_choice: { type: 'auto' } }).tool_choice, 'auto');
+    assert.equal(translate({ ...base, tool_choice: { type: 'any' } }).tool_choice, 'required');
+    assert.equal(translate({ ...base, tool_choice: { type: 'none' } }).tool_choice, 'none');
+    assert.deepEqual(translate({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }).tool_choice, {
+      type: 'function',
+      function: { name: 'get_weather' },
+    });
+    const serial = translate({ ...base, tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+    assert.equal(serial.parallel_tool_calls, false);
+    assert.equal(translate({ ...base, tool_choice: { type: 'auto' } }).parallel_tool_calls, undefined);
+  });
+
+  it('shortens tool names longer than 64 characters the same way in tools, history and tool_choice', () => {
+    const long = `mcp__${'very_long_server_name_'.repeat(4)}__search_documents`;
+    assert.ok(long.length > 64);
+    const short = shortenToolName(long);
+    assert.match(short, /^[a-zA-Z0-9_-]{1,64}$/);
+    assert.equal(short, shortenToolName(long));
+    assert.notEqual(shortenToolName(`${long}_2`), short);
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Search' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: long, input: { q: 'x' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] },
+      ],
+      tools: [{ name: long, input_schema: { type: 'object' } }],
+      tool_choice: { type: 'tool', name: long },
+    });
+    const tools = body.tools as { function: { name: string } }[];
+    assert.equal(tools[0]!.function.name, short);
+    assert.deepEqual(body.tool_choice, { type: 'function', function: { name: short } });
+    const messages = body.messages as { tool_calls?: { function: { name: string } }[] }[];
+    assert.equal(messages[1]!.tool_calls![0]!.function.name, short);
+  });
+});

@@ -1,0 +1,78 @@
+// Anthropic messages request → OpenAI chat-completions request (protocols.md §3).
+import { ApiError } from '../../../../core/errors/index.js';
+import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import type { MessagesRequest } from '../../interfaces/messages/schema.js';
+import type { TranslationContext } from '../types.js';
+import { convertMessages, systemMessage } from './messages.js';
+import type { ToolNameMap } from './tool-names.js';
+
+type OpenAiToolChoice = NonNullable<ChatCompletionRequest['tool_choice']>;
+
+/** OpenAI accepts at most four stop strings. */
+export const maxStopSequences = 4;
+
+function toolChoiceFrom(choice: NonNullable<MessagesRequest['tool_choice']>, names: ToolNameMap): OpenAiToolChoice {
+  switch (choice.type) {
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return { type: 'function', function: { name: names.toUpstream(choice.name) } };
+    default: {
+      const unknown: never = choice;
+      throw new ApiError('unsupported_parameter', {
+        param: 'tool_choice',
+        humanMessage: `Unknown tool_choice type ${JSON.stringify((unknown as { type?: unknown }).type)}`,
+      });
+    }
+  }
+}
+
+/**
+ * Builds the OpenAI request. `max_tokens` (not `max_completion_tokens`) carries the limit: every
+ * OpenAI-compatible supplier reads it, while many reject the newer name. top_k, thinking and
+ * the gateway's own fields (region, metadata.session_id/sticky_key) are dropped.
+ */
+export function openAiRequestFrom(request: MessagesRequest, context: TranslationContext, names: ToolNameMap): ChatCompletionRequest {
+  if (request.stop_sequences !== undefined && request.stop_sequences.length > maxStopSequences) {
+    throw new ApiError('unsupported_parameter', {
+      param: 'stop_sequences',
+      humanMessage: `This model accepts at most ${maxStopSequences} stop sequences; ${request.stop_sequences.length} were sent`,
+    });
+  }
+  const system = systemMessage(request.system);
+  const messages = [...(system === undefined ? [] : [system]), ...convertMessages(request.messages, names)];
+  if (messages.length === 0) {
+    throw new ApiError('validation_error', { param: 'messages', humanMessage: 'At least one message with non-empty content is required' });
+  }
+  const body: ChatCompletionRequest = { model: context.route.model.upstream, messages, max_tokens: request.max_tokens };
+  const tools = request.tools ?? [];
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
+      type: 'function' as const,
+      function: {
+        name: names.toUpstream(tool.name),
+        ...(tool.description !== undefined && { description: tool.description }),
+        parameters: tool.input_schema,
+      },
+    }));
+    if (request.tool_choice !== undefined) {
+      body.tool_choice = toolChoiceFrom(request.tool_choice, names);
+      // OpenAI refuses parallel_tool_calls without tools, and `none` carries no such flag.
+      if (request.tool_choice.type !== 'none' && request.tool_choice.disable_parallel_tool_use === true) body.parallel_tool_calls = false;
+    }
+  }
+  if (request.stop_sequences !== undefined && request.stop_sequences.length > 0) body.stop = request.stop_sequences;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.top_p !== undefined) body.top_p = request.top_p;
+  if (request.metadata?.user_id !== undefined) body.user = request.metadata.user_id;
+  if (request.stream === true) {
+    body.stream = true;
+    // Without it OpenAI streams carry no usage, and message_delta could not report any.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}

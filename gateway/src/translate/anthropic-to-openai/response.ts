@@ -1,0 +1,68 @@
+// OpenAI chat.completion → Anthropic message (protocols.md §3, stop reasons, usage).
+import { ApiError } from '../../../../core/errors/index.js';
+import type { TokenUsage } from '../../routing/cost.js';
+import type { AnthropicMessage, AnthropicResponseBlock } from '../../wire/anthropic-messages.js';
+import type { OpenAiChatCompletion } from '../../wire/openai-chat.js';
+import { newMessageId, newToolUseId } from '../shared/ids.js';
+import { providerStreamError } from '../shared/provider-errors.js';
+import { isJsonObject, parseToolArguments } from '../shared/safe-json.js';
+import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
+import { sanitizeToolId } from '../shared/tool-ids.js';
+import { anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
+import type { ToolNameMap } from './tool-names.js';
+
+/** An OpenAI-style in-band error (`{error:{message,type,code}}`) as an ApiError keeping the supplier's code. */
+export function openAiInBandError(error: Record<string, unknown>): ApiError {
+  const type = typeof error.type === 'string' && error.type !== '' ? error.type : undefined;
+  const code = typeof error.code === 'string' || typeof error.code === 'number' ? String(error.code) : undefined;
+  const message = typeof error.message === 'string' && error.message !== '' ? error.message : 'The supplier reported an error';
+  const chosen = code ?? type ?? 'upstream_error';
+  return providerStreamError(chosen, message, type);
+}
+
+/** An upstream body checked just enough to be read as an OpenAI chat completion. */
+export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
+  if (isJsonObject(upstream) && isJsonObject(upstream.error)) throw openAiInBandError(upstream.error);
+  if (!isJsonObject(upstream) || !Array.isArray(upstream.choices)) {
+    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with something other than a chat completion' });
+  }
+  return upstream as unknown as OpenAiChatCompletion;
+}
+
+/** The Anthropic message for an OpenAI completion (first choice), and the usage it reported. */
+export function anthropicMessageFrom(
+  completion: OpenAiChatCompletion,
+  publicModel: string,
+  names: ToolNameMap,
+): { message: AnthropicMessage; usage: TokenUsage } {
+  const choice = completion.choices[0];
+  if (choice === undefined || !isJsonObject(choice.message)) {
+    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
+  }
+  const content: AnthropicResponseBlock[] = [];
+  const text = choice.message.content ?? '';
+  // A refusal is the model's answer too; OpenAI keeps it apart, Anthropic as plain text.
+  const shown = text !== '' ? text : (choice.message.refusal ?? '');
+  if (shown !== '') content.push({ type: 'text', text: shown });
+  for (const call of choice.message.tool_calls ?? []) {
+    content.push({
+      type: 'tool_use',
+      id: call.id ? sanitizeToolId(call.id) : newToolUseId(),
+      name: names.restore(call.function.name),
+      input: parseToolArguments(call.function.arguments),
+    });
+  }
+  const usage = tokenUsageFromOpenAi(completion.usage ?? {});
+  const message: AnthropicMessage = {
+    id: newMessageId(),
+    type: 'message',
+    role: 'assistant',
+    model: publicModel,
+    content,
+    stop_reason: stopReasonFromOpenAi(choice.finish_reason),
+    // OpenAI reports a matched stop string as plain `stop`, so which one matched is unknown.
+    stop_sequence: null,
+    usage: anthropicUsageFrom(usage),
+  };
+  return { message, usage };
+}

@@ -1,0 +1,137 @@
+// OpenAI chat-completions request → Anthropic messages request (protocols.md §3).
+import { ApiError } from '../../../../core/errors/index.js';
+import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import type { MessagesRequest } from '../../interfaces/messages/schema.js';
+import type { TranslationContext } from '../types.js';
+import { convertMessages } from './messages.js';
+
+type AnthropicTool = NonNullable<MessagesRequest['tools']>[number];
+type AnthropicToolChoice = NonNullable<MessagesRequest['tool_choice']>;
+
+/** The forced tool that emulates OpenAI JSON mode: its input is the JSON answer. */
+export const jsonToolName = 'json_tool_call';
+
+/** The Anthropic body plus what the response side must remember about it. */
+export interface AnthropicRequestPlan {
+  body: MessagesRequest;
+  /** True when JSON mode is emulated with the forced `json_tool_call` tool. */
+  jsonMode: boolean;
+}
+
+const emptyObjectSchema = { type: 'object', properties: {} } as const;
+
+function toolChoiceFrom(request: ChatCompletionRequest): AnthropicToolChoice | undefined {
+  const disableParallel = request.parallel_tool_calls === false;
+  const choice = request.tool_choice;
+  let mapped: AnthropicToolChoice | undefined;
+  if (choice === undefined) mapped = disableParallel ? { type: 'auto' } : undefined;
+  else if (typeof choice === 'string') {
+    switch (choice) {
+      case 'auto':
+        mapped = { type: 'auto' };
+        break;
+      case 'required':
+        mapped = { type: 'any' };
+        break;
+      case 'none':
+        // `none` takes no parallel flag: no tool is called at all.
+        return { type: 'none' };
+      default: {
+        const unknown: never = choice;
+        throw new ApiError('unsupported_parameter', { param: 'tool_choice', humanMessage: `Unknown tool_choice ${String(unknown)}` });
+      }
+    }
+  } else mapped = { type: 'tool', name: choice.function.name };
+  if (mapped !== undefined && disableParallel) mapped.disable_parallel_tool_use = true;
+  return mapped;
+}
+
+/** The JSON-mode tool for `response_format`, or undefined when plain text was asked for. */
+function jsonModeTool(format: ChatCompletionRequest['response_format']): AnthropicTool | undefined {
+  if (format === undefined) return undefined;
+  switch (format.type) {
+    case 'text':
+      return undefined;
+    case 'json_object':
+      return {
+        name: jsonToolName,
+        description: 'Respond with a JSON object.',
+        input_schema: { type: 'object', additionalProperties: true },
+      };
+    case 'json_schema': {
+      const schema = format.json_schema.schema;
+      return {
+        name: jsonToolName,
+        description: format.json_schema.description ?? `Respond with a JSON object matching the ${format.json_schema.name} schema.`,
+        // OpenAI requires an object root for structured output, so the schema fits input_schema.
+        input_schema: schema !== undefined ? { ...schema, type: 'object' } : { type: 'object', additionalProperties: true },
+      };
+    }
+    default: {
+      const unknown: never = format;
+      throw new ApiError('unsupported_parameter', {
+        param: 'response_format',
+        humanMessage: `Unknown response_format type ${JSON.stringify((unknown as { type?: unknown }).type)}`,
+      });
+    }
+  }
+}
+
+/** max_tokens for Anthropic, which requires it: the client's, else the default capped at the model's maximum. */
+function maxTokensFor(request: ChatCompletionRequest, context: TranslationContext): number {
+  const asked = request.max_completion_tokens ?? request.max_tokens;
+  if (asked !== null && asked !== undefined) return asked;
+  const modelMax = context.route.model.maxOutputTokens;
+  return modelMax === undefined ? context.defaultMaxTokens : Math.min(context.defaultMaxTokens, modelMax);
+}
+
+/** Builds the Anthropic request; throws `unsupported_parameter` for what Anthropic cannot express. */
+export function anthropicRequestFrom(request: ChatCompletionRequest, context: TranslationContext): AnthropicRequestPlan {
+  if (request.n !== undefined && request.n !== null && request.n !== 1) {
+    throw new ApiError('unsupported_parameter', {
+      param: 'n',
+      humanMessage: 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead',
+    });
+  }
+  const conversation = convertMessages(request.messages);
+  const body: MessagesRequest = {
+    model: context.route.model.upstream,
+    max_tokens: maxTokensFor(request, context),
+    messages: conversation.turns,
+  };
+  if (conversation.system.length > 0) body.system = conversation.system;
+
+  // Tools: the client's, plus a minimal definition per name the history uses when the client
+  // sent none, because Anthropic rejects tool blocks in a request without tools (pitfall 3).
+  const tools: AnthropicTool[] = (request.tools ?? []).map((tool) => ({
+    name: tool.function.name,
+    ...(tool.function.description !== undefined && { description: tool.function.description }),
+    input_schema: { ...(tool.function.parameters ?? emptyObjectSchema), type: 'object' },
+  }));
+  if (tools.length === 0) {
+    for (const name of conversation.toolNamesInHistory) tools.push({ name, input_schema: { ...emptyObjectSchema } });
+  }
+  let toolChoice = tools.length > 0 ? toolChoiceFrom(request) : undefined;
+  const jsonTool = jsonModeTool(request.response_format);
+  if (jsonTool !== undefined) {
+    // Forcing the JSON tool overrides the client's tool_choice: the reply must be the JSON.
+    tools.push(jsonTool);
+    toolChoice = { type: 'tool', name: jsonToolName };
+  }
+  if (tools.length > 0) body.tools = tools;
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
+
+  if (request.stop !== undefined && request.stop !== null) {
+    const stops = (typeof request.stop === 'string' ? [request.stop] : request.stop).filter((stop) => stop !== '');
+    if (stops.length > 0) body.stop_sequences = stops;
+  }
+  // OpenAI allows 0–2, Anthropic 0–1: clamp rather than refuse, since clients often send 1.2.
+  if (request.temperature !== undefined && request.temperature !== null) body.temperature = Math.min(Math.max(request.temperature, 0), 1);
+  // Newer Anthropic models refuse temperature and top_p together (LiteLLM #15097); OpenAI
+  // clients often send top_p: 1, which samples from everything anyway, so that one is left out.
+  const topPIsNoOp = request.top_p === 1 && body.temperature !== undefined;
+  if (request.top_p !== undefined && request.top_p !== null && !topPIsNoOp) body.top_p = request.top_p;
+  if (request.user !== undefined) body.metadata = { user_id: request.user };
+  if (request.stream === true) body.stream = true;
+  return { body, jsonMode: jsonTool !== undefined };
+}
