@@ -44,7 +44,9 @@ const supplierSchema = z.strictObject({
   region: regionCode,
   priority: z.number().int().min(0).default(100),
   weight: z.number().positive().default(1),
-  timeout_ms: z.number().int().positive().max(600_000).default(30_000),
+  timeout_ms: z.number().int().positive().max(3_600_000).default(300_000),
+  connect_timeout_ms: z.number().int().positive().max(60_000).default(5_000),
+  first_byte_timeout_ms: z.number().int().positive().max(600_000).optional(),
   models: z.array(modelSchema).min(1),
 });
 
@@ -74,7 +76,12 @@ export interface Supplier {
   region: string;
   priority: number;
   weight: number;
+  /** Whole call, streaming included. */
   timeoutMs: number;
+  /** TCP (and TLS) connection set-up. */
+  connectTimeoutMs: number;
+  /** Until the response headers arrive, and the longest silence between body chunks. */
+  firstByteTimeoutMs: number;
   models: ReadonlyMap<string, SupplierModel>;
 }
 
@@ -133,6 +140,8 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
       priority: raw.priority,
       weight: raw.weight,
       timeoutMs: raw.timeout_ms,
+      connectTimeoutMs: raw.connect_timeout_ms,
+      firstByteTimeoutMs: Math.min(raw.first_byte_timeout_ms ?? 30_000, raw.timeout_ms),
       models,
     };
   });

@@ -55,7 +55,9 @@ test('catalogue: builds routes ordered by priority with defaults filled in', () 
   assert.equal(routes[0]!.model.upstream, 'up-id');
   assert.equal(routes[1]!.model.upstream, 'gpt-4o-mini');
   assert.equal(routes[0]!.supplier.baseUrl, 'http://127.0.0.1:8090/v1');
-  assert.equal(routes[0]!.supplier.timeoutMs, 30_000);
+  assert.equal(routes[0]!.supplier.timeoutMs, 300_000);
+  assert.equal(routes[0]!.supplier.firstByteTimeoutMs, 30_000);
+  assert.equal(routes[0]!.supplier.connectTimeoutMs, 5_000);
   assert.deepEqual(cat.models, [{ id: 'gpt-4o-mini', ownedBy: 'ext' }]);
 });
 

@@ -40,6 +40,11 @@ export const settingsSchema = z.object({
   SVC_STORE_PREFIX: z.string().default('svc:'),
   SVC_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
+  SVC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  SVC_SESSION_TTL_MS: z.coerce.number().int().min(1_000).default(30 * 60_000),
+  SVC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(3),
+  SVC_CIRCUIT_WINDOW_MS: z.coerce.number().int().min(100).default(30_000),
+  SVC_CIRCUIT_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

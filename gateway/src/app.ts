@@ -53,6 +53,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   app.addHook('onResponse', async (request, reply) => {
     const caller = request.caller;
+    const routing = request.routing;
     request.log.info(
       {
         request_id: request.id,
@@ -60,7 +61,13 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         path: request.routeOptions.url ?? request.url.split('?', 1)[0],
         status: reply.statusCode,
         key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
-        supplier: reply.getHeader('x-svc-supplier'),
+        model: routing?.model,
+        supplier: routing?.attempts.at(-1)?.supplier,
+        failover: routing ? routing.attempts.length > 1 : undefined,
+        attempts: routing?.attempts.length ? routing.attempts : undefined,
+        input_tokens: routing?.usage?.inputTokens,
+        output_tokens: routing?.usage?.outputTokens,
+        cost_usd: routing?.costUsd,
         duration_ms: Math.round(reply.elapsedTime),
       },
       'request',

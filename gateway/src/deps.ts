@@ -3,6 +3,8 @@ import type { Catalogue } from '../../core/config/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { KeyDirectory } from './auth/key-directory.js';
 import type { UpstreamClient } from './http/upstream-client.js';
+import type { SessionAffinity } from './routing/session-affinity.js';
+import type { SupplierHealth } from './routing/supplier-health.js';
 
 /** Everything the gateway app needs, built in main.ts (or by a test) and passed in. */
 export interface GatewayDeps {
@@ -10,6 +12,10 @@ export interface GatewayDeps {
   store: Store;
   keys: KeyDirectory;
   upstream: UpstreamClient;
+  health: SupplierHealth;
+  sessions: SessionAffinity;
+  /** Most suppliers one request may try (the first and its failovers). */
+  maxAttempts: number;
   logger: Logger;
   /** HMAC pepper for secrets. */
   pepper: string;

@@ -6,6 +6,8 @@ import { openStore, type Store } from '../../core/store/index.js';
 import { createApp } from './app.js';
 import { KeyDirectory } from './auth/key-directory.js';
 import { UpstreamClient } from './http/upstream-client.js';
+import { SessionAffinity } from './routing/session-affinity.js';
+import { SupplierHealth } from './routing/supplier-health.js';
 
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
@@ -33,12 +35,22 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const store = overrides.store ?? openStore(settings);
   const keys = new KeyDirectory(store, new KeyRepository(database.knex, settings.SVC_KEY_PEPPER));
   await keys.start();
+  const health = new SupplierHealth(store, {
+    failureThreshold: settings.SVC_CIRCUIT_FAILURES,
+    windowMs: settings.SVC_CIRCUIT_WINDOW_MS,
+    cooldownMs: settings.SVC_CIRCUIT_COOLDOWN_MS,
+  });
+  await health.start();
+  await health.load(config.catalogue.suppliers.map((s) => s.name));
   const upstream = new UpstreamClient();
   const app = createApp({
     catalogue: config.catalogue,
     store,
     keys,
     upstream,
+    health,
+    sessions: new SessionAffinity(store, settings.SVC_SESSION_TTL_MS),
+    maxAttempts: settings.SVC_MAX_ATTEMPTS,
     logger,
     pepper: settings.SVC_KEY_PEPPER,
     adminKeyHash: hashSecret(settings.SVC_ADMIN_KEY, settings.SVC_KEY_PEPPER),
@@ -65,6 +77,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
         clearTimeout(grace);
       }
       await keys.stop();
+      await health.stop();
       await upstream.close();
       if (!overrides.store) await store.close();
       if (!overrides.database) await database.close();

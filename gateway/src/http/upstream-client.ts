@@ -1,54 +1,54 @@
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Supplier } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
-import type { ClientDisconnect } from './client-abort.js';
+import type { AttemptSignal } from './cancellation.js';
 
 /** A response from a supplier: status, headers and the body stream (must be consumed or dumped). */
 export type UpstreamResponse = Dispatcher.ResponseData;
 
-/** One HTTP call to a supplier. */
-export interface UpstreamRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-  /** Aborted when the client goes away, so the supplier stops working for nobody. */
-  signal: ClientDisconnect;
-  /** Supplier name, reported in error details (never its URL or credential). */
-  supplier: string;
-}
-
 /**
- * Pooled keep-alive HTTP to suppliers (undici). Connection, header and body timeouts come from
- * the supplier's `timeout_ms`; transport failures become catalogue errors with the cause kept.
+ * Pooled keep-alive HTTP to suppliers (undici), one connection pool per supplier so each has
+ * its own connect timeout. Header and between-chunk timeouts come from the supplier's
+ * `first_byte_timeout_ms`; the whole-call deadline is the attempt signal's. Transport failures
+ * become catalogue errors with the cause kept.
  */
 export class UpstreamClient {
-  private readonly agent = new Agent({
-    connections: 512,
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 600_000,
-    connect: { timeout: 10_000 },
-  });
+  private readonly agents = new Map<string, Agent>();
 
-  async post(request: UpstreamRequest): Promise<UpstreamResponse> {
-    const url = new URL(request.url);
+  private agentFor(supplier: Supplier): Agent {
+    let agent = this.agents.get(supplier.name);
+    if (!agent) {
+      agent = new Agent({
+        connections: 512,
+        keepAliveTimeout: 30_000,
+        keepAliveMaxTimeout: 600_000,
+        connect: { timeout: supplier.connectTimeoutMs },
+      });
+      this.agents.set(supplier.name, agent);
+    }
+    return agent;
+  }
+
+  async post(supplier: Supplier, path: string, headers: Record<string, string>, body: string, signal: AttemptSignal): Promise<UpstreamResponse> {
+    const url = new URL(`${supplier.baseUrl}${path}`);
     try {
-      return await this.agent.request({
+      return await this.agentFor(supplier).request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'POST',
-        headers: request.headers,
-        body: request.body,
-        headersTimeout: request.timeoutMs,
-        bodyTimeout: request.timeoutMs,
-        signal: request.signal,
+        headers,
+        body,
+        headersTimeout: supplier.firstByteTimeoutMs,
+        bodyTimeout: supplier.firstByteTimeoutMs,
+        signal,
       });
     } catch (cause) {
-      throw transportError(cause, request.supplier);
+      throw transportError(cause, supplier.name);
     }
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
 }
 

@@ -1,13 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ModelCapability, ModelRoute } from '../../../core/config/index.js';
+import type { ModelCapability } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
-import { ClientDisconnect } from '../http/client-abort.js';
+import { RequestCancellation } from '../http/cancellation.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
 import { pickCandidates } from '../routing/candidates.js';
-import { routingHeaders } from '../routing/routing-headers.js';
+import { orderCandidates } from '../routing/order-candidates.js';
+import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
+import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
+import { noteUsage, routingRecord } from './attempts.js';
+import { tryCandidates } from './failover.js';
 import { callSupplier } from './supplier-call.js';
 import { streamToClient } from './stream-to-client.js';
 
@@ -21,6 +25,7 @@ export interface ChatInference {
   needs: readonly ModelCapability[];
   /** Rough prompt size for `auto`'s context-window check. */
   promptTokens: number;
+  session: SessionInputs;
 }
 
 /** Cap on `max_tokens` sent to suppliers that require it when neither client nor catalogue gives one. */
@@ -28,39 +33,62 @@ const fallbackMaxTokens = 4096;
 
 /**
  * One chat request through the gateway, for both client families: resolve `auto`, pick
- * region-compliant candidates, translate, call the supplier, answer (JSON or stream) with the
- * routing headers. The pieces each live in one place; this only wires them in order.
+ * region-compliant candidates, order them (session, priority, weight, health), then try them in
+ * turn — translate, call, answer (JSON or stream) with routing headers — failing over on
+ * supplier failures before the first byte. The pieces each live in one place; this wires them.
  */
 export async function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, inference: ChatInference): Promise<unknown> {
   const key = requireKey(request);
+  const record = routingRecord(request);
   const publicModel =
     inference.model === autoModel
-      ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...inference.needs], promptTokens: inference.promptTokens, region: inference.region, protocols: chatProtocols })
+      ? resolveAutoModel(deps.catalogue, key, {
+          capabilities: ['chat', ...inference.needs],
+          promptTokens: inference.promptTokens,
+          region: inference.region,
+          protocols: chatProtocols,
+        })
       : inference.model;
-  const candidates = pickCandidates(deps.catalogue, publicModel, key, inference.region, { protocols: chatProtocols, capability: 'chat' });
-  const route: ModelRoute = candidates[0]!;
-  const translator = createTranslator(inference.client, route.supplier.protocol, {
-    route,
-    publicModel,
-    defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
-  });
-  const call = translator.request();
-  const started = performance.now();
-  const disconnect = new ClientDisconnect(reply);
-  const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, disconnect);
-  const modelHeader = { 'x-svc-model': publicModel };
+  record.model = publicModel;
+  const compliant = pickCandidates(deps.catalogue, publicModel, key, inference.region, { protocols: chatProtocols, capability: 'chat' });
+  const session = sessionOf(inference.session);
+  record.session = session?.id;
+  const pinned = session ? await deps.sessions.pinned(key.id, session) : null;
+  const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(
+    0,
+    deps.maxAttempts,
+  );
+  const cancellation = new RequestCancellation(reply);
 
-  if (inference.stream) {
-    await streamToClient(reply, upstream, translator, () => ({ ...modelHeader, ...routingHeaders(route, false, performance.now() - started) }));
-    return reply;
+  const result = await tryCandidates(request, candidates, cancellation, deps.health, async (route, index, signal) => {
+    const translator = createTranslator(inference.client, route.supplier.protocol, {
+      route,
+      publicModel,
+      defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
+    });
+    const call = translator.request();
+    const started = performance.now();
+    const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
+    const headers = () => ({ 'x-svc-model': publicModel, ...routingHeaders(route, index > 0, performance.now() - started) });
+    if (inference.stream) {
+      const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
+      noteUsage(record, route, translator.usage());
+      return { value: { route, body: reply as unknown }, lateError: outcome.error };
+    }
+    let json: unknown;
+    try {
+      json = await upstream.body.json();
+    } catch (cause) {
+      throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
+    }
+    const body = translator.response(json);
+    noteUsage(record, route, translator.usage());
+    void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
+    return { value: { route, body } };
+  });
+
+  if (session && pinned !== result.route.supplier.name) {
+    void deps.sessions.pin(key.id, session, result.route.supplier.name).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
   }
-  let json: unknown;
-  try {
-    json = await upstream.body.json();
-  } catch (cause) {
-    throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
-  }
-  const body = translator.response(json);
-  void reply.headers({ ...modelHeader, ...routingHeaders(route, false, performance.now() - started, translator.usage()) });
-  return body;
+  return result.body;
 }

@@ -12,6 +12,9 @@ const sseHeaders = {
   'x-accel-buffering': 'no',
 } as const;
 
+/** Trailers announced on every stream; filled in by the caller's `trailers()` at the end. */
+const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
+
 /** What happened to a stream, for the caller's accounting. */
 export interface StreamOutcome {
   /** True once any byte went to the client (after that, failures are in-stream events). */
@@ -31,13 +34,15 @@ export async function streamToClient(
   upstream: UpstreamResponse,
   translator: Translator,
   headers: () => Record<string, string>,
+  trailers: () => Record<string, string>,
 ): Promise<StreamOutcome> {
   const raw = reply.raw;
   let started = false;
   const start = () => {
     started = true;
     reply.hijack();
-    raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), ...headers() });
+    // Totals (tokens, cost) are only known at the end: they follow as HTTP trailers.
+    raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), trailer: trailerNames, ...headers() });
   };
   const write = (text: string) => {
     if (text === '') return;
@@ -74,6 +79,9 @@ export async function streamToClient(
     if (!started) throw error;
     if (!raw.destroyed) raw.write(translator.streamError(error));
   }
-  if (started) raw.end();
+  if (started) {
+    if (!raw.destroyed) raw.addTrailers(trailers());
+    raw.end();
+  }
   return { started, error: failure ? toApiError(failure) : undefined };
 }

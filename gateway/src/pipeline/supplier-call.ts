@@ -1,6 +1,6 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
-import type { ClientDisconnect } from '../http/client-abort.js';
+import type { AttemptSignal } from '../http/cancellation.js';
 import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.js';
 import { supplierAdapters } from '../suppliers/registry.js';
 import type { SupplierCallContext } from '../suppliers/types.js';
@@ -16,17 +16,10 @@ export async function callSupplier(
   path: string,
   body: Record<string, unknown>,
   context: SupplierCallContext,
-  disconnect: ClientDisconnect,
+  signal: AttemptSignal,
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
-  const response = await client.post({
-    url: `${route.supplier.baseUrl}${path}`,
-    headers: adapter.headers(route, context),
-    body: JSON.stringify(body),
-    timeoutMs: route.supplier.timeoutMs,
-    signal: disconnect,
-    supplier: route.supplier.name,
-  });
+  const response = await client.post(route.supplier, path, adapter.headers(route, context), JSON.stringify(body), signal);
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
   let text = '';
   try {
@@ -35,4 +28,12 @@ export async function callSupplier(
     throw new ApiError('upstream_error', { cause, details: { supplier: route.supplier.name } });
   }
   throw adapter.mapError(response.statusCode, response.headers, text, route.supplier.name);
+}
+
+/** The error an attempt ends with when its supplier's whole-call deadline passes. */
+export function deadlineError(route: ModelRoute): ApiError {
+  return new ApiError('provider_timeout', {
+    humanMessage: `Supplier ${route.supplier.name} did not finish within ${route.supplier.timeoutMs} ms`,
+    details: { supplier: route.supplier.name },
+  });
 }

@@ -1,18 +1,27 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { costUsd, type TokenUsage } from './cost.js';
 
-/** The spec's routing headers (part 4): who answered, where, whether failover happened, and cost. */
-export function routingHeaders(route: ModelRoute, failover: boolean, latencyMs: number, usage?: TokenUsage): Record<string, string> {
-  const headers: Record<string, string> = {
+/** The spec's routing headers known before the body (part 4): who answered, where, failover, latency. */
+export function routingHeaders(route: ModelRoute, failover: boolean, latencyMs: number): Record<string, string> {
+  return {
     'x-svc-supplier': route.supplier.name,
     'x-svc-region': route.supplier.region,
     'x-svc-failover': String(failover),
     'x-svc-latency-ms': String(Math.round(latencyMs)),
   };
-  if (usage) {
-    headers['x-svc-input-tokens'] = String(usage.inputTokens);
-    headers['x-svc-output-tokens'] = String(usage.outputTokens);
-    headers['x-svc-cost-usd'] = costUsd(route.model, usage).toFixed(9).replace(/\.?0+$/, '') || '0';
-  }
-  return headers;
+}
+
+/** Cost as a plain decimal (no exponent), at most 9 decimals. */
+export function formatUsd(usd: number): string {
+  return usd.toFixed(9).replace(/\.?0+$/, '') || '0';
+}
+
+/** Token and cost headers (or stream trailers), once usage is known; empty when it is not. */
+export function usageHeaders(route: ModelRoute, usage: TokenUsage | undefined): Record<string, string> {
+  if (!usage) return {};
+  return {
+    'x-svc-input-tokens': String(usage.inputTokens),
+    'x-svc-output-tokens': String(usage.outputTokens),
+    'x-svc-cost-usd': formatUsd(costUsd(route.model, usage)),
+  };
 }

@@ -3,6 +3,7 @@ import type { ModelCapability } from '../../../../core/config/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
 import { serveChat } from '../../pipeline/inference.js';
+import { chatSessionInputs } from '../../routing/session-inputs.js';
 import { chatCompletionRequest, type ChatCompletionRequest } from './schema.js';
 
 /** Capabilities a chat-completions request needs beyond plain chat (used by `auto`). */
@@ -25,6 +26,7 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       stream: body.stream === true,
       needs: chatNeeds(body),
       promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4),
+      session: chatSessionInputs(request.headers, body),
     });
   });
 }

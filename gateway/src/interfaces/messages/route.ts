@@ -3,12 +3,15 @@ import type { ModelCapability } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
-import { ClientDisconnect } from '../../http/client-abort.js';
+import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
 import { serveChat } from '../../pipeline/inference.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { autoModel, resolveAutoModel } from '../../routing/auto-model.js';
 import { pickCandidates } from '../../routing/candidates.js';
+import { orderCandidates } from '../../routing/order-candidates.js';
+import { messagesSessionInputs } from '../../routing/session-inputs.js';
+import { tryCandidates } from '../../pipeline/failover.js';
 import { chatProtocols } from '../../translate/factory.js';
 import { countMessagesTokens } from '../../tokens/count.js';
 import { countTokensRequest, messagesRequest, type CountTokensRequest } from './schema.js';
@@ -46,6 +49,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       stream: body.stream === true,
       needs: messagesNeeds(body),
       promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4),
+      session: messagesSessionInputs(request.headers, body),
     });
   });
 
@@ -58,25 +62,31 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       body.model === autoModel
         ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...messagesNeeds(body)], promptTokens: 0, region: body.region, protocols: chatProtocols })
         : body.model;
-    const route = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' })[0]!;
+    const candidates = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' });
     void reply.header('x-svc-model', model);
-    if (route.supplier.protocol !== 'anthropic') return { input_tokens: countMessagesTokens(body) };
-    const upstreamBody: Record<string, unknown> = { ...body, model: route.model.upstream };
+    // Counting locally needs no supplier; an Anthropic-protocol supplier counts natively.
+    const native = orderCandidates(candidates, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).filter(
+      (r) => r.supplier.protocol === 'anthropic',
+    );
+    if (native.length === 0) return { input_tokens: countMessagesTokens(body) };
+    const upstreamBody: Record<string, unknown> = { ...body };
     delete upstreamBody.region;
     delete upstreamBody.metadata;
-    const upstream = await callSupplier(
-      deps.upstream,
-      route,
-      '/messages/count_tokens',
-      upstreamBody,
-      { requestId: String(request.id), clientHeaders: request.headers },
-      new ClientDisconnect(reply),
-    );
-    const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
-    if (typeof result?.input_tokens !== 'number') {
-      throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
-    }
-    void reply.header('x-svc-supplier', route.supplier.name).header('x-svc-region', route.supplier.region);
-    return { input_tokens: result.input_tokens };
+    return tryCandidates(request, native.slice(0, deps.maxAttempts), new RequestCancellation(reply), deps.health, async (route, _index, signal) => {
+      const upstream = await callSupplier(
+        deps.upstream,
+        route,
+        '/messages/count_tokens',
+        { ...upstreamBody, model: route.model.upstream },
+        { requestId: String(request.id), clientHeaders: request.headers },
+        signal,
+      );
+      const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
+      if (typeof result?.input_tokens !== 'number') {
+        throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
+      }
+      void reply.header('x-svc-supplier', route.supplier.name).header('x-svc-region', route.supplier.region);
+      return { value: { input_tokens: result.input_tokens } };
+    });
   });
 }

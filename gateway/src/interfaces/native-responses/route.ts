@@ -3,12 +3,15 @@ import { createParser } from 'eventsource-parser';
 import { ApiError } from '../../../../core/errors/index.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
-import { ClientDisconnect } from '../../http/client-abort.js';
+import { RequestCancellation } from '../../http/cancellation.js';
+import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
+import { tryCandidates } from '../../pipeline/failover.js';
+import { orderCandidates } from '../../routing/order-candidates.js';
 import { validateBody } from '../../http/validate.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { pickCandidates } from '../../routing/candidates.js';
 import type { TokenUsage } from '../../routing/cost.js';
-import { routingHeaders } from '../../routing/routing-headers.js';
+import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
 import { nativeResponsesRequest } from './schema.js';
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
@@ -58,43 +61,53 @@ function responsesErrorFrame(error: ApiError): string {
 async function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const key = requireKey(request);
   const body = validateBody(nativeResponsesRequest, request.body);
-  const route = pickCandidates(deps.catalogue, body.model, key, body.region, { protocols: ['openai-responses'], capability: 'chat' })[0]!;
-  const upstreamBody: Record<string, unknown> = { ...body, model: route.model.upstream };
+  const record = routingRecord(request);
+  record.model = body.model;
+  const compliant = pickCandidates(deps.catalogue, body.model, key, body.region, { protocols: ['openai-responses'], capability: 'chat' });
+  const candidates = orderCandidates(compliant, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(0, deps.maxAttempts);
+  const upstreamBody: Record<string, unknown> = { ...body };
   delete upstreamBody.region;
-  const started = performance.now();
-  const upstream = await callSupplier(
-    deps.upstream,
-    route,
-    '/responses',
-    upstreamBody,
-    { requestId: String(request.id), clientHeaders: request.headers },
-    new ClientDisconnect(reply),
-  );
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': String(request.id),
-    'x-svc-model': body.model,
-    ...routingHeaders(route, false, performance.now() - started),
-  });
-  // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
-  const meter = new ResponsesMeter();
-  try {
-    for await (const chunk of upstream.body) {
-      raw.write(chunk);
-      meter.feed(chunk as Buffer);
+  // Failover covers the supplier's answer up to its status line; after that the bytes are the client's.
+  return tryCandidates(request, candidates, new RequestCancellation(reply), deps.health, async (route, index, signal) => {
+    const started = performance.now();
+    const upstream = await callSupplier(
+      deps.upstream,
+      route,
+      '/responses',
+      { ...upstreamBody, model: route.model.upstream },
+      { requestId: String(request.id), clientHeaders: request.headers },
+      signal,
+    );
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': String(request.id),
+      'x-svc-model': body.model,
+      trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
+      ...routingHeaders(route, index > 0, performance.now() - started),
+    });
+    // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
+    const meter = new ResponsesMeter();
+    let lateError: ApiError | undefined;
+    try {
+      for await (const chunk of upstream.body) {
+        raw.write(chunk);
+        meter.feed(chunk as Buffer);
+      }
+      if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
+    } catch (error) {
+      lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
+      if (!raw.destroyed) raw.write(responsesErrorFrame(lateError));
     }
-    if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
-  } catch (error) {
-    const failure = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
-    if (!raw.destroyed) raw.write(responsesErrorFrame(failure));
-  }
-  raw.end();
-  return reply;
+    noteUsage(record, route, meter.usage);
+    if (!raw.destroyed) raw.addTrailers(usageHeaders(route, meter.usage));
+    raw.end();
+    return { value: reply, lateError };
+  });
 }
 
 /** `POST /v1/native/responses`: the native lane, untranslated, to `openai-responses` suppliers. */

@@ -25,6 +25,8 @@ export function testRoute(protocol: SupplierProtocol, upstreamModel = 'upstream-
     priority: 100,
     weight: 1,
     timeoutMs: 30_000,
+    connectTimeoutMs: 5_000,
+    firstByteTimeoutMs: 30_000,
     models: new Map([[model.id, model]]),
   };
   return { supplier, model };

@@ -1,0 +1,80 @@
+import type { FastifyRequest } from 'fastify';
+import type { ModelRoute } from '../../../core/config/index.js';
+import type { ApiError } from '../../../core/errors/index.js';
+import { costUsd, type TokenUsage } from '../routing/cost.js';
+
+/** One supplier attempt of a request, failed or not; all of them go to the request's record. */
+export interface AttemptRecord {
+  supplier: string;
+  region: string;
+  /** Epoch ms when the request to the supplier was sent. */
+  startedAt: number;
+  latencyMs: number;
+  outcome: 'ok' | 'failed';
+  /** HTTP status the supplier (or the transport) ended the attempt with. */
+  status: number;
+  code: string | undefined;
+  /** For attempts after the first: ms from the previous failure being observed to this request being sent. */
+  selectionMs: number | undefined;
+}
+
+/** Routing facts of a request, kept for the request log line and the audit record. */
+export interface RoutingRecord {
+  model: string | undefined;
+  attempts: AttemptRecord[];
+  session: string | undefined;
+  usage: TokenUsage | undefined;
+  costUsd: number | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the inference pipeline; absent for requests that never reached routing. */
+    routing?: RoutingRecord;
+  }
+}
+
+/** The request's routing record, created on first use. */
+export function routingRecord(request: FastifyRequest): RoutingRecord {
+  request.routing ??= { model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined };
+  return request.routing;
+}
+
+/** Timing of one attempt between `begin` and `finish`. */
+export interface AttemptClock {
+  route: ModelRoute;
+  startedAt: number;
+  startedPerf: number;
+  selectionMs: number | undefined;
+}
+
+/** Starts timing an attempt; `previousFailureAt` (performance.now) gives the failover selection time. */
+export function beginAttempt(route: ModelRoute, previousFailureAt: number | undefined): AttemptClock {
+  const startedPerf = performance.now();
+  return {
+    route,
+    startedAt: Date.now(),
+    startedPerf,
+    selectionMs: previousFailureAt === undefined ? undefined : startedPerf - previousFailureAt,
+  };
+}
+
+/** Closes an attempt into its record. */
+export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, status = 200): AttemptRecord {
+  return {
+    supplier: clock.route.supplier.name,
+    region: clock.route.supplier.region,
+    startedAt: clock.startedAt,
+    latencyMs: Math.round(performance.now() - clock.startedPerf),
+    outcome: error ? 'failed' : 'ok',
+    status: error ? error.status : status,
+    code: error?.code,
+    selectionMs: clock.selectionMs === undefined ? undefined : Math.round(clock.selectionMs * 1000) / 1000,
+  };
+}
+
+/** Records the usage of the answering route and its cost at the catalogue's prices. */
+export function noteUsage(record: RoutingRecord, route: ModelRoute, usage: TokenUsage | undefined): void {
+  record.usage = usage;
+  record.costUsd = usage ? costUsd(route.model, usage) : undefined;
+}

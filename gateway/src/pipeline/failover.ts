@@ -1,0 +1,69 @@
+import type { FastifyRequest } from 'fastify';
+import type { ModelRoute } from '../../../core/config/index.js';
+import { ApiError, toApiError } from '../../../core/errors/index.js';
+import { AttemptSignal, type RequestCancellation } from '../http/cancellation.js';
+import type { SupplierHealth } from '../routing/supplier-health.js';
+import { beginAttempt, finishAttempt, routingRecord } from './attempts.js';
+import { deadlineError } from './supplier-call.js';
+
+/**
+ * Whether a failed attempt may be retried on the next candidate: rate limits, supplier-side
+ * failures, timeouts and connection errors. A client error (400, 404, 413, 422…) would fail on
+ * every supplier alike, so it is returned at once.
+ */
+export function isFailoverable(error: ApiError): boolean {
+  return error.status === 429 || error.status >= 500;
+}
+
+/**
+ * What an attempt produced. `lateError` is a failure after the response had started (a stream
+ * cut mid-way): the client already has its in-stream error, so there is no failover, but the
+ * attempt counts as failed for the record and the supplier's health.
+ */
+export interface AttemptResult<T> {
+  value: T;
+  lateError?: ApiError | undefined;
+}
+
+/** One attempt against one route; resolves with the result or throws (then maybe failover). */
+export type Attempt<T> = (route: ModelRoute, index: number, signal: AttemptSignal) => Promise<AttemptResult<T>>;
+
+/**
+ * Tries the ordered candidates until one succeeds. Failover happens only on failures before the
+ * first byte reaches the client (an attempt that already started a response resolves, carrying
+ * its in-stream error itself). Each attempt is recorded; a failed supplier is reported to the
+ * shared health without waiting. When every candidate fails, the first (the primary's) error —
+ * the original provider status and code — is what the client sees.
+ */
+export async function tryCandidates<T>(
+  request: FastifyRequest,
+  candidates: readonly ModelRoute[],
+  cancellation: RequestCancellation,
+  health: SupplierHealth,
+  attempt: Attempt<T>,
+): Promise<T> {
+  const record = routingRecord(request);
+  let firstError: ApiError | undefined;
+  let lastFailureAt: number | undefined;
+  for (const [index, route] of candidates.entries()) {
+    const clock = beginAttempt(route, lastFailureAt);
+    const signal = new AttemptSignal(cancellation, route.supplier.timeoutMs, () => deadlineError(route));
+    try {
+      const { value, lateError } = await attempt(route, index, signal);
+      record.attempts.push(finishAttempt(clock, lateError));
+      const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
+      void update.catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      return value;
+    } catch (thrown) {
+      lastFailureAt = performance.now();
+      const error = toApiError(thrown);
+      record.attempts.push(finishAttempt(clock, error));
+      if (cancellation.aborted || !isFailoverable(error)) throw error;
+      void health.recordFailure(route.supplier.name, error).catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      firstError ??= error;
+    } finally {
+      signal.dispose();
+    }
+  }
+  throw firstError ?? new ApiError('no_providers_available');
+}

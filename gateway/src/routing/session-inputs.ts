@@ -1,0 +1,41 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
+import type { MessagesRequest } from '../interfaces/messages/schema.js';
+import type { SessionInputs } from './session-affinity.js';
+
+type TextContent = string | readonly { type: string; text?: unknown }[] | null | undefined;
+
+function textOf(content: TextContent): string {
+  if (typeof content === 'string') return content;
+  if (!content) return '';
+  return content.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('\n');
+}
+
+function header(headers: IncomingHttpHeaders): string | undefined {
+  const value = headers['x-session-id'];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** Session inputs of a chat-completions request: header, metadata, and the conversation's opening. */
+export function chatSessionInputs(headers: IncomingHttpHeaders, body: ChatCompletionRequest): SessionInputs {
+  const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content as TextContent));
+  const firstUser = body.messages.find((m) => m.role === 'user');
+  return {
+    header: header(headers),
+    sessionId: body.metadata?.session_id || undefined,
+    stickyKey: body.metadata?.sticky_key || undefined,
+    conversationSeed: firstUser ? `${system.join('\n')}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
+  };
+}
+
+/** Session inputs of a messages request: header, metadata, and the conversation's opening. */
+export function messagesSessionInputs(headers: IncomingHttpHeaders, body: MessagesRequest): SessionInputs {
+  const system = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
+  const firstUser = body.messages.find((m) => m.role === 'user');
+  return {
+    header: header(headers),
+    sessionId: body.metadata?.session_id || undefined,
+    stickyKey: body.metadata?.sticky_key || undefined,
+    conversationSeed: firstUser ? `${system}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
+  };
+}
