@@ -1,0 +1,128 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { buildCatalogue, type ModelRoute } from '../../../core/config/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import { MemoryStore } from '../../../core/store/index.js';
+import { RequestCancellation } from '../http/cancellation.js';
+import { SupplierHealth } from '../routing/supplier-health.js';
+import { isFailoverable, tryCandidates } from './failover.js';
+
+const routes: readonly ModelRoute[] = buildCatalogue(
+  {
+    suppliers: ['a', 'b', 'c'].map((name, i) => ({
+      name,
+      protocol: 'openai',
+      base_url: 'http://127.0.0.1:1/v1',
+      region: 'EU',
+      priority: i,
+      timeout_ms: 1_000,
+      models: [{ id: 'm', input_usd_per_mtok: 1, output_usd_per_mtok: 1 }],
+    })),
+  },
+  {},
+).routes.get('m')!;
+
+function fakeRequest(): FastifyRequest {
+  return { log: { warn: () => undefined } } as unknown as FastifyRequest;
+}
+function fakeCancellation(): { cancellation: RequestCancellation; raw: EventEmitter & { writableFinished: boolean } } {
+  const raw = Object.assign(new EventEmitter(), { writableFinished: false });
+  return { cancellation: new RequestCancellation({ raw } as unknown as FastifyReply), raw };
+}
+
+test('which failures fail over: rate limits and supplier-side failures, not client errors', () => {
+  assert.equal(isFailoverable(new ApiError('rate_limit_exceeded')), true);
+  assert.equal(isFailoverable(new ApiError('provider_timeout')), true);
+  assert.equal(isFailoverable(new ApiError('provider_unavailable')), true);
+  assert.equal(isFailoverable(ApiError.fromProvider('server_error', 500, 'boom')), true);
+  assert.equal(isFailoverable(ApiError.fromProvider('context_length_exceeded', 400, 'too long')), false);
+  assert.equal(isFailoverable(new ApiError('model_not_found')), false);
+});
+
+test('the next candidate answers after a failure; every attempt is recorded with its selection time', async () => {
+  const store = new MemoryStore('t:');
+  const request = fakeRequest();
+  const { cancellation } = fakeCancellation();
+  const tried: string[] = [];
+  const value = await tryCandidates(request, routes, cancellation, new SupplierHealth(store), async (route) => {
+    tried.push(route.supplier.name);
+    if (route.supplier.name === 'a') throw ApiError.fromProvider('rate_limit_exceeded', 429, 'slow down');
+    return { value: `answer from ${route.supplier.name}` };
+  });
+  assert.equal(value, 'answer from b');
+  assert.deepEqual(tried, ['a', 'b']);
+  const attempts = request.routing!.attempts;
+  assert.deepEqual(attempts.map((a) => [a.supplier, a.outcome, a.status, a.code]), [
+    ['a', 'failed', 429, 'rate_limit_exceeded'],
+    ['b', 'ok', 200, undefined],
+  ]);
+  assert.equal(attempts[0]!.selectionMs, undefined);
+  assert.ok(attempts[1]!.selectionMs! >= 0 && attempts[1]!.selectionMs! < 50);
+  await store.close();
+});
+
+test('all failing: the primary error is returned; a client error stops at once', async () => {
+  const store = new MemoryStore('t:');
+  const { cancellation } = fakeCancellation();
+  const health = new SupplierHealth(store);
+  await assert.rejects(
+    tryCandidates(fakeRequest(), routes, cancellation, health, async (route) => {
+      throw ApiError.fromProvider(`down_${route.supplier.name}`, route.supplier.name === 'a' ? 503 : 500, 'down');
+    }),
+    (e: unknown) => e instanceof ApiError && e.code === 'down_a' && e.status === 503,
+  );
+  let calls = 0;
+  await assert.rejects(
+    tryCandidates(fakeRequest(), routes, cancellation, health, async () => {
+      calls++;
+      throw ApiError.fromProvider('invalid_request_error', 400, 'bad');
+    }),
+    (e: unknown) => e instanceof ApiError && e.status === 400,
+  );
+  assert.equal(calls, 1);
+  await store.close();
+});
+
+test('a late failure (stream already started) is recorded but not failed over', async () => {
+  const store = new MemoryStore('t:');
+  const request = fakeRequest();
+  const { cancellation } = fakeCancellation();
+  const value = await tryCandidates(request, routes, cancellation, new SupplierHealth(store), async () => ({
+    value: 'partial',
+    lateError: new ApiError('stream_interrupted'),
+  }));
+  assert.equal(value, 'partial');
+  assert.deepEqual(request.routing!.attempts.map((a) => [a.supplier, a.outcome, a.code]), [['a', 'failed', 'stream_interrupted']]);
+  await store.close();
+});
+
+test('the attempt deadline aborts the attempt with provider_timeout; a client disconnect stops failover', async () => {
+  const store = new MemoryStore('t:');
+  const { cancellation, raw } = fakeCancellation();
+  const started = Date.now();
+  let reason: unknown;
+  await assert.rejects(
+    tryCandidates(fakeRequest(), routes.slice(0, 1), cancellation, new SupplierHealth(store), (_route, _i, signal) =>
+      new Promise((_resolve, reject) =>
+        signal.once('abort', () => {
+          reason = signal.reason;
+          reject(signal.reason);
+        }),
+      ),
+    ),
+    (e: unknown) => e instanceof ApiError && e.code === 'provider_timeout',
+  );
+  assert.ok(Date.now() - started >= 990, 'waited for the 1 s supplier deadline');
+  assert.ok(reason instanceof ApiError);
+  let calls = 0;
+  const pending = tryCandidates(fakeRequest(), routes, cancellation, new SupplierHealth(store), (_route, _i, signal) => {
+    calls++;
+    return new Promise((_resolve, reject) => signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))));
+  });
+  raw.emit('close'); // the client went away
+  await assert.rejects(pending);
+  assert.equal(calls, 1, 'no failover for a client that left');
+  await store.close();
+});
