@@ -117,6 +117,22 @@ export class MemoryData implements ScriptCommands {
     return added;
   }
 
+  hincrBy(key: string, field: string, by: number): number {
+    const hash = this.typed(key, 'hash') ?? this.create(key, { type: 'hash', value: new Map() });
+    const base = Number(hash.value.get(field) ?? 0);
+    if (!Number.isInteger(base)) throw new Error('ERR hash value is not an integer');
+    const next = base + by;
+    hash.value.set(field, String(next));
+    return next;
+  }
+
+  hdel(key: string, field: string): number {
+    const hash = this.typed(key, 'hash');
+    if (!hash || !hash.value.delete(field)) return 0;
+    if (hash.value.size === 0) this.slots.delete(key);
+    return 1;
+  }
+
   hincrByFloat(key: string, field: string, by: number): string {
     const hash = this.typed(key, 'hash') ?? this.create(key, { type: 'hash', value: new Map() });
     const next = formatFloat(Number(hash.value.get(field) ?? 0) + by);

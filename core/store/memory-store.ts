@@ -49,6 +49,10 @@ export class MemoryStore implements Store {
     return this.data.pttl(this.k(key));
   }
 
+  async hashGetAll(key: string): Promise<Record<string, string>> {
+    return this.data.hgetall(this.k(key));
+  }
+
   async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
     const reply: ScriptReply = script.memory(this.data, keys.map((key) => this.k(key)), args.map(String));
     return script.decode(reply);

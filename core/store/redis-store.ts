@@ -64,6 +64,10 @@ export class RedisStore implements Store {
     return this.client.pttl(this.k(key));
   }
 
+  async hashGetAll(key: string): Promise<Record<string, string>> {
+    return this.client.hgetall(this.k(key));
+  }
+
   async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
     let sha = this.shas.get(script.name);
     if (!sha) {

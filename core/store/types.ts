@@ -16,7 +16,9 @@ export interface ScriptCommands {
   pttl(key: string): number;
   hget(key: string, field: string): string | null;
   hset(key: string, field: string, value: string): number;
+  hincrBy(key: string, field: string, by: number): number;
   hincrByFloat(key: string, field: string, by: number): string;
+  hdel(key: string, field: string): number;
   hgetall(key: string): Record<string, string>;
   zadd(key: string, score: number, member: string): number;
   zremRangeByScore(key: string, min: number, max: number): number;
@@ -64,6 +66,8 @@ export interface Store {
   incrBy(key: string, by: number, ttlMs?: number): Promise<number>;
   /** Remaining time to live in ms; -1 without expiry, -2 when the key does not exist. */
   pttl(key: string): Promise<number>;
+  /** All fields of a hash ({} when missing). */
+  hashGetAll(key: string): Promise<Record<string, string>>;
   runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result>;
 
   streamAdd(stream: string, fields: Record<string, string>, options?: { maxLen?: number }): Promise<string>;

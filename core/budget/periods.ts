@@ -1,0 +1,67 @@
+import type { BudgetPeriod } from '../keys/record.js';
+
+/** Length of the `rolling` budget window (spec leaves it open; docs/keys.md). */
+export const rollingWindowDays = 30;
+const dayMs = 86_400_000;
+
+/**
+ * Where a key's spend for the period containing `now` is counted, and when that period ends.
+ * Counters are hashes of integer micro-USD per bucket: `daily` and `monthly` use one hash per
+ * calendar period (UTC) with one bucket; `rolling` uses one hash with a bucket per UTC day, of
+ * which the last `rollingWindowDays` count.
+ */
+export interface BudgetWindow {
+  /** Store key of the counter hash. */
+  counterKey: string;
+  /** Bucket (hash field) that new spend goes to. */
+  bucket: number;
+  /** Buckets below this no longer count (and are deleted when seen). */
+  minBucket: number;
+  /** How long the counter must live from now (past the window's end). */
+  ttlMs: number;
+  /** Exact end of the current period (daily/monthly); for rolling, computed from the buckets. */
+  periodEnd: Date | undefined;
+}
+
+/** The budget window of `keyId` for `period` at `now`. */
+export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): BudgetWindow {
+  switch (period) {
+    case 'daily': {
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+      const end = start + dayMs;
+      const tag = new Date(start).toISOString().slice(0, 10);
+      return { counterKey: `budget:${keyId}:d:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+    }
+    case 'monthly': {
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+      const tag = new Date(start).toISOString().slice(0, 7);
+      return { counterKey: `budget:${keyId}:m:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+    }
+    case 'rolling': {
+      const day = Math.floor(now.getTime() / dayMs);
+      return {
+        counterKey: `budget:${keyId}:r`,
+        bucket: day,
+        minBucket: day - rollingWindowDays + 1,
+        ttlMs: (rollingWindowDays + 1) * dayMs,
+        periodEnd: undefined,
+      };
+    }
+    default: {
+      const unreachable: never = period;
+      throw new Error(`unknown budget period ${String(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * When spend stops counting against the budget: the period's end for daily/monthly; for
+ * rolling, when the oldest counted day leaves the window (null when nothing is counted).
+ */
+export function resetsAt(window: BudgetWindow, buckets: ReadonlyMap<number, number>): Date | null {
+  if (window.periodEnd) return window.periodEnd;
+  const counted = [...buckets.entries()].filter(([bucket, micro]) => bucket >= window.minBucket && micro > 0).map(([b]) => b);
+  if (counted.length === 0) return null;
+  return new Date((Math.min(...counted) + rollingWindowDays) * dayMs);
+}

@@ -1,0 +1,79 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { MemoryStore } from '../store/memory-store.js';
+import { createRedisTestStore } from '../store/testing.js';
+import type { Store } from '../store/types.js';
+import { enforceRequest, settleReservation } from './scripts.js';
+
+const keys = ['rate', 'budget', 'wallet'];
+/** ARGV for enforceRequest. */
+function args(o: { rpm?: number; reserve: number; cap?: number; bucket?: number; minBucket?: number; wallet?: boolean }): (string | number)[] {
+  return [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
+}
+
+function enforcementContract(name: string, open: () => Store): void {
+  describe(`enforcement scripts: ${name}`, () => {
+    const stores: Store[] = [];
+    const fresh = () => {
+      const s = open();
+      stores.push(s);
+      return s;
+    };
+    after(async () => {
+      await Promise.all(stores.map((s) => s.close()));
+    });
+
+    test('200 concurrent reservations against a budget covering 10: exactly 10 admitted, never above the cap', async () => {
+      const store = fresh();
+      const verdicts = await Promise.all(Array.from({ length: 200 }, () => store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))));
+      assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
+      assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000' });
+    });
+
+    test('settling returns the unspent part; releasing returns all of it', async () => {
+      const store = fresh();
+      await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
+      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 5_000, 1_200, 1, 0]);
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+      await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
+      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 5_000, 0, 1, 0]);
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+    });
+
+    test('rate limit: rpm admitted per window, refusal says when to retry and reserves nothing', async () => {
+      const store = fresh();
+      const verdicts = [];
+      for (let i = 0; i < 4; i++) verdicts.push(await store.runScript(enforceRequest, keys, args({ rpm: 3, reserve: 10, cap: 1_000 })));
+      assert.deepEqual(verdicts.map((v) => v.kind), ['admitted', 'admitted', 'admitted', 'rate_limited']);
+      const refused = verdicts[3]!;
+      assert.ok(refused.kind === 'rate_limited' && refused.retryAfterMs > 0 && refused.retryAfterMs <= 60_000);
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '30' });
+    });
+
+    test('wallet: unknown until loaded, refused when short, reserved and refunded', async () => {
+      const store = fresh();
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_unknown' });
+      await store.set('wallet', '150');
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_empty', balanceMicro: 50 });
+      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 100, 30, 0, 1]);
+      assert.equal(await store.get('wallet'), '120');
+    });
+
+    test('rolling buckets: buckets older than the window stop counting and are dropped', async () => {
+      const store = fresh();
+      await store.runScript(enforceRequest, keys, args({ reserve: 700, cap: 1_000, bucket: 100, minBucket: 71 }));
+      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 129, minBucket: 100 }))).kind, 'budget_exceeded');
+      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 130, minBucket: 101 }))).kind, 'admitted');
+      assert.deepEqual(await store.hashGetAll('budget'), { '130': '400' });
+    });
+  });
+}
+
+enforcementContract('memory', () => new MemoryStore('t:'));
+if (process.env.REDIS_URL) {
+  const url = process.env.REDIS_URL;
+  enforcementContract('redis', () => createRedisTestStore(url));
+}

@@ -1,0 +1,150 @@
+import type { ScriptCommands, ScriptReply, StoreScript } from '../store/types.js';
+
+/** Why enforcement refused a request, or `admitted`. */
+export type EnforcementVerdict =
+  | { kind: 'admitted' }
+  | { kind: 'rate_limited'; retryAfterMs: number }
+  | { kind: 'budget_exceeded'; usedMicro: number }
+  | { kind: 'wallet_empty'; balanceMicro: number }
+  /** The payer's balance is not in the store yet: load it from PostgreSQL and ask again. */
+  | { kind: 'wallet_unknown' };
+
+/** Sums the counted buckets of a budget hash, deleting buckets that left the window. */
+function countedSpend(redis: ScriptCommands, key: string, minBucket: number): number {
+  let sum = 0;
+  for (const [field, value] of Object.entries(redis.hgetall(key))) {
+    if (Number(field) < minBucket) redis.hdel(key, field);
+    else sum += Number(value);
+  }
+  return sum;
+}
+
+/**
+ * The per-request enforcement step, atomic in one store round trip (design.md step 3): rate
+ * limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
+ * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
+ *
+ * KEYS: rate window zset, budget hash, wallet balance.
+ * ARGV: rpm (0 = none), windowMs, member, reserveMicro, capMicro (-1 = none), minBucket,
+ *       bucket, budgetTtlMs, walletEnforced (0/1).
+ * Money is integer micro-USD: Lua and JavaScript agree on integers, not on floats.
+ */
+export const enforceRequest: StoreScript<EnforcementVerdict> = {
+  name: 'enforce_request',
+  lua: `
+local rpm = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local reserve = tonumber(ARGV[4])
+local cap = tonumber(ARGV[5])
+local minBucket = tonumber(ARGV[6])
+local now = 0
+if rpm > 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[1]) >= rpm then
+    local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return {1, tonumber(oldest[2]) + window - now}
+  end
+end
+if cap >= 0 then
+  local used = 0
+  local flat = redis.call('HGETALL', KEYS[2])
+  for i = 1, #flat, 2 do
+    if tonumber(flat[i]) < minBucket then redis.call('HDEL', KEYS[2], flat[i])
+    else used = used + tonumber(flat[i + 1]) end
+  end
+  if used + reserve > cap then return {2, used} end
+end
+if ARGV[9] == '1' then
+  local balance = redis.call('GET', KEYS[3])
+  if not balance then return {4, 0} end
+  if tonumber(balance) < reserve then return {3, tonumber(balance)} end
+  redis.call('DECRBY', KEYS[3], reserve)
+end
+if rpm > 0 then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+end
+if cap >= 0 then
+  redis.call('HINCRBY', KEYS[2], ARGV[7], reserve)
+  redis.call('PEXPIRE', KEYS[2], ARGV[8])
+end
+return {0, 0}
+`,
+  memory(redis, keys, args) {
+    const [rateKey, budgetKey, walletKey] = keys as [string, string, string];
+    const rpm = Number(args[0]);
+    const window = Number(args[1]);
+    const reserve = Number(args[3]);
+    const cap = Number(args[4]);
+    const now = redis.nowMs();
+    if (rpm > 0) {
+      redis.zremRangeByScore(rateKey, -Infinity, now - window);
+      if (redis.zcard(rateKey) >= rpm) return [1, redis.zfirst(rateKey)![1] + window - now];
+    }
+    if (cap >= 0) {
+      const used = countedSpend(redis, budgetKey, Number(args[5]));
+      if (used + reserve > cap) return [2, used];
+    }
+    if (args[8] === '1') {
+      const balance = redis.get(walletKey);
+      if (balance === null) return [4, 0];
+      if (Number(balance) < reserve) return [3, Number(balance)];
+      redis.incrBy(walletKey, -reserve);
+    }
+    if (rpm > 0) {
+      redis.zadd(rateKey, now, args[2]!);
+      redis.pexpire(rateKey, window);
+    }
+    if (cap >= 0) {
+      redis.hincrBy(budgetKey, args[6]!, reserve);
+      redis.pexpire(budgetKey, Number(args[7]));
+    }
+    return [0, 0];
+  },
+  decode(reply: ScriptReply): EnforcementVerdict {
+    const [kind, value] = reply as [number, number];
+    switch (kind) {
+      case 0:
+        return { kind: 'admitted' };
+      case 1:
+        return { kind: 'rate_limited', retryAfterMs: Math.max(0, value) };
+      case 2:
+        return { kind: 'budget_exceeded', usedMicro: value };
+      case 3:
+        return { kind: 'wallet_empty', balanceMicro: value };
+      case 4:
+        return { kind: 'wallet_unknown' };
+      default:
+        throw new Error(`enforce_request returned unknown verdict ${String(kind)}`);
+    }
+  },
+};
+
+/**
+ * Settles a reservation once the actual cost is known (or releases it, with actual = 0): the
+ * budget bucket and the wallet get back what was reserved and not spent.
+ * KEYS: budget hash, wallet balance. ARGV: bucket, reserveMicro, actualMicro, budgeted (0/1), walletEnforced (0/1).
+ */
+export const settleReservation: StoreScript<void> = {
+  name: 'settle_reservation',
+  lua: `
+local unspent = tonumber(ARGV[2]) - tonumber(ARGV[3])
+if ARGV[4] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -unspent)
+end
+if ARGV[5] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('INCRBY', KEYS[2], unspent)
+end
+return 0
+`,
+  memory(redis, keys, args) {
+    const [budgetKey, walletKey] = keys as [string, string];
+    const unspent = Number(args[1]) - Number(args[2]);
+    if (args[3] === '1' && unspent !== 0 && redis.pttl(budgetKey) !== -2) redis.hincrBy(budgetKey, args[0]!, -unspent);
+    if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);
+    return 0;
+  },
+  decode: () => undefined,
+};
