@@ -30,6 +30,8 @@ export interface KeyRecord {
   budgetPeriod: BudgetPeriod | null;
   rateLimitRpm: number | null;
   metadata: Record<string, string>;
+  /** Wallet the key's requests are charged to; null = the caller pays outside the platform. */
+  payerId: string | null;
   source: KeySource;
   createdAt: string;
   updatedAt: string;

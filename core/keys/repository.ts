@@ -15,6 +15,7 @@ interface KeyRow {
   budget_period: BudgetPeriod | null;
   rate_limit_rpm: number | null;
   metadata: Record<string, string>;
+  payer_id: string | null;
   source: KeySource;
   created_at: Date;
   updated_at: Date;
@@ -34,6 +35,7 @@ function toRecord(row: KeyRow): KeyRecord {
     budgetPeriod: row.budget_period,
     rateLimitRpm: row.rate_limit_rpm,
     metadata: row.metadata ?? {},
+    payerId: row.payer_id ?? null,
     source: row.source,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
@@ -51,6 +53,46 @@ export interface NewKey {
   budgetPeriod?: BudgetPeriod | null;
   rateLimitRpm?: number | null;
   metadata?: Record<string, string>;
+  payerId?: string | null;
+}
+
+/** Fields a PATCH may change (undefined = unchanged, null = cleared). */
+export type KeyPatch = Partial<Pick<NewKey, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'>> & {
+  status?: KeyStatus;
+};
+
+/** Filters and paging of a key listing. */
+export interface KeyListQuery {
+  status?: KeyStatus;
+  namePrefix?: string;
+  source?: KeySource;
+  limit: number;
+  /** Opaque cursor from the previous page. */
+  cursor?: string;
+}
+
+/** Thrown for a cursor that was not produced by list(). */
+export class InvalidCursorError extends Error {}
+
+function encodeCursor(createdAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string' && !Number.isNaN(Date.parse(parsed[0]))) {
+      return [parsed[0], parsed[1]];
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidCursorError('cursor is not valid');
+}
+
+/** JSON text for a jsonb column (pg would send a JS array as a Postgres array literal). */
+function jsonb<T>(value: T | null | undefined): T | null {
+  return (value === null || value === undefined ? null : JSON.stringify(value)) as unknown as T | null;
 }
 
 /** Keys in PostgreSQL: the system of record. The secret leaves only once, from create(). */
@@ -66,18 +108,22 @@ export class KeyRepository {
     const [row] = await this.knex<KeyRow>('api_keys')
       .insert({
         id: generateKeyId(),
+        // Millisecond timestamps set here (not now() in SQL, which has microseconds) so the
+        // list cursor, which carries milliseconds, compares exactly.
+        created_at: new Date(),
+        updated_at: new Date(),
         kind: input.kind,
         name: input.name,
         secret_hash: hashSecret(secret, this.pepper),
         secret_hint: secretHint(secret),
         status: 'active',
-        // pg would send a JS array as a Postgres array literal; jsonb needs JSON text.
-        allowed_models: (input.allowedModels ? JSON.stringify(input.allowedModels) : null) as unknown as string[] | null,
-        allowed_regions: (input.allowedRegions ? JSON.stringify(input.allowedRegions) : null) as unknown as string[] | null,
+        allowed_models: jsonb(input.allowedModels),
+        allowed_regions: jsonb(input.allowedRegions),
         budget_limit_usd: input.budgetLimitUsd === undefined || input.budgetLimitUsd === null ? null : String(input.budgetLimitUsd),
         budget_period: input.budgetPeriod ?? null,
         rate_limit_rpm: input.rateLimitRpm ?? null,
-        metadata: JSON.stringify(input.metadata ?? {}) as unknown as Record<string, string>,
+        metadata: jsonb(input.metadata ?? {}) as Record<string, string>,
+        payer_id: input.payerId ?? null,
         source: input.source,
       })
       .returning('*');
@@ -94,5 +140,40 @@ export class KeyRepository {
   async findById(id: string): Promise<KeyRecord | undefined> {
     const row = await this.knex<KeyRow>('api_keys').where({ id }).first();
     return row ? toRecord(row as KeyRow) : undefined;
+  }
+
+  /** Applies a partial change; returns the new record, or undefined for an unknown id. */
+  async update(id: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
+    const changes: Record<string, unknown> = { updated_at: this.knex.fn.now() };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.allowedModels !== undefined) changes.allowed_models = jsonb(patch.allowedModels);
+    if (patch.allowedRegions !== undefined) changes.allowed_regions = jsonb(patch.allowedRegions);
+    if (patch.budgetLimitUsd !== undefined) changes.budget_limit_usd = patch.budgetLimitUsd === null ? null : String(patch.budgetLimitUsd);
+    if (patch.budgetPeriod !== undefined) changes.budget_period = patch.budgetPeriod;
+    if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
+    if (patch.metadata !== undefined) changes.metadata = jsonb(patch.metadata);
+    if (patch.payerId !== undefined) changes.payer_id = patch.payerId;
+    if (patch.status !== undefined) {
+      changes.status = patch.status;
+      if (patch.status === 'revoked') changes.revoked_at = this.knex.fn.now();
+    }
+    const [row] = await this.knex<KeyRow>('api_keys').where({ id }).update(changes).returning('*');
+    return row ? toRecord(row as KeyRow) : undefined;
+  }
+
+  /** A page of keys, newest first, with the cursor of the next page (null at the end). */
+  async list(query: KeyListQuery): Promise<{ data: KeyRecord[]; nextCursor: string | null }> {
+    let builder = this.knex<KeyRow>('api_keys').select('*');
+    if (query.status) builder = builder.where({ status: query.status });
+    if (query.source) builder = builder.where({ source: query.source });
+    if (query.namePrefix) builder = builder.whereLike('name', `${query.namePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    if (query.cursor) {
+      const [createdAt, id] = decodeCursor(query.cursor);
+      builder = builder.where((w) => w.where('created_at', '<', createdAt).orWhere((x) => x.where('created_at', '=', createdAt).andWhere('id', '<', id)));
+    }
+    const rows = (await builder.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as KeyRow[];
+    const page = rows.slice(0, query.limit).map(toRecord);
+    const last = page.at(-1);
+    return { data: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last.createdAt, last.id) : null };
   }
 }

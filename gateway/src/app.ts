@@ -7,6 +7,8 @@ import type { GatewayDeps } from './deps.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { sendError } from './http/render-error.js';
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
+import { registerKeyManagementRoutes } from './interfaces/manage/keys-route.js';
+import { registerWalletRoutes } from './interfaces/manage/wallets-route.js';
 import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
 import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
@@ -93,6 +95,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   registerChatCompletionRoutes(app, deps);
   registerMessagesRoutes(app, deps);
   registerNativeResponsesRoutes(app, deps);
+  registerKeyManagementRoutes(app, deps, deps.keyRepository);
+  registerWalletRoutes(app, deps.wallets);
 
   // Readiness flips before the listener closes, so load balancers stop sending new work.
   app.addHook('preClose', async () => {

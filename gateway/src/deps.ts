@@ -1,4 +1,8 @@
+import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import type { AuditBuffer } from '../../core/audit/index.js';
+import type { KeyRepository } from '../../core/keys/index.js';
+import type { WalletLedger } from '../../core/wallets/index.js';
 import type { Catalogue } from '../../core/config/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { KeyDirectory } from './auth/key-directory.js';
@@ -11,6 +15,14 @@ export interface GatewayDeps {
   catalogue: Catalogue;
   store: Store;
   keys: KeyDirectory;
+  /** Keys in PostgreSQL, for the Management API (never on the inference hot path). */
+  keyRepository: KeyRepository;
+  /** PostgreSQL, for the Management API's reads (never on the inference hot path). */
+  database: Knex;
+  wallets: WalletLedger;
+  audit: AuditBuffer;
+  /** Milliseconds since the epoch; injectable so budget periods can be tested at any instant. */
+  clock: () => number;
   upstream: UpstreamClient;
   health: SupplierHealth;
   sessions: SessionAffinity;

@@ -1,7 +1,10 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
+import { hostname } from 'node:os';
+import { AuditBuffer, AuditWriter } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
+import { WalletLedger } from '../../core/wallets/index.js';
 import { openStore, type Store } from '../../core/store/index.js';
 import { createApp } from './app.js';
 import { KeyDirectory } from './auth/key-directory.js';
@@ -22,6 +25,10 @@ export interface GatewayOverrides {
   database?: Database;
   store?: Store;
   logger?: Logger;
+  /** Clock for budget periods (tests move it); defaults to Date.now. */
+  clock?: () => number;
+  /** Consumer name of this instance's audit writer (default hostname-pid). */
+  auditConsumer?: string;
 }
 
 /** Opens the database and store the config names, builds the app and listens. */
@@ -33,8 +40,22 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
   if (!overrides.database) await database.migrate();
   const store = overrides.store ?? openStore(settings);
-  const keys = new KeyDirectory(store, new KeyRepository(database.knex, settings.SVC_KEY_PEPPER));
+  const keyRepository = new KeyRepository(database.knex, settings.SVC_KEY_PEPPER);
+  const keys = new KeyDirectory(store, keyRepository);
   await keys.start();
+  const wallets = new WalletLedger(database.knex, store);
+  // Each gateway writes the shared audit stream to PostgreSQL; wallet debits go in the same
+  // transaction as their audit rows, so a retried batch can neither lose nor double-charge.
+  const auditWriter = new AuditWriter(store, database.knex, {
+    consumer: overrides.auditConsumer ?? `${hostname()}-${process.pid}`,
+    logger,
+    onBatch: (trx, records) =>
+      WalletLedger.recordDebits(
+        trx,
+        records.flatMap((r) => (r.payerId ? [{ payerId: r.payerId, requestId: r.requestId, costUsd: r.costUsd }] : [])),
+      ),
+  });
+  await auditWriter.start();
   const health = new SupplierHealth(store, {
     failureThreshold: settings.SVC_CIRCUIT_FAILURES,
     windowMs: settings.SVC_CIRCUIT_WINDOW_MS,
@@ -47,6 +68,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     catalogue: config.catalogue,
     store,
     keys,
+    keyRepository,
+    database: database.knex,
+    wallets,
+    audit: new AuditBuffer(store),
+    clock: overrides.clock ?? Date.now,
     upstream,
     health,
     sessions: new SessionAffinity(store, settings.SVC_SESSION_TTL_MS),
@@ -78,6 +104,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       }
       await keys.stop();
       await health.stop();
+      // Everything answered is in the durable buffer already; flushing just saves the next
+      // instance the work (and is bounded, so a database outage cannot block shutdown).
+      await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await auditWriter.stop();
       await upstream.close();
       if (!overrides.store) await store.close();
       if (!overrides.database) await database.close();

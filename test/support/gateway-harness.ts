@@ -1,30 +1,58 @@
-import { pino } from 'pino';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
 import { buildCatalogue, parseSettings, type Config } from '../../core/config/index.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
 import { generateSecret, KeyRepository, type NewKey } from '../../core/keys/index.js';
-import { createTestStore } from '../../core/store/testing.js';
-import type { Store } from '../../core/store/index.js';
+import { MemoryStore, RedisStore, type Store } from '../../core/store/index.js';
 import { startGateway, type RunningGateway } from '../../gateway/src/server.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../simulator/server.js';
 
-/** A supplier for the harness catalogue, served by its own simulator instance. */
+/** A supplier for the harness catalogue, served by its own simulator instance (or by `baseUrl`). */
 export interface HarnessSupplier {
   name: string;
   region: string;
   /** Wire protocol (default openai); the simulator speaks all of them. */
   protocol?: 'openai' | 'anthropic' | 'openai-responses';
+  /** Default: the supplier's position in the list, from 1 (so the first one is the primary). */
   priority?: number;
+  weight?: number;
+  /** Whole call (default 2000 ms in the harness). */
+  timeout_ms?: number;
+  connect_timeout_ms?: number;
+  first_byte_timeout_ms?: number;
+  /**
+   * Base URL (with `/v1`) of a supplier the test serves itself; no simulator is started for it
+   * and it is absent from `simulators`.
+   */
+  baseUrl?: string;
   models?: {
     id: string;
     upstream?: string;
     input_usd_per_mtok?: number;
     output_usd_per_mtok?: number;
+    cached_input_usd_per_mtok?: number;
     capabilities?: string[];
     max_output_tokens?: number;
     context_window?: number;
   }[];
   simulator?: SimulatorOptions;
+}
+
+/** Optional settings of the harness gateway. */
+export interface HarnessOptions {
+  /** Extra settings as environment variables (SVC_MAX_ATTEMPTS, SVC_CIRCUIT_*, SVC_SESSION_TTL_MS…). */
+  settings?: Record<string, string>;
+  /** The gateway's logger (default: silent). */
+  logger?: Logger;
+  /** Clock of every gateway of the harness (budget periods), default Date.now. */
+  clock?: () => number;
+  /**
+   * A migrated database the caller owns and closes (e.g. one shared by several harnesses of a
+   * test file, since creating one per harness is the slow part); default: a fresh test database.
+   */
+  database?: Database;
 }
 
 /** A running gateway wired to simulators, a fresh database and store, with an admin key. */
@@ -38,24 +66,65 @@ export interface GatewayHarness {
   config: Config;
   /** Creates a key through the repository and returns its secret. */
   createKey(input?: Partial<NewKey>): Promise<string>;
+  /**
+   * Starts another gateway replica with the same config over the same database and store
+   * contents: with REDIS_URL a separate RedisStore object on the same key prefix (as two pods
+   * would have), otherwise the same MemoryStore object. close() stops it.
+   */
+  startReplica(options?: { logger?: Logger }): Promise<RunningGateway>;
   close(): Promise<void>;
 }
 
 const defaultSuppliers: HarnessSupplier[] = [{ name: 'sim-eu', region: 'EU' }];
 
+/**
+ * The store of a harness and a way to open more objects over the same data: Redis under a fresh
+ * key prefix (deleted when the main store closes) when REDIS_URL is set, else one MemoryStore.
+ */
+function openTestStores(env: Record<string, string | undefined> = process.env): { main: Store; another(): Store } {
+  const url = env.REDIS_URL;
+  if (!url) {
+    const memory = new MemoryStore('test:');
+    return { main: memory, another: () => memory };
+  }
+  const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
+  const main = new RedisStore(url, prefix);
+  const close = main.close.bind(main);
+  main.close = async () => {
+    await close();
+    const cleaner = new Redis(url);
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await cleaner.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+        cursor = next;
+        if (keys.length > 0) await cleaner.del(...keys);
+      } while (cursor !== '0');
+    } finally {
+      cleaner.disconnect();
+    }
+  };
+  return { main, another: () => new RedisStore(url, prefix) };
+}
+
 /** Starts simulators, a gateway on an ephemeral port over a test database and store. */
-export async function startGatewayHarness(suppliers: HarnessSupplier[] = defaultSuppliers): Promise<GatewayHarness> {
+export async function startGatewayHarness(suppliers: HarnessSupplier[] = defaultSuppliers, options: HarnessOptions = {}): Promise<GatewayHarness> {
   const simulators = new Map<string, RunningSimulator>();
-  for (const s of suppliers) simulators.set(s.name, await startSimulator({ name: s.name, ...s.simulator }));
+  for (const s of suppliers) {
+    if (s.baseUrl === undefined) simulators.set(s.name, await startSimulator({ name: s.name, ...s.simulator }));
+  }
   const catalogue = buildCatalogue(
     {
       suppliers: suppliers.map((s, i) => ({
         name: s.name,
         protocol: s.protocol ?? 'openai',
-        base_url: `${simulators.get(s.name)!.url}/v1`,
+        base_url: s.baseUrl ?? `${simulators.get(s.name)!.url}/v1`,
         region: s.region,
         priority: s.priority ?? i + 1,
-        timeout_ms: 2_000,
+        timeout_ms: s.timeout_ms ?? 2_000,
+        ...(s.weight !== undefined && { weight: s.weight }),
+        ...(s.connect_timeout_ms !== undefined && { connect_timeout_ms: s.connect_timeout_ms }),
+        ...(s.first_byte_timeout_ms !== undefined && { first_byte_timeout_ms: s.first_byte_timeout_ms }),
         models: (s.models ?? [{ id: 'gpt-4o-mini' }]).map((m) => ({
           input_usd_per_mtok: 0.15,
           output_usd_per_mtok: 0.6,
@@ -76,12 +145,17 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
     PORT: '0',
     LOG_LEVEL: 'silent',
     SVC_SHUTDOWN_GRACE_MS: '2000',
+    ...options.settings,
   });
   const config: Config = { settings, catalogue };
-  const database = await createTestDatabase();
-  const store = createTestStore();
-  const gateway = await startGateway(config, { database, store, logger: pino({ level: 'silent' }) });
+  const database = options.database ?? (await createTestDatabase());
+  const stores = openTestStores();
+  const store = stores.main;
+  const silent = () => pino({ level: 'silent' });
+  const clock = options.clock ?? Date.now;
+  const gateway = await startGateway(config, { database, store, logger: options.logger ?? silent(), clock, auditConsumer: 'harness-main' });
   const repository = new KeyRepository(database.knex, pepper);
+  const replicas: { gateway: RunningGateway; store: Store }[] = [];
   return {
     gateway,
     simulators,
@@ -91,11 +165,25 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
     pepper,
     config,
     createKey: async (input = {}) => (await repository.create({ kind: 'managed', name: 'test', source: 'api', ...input })).secret,
+    startReplica: async (replicaOptions = {}) => {
+      const replicaStore = stores.another();
+      const replica = await startGateway(config, {
+        database,
+        store: replicaStore,
+        logger: replicaOptions.logger ?? silent(),
+        clock,
+        auditConsumer: `harness-replica-${replicas.length + 1}`,
+      });
+      replicas.push({ gateway: replica, store: replicaStore });
+      return replica;
+    },
     close: async () => {
+      await Promise.all(replicas.map((r) => r.gateway.stop()));
       await gateway.stop();
+      await Promise.all(replicas.filter((r) => r.store !== store).map((r) => r.store.close()));
       await Promise.all([...simulators.values()].map((s) => s.close()));
       await store.close();
-      await database.close();
+      if (!options.database) await database.close();
     },
   };
 }

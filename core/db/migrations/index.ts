@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_api_keys.js';
+import * as m002 from './002_audit_log.js';
+import * as m003 from './003_wallets.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -11,7 +13,11 @@ interface Migration {
  * Migrations listed explicitly (not discovered from the file system) so they work the same
  * under tsx, compiled JavaScript and bundles. Append new ones; never rename or reorder.
  */
-const migrations: ReadonlyArray<readonly [string, Migration]> = [['001_api_keys', m001]];
+const migrations: ReadonlyArray<readonly [string, Migration]> = [
+  ['001_api_keys', m001],
+  ['002_audit_log', m002],
+  ['003_wallets', m003],
+];
 
 /** knex migration source over the explicit list above. */
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {

@@ -27,25 +27,36 @@ export class RequestCancellation extends EventEmitter {
 }
 
 /**
- * The signal of one supplier attempt: aborts when the request is cancelled or when the
- * attempt's own deadline passes (then `reason` is the timeout error the client will see).
- * `dispose()` must be called when the attempt is over, to clear the timer and the listener.
+ * The signal of one supplier attempt: aborts when the request is cancelled, when no response
+ * headers arrived within the supplier's first-byte timeout, or when the whole-call deadline
+ * passes (`reason` is then the timeout error the client will see). Our own timers, because
+ * undici's timeouts tick at about one second and first-byte timeouts are often shorter.
+ * `dispose()` must be called when the attempt is over, to clear timers and the listener.
  */
 export class AttemptSignal extends EventEmitter {
   aborted = false;
   reason: unknown;
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadline: NodeJS.Timeout;
+  private firstByte: NodeJS.Timeout | undefined;
   private readonly onCancel = () => this.abort(this.request.reason);
 
   constructor(
     private readonly request: RequestCancellation,
-    deadlineMs: number,
-    timeoutError: () => ApiError,
+    timeouts: { timeoutMs: number; firstByteTimeoutMs: number },
+    deadlineError: () => ApiError,
+    firstByteError: () => ApiError,
   ) {
     super();
-    this.timer = setTimeout(() => this.abort(timeoutError()), deadlineMs);
+    this.deadline = setTimeout(() => this.abort(deadlineError()), timeouts.timeoutMs);
+    this.firstByte = setTimeout(() => this.abort(firstByteError()), timeouts.firstByteTimeoutMs);
     if (request.aborted) this.abort(request.reason);
     else request.once('abort', this.onCancel);
+  }
+
+  /** The supplier's response headers arrived: the first-byte timer stops. */
+  firstByteArrived(): void {
+    clearTimeout(this.firstByte);
+    this.firstByte = undefined;
   }
 
   private abort(reason: unknown): void {
@@ -56,7 +67,8 @@ export class AttemptSignal extends EventEmitter {
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    clearTimeout(this.deadline);
+    clearTimeout(this.firstByte);
     this.request.off('abort', this.onCancel);
   }
 }

@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 
 function parseJson(text: string): unknown {
-  if (text.trim() === '') throw new ApiError('invalid_json', { humanMessage: 'The request body is empty; send a JSON object' });
+  // An empty body is no body: routes without one (revoke, DELETE) accept it, and validateBody
+  // refuses it where a body is required.
+  if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);
   } catch (cause) {

@@ -11,6 +11,7 @@ function pathOf(path: readonly PropertyKey[]): string {
  * `validation_error` — each with `param` naming the field.
  */
 export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  if (body === undefined) throw new ApiError('invalid_json', { humanMessage: 'The request body is empty; send a JSON object' });
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError('invalid_request', { humanMessage: 'The request body must be a JSON object' });
   }

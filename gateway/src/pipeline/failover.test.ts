@@ -105,7 +105,7 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
   let reason: unknown;
   await assert.rejects(
     tryCandidates(fakeRequest(), routes.slice(0, 1), cancellation, new SupplierHealth(store), (_route, _i, signal) =>
-      new Promise((_resolve, reject) =>
+      new Promise<{ value: string }>((_resolve, reject) =>
         signal.once('abort', () => {
           reason = signal.reason;
           reject(signal.reason);
@@ -119,7 +119,7 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
   let calls = 0;
   const pending = tryCandidates(fakeRequest(), routes, cancellation, new SupplierHealth(store), (_route, _i, signal) => {
     calls++;
-    return new Promise((_resolve, reject) => signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))));
+    return new Promise<{ value: string }>((_resolve, reject) => signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))));
   });
   raw.emit('close'); // the client went away
   await assert.rejects(pending);

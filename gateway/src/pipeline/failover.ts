@@ -4,7 +4,7 @@ import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { AttemptSignal, type RequestCancellation } from '../http/cancellation.js';
 import type { SupplierHealth } from '../routing/supplier-health.js';
 import { beginAttempt, finishAttempt, routingRecord } from './attempts.js';
-import { deadlineError } from './supplier-call.js';
+import { deadlineError, firstByteError } from './supplier-call.js';
 
 /**
  * Whether a failed attempt may be retried on the next candidate: rate limits, supplier-side
@@ -47,12 +47,15 @@ export async function tryCandidates<T>(
   let lastFailureAt: number | undefined;
   for (const [index, route] of candidates.entries()) {
     const clock = beginAttempt(route, lastFailureAt);
-    const signal = new AttemptSignal(cancellation, route.supplier.timeoutMs, () => deadlineError(route));
+    const signal = new AttemptSignal(cancellation, route.supplier, () => deadlineError(route), () => firstByteError(route));
     try {
       const { value, lateError } = await attempt(route, index, signal);
       record.attempts.push(finishAttempt(clock, lateError));
-      const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
-      void update.catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      // A client hanging up says nothing about the supplier's health.
+      if (!cancellation.aborted) {
+        const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
+        void update.catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      }
       return value;
     } catch (thrown) {
       lastFailureAt = performance.now();

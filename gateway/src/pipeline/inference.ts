@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ModelCapability } from '../../../core/config/index.js';
-import { ApiError } from '../../../core/errors/index.js';
+import type { ModelCapability, ModelRoute } from '../../../core/config/index.js';
+import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { RequestCancellation } from '../http/cancellation.js';
@@ -10,6 +10,8 @@ import { orderCandidates } from '../routing/order-candidates.js';
 import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
+import { enforce, worstCaseUsd } from '../enforcement/enforce.js';
+import { settleAndAudit, type InterfaceName } from './accounting.js';
 import { noteUsage, routingRecord } from './attempts.js';
 import { tryCandidates } from './failover.js';
 import { callSupplier } from './supplier-call.js';
@@ -26,6 +28,11 @@ export interface ChatInference {
   /** Rough prompt size for `auto`'s context-window check. */
   promptTokens: number;
   session: SessionInputs;
+  /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
+  inputBytes: number;
+  /** The client's output cap, if it set one. */
+  maxOutputTokens: number | undefined;
+  interfaceName: InterfaceName;
 }
 
 /** Cap on `max_tokens` sent to suppliers that require it when neither client nor catalogue gives one. */
@@ -59,33 +66,43 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
     deps.maxAttempts,
   );
   const cancellation = new RequestCancellation(reply);
+  const receivedAt = deps.clock();
+  const reserve = worstCaseUsd(candidates, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens);
+  const reservation = await enforce(deps, key, reserve, String(request.id));
 
-  const result = await tryCandidates(request, candidates, cancellation, deps.health, async (route, index, signal) => {
-    const translator = createTranslator(inference.client, route.supplier.protocol, {
-      route,
-      publicModel,
-      defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
-    });
-    const call = translator.request();
-    const started = performance.now();
-    const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
-    const headers = () => ({ 'x-svc-model': publicModel, ...routingHeaders(route, index > 0, performance.now() - started) });
-    if (inference.stream) {
-      const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
+  let result: { route: ModelRoute; body: unknown };
+  try {
+    result = await tryCandidates(request, candidates, cancellation, deps.health, async (route, index, signal) => {
+      const translator = createTranslator(inference.client, route.supplier.protocol, {
+        route,
+        publicModel,
+        defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
+      });
+      const call = translator.request();
+      const started = performance.now();
+      const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
+      const headers = () => ({ 'x-svc-model': publicModel, ...routingHeaders(route, index > 0, performance.now() - started) });
+      if (inference.stream) {
+        const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
+        noteUsage(record, route, translator.usage());
+        return { value: { route, body: reply as unknown }, lateError: outcome.error };
+      }
+      let json: unknown;
+      try {
+        json = await upstream.body.json();
+      } catch (cause) {
+        throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
+      }
+      const body = translator.response(json);
       noteUsage(record, route, translator.usage());
-      return { value: { route, body: reply as unknown }, lateError: outcome.error };
-    }
-    let json: unknown;
-    try {
-      json = await upstream.body.json();
-    } catch (cause) {
-      throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
-    }
-    const body = translator.response(json);
-    noteUsage(record, route, translator.usage());
-    void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
-    return { value: { route, body } };
-  });
+      void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
+      return { value: { route, body } };
+    });
+  } catch (thrown) {
+    await settleAndAudit(deps, request, key, reservation, inference.interfaceName, receivedAt, toApiError(thrown));
+    throw thrown;
+  }
+  await settleAndAudit(deps, request, key, reservation, inference.interfaceName, receivedAt, undefined);
 
   if (session && pinned !== result.route.supplier.name) {
     void deps.sessions.pin(key.id, session, result.route.supplier.name).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));

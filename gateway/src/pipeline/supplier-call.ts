@@ -20,6 +20,7 @@ export async function callSupplier(
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
   const response = await client.post(route.supplier, path, adapter.headers(route, context), JSON.stringify(body), signal);
+  signal.firstByteArrived();
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
   let text = '';
   try {
@@ -34,6 +35,14 @@ export async function callSupplier(
 export function deadlineError(route: ModelRoute): ApiError {
   return new ApiError('provider_timeout', {
     humanMessage: `Supplier ${route.supplier.name} did not finish within ${route.supplier.timeoutMs} ms`,
+    details: { supplier: route.supplier.name },
+  });
+}
+
+/** The error an attempt ends with when its supplier sends no response headers in time. */
+export function firstByteError(route: ModelRoute): ApiError {
+  return new ApiError('provider_timeout', {
+    humanMessage: `Supplier ${route.supplier.name} sent no response within ${route.supplier.firstByteTimeoutMs} ms`,
     details: { supplier: route.supplier.name },
   });
 }

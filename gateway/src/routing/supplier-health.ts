@@ -41,7 +41,7 @@ export class SupplierHealth {
       const [supplier, until] = message.split('|');
       if (!supplier) return;
       const untilMs = Number(until);
-      if (untilMs > this.now()) this.markOpen(supplier, untilMs);
+      if (untilMs > this.now()) this.markOpen(supplier, untilMs, false);
       else this.openUntil.delete(supplier);
     });
   }
@@ -59,23 +59,29 @@ export class SupplierHealth {
     return false;
   }
 
-  private markOpen(supplier: string, until: number): void {
+  /** `tripped`: opened by failures (half-open rules follow), not only cooled down by a 429. */
+  private markOpen(supplier: string, until: number, tripped: boolean): void {
     this.openUntil.set(supplier, Math.max(until, this.openUntil.get(supplier) ?? 0));
-    this.lastTripped.set(supplier, this.now());
+    if (tripped) this.lastTripped.set(supplier, this.now());
   }
 
-  /** Counts a failed attempt; opens the circuit for every replica when the threshold is reached. */
+  /**
+   * Counts a failed attempt; opens the circuit for every replica when the threshold is reached
+   * (for the cooldown). A 429 with Retry-After cools the supplier down for exactly that long,
+   * even below the threshold — the supplier said when it will take requests again.
+   */
   async recordFailure(supplier: string, error: ApiError): Promise<void> {
     const now = this.now();
     this.localFailures.set(supplier, (this.localFailures.get(supplier) ?? 0) + 1);
     const retryAfterMs = error.status === 429 && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0;
     const recentlyTripped = now - (this.lastTripped.get(supplier) ?? -Infinity) < this.policy.cooldownMs * 2;
     const failures = await this.store.incrBy(failuresKey(supplier), 1, this.policy.windowMs);
-    if (failures < this.policy.failureThreshold && !recentlyTripped && retryAfterMs === 0) return;
-    const until = now + Math.max(this.policy.cooldownMs, retryAfterMs);
-    this.markOpen(supplier, until);
+    const tripped = failures >= this.policy.failureThreshold || recentlyTripped;
+    if (!tripped && retryAfterMs === 0) return;
+    const until = now + Math.max(tripped ? this.policy.cooldownMs : 0, retryAfterMs);
+    this.markOpen(supplier, until, tripped);
     await this.store.set(openKey(supplier), String(until), { ttlMs: until - now });
-    await this.store.del(failuresKey(supplier));
+    if (tripped) await this.store.del(failuresKey(supplier));
     await this.store.publish(channel, `${supplier}|${until}`);
   }
 
@@ -91,7 +97,7 @@ export class SupplierHealth {
     await Promise.all(
       suppliers.map(async (supplier) => {
         const until = Number(await this.store.get(openKey(supplier)));
-        if (until > this.now()) this.markOpen(supplier, until);
+        if (until > this.now()) this.markOpen(supplier, until, false);
       }),
     );
   }

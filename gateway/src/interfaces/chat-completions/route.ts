@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ModelCapability } from '../../../../core/config/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
+import { requestBytes } from '../../http/request-bytes.js';
 import { serveChat } from '../../pipeline/inference.js';
 import { chatSessionInputs } from '../../routing/session-inputs.js';
 import { chatCompletionRequest, type ChatCompletionRequest } from './schema.js';
@@ -27,6 +28,9 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       needs: chatNeeds(body),
       promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4),
       session: chatSessionInputs(request.headers, body),
+      inputBytes: requestBytes(request),
+      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      interfaceName: 'chat.completions',
     });
   });
 }

@@ -5,6 +5,7 @@ import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
+import { requestBytes } from '../../http/request-bytes.js';
 import { serveChat } from '../../pipeline/inference.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { autoModel, resolveAutoModel } from '../../routing/auto-model.js';
@@ -50,6 +51,9 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       needs: messagesNeeds(body),
       promptTokens: Math.ceil(JSON.stringify(body.messages).length / 4),
       session: messagesSessionInputs(request.headers, body),
+      inputBytes: requestBytes(request),
+      maxOutputTokens: body.max_tokens,
+      interfaceName: 'messages',
     });
   });
 

@@ -1,6 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
-import { ApiError } from '../../../../core/errors/index.js';
+import type { ModelRoute } from '../../../../core/config/index.js';
+import { ApiError, toApiError } from '../../../../core/errors/index.js';
+import { enforce, worstCaseUsd } from '../../enforcement/enforce.js';
+import { requestBytes } from '../../http/request-bytes.js';
+import { settleAndAudit } from '../../pipeline/accounting.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
 import { RequestCancellation } from '../../http/cancellation.js';
@@ -67,7 +71,29 @@ async function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply
   const candidates = orderCandidates(compliant, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(0, deps.maxAttempts);
   const upstreamBody: Record<string, unknown> = { ...body };
   delete upstreamBody.region;
-  // Failover covers the supplier's answer up to its status line; after that the bytes are the client's.
+  const receivedAt = deps.clock();
+  const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;
+  const reservation = await enforce(deps, key, worstCaseUsd(candidates, requestBytes(request), maxOutput, 4096), String(request.id));
+  try {
+    const value = await serveNative(deps, request, reply, body.model, candidates, upstreamBody);
+    await settleAndAudit(deps, request, key, reservation, 'responses', receivedAt, undefined);
+    return value;
+  } catch (error) {
+    await settleAndAudit(deps, request, key, reservation, 'responses', receivedAt, toApiError(error));
+    throw error;
+  }
+}
+
+/** Tries the candidates; failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
+function serveNative(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  model: string,
+  candidates: readonly ModelRoute[],
+  upstreamBody: Record<string, unknown>,
+): Promise<unknown> {
+  const record = routingRecord(request);
   return tryCandidates(request, candidates, new RequestCancellation(reply), deps.health, async (route, index, signal) => {
     const started = performance.now();
     const upstream = await callSupplier(
@@ -86,7 +112,7 @@ async function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
       'x-request-id': String(request.id),
-      'x-svc-model': body.model,
+      'x-svc-model': model,
       trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
       ...routingHeaders(route, index > 0, performance.now() - started),
     });

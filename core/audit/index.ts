@@ -1,0 +1,5 @@
+export * from './record.js';
+export * from './buffer.js';
+export * from './writer.js';
+export * from './repository.js';
+export { monthPartition, type AuditLogger } from './partitions.js';

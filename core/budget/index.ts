@@ -1,0 +1,3 @@
+export * from './periods.js';
+export * from './scripts.js';
+export * from './usage.js';

@@ -1,0 +1,121 @@
+import type { Knex } from 'knex';
+import { microPerUsd, toMicro } from '../budget/usage.js';
+import type { Store, StoreScript } from '../store/types.js';
+
+/** Store key of a payer's balance mirror (integer micro-USD), read by the enforcement script. */
+export function walletKey(payerId: string): string {
+  return `wallet:${payerId}`;
+}
+
+/** One ledger entry as the API shows it. */
+export interface WalletEntry {
+  id: string;
+  payerId: string;
+  amountUsd: number;
+  kind: 'credit' | 'debit';
+  reason: string;
+  requestId: string | null;
+  actor: string;
+  createdAt: string;
+}
+
+interface EntryRow {
+  id: string | number;
+  payer_id: string;
+  amount_micro: string | number;
+  kind: 'credit' | 'debit';
+  reason: string;
+  request_id: string | null;
+  actor: string;
+  created_at: Date;
+}
+
+function toEntry(row: EntryRow): WalletEntry {
+  return {
+    id: String(row.id),
+    payerId: row.payer_id,
+    amountUsd: Number(row.amount_micro) / microPerUsd,
+    kind: row.kind,
+    reason: row.reason,
+    requestId: row.request_id,
+    actor: row.actor,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** A debit to record for a settled request. */
+export interface WalletDebit {
+  payerId: string;
+  requestId: string;
+  costUsd: number;
+}
+
+/**
+ * The wallet ledger in PostgreSQL (system of record) and its mirror in the store (what the hot
+ * path reserves against). Credits go to both; debits are reserved and settled in the store per
+ * request and written to the ledger with the request's audit record.
+ */
+export class WalletLedger {
+  constructor(
+    private readonly knex: Knex,
+    private readonly store: Store,
+  ) {}
+
+  /** Balance from the ledger, in micro-USD. */
+  async balanceMicro(payerId: string, trx: Knex | Knex.Transaction = this.knex): Promise<number> {
+    const row = await trx('wallet_entries').where({ payer_id: payerId }).sum({ total: 'amount_micro' }).first();
+    return Number((row as { total: string | null } | undefined)?.total ?? 0);
+  }
+
+  /** Credits a payer: a ledger entry with a reason, then the store mirror (if loaded). */
+  async credit(payerId: string, amountUsd: number, reason: string, actor: string): Promise<{ entry: WalletEntry; balanceUsd: number }> {
+    const [row] = await this.knex('wallet_entries')
+      .insert({ payer_id: payerId, amount_micro: toMicro(amountUsd), kind: 'credit', reason, actor })
+      .returning('*');
+    await this.store.runScript(incrementIfPresent, [walletKey(payerId)], [toMicro(amountUsd)]);
+    return { entry: toEntry(row as EntryRow), balanceUsd: (await this.balanceMicro(payerId)) / microPerUsd };
+  }
+
+  /** Loads the ledger balance into the store unless a mirror is already there (cold start). */
+  async loadMirror(payerId: string): Promise<void> {
+    const balance = await this.balanceMicro(payerId);
+    await this.store.runScript(setIfAbsent, [walletKey(payerId)], [balance]);
+  }
+
+  /** Records settled requests as debits, idempotently per request id (inside an audit batch). */
+  static async recordDebits(trx: Knex.Transaction, debits: readonly WalletDebit[]): Promise<void> {
+    const rows = debits
+      .filter((d) => d.costUsd > 0)
+      .map((d) => ({ payer_id: d.payerId, amount_micro: -toMicro(d.costUsd), kind: 'debit', reason: 'request', request_id: d.requestId, actor: 'gateway' }));
+    if (rows.length > 0) await trx('wallet_entries').insert(rows).onConflict('request_id').ignore();
+  }
+
+  /** Latest entries of a payer, newest first. */
+  async recentEntries(payerId: string, limit: number): Promise<WalletEntry[]> {
+    const rows = await this.knex('wallet_entries').where({ payer_id: payerId }).orderBy('id', 'desc').limit(limit);
+    return (rows as EntryRow[]).map(toEntry);
+  }
+}
+
+
+/** INCRBY only when the mirror exists: an absent mirror is loaded whole from the ledger later. */
+const incrementIfPresent: StoreScript<void> = {
+  name: 'wallet_increment_if_present',
+  lua: `if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], ARGV[1]) end return 0`,
+  memory(redis, keys, args) {
+    if (redis.get(keys[0]!) !== null) redis.incrBy(keys[0]!, Number(args[0]));
+    return 0;
+  },
+  decode: () => undefined,
+};
+
+/** SET NX: never overwrite a mirror that already holds in-flight reservations. */
+const setIfAbsent: StoreScript<void> = {
+  name: 'wallet_set_if_absent',
+  lua: `if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end return 0`,
+  memory(redis, keys, args) {
+    if (redis.get(keys[0]!) === null) redis.set(keys[0]!, args[0]!);
+    return 0;
+  },
+  decode: () => undefined,
+};

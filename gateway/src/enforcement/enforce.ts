@@ -1,0 +1,115 @@
+import type { ModelRoute } from '../../../core/config/index.js';
+import {
+  budgetWindow,
+  enforceRequest,
+  settleReservation,
+  toMicro,
+  toMicroCeil,
+  type BudgetWindow,
+} from '../../../core/budget/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { KeyRecord } from '../../../core/keys/index.js';
+import type { Store } from '../../../core/store/index.js';
+import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
+
+/** A reservation made before the supplier call; settle it exactly once with the actual cost. */
+export interface Reservation {
+  /** Replaces the reservation by the actual cost (0 when the request failed: a release). */
+  settle(actualUsd: number): Promise<void>;
+}
+
+const nothingReserved: Reservation = { settle: async () => undefined };
+
+/** What enforcement needs beyond the key: the store, the ledger and the clock. */
+export interface EnforcementDeps {
+  store: Store;
+  wallets: WalletLedger;
+  clock: () => number;
+}
+
+/** Sliding window of `rate_limit_rpm`. */
+const rateWindowMs = 60_000;
+
+/**
+ * Upper bound of a request's cost over the routes it may take: input tokens bounded by the body's
+ * UTF-8 bytes (a token always covers at least one byte), output by the request's max tokens (or
+ * the model's max output, or the fallback cap), each at the most expensive candidate's price.
+ */
+export function worstCaseUsd(routes: readonly ModelRoute[], inputBytes: number, maxOutputTokens: number | undefined, fallbackOutput: number): number {
+  let worst = 0;
+  for (const route of routes) {
+    const output = maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput;
+    worst = Math.max(worst, (inputBytes * route.model.inputUsdPerMtok + output * route.model.outputUsdPerMtok) / 1e6);
+  }
+  return worst;
+}
+
+/**
+ * The enforcement step of design.md step 3 for one request, in one atomic store call: the key's
+ * rate limit, a budget reservation of the worst-case cost and the payer's wallet reservation.
+ * A key without any of them costs no store call at all. Refusals are catalogue errors.
+ */
+export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {
+  const budgeted = key.budgetLimitUsd !== null;
+  const walletEnforced = key.payerId !== null && key.payerId !== undefined;
+  if (!budgeted && !walletEnforced && key.rateLimitRpm === null) return nothingReserved;
+  const now = new Date(deps.clock());
+  const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
+  const reserveMicro = budgeted || walletEnforced ? toMicroCeil(reserveUsd) : 0;
+  const wallet = walletEnforced ? walletKey(key.payerId!) : 'wallet:-';
+  const keys = [`rate:${key.id}`, window.counterKey, wallet];
+  const args = [
+    key.rateLimitRpm ?? 0,
+    rateWindowMs,
+    requestId,
+    reserveMicro,
+    budgeted ? toMicro(key.budgetLimitUsd!) : -1,
+    window.minBucket,
+    window.bucket,
+    window.ttlMs,
+    walletEnforced ? 1 : 0,
+  ];
+  let verdict = await deps.store.runScript(enforceRequest, keys, args);
+  if (verdict.kind === 'wallet_unknown') {
+    await deps.wallets.loadMirror(key.payerId!); // cold start only: the mirror then stays in the store
+    verdict = await deps.store.runScript(enforceRequest, keys, args);
+  }
+  switch (verdict.kind) {
+    case 'admitted':
+      break;
+    case 'rate_limited':
+      throw new ApiError('rate_limit_exceeded', {
+        retryAfterSeconds: Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)),
+        humanMessage: `This key allows ${key.rateLimitRpm} requests per minute; retry after the Retry-After delay`,
+      });
+    case 'budget_exceeded': {
+      const resets = window.periodEnd ? ` (resets ${window.periodEnd.toISOString()})` : '';
+      throw new ApiError('budget_exceeded', {
+        humanMessage: `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD is used up or too small for this request's worst-case cost${resets}`,
+        details: { budget_limit: key.budgetLimitUsd, budget_used: verdict.usedMicro / 1e6, reserve_usd: reserveMicro / 1e6 },
+      });
+    }
+    case 'wallet_empty':
+      throw new ApiError('billing_limit_reached', {
+        humanMessage: `The payer ${key.payerId} has not enough funds for this request; fund the payer or ask its billing administrator`,
+        details: { payer: key.payerId },
+      });
+    case 'wallet_unknown':
+      throw new ApiError('billing_unavailable', { details: { payer: key.payerId } });
+    default: {
+      const unreachable: never = verdict;
+      throw new Error(`unknown verdict ${JSON.stringify(unreachable)}`);
+    }
+  }
+  if (reserveMicro === 0) return nothingReserved;
+  let settled = false;
+  return {
+    settle: async (actualUsd: number) => {
+      if (settled) return;
+      settled = true;
+      // The actual cost is bounded by the reservation; a supplier reporting more is charged in
+      // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
+      await deps.store.runScript(settleReservation, [window.counterKey, wallet], [window.bucket, reserveMicro, toMicro(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0]);
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { readBudgetUsage } from '../../../../core/budget/index.js';
+import type { KeyRecord } from '../../../../core/keys/index.js';
+import type { Store } from '../../../../core/store/index.js';
+
+/** A key as the Management API shows it (spec part 2 read fields, plus the policy fields). */
+export async function keyView(store: Store, key: KeyRecord, now: Date): Promise<Record<string, unknown>> {
+  const budget = await readBudgetUsage(store, key, now);
+  // `budget_exhausted` is derived, not stored: it ends by itself when the period resets.
+  const status = key.status === 'active' && budget.exhausted ? 'budget_exhausted' : key.status;
+  return {
+    id: key.id,
+    object: 'managed_key',
+    name: key.name,
+    status,
+    budget_limit: key.budgetLimitUsd,
+    budget_used: budget.usedUsd,
+    budget_remaining: budget.remainingUsd,
+    budget_period: key.budgetLimitUsd === null ? key.budgetPeriod : (key.budgetPeriod ?? 'monthly'),
+    resets_at: budget.resetsAt?.toISOString() ?? null,
+    allowed_models: key.allowedModels,
+    allowed_regions: key.allowedRegions,
+    rate_limit_rpm: key.rateLimitRpm,
+    metadata: key.metadata,
+    payer: key.payerId,
+    source: key.source,
+    key_hint: key.secretHint,
+    created: key.createdAt,
+    updated: key.updatedAt,
+  };
+}

@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { AuditRepository, InvalidAuditCursorError } from '../../../../core/audit/index.js';
+import { ApiError } from '../../../../core/errors/index.js';
+import { announceKeyChange, InvalidCursorError, KeyRepository, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
+import type { GatewayDeps } from '../../deps.js';
+import { validateBody } from '../../http/validate.js';
+import { keyView } from './key-view.js';
+import { requireAdmin } from './require-admin.js';
+import { auditQuery, createKeyRequest, listKeysQuery, patchKeyRequest } from './schema.js';
+
+const keyIdParam = z.strictObject({ id: z.string().regex(/^key_[0-9A-Za-z]{20}$/, 'is not a key id') });
+
+/** Checks model and region names against the catalogue so a typo cannot lock a key out silently. */
+function checkCatalogueNames(deps: GatewayDeps, models: readonly string[] | null | undefined, regions: readonly string[] | null | undefined): void {
+  models?.forEach((model, i) => {
+    if (model !== 'auto' && !deps.catalogue.routes.has(model)) {
+      throw new ApiError('validation_error', { param: `allowed_models[${i}]`, humanMessage: `Unknown model "${model}"; GET /v1/models lists the catalogue` });
+    }
+  });
+  const known = new Set(deps.catalogue.suppliers.map((s) => s.region));
+  regions?.forEach((region, i) => {
+    if (!known.has(region)) {
+      throw new ApiError('validation_error', { param: `allowed_regions[${i}]`, humanMessage: `No supplier is in region "${region}"; known regions: ${[...known].join(', ')}` });
+    }
+  });
+}
+
+async function loadKey(repository: KeyRepository, request: FastifyRequest): Promise<KeyRecord> {
+  const { id } = validateBody(keyIdParam, request.params);
+  const key = await repository.findById(id);
+  if (!key) throw new ApiError('not_found', { param: 'key_id', humanMessage: `There is no key ${id}` });
+  return key;
+}
+
+function refuseIfImmutable(key: KeyRecord): void {
+  if (key.source === 'crd') {
+    throw new ApiError('conflict', { humanMessage: `Key ${key.id} is owned by a Kubernetes ManagedKey; change it with kubectl` });
+  }
+  if (key.status === 'revoked') throw new ApiError('conflict', { humanMessage: `Key ${key.id} is revoked; revoked keys cannot change` });
+}
+
+/** Management API for keys under `/v1/manage/keys` (docs/keys.md). */
+export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayDeps, repository: KeyRepository): void {
+  const now = () => new Date(deps.clock());
+  const publish = (key: KeyRecord) => announceKeyChange(deps.store, key.secretHash, key);
+
+  app.post('/v1/manage/keys', async (request, reply: FastifyReply) => {
+    requireAdmin(request);
+    const body = validateBody(createKeyRequest, request.body);
+    checkCatalogueNames(deps, body.allowed_models, body.allowed_regions);
+    const { record, secret } = await repository.create({
+      kind: 'managed',
+      name: body.name,
+      source: 'api',
+      allowedModels: body.allowed_models ?? null,
+      allowedRegions: body.allowed_regions ?? null,
+      budgetLimitUsd: body.budget_limit ?? null,
+      budgetPeriod: body.budget_period ?? (body.budget_limit !== undefined && body.budget_limit !== null ? 'monthly' : null),
+      rateLimitRpm: body.rate_limit_rpm ?? null,
+      metadata: body.metadata ?? {},
+      payerId: body.payer ?? null,
+    });
+    await publish(record);
+    void reply.code(201);
+    return { ...(await keyView(deps.store, record, now())), key: secret };
+  });
+
+  app.get('/v1/manage/keys', async (request) => {
+    requireAdmin(request);
+    const query = validateBody(listKeysQuery, request.query);
+    try {
+      const page = await repository.list({
+        limit: query.limit,
+        ...(query.status && { status: query.status }),
+        ...(query.name_prefix && { namePrefix: query.name_prefix }),
+        ...(query.source && { source: query.source }),
+        ...(query.cursor && { cursor: query.cursor }),
+      });
+      const data = await Promise.all(page.data.map((k) => keyView(deps.store, k, now())));
+      return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
+      throw error;
+    }
+  });
+
+  app.get('/v1/manage/keys/:id', async (request) => {
+    requireAdmin(request);
+    return keyView(deps.store, await loadKey(repository, request), now());
+  });
+
+  app.patch('/v1/manage/keys/:id', async (request) => {
+    requireAdmin(request);
+    const key = await loadKey(repository, request);
+    refuseIfImmutable(key);
+    const body = validateBody(patchKeyRequest, request.body);
+    checkCatalogueNames(deps, body.allowed_models, body.allowed_regions);
+    const patch: KeyPatch = {
+      ...(body.name !== undefined && { name: body.name }),
+      ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
+      ...(body.allowed_regions !== undefined && { allowedRegions: body.allowed_regions }),
+      ...(body.budget_limit !== undefined && { budgetLimitUsd: body.budget_limit }),
+      ...(body.budget_period !== undefined && { budgetPeriod: body.budget_period }),
+      ...(body.budget_limit !== undefined && body.budget_limit !== null && !body.budget_period && !key.budgetPeriod && { budgetPeriod: 'monthly' as const }),
+      ...(body.rate_limit_rpm !== undefined && { rateLimitRpm: body.rate_limit_rpm }),
+      ...(body.metadata !== undefined && { metadata: body.metadata }),
+      ...(body.payer !== undefined && { payerId: body.payer }),
+      ...(body.status !== undefined && { status: body.status }),
+    };
+    const updated = (await repository.update(key.id, patch))!;
+    await publish(updated);
+    return keyView(deps.store, updated, now());
+  });
+
+  const revoke = async (request: FastifyRequest) => {
+    requireAdmin(request);
+    const key = await loadKey(repository, request);
+    if (key.source === 'crd') refuseIfImmutable(key);
+    if (key.status === 'revoked') return keyView(deps.store, key, now()); // idempotent
+    const revoked = (await repository.update(key.id, { status: 'revoked' }))!;
+    await publish(revoked);
+    return keyView(deps.store, revoked, now());
+  };
+  app.post('/v1/manage/keys/:id/revoke', revoke);
+  app.delete('/v1/manage/keys/:id', revoke);
+
+  const audit = new AuditRepository(deps.database);
+  app.get('/v1/manage/keys/:id/audit', async (request) => {
+    requireAdmin(request);
+    const key = await loadKey(repository, request);
+    const query = validateBody(auditQuery, request.query);
+    if (query.from && query.to && query.from > query.to) {
+      throw new ApiError('validation_error', { param: 'from', humanMessage: '"from" must not be after "to"' });
+    }
+    try {
+      const page = await audit.listForKey(key.id, {
+        limit: query.limit,
+        ...(query.from && { from: query.from }),
+        ...(query.to && { to: query.to }),
+        ...(query.cursor && { cursor: query.cursor }),
+      });
+      const data = page.data.map((r) => ({
+        timestamp: r.timestamp,
+        key_id: r.keyId,
+        model: r.model,
+        supplier: r.supplier,
+        region: r.region,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cost_usd: r.costUsd,
+        latency_ms: r.latencyMs,
+        request_id: r.requestId,
+        status: r.status,
+        code: r.code,
+        failover: r.failover,
+        attempts: r.attempts,
+        session: r.session,
+      }));
+      return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
+    } catch (error) {
+      if (error instanceof InvalidAuditCursorError) throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
+      throw error;
+    }
+  });
+}

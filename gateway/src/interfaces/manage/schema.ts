@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { regionCode } from '../../../../core/config/index.js';
+import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
+
+// Constraints the spec leaves open, decided once here and documented in docs/keys.md.
+
+const name = z.string().trim().min(1, 'must not be empty').max(200);
+const modelList = z.array(z.string().min(1).max(200)).min(1).max(100);
+/** The spec shows `allowed_regions` as a string ("EU"); a list of regions is accepted too. */
+const regions = z
+  .union([regionCode, z.array(regionCode).min(1).max(20)])
+  .transform((v) => (typeof v === 'string' ? [v] : [...new Set(v)]));
+const money = z.number().min(0).max(1_000_000_000);
+const rpm = z.number().int().min(1).max(1_000_000);
+const metadata = z
+  .record(z.string().min(1).max(64), z.string().max(512))
+  .refine((m) => Object.keys(m).length <= 32, 'holds at most 32 pairs');
+/** Payers are named `<kind>:<id>`: project, org, user (delegated or billing user) or key. */
+const payer = z.string().regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/, 'must look like project:<id>, org:<id>, user:<id> or key:<id>');
+
+/** `POST /v1/manage/keys`. */
+export const createKeyRequest = z.strictObject({
+  name,
+  allowed_models: modelList.nullable().optional(),
+  allowed_regions: regions.nullable().optional(),
+  budget_limit: money.nullable().optional(),
+  budget_period: z.enum(budgetPeriods).optional(),
+  rate_limit_rpm: rpm.nullable().optional(),
+  metadata: metadata.optional(),
+  payer: payer.nullable().optional(),
+});
+
+/** `PATCH /v1/manage/keys/{id}`: any subset; `null` clears a limit. `revoked` only via revoke. */
+export const patchKeyRequest = z
+  .strictObject({
+    name: name.optional(),
+    allowed_models: modelList.nullable().optional(),
+    allowed_regions: regions.nullable().optional(),
+    budget_limit: money.nullable().optional(),
+    budget_period: z.enum(budgetPeriods).optional(),
+    rate_limit_rpm: rpm.nullable().optional(),
+    metadata: metadata.optional(),
+    payer: payer.nullable().optional(),
+    status: z.enum(['active', 'suspended']).optional(),
+  })
+  .refine((v) => Object.keys(v).length > 0, 'send at least one field to change');
+
+/** `GET /v1/manage/keys` query. */
+export const listKeysQuery = z.strictObject({
+  status: z.enum(keyStatuses).optional(),
+  name_prefix: z.string().min(1).max(200).optional(),
+  source: z.enum(['api', 'crd', 'portal', 'bootstrap']).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().min(1).max(500).optional(),
+});
+
+const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp').transform((v) => new Date(v));
+
+/** `GET /v1/manage/keys/{id}/audit` query. */
+export const auditQuery = z.strictObject({
+  from: isoDate.optional(),
+  to: isoDate.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().min(1).max(500).optional(),
+});
+
+/** `POST /v1/manage/wallets/{payer}/credits`. */
+export const creditRequest = z.strictObject({
+  amount_usd: z.number().positive().max(1_000_000),
+  reason: z.string().trim().min(1).max(500),
+});
+
+/** Path parameter of wallet routes. */
+export const payerParam = payer;

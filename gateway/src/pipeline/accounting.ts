@@ -1,0 +1,57 @@
+import type { FastifyRequest } from 'fastify';
+import type { AuditRecord } from '../../../core/audit/index.js';
+import type { ApiError } from '../../../core/errors/index.js';
+import type { KeyRecord } from '../../../core/keys/index.js';
+import type { GatewayDeps } from '../deps.js';
+import type { Reservation } from '../enforcement/enforce.js';
+import { routingRecord } from './attempts.js';
+
+/** The client-facing interface of a request, as the audit log names it. */
+export type InterfaceName = 'chat.completions' | 'messages' | 'responses';
+
+/** The audit record of a finished (or failed) inference request. */
+export function auditRecordOf(request: FastifyRequest, key: KeyRecord, interfaceName: InterfaceName, receivedAt: number, error: ApiError | undefined): AuditRecord {
+  const routing = routingRecord(request);
+  const answered = routing.attempts.at(-1);
+  return {
+    requestId: String(request.id),
+    timestamp: new Date(receivedAt).toISOString(),
+    keyId: key.id,
+    payerId: key.payerId ?? null,
+    interface: interfaceName,
+    model: routing.model ?? null,
+    supplier: answered?.supplier ?? null,
+    region: answered?.region ?? null,
+    inputTokens: routing.usage?.inputTokens ?? 0,
+    outputTokens: routing.usage?.outputTokens ?? 0,
+    cachedInputTokens: routing.usage?.cachedInputTokens ?? 0,
+    costUsd: routing.costUsd ?? 0,
+    latencyMs: Math.round(Date.now() - receivedAt),
+    status: error ? error.status : 200,
+    code: error?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
+    failover: routing.attempts.length > 1,
+    attempts: routing.attempts,
+    session: routing.session ?? null,
+  };
+}
+
+/**
+ * Closes the books of one inference request: the reservation is replaced by the actual cost
+ * (released when the request failed) and the audit record goes to the durable buffer. Failures
+ * here are logged, never turned into a client error: the answer has already been decided.
+ */
+export async function settleAndAudit(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  key: KeyRecord,
+  reservation: Reservation,
+  interfaceName: InterfaceName,
+  receivedAt: number,
+  error: ApiError | undefined,
+): Promise<void> {
+  const record = auditRecordOf(request, key, interfaceName, receivedAt, error);
+  const results = await Promise.allSettled([reservation.settle(record.costUsd), deps.audit.append(record)]);
+  for (const result of results) {
+    if (result.status === 'rejected') request.log.error({ err: result.reason, request_id: request.id }, 'settlement or audit append failed');
+  }
+}

@@ -1,0 +1,295 @@
+// Management API, enforcement (budgets, rate limits, payer wallets) and the audit log, through
+// the gateway's HTTP interface: real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown> & { error?: { code: string; param: string | null; message: string; human_message: string } };
+}
+
+async function call(base: string, method: string, path: string, token: string | undefined, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Reply['body']) : {} };
+}
+
+const chatBody = (content = 'hello') => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], max_tokens: 20 });
+
+function expectError(reply: Reply, status: number, code: string, param?: string): void {
+  assert.equal(reply.status, status, JSON.stringify(reply.body));
+  assert.equal(reply.body.error?.code, code);
+  assert.equal(reply.body.error?.message, `${code} - ${reply.body.error?.human_message}`);
+  if (param !== undefined) assert.equal(reply.body.error?.param, param);
+}
+
+async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('Management API', () => {
+  let h: GatewayHarness;
+  let base: string;
+  const admin = (method: string, path: string, body?: unknown) => call(base, method, path, h.adminKey, body);
+
+  before(async () => {
+    h = await startGatewayHarness([
+      { name: 'sim-eu', region: 'EU' },
+      { name: 'sim-us', region: 'US' },
+    ]);
+    base = h.gateway.url;
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  test('only the admin key may manage keys', async () => {
+    expectError(await call(base, 'GET', '/v1/manage/keys', undefined), 401, 'missing_api_key');
+    expectError(await call(base, 'GET', '/v1/manage/keys', 'svc-admin-wrongwrongwrongwrongwrongwrongwrong12'), 401, 'invalid_api_key');
+    const key = await h.createKey();
+    expectError(await call(base, 'GET', '/v1/manage/keys', key), 403, 'permission_denied');
+  });
+
+  test('create returns the secret once; read, list and patch show the spec read fields', async () => {
+    const created = await admin('POST', '/v1/manage/keys', {
+      name: 'team-a',
+      allowed_models: ['gpt-4o-mini'],
+      allowed_regions: 'EU',
+      budget_limit: 25,
+      budget_period: 'daily',
+      rate_limit_rpm: 100,
+      metadata: { team: 'a' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const secret = created.body.key as string;
+    assert.match(secret, /^svc-sk-[0-9A-Za-z]{40}$/);
+    assert.match(created.body.id as string, /^key_/);
+    assert.equal(created.body.name, 'team-a');
+    assert.ok(!Number.isNaN(Date.parse(created.body.created as string)));
+    assert.deepEqual(created.body.allowed_regions, ['EU']);
+    const read = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.key, undefined, 'the secret is never shown again');
+    for (const field of ['id', 'name', 'budget_limit', 'budget_used', 'budget_remaining', 'budget_period', 'resets_at', 'status']) {
+      assert.ok(field in read.body, `read field ${field}`);
+    }
+    assert.equal(read.body.status, 'active');
+    assert.equal(read.body.budget_limit, 25);
+    assert.equal(read.body.budget_used, 0);
+    assert.equal(read.body.budget_remaining, 25);
+    assert.equal(read.body.budget_period, 'daily');
+    const patched = await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { budget_limit: 50, name: 'team-a2' });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.budget_limit, 50);
+    assert.equal(patched.body.name, 'team-a2');
+    // The new key works, within its allow-list.
+    assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody())).status, 200);
+    expectError(await call(base, 'POST', '/v1/chat/completions', secret, { ...chatBody(), region: 'US' }), 403, 'provider_redirect_forbidden');
+  });
+
+  test('bad fields, unknown ids and forbidden transitions get catalogue errors', async () => {
+    expectError(await admin('POST', '/v1/manage/keys', {}), 400, 'missing_fields', 'name');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', surprise: 1 }), 400, 'validation_error');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', budget_limit: -1 }), 400, 'validation_error', 'budget_limit');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', budget_period: 'weekly' }), 400, 'validation_error', 'budget_period');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', rate_limit_rpm: 1.5 }), 400, 'validation_error', 'rate_limit_rpm');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: 'eu' }), 400, 'validation_error', 'allowed_regions');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: ['APAC'] }), 400, 'validation_error', 'allowed_regions[0]');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_models: ['gpt-9'] }), 400, 'validation_error', 'allowed_models[0]');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', payer: 'wallet-1' }), 400, 'validation_error', 'payer');
+    expectError(await admin('GET', '/v1/manage/keys/key_AAAAAAAAAAAAAAAAAAAA'), 404, 'not_found');
+    expectError(await admin('GET', '/v1/manage/keys/not-a-key'), 400, 'validation_error', 'id');
+    expectError(await admin('GET', '/v1/manage/keys?cursor=garbage'), 400, 'validation_error', 'cursor');
+    expectError(await admin('GET', '/v1/manage/keys?limit=0'), 400, 'validation_error', 'limit');
+    const created = await admin('POST', '/v1/manage/keys', { name: 'to-revoke' });
+    expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, {}), 400, 'validation_error');
+    expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { status: 'revoked' }), 400, 'validation_error', 'status');
+    assert.equal((await admin('POST', `/v1/manage/keys/${created.body.id as string}/revoke`)).body.status, 'revoked');
+    expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { name: 'back' }), 409, 'conflict');
+  });
+
+  test('list: filters and cursor pagination without gaps or repeats', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await admin('POST', '/v1/manage/keys', { name: `page-${i}` })).body.id as string);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Reply = await admin('GET', `/v1/manage/keys?name_prefix=page-&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(page.status, 200);
+      const data = page.body.data as { id: string; name: string }[];
+      assert.ok(data.length <= 2);
+      seen.push(...data.map((k) => k.id));
+      cursor = page.body.next_cursor as string | null;
+    } while (cursor);
+    assert.deepEqual([...seen].sort(), [...ids].sort());
+    assert.deepEqual(seen, [...ids].reverse(), 'newest first');
+  });
+
+  test('suspend and revoke stop a key at once; suspension can be lifted', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'lifecycle' });
+    const secret = created.body.key as string;
+    const id = created.body.id as string;
+    assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody())).status, 200);
+    await admin('PATCH', `/v1/manage/keys/${id}`, { status: 'suspended' });
+    expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 403, 'account_status');
+    await admin('PATCH', `/v1/manage/keys/${id}`, { status: 'active' });
+    assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody())).status, 200);
+    await admin('DELETE', `/v1/manage/keys/${id}`);
+    expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 401, 'expired_api_key');
+  });
+});
+
+describe('enforcement and the audit log', () => {
+  let h: GatewayHarness;
+  let base: string;
+  let now = Date.parse('2026-11-21T23:59:00.000Z');
+  const admin = (method: string, path: string, body?: unknown) => call(base, method, path, h.adminKey, body);
+
+  before(async () => {
+    h = await startGatewayHarness([{ name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }] }], {
+      clock: () => now,
+    });
+    base = h.gateway.url;
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  test('200 concurrent requests against a budget covering 10: settled spend never exceeds the limit', async () => {
+    // Worst case per request: body bytes × 1000 $/Mtok + 20 output tokens × 1000 $/Mtok.
+    const bytes = Buffer.byteLength(JSON.stringify(chatBody('x')));
+    const worstCase = ((bytes + 20) * 1_000) / 1e6;
+    const limit = Math.round(worstCase * 10 * 1e6) / 1e6 + 1e-6;
+    const created = await admin('POST', '/v1/manage/keys', { name: 'budget', budget_limit: limit, budget_period: 'monthly' });
+    const secret = created.body.key as string;
+    const replies = await Promise.all(Array.from({ length: 200 }, () => call(base, 'POST', '/v1/chat/completions', secret, chatBody('x'))));
+    const ok = replies.filter((r) => r.status === 200);
+    const refused = replies.filter((r) => r.status !== 200);
+    assert.ok(ok.length >= 10, `at least the 10 covered requests pass (${ok.length})`);
+    assert.ok(refused.every((r) => r.body.error?.code === 'budget_exceeded' && r.status === 402));
+    const settled = ok.reduce((sum, r) => sum + Number(r.headers.get('x-svc-cost-usd')), 0);
+    assert.ok(settled <= limit + 1e-9, `settled ${settled} within ${limit}`);
+    const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
+    assert.ok((view.body.budget_used as number) <= limit + 1e-9);
+    assert.ok(Math.abs((view.body.budget_used as number) - settled) < 1e-6, 'budget_used is the settled spend');
+  });
+
+  test('daily budget: exhausted key stops, then works again at 00:00 UTC; resets_at is exact', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'daily', budget_limit: 0.5, budget_period: 'daily' });
+    const secret = created.body.key as string;
+    const id = created.body.id as string;
+    let served = 0;
+    for (let i = 0; i < 200; i++) {
+      const r = await call(base, 'POST', '/v1/chat/completions', secret, chatBody('y'));
+      if (r.status !== 200) {
+        expectError(r, 402, 'budget_exceeded');
+        break;
+      }
+      served++;
+    }
+    assert.ok(served > 0 && served < 200, `served ${served}`);
+    const view = await admin('GET', `/v1/manage/keys/${id}`);
+    assert.equal(view.body.resets_at, '2026-11-22T00:00:00.000Z');
+    now = Date.parse('2026-11-22T00:00:00.000Z');
+    assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody('y'))).status, 200, 'a new day, a new budget');
+    assert.equal((await admin('GET', `/v1/manage/keys/${id}`)).body.resets_at, '2026-11-23T00:00:00.000Z');
+  });
+
+  test('rate_limit_rpm 30 across two gateway instances sharing the store: exactly 30 pass', async () => {
+    const replica = await h.startReplica();
+    const created = await admin('POST', '/v1/manage/keys', { name: 'rpm', rate_limit_rpm: 30 });
+    const secret = created.body.key as string;
+    const replies = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => call(i % 2 === 0 ? base : replica.url, 'POST', '/v1/chat/completions', secret, chatBody(`r${i}`))),
+    );
+    assert.equal(replies.filter((r) => r.status === 200).length, 30);
+    const limited = replies.filter((r) => r.status === 429);
+    assert.equal(limited.length, 30);
+    for (const r of limited) {
+      assert.equal(r.body.error?.code, 'rate_limit_exceeded');
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+    }
+  });
+
+  test('a revoked key stops within one second on every instance', async () => {
+    const replica = await h.startReplica();
+    const created = await admin('POST', '/v1/manage/keys', { name: 'revoke-everywhere' });
+    const secret = created.body.key as string;
+    assert.equal((await call(replica.url, 'POST', '/v1/chat/completions', secret, chatBody())).status, 200); // cached on the replica
+    await admin('POST', `/v1/manage/keys/${created.body.id as string}/revoke`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expectError(await call(replica.url, 'POST', '/v1/chat/completions', secret, chatBody()), 401, 'expired_api_key');
+    expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 401, 'expired_api_key');
+  });
+
+  test('payer wallet: empty gives billing_limit_reached, a credit opens it, requests are debited in the ledger', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'paid', payer: 'org:acme' });
+    const secret = created.body.key as string;
+    expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 403, 'billing_limit_reached');
+    expectError(await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: -5, reason: 'x' }), 400, 'validation_error', 'amount_usd');
+    const credit = await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: 5, reason: 'welcome credit' });
+    assert.equal(credit.status, 201);
+    assert.equal(credit.body.balance_usd, 5);
+    const ok = await call(base, 'POST', '/v1/chat/completions', secret, chatBody());
+    assert.equal(ok.status, 200);
+    const cost = Number(ok.headers.get('x-svc-cost-usd'));
+    assert.ok(cost > 0);
+    const wallet = await eventually(
+      () => admin('GET', '/v1/manage/wallets/org:acme'),
+      (w) => (w.body.entries as unknown[]).length === 2,
+      'the debit in the ledger',
+    );
+    assert.ok(Math.abs((wallet.body.balance_usd as number) - (5 - cost)) < 1e-6);
+  });
+
+  test('the audit log read through the Management API matches the requests: count, tokens and cost', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'audited' });
+    const secret = created.body.key as string;
+    const id = created.body.id as string;
+    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: secret, maxRetries: 0 });
+    let tokensIn = 0;
+    let tokensOut = 0;
+    let cost = 0;
+    for (let i = 0; i < 7; i++) {
+      const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `audit ${i}` }], max_tokens: 20 }).withResponse();
+      tokensIn += data.usage!.prompt_tokens;
+      tokensOut += data.usage!.completion_tokens;
+      cost += Number(response.headers.get('x-svc-cost-usd'));
+    }
+    await assert.rejects(client.chat.completions.create({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] }));
+    const audit = await eventually(
+      () => admin('GET', `/v1/manage/keys/${id}/audit?limit=100`),
+      (r) => (r.body.data as unknown[] | undefined)?.length === 7,
+      'seven audit rows',
+    );
+    const rows = audit.body.data as { input_tokens: number; output_tokens: number; cost_usd: number; supplier: string; region: string; key_id: string; status: number; request_id: string; latency_ms: number }[];
+    assert.equal(rows.reduce((s, r) => s + r.input_tokens, 0), tokensIn);
+    assert.equal(rows.reduce((s, r) => s + r.output_tokens, 0), tokensOut);
+    assert.equal(Math.round(rows.reduce((s, r) => s + r.cost_usd, 0) * 100), Math.round(cost * 100));
+    assert.ok(Math.abs(rows.reduce((s, r) => s + r.cost_usd, 0) - cost) < 1e-6);
+    for (const r of rows) {
+      assert.equal(r.key_id, id);
+      assert.equal(r.supplier, 'sim-eu');
+      assert.equal(r.region, 'EU');
+      assert.equal(r.status, 200);
+      assert.match(r.request_id, /^req_/);
+    }
+    const page = await admin('GET', `/v1/manage/keys/${id}/audit?limit=3`);
+    assert.equal((page.body.data as unknown[]).length, 3);
+    assert.ok(page.body.next_cursor);
+    expectError(await admin('GET', `/v1/manage/keys/${id}/audit?from=yesterday`), 400, 'validation_error', 'from');
+  });
+});
