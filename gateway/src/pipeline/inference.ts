@@ -60,15 +60,21 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
   const compliant = pickCandidates(deps.catalogue, publicModel, key, inference.region, { protocols: chatProtocols, capability: 'chat' });
   const session = sessionOf(inference.session);
   record.session = session?.id;
-  const pinned = session ? await deps.sessions.pinned(key.id, session) : null;
+  const receivedAt = deps.clock();
+  // The session look-up and the enforcement script go out in the same tick, so the store client
+  // pipelines them: one round trip before the supplier call (design.md, hot-path budget).
+  // Any compliant route may end up answering, so the worst case is taken over all of them.
+  const reserve = worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens);
+  const [pinned, reservation] = await Promise.all([
+    // A session store failure must neither fail the request nor leak the reservation.
+    session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
+    enforce(deps, key, reserve, String(request.id)),
+  ]);
   const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(
     0,
     deps.maxAttempts,
   );
   const cancellation = new RequestCancellation(reply);
-  const receivedAt = deps.clock();
-  const reserve = worstCaseUsd(candidates, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens);
-  const reservation = await enforce(deps, key, reserve, String(request.id));
 
   let result: { route: ModelRoute; body: unknown };
   try {
@@ -102,10 +108,10 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
     await settleAndAudit(deps, request, key, reservation, inference.interfaceName, receivedAt, toApiError(thrown));
     throw thrown;
   }
-  await settleAndAudit(deps, request, key, reservation, inference.interfaceName, receivedAt, undefined);
-
+  // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
   if (session && pinned !== result.route.supplier.name) {
     void deps.sessions.pin(key.id, session, result.route.supplier.name).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
   }
+  await settleAndAudit(deps, request, key, reservation, inference.interfaceName, receivedAt, undefined);
   return result.body;
 }
