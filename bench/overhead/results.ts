@@ -26,7 +26,7 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
  * keeping the other benchmarks' sections): the table and the ratios of the gateway (c) to (a) and (b).
  */
 export function renderResults(m: readonly Measurement[], facts: RunFacts): string {
-  const [direct, bare, gateway] = m as [Measurement, Measurement, Measurement];
+  const [direct, bare, gateway, enforced] = m as [Measurement, Measurement, Measurement, Measurement | undefined];
   const cpu = (x: Measurement) => (x.cpuMicrosPerRequest === undefined ? 'n/a' : x.cpuMicrosPerRequest.toFixed(0));
   const rows = m.map(
     (x) => `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${cpu(x)} | ${x.total} | ${x.failed} |`,
@@ -37,7 +37,7 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
 - Machine: ${facts.machine}
 - Load: ${facts.connections} concurrent connections, ${facts.duration} s per target after a 2 s warm-up,
   non-streaming \`POST /v1/chat/completions\` (autocannon, in the benchmark process)
-- Gateway: embedded PostgreSQL (PGlite, not on the hot path), ${facts.store}, info-level request log
+- Gateway: ${facts.store}, info-level request log; PostgreSQL is off the hot path (audit rows are written by a background writer)
 - Every server is its own process on the same 2-core machine as the load generator, so the
   absolute numbers include CPU contention; compare the ratios.
 
@@ -49,6 +49,11 @@ ${rows.join('\n')}
 |---|---:|---:|---:|---:|
 | (c) gateway / (a) simulator | ${ratio(gateway.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(gateway.p50Ms, direct.p50Ms)} | ${ratio(gateway.p99Ms, direct.p99Ms)} | n/a |
 | (c) gateway / (b) bare proxy | ${ratio(gateway.requestsPerSecond, bare.requestsPerSecond)} | ${ratio(gateway.p50Ms, bare.p50Ms)} | ${ratio(gateway.p99Ms, bare.p99Ms)} | ${ratio(gateway.cpuMicrosPerRequest ?? 0, bare.cpuMicrosPerRequest ?? 0)} |
+${enforced ? `| (d) enforced key / (c) plain key | ${ratio(enforced.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(enforced.p50Ms, gateway.p50Ms)} | ${ratio(enforced.p99Ms, gateway.p99Ms)} | ${ratio(enforced.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
+` : ''}
+(d) is the cost of enforcement on the hot path: the same gateway and load, through a key with a
+rate limit, a budget and a payer wallet, so every request runs the atomic enforcement script
+before the supplier call and settles after it (plus its audit record, which (c) writes too).
 
 The CPU column is the server's own CPU time divided by the requests it served: for (b) and (c)
 it is what proxying (b) or everything the gateway does (c) costs per request, without the

@@ -11,8 +11,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
+import knexFactory from 'knex';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { MemoryStore } from '../../core/store/index.js';
+import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -97,14 +100,58 @@ function writeOverheadSection(path: string, section: string): void {
   writeFileSync(path, next);
 }
 
+/** A fresh database on the server of `url`, so a benchmark never touches another's data. */
+async function createBenchDatabase(url: string): Promise<string> {
+  const name = `svc_bench_${process.pid}`;
+  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw('drop database if exists ?? with (force)', [name]);
+    await admin.raw('create database ??', [name]);
+  } finally {
+    await admin.destroy();
+  }
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return target.toString();
+}
+
+async function dropBenchDatabase(url: string, benchUrl: string): Promise<void> {
+  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw('drop database if exists ?? with (force)', [new URL(benchUrl).pathname.slice(1)]);
+  } finally {
+    await admin.destroy();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const children: ChildProcess[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   try {
     const pepper = generateSecret('admin');
-    const db = await openDatabase({ kind: 'embedded', dataDir: join(dir, 'data') });
+    // With DATABASE_URL the gateway runs as in production (PostgreSQL and, with REDIS_URL, Redis
+    // in their own processes); without it, on the embedded defaults (PGlite inside the gateway).
+    const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
+    if (databaseUrl) cleanups.push(() => dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl));
+    const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
     await db.migrate();
-    const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench', source: 'api' });
+    const keys = new KeyRepository(db.knex, pepper);
+    const { secret } = await keys.create({ kind: 'managed', name: 'bench', source: 'api' });
+    // (d): the same load through a key with every check of the enforcement step: rate limit,
+    // budget reservation and a payer wallet (limits far above what the run spends).
+    const enforced = await keys.create({
+      kind: 'managed',
+      name: 'bench-enforced',
+      source: 'api',
+      rateLimitRpm: 1_000_000,
+      budgetLimitUsd: 1_000_000,
+      budgetPeriod: 'monthly',
+      payerId: 'org:bench',
+    });
+    const scratch = new MemoryStore();
+    await new WalletLedger(db.knex, scratch).credit('org:bench', 1_000_000, 'benchmark funds', 'bench');
+    await scratch.close();
     await db.close();
     const catalogue = join(dir, 'catalog.yaml');
     writeFileSync(
@@ -126,7 +173,8 @@ async function main(): Promise<void> {
           SVC_CATALOG: catalogue,
           SVC_DATA_DIR: join(dir, 'data'),
           LOG_LEVEL: 'info', // the per-request log line is part of the real cost
-          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: 'bench:' } : {}),
+          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `bench-${process.pid}:` } : {}),
+          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
         },
         /gateway listening/,
       ),
@@ -138,11 +186,12 @@ async function main(): Promise<void> {
       await load('(a) simulator direct', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, auth, [simulator]),
       await load('(b) bare Node proxy', `http://127.0.0.1:${ports.proxy}/v1/chat/completions`, auth, [proxy]),
       await load('(c) svc gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, auth, [gateway]),
+      await load('(d) svc gateway, enforced key', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, { authorization: `Bearer ${enforced.secret}` }, [gateway]),
     ];
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-      store: process.env.REDIS_URL ? 'Redis' : 'in-process store',
+      store: `${databaseUrl ? 'PostgreSQL (own process)' : 'embedded PGlite (inside the gateway process)'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process store'}`,
       duration,
       connections,
     });
@@ -150,6 +199,8 @@ async function main(): Promise<void> {
     writeOverheadSection(join(root, 'bench/RESULTS.md'), markdown);
   } finally {
     for (const child of children) child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1_000)); // let the gateway close its database connections
+    for (const cleanup of cleanups) await cleanup().catch((e: unknown) => console.warn('cleanup failed', e));
     rmSync(dir, { recursive: true, force: true });
   }
 }
