@@ -3,7 +3,9 @@
 //   npx tsx bench/failover/run.ts
 //
 // (no npm script). Env: BENCH_FAILOVER_TRIALS (failover requests per scenario, default 2000),
-// REDIS_URL (use Redis as the gateway's store instead of the in-process one).
+// DATABASE_URL (a scratch database on that PostgreSQL server instead of embedded PGlite, whose
+// WebAssembly runs on the benchmark's own thread) and REDIS_URL (Redis as the gateway's store
+// instead of the in-process one).
 //
 // Measures how long the gateway takes to select the next supplier after the primary failed:
 // the `selectionMs` it records per attempt (from the request log line's `attempts`, captured from
@@ -60,7 +62,7 @@ interface BenchGateway {
 let counter = 0;
 
 async function main(): Promise<void> {
-  const database = await createTestDatabase({});
+  const database = await createTestDatabase(process.env);
   const pepper = generateSecret('admin');
   const { secret } = await new KeyRepository(database.knex, pepper).create({ kind: 'managed', name: 'bench-failover', source: 'api' });
   const primary = await startBenchSupplier('primary', { kind: 'ok' });
@@ -83,15 +85,17 @@ async function main(): Promise<void> {
     {},
   );
 
-  const openStore = (): Store => {
+  type StoreKind = 'in-process' | 'Redis';
+  const defaultStore: StoreKind = process.env.REDIS_URL ? 'Redis' : 'in-process';
+  const openStore = (kind: StoreKind): Store => {
     const url = process.env.REDIS_URL;
-    if (!url) return new MemoryStore('bench:');
+    if (kind === 'in-process' || !url) return new MemoryStore('bench:');
     const prefix = `bench-failover:${randomBytes(6).toString('hex')}:`;
     redisPrefixes.push(prefix);
     return new RedisStore(url, prefix);
   };
 
-  const startBenchGateway = async (settings: Record<string, string>): Promise<BenchGateway> => {
+  const startBenchGateway = async (settings: Record<string, string>, storeKind: StoreKind = defaultStore): Promise<BenchGateway> => {
     const lines = new Map<string, RequestLine>();
     const logger = pino(
       { level: 'info' },
@@ -115,7 +119,7 @@ async function main(): Promise<void> {
         ...settings,
       }),
     };
-    const store = openStore();
+    const store = openStore(storeKind);
     const gateway = await startGateway(config, { database: database as Database, store, logger });
     return {
       gateway,
@@ -151,9 +155,11 @@ async function main(): Promise<void> {
    * closed (normal, 503, 429, normal, 503, 429, …), so JIT warm-up, GC and machine drift fall on
    * every scenario alike. Each request is checked: answered 200 by the expected supplier.
    */
-  const timedScenarios = async (scenarios: { name: string; mode: SupplierMode }[]): Promise<TimedScenario[]> => {
-    const bench = await startBenchGateway(circuitClosed);
-    const results = scenarios.map((s): TimedScenario => ({ name: s.name, trials, unexpected: 0, selectionMs: [], gapMs: [], clientMs: [] }));
+  const timedScenarios = async (scenarios: { name: string; mode: SupplierMode }[], storeKind: StoreKind): Promise<TimedScenario[]> => {
+    const bench = await startBenchGateway(circuitClosed, storeKind);
+    const results = scenarios.map(
+      (s): TimedScenario => ({ name: s.name, store: storeKind, trials, unexpected: 0, selectionMs: [], gapMs: [], clientMs: [] }),
+    );
     const sent: { scenario: number; id: string; ms: number }[] = [];
     try {
       for (let i = 0; i < warmup; i++) {
@@ -231,7 +237,9 @@ async function main(): Promise<void> {
         'markMs' in plan
           ? `${ids.length} requests over ${(plan.durationMs / 1000).toFixed(1)} s; from ${plan.markMs / 1000} s on (the 1 s Retry-After long over): ` +
             `primary tried ${afterMark.tried}, skipped ${afterMark.skipped}` +
-            (afterMark.tried === 0 ? ' — the circuit stays open for max(Retry-After, SVC_CIRCUIT_COOLDOWN_MS = 30 s), not for the Retry-After' : '')
+            (afterMark.tried === 0
+              ? ' — the circuit stays open for max(Retry-After, SVC_CIRCUIT_COOLDOWN_MS = 30 s), not for the Retry-After'
+              : ' — tried again once each Retry-After elapsed; each new 429 cools it down again')
           : 'every skipped request was answered by the secondary without a failed attempt';
       return { name, requests: ids.length, primaryTried: tried, primarySkipped: ids.length - tried, firstSkipped, note, afterMark };
     } finally {
@@ -243,13 +251,19 @@ async function main(): Promise<void> {
   const timed: TimedScenario[] = [];
   const circuits: CircuitScenario[] = [];
   try {
-    timed.push(
-      ...(await timedScenarios([
-        { name: 'normal: primary healthy', mode: { kind: 'ok' } },
-        { name: 'primary 503 → secondary, circuit closed', mode: { kind: 'status', status: 503 } },
-        { name: 'primary 429 (Retry-After: 0) → secondary, circuit closed', mode: { kind: 'status', status: 429, retryAfterSeconds: 0 } },
-      ])),
-    );
+    // With REDIS_URL the timed scenarios run on both stores: the failure count goes to the store on the failover path.
+    for (const storeKind of defaultStore === 'Redis' ? (['in-process', 'Redis'] as const) : (['in-process'] as const)) {
+      timed.push(
+        ...(await timedScenarios(
+          [
+            { name: 'normal: primary healthy', mode: { kind: 'ok' } },
+            { name: 'primary 503 → secondary, circuit closed', mode: { kind: 'status', status: 503 } },
+            { name: 'primary 429 (Retry-After: 0) → secondary, circuit closed', mode: { kind: 'status', status: 429, retryAfterSeconds: 0 } },
+          ],
+          storeKind,
+        )),
+      );
+    }
     circuits.push(await circuitScenario('primary 503, default circuit', { kind: 'status', status: 503 }, { requests: 1000 }));
     circuits.push(
       await circuitScenario('primary 429 with Retry-After: 1, default circuit', { kind: 'status', status: 429, retryAfterSeconds: 1 }, { durationMs: 2500, markMs: 1500 }),
@@ -272,7 +286,8 @@ async function main(): Promise<void> {
   const section = renderFailoverSection(timed, circuits, {
     date: new Date().toISOString().slice(0, 10),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-    store: process.env.REDIS_URL ? 'Redis store' : 'in-process store',
+    store: process.env.REDIS_URL ? 'the in-process store and Redis (REDIS_URL) for the first table, Redis for the second' : 'in-process store',
+    database: process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PostgreSQL (PGlite, WebAssembly on the benchmark thread)',
     trials,
     warmup,
   });

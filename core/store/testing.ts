@@ -4,12 +4,21 @@ import { MemoryStore } from './memory-store.js';
 import { RedisStore } from './redis-store.js';
 import type { Store } from './types.js';
 
-/** Opens a Redis store under a fresh key prefix; closing it deletes every key it made. */
-export function createRedisTestStore(url: string): Store {
+/**
+ * Test stores over one fresh data set: `main`, and `another()` for a second replica — with
+ * REDIS_URL, separate RedisStore objects on one fresh key prefix (deleted when `main` closes),
+ * as two pods would have; without it, the one MemoryStore object.
+ */
+export function openSharedTestStores(env: Record<string, string | undefined> = process.env): { main: Store; another(): Store } {
+  const url = env.REDIS_URL;
+  if (!url) {
+    const memory = new MemoryStore('test:');
+    return { main: memory, another: () => memory };
+  }
   const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
-  const store = new RedisStore(url, prefix);
-  const close = store.close.bind(store);
-  store.close = async () => {
+  const main = new RedisStore(url, prefix);
+  const close = main.close.bind(main);
+  main.close = async () => {
     await close();
     const cleaner = new Redis(url);
     try {
@@ -23,7 +32,12 @@ export function createRedisTestStore(url: string): Store {
       cleaner.disconnect();
     }
   };
-  return store;
+  return { main, another: () => new RedisStore(url, prefix) };
+}
+
+/** Opens a Redis store under a fresh key prefix; closing it deletes every key it made. */
+export function createRedisTestStore(url: string): Store {
+  return openSharedTestStores({ REDIS_URL: url }).main;
 }
 
 /** The store a test should use: isolated Redis when REDIS_URL is set, else in-process memory. */

@@ -90,10 +90,19 @@ export class WalletLedger {
     if (rows.length > 0) await trx('wallet_entries').insert(rows).onConflict('request_id').ignore();
   }
 
-  /** Latest entries of a payer, newest first. */
-  async recentEntries(payerId: string, limit: number): Promise<WalletEntry[]> {
-    const rows = await this.knex('wallet_entries').where({ payer_id: payerId }).orderBy('id', 'desc').limit(limit);
-    return (rows as EntryRow[]).map(toEntry);
+  /**
+   * Balance and latest entries (newest first) from one snapshot: read separately, a debit
+   * committed in between would make the two disagree.
+   */
+  async statement(payerId: string, limit: number): Promise<{ balanceMicro: number; entries: WalletEntry[] }> {
+    return this.knex.transaction(
+      async (trx) => {
+        const balanceMicro = await this.balanceMicro(payerId, trx);
+        const rows = await trx('wallet_entries').where({ payer_id: payerId }).orderBy('id', 'desc').limit(limit);
+        return { balanceMicro, entries: (rows as EntryRow[]).map(toEntry) };
+      },
+      { isolationLevel: 'repeatable read' },
+    );
   }
 }
 

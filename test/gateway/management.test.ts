@@ -78,7 +78,7 @@ describe('Management API', () => {
     assert.match(secret, /^svc-sk-[0-9A-Za-z]{40}$/);
     assert.match(created.body.id as string, /^key_/);
     assert.equal(created.body.name, 'team-a');
-    assert.ok(!Number.isNaN(Date.parse(created.body.created as string)));
+    assert.ok(!Number.isNaN(Date.parse(created.body.created as string)), 'created is a timestamp');
     assert.deepEqual(created.body.allowed_regions, ['EU']);
     const read = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
     assert.equal(read.status, 200);
@@ -130,7 +130,7 @@ describe('Management API', () => {
       const page: Reply = await admin('GET', `/v1/manage/keys?name_prefix=page-&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
       assert.equal(page.status, 200);
       const data = page.body.data as { id: string; name: string }[];
-      assert.ok(data.length <= 2);
+      assert.ok(data.length <= 2, 'page size');
       seen.push(...data.map((k) => k.id));
       cursor = page.body.next_cursor as string | null;
     } while (cursor);
@@ -179,11 +179,11 @@ describe('enforcement and the audit log', () => {
     const ok = replies.filter((r) => r.status === 200);
     const refused = replies.filter((r) => r.status !== 200);
     assert.ok(ok.length >= 10, `at least the 10 covered requests pass (${ok.length})`);
-    assert.ok(refused.every((r) => r.body.error?.code === 'budget_exceeded' && r.status === 402));
+    assert.ok(refused.every((r) => r.body.error?.code === 'budget_exceeded' && r.status === 402), 'refusals are budget_exceeded');
     const settled = ok.reduce((sum, r) => sum + Number(r.headers.get('x-svc-cost-usd')), 0);
     assert.ok(settled <= limit + 1e-9, `settled ${settled} within ${limit}`);
     const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
-    assert.ok((view.body.budget_used as number) <= limit + 1e-9);
+    assert.ok((view.body.budget_used as number) <= limit + 1e-9, `budget_used ${String(view.body.budget_used)} within ${limit}`);
     assert.ok(Math.abs((view.body.budget_used as number) - settled) < 1e-6, 'budget_used is the settled spend');
   });
 
@@ -220,7 +220,7 @@ describe('enforcement and the audit log', () => {
     assert.equal(limited.length, 30);
     for (const r of limited) {
       assert.equal(r.body.error?.code, 'rate_limit_exceeded');
-      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+      assert.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After');
     }
   });
 
@@ -246,13 +246,14 @@ describe('enforcement and the audit log', () => {
     const ok = await call(base, 'POST', '/v1/chat/completions', secret, chatBody());
     assert.equal(ok.status, 200);
     const cost = Number(ok.headers.get('x-svc-cost-usd'));
-    assert.ok(cost > 0);
+    assert.ok(cost > 0, 'the request cost something');
     const wallet = await eventually(
       () => admin('GET', '/v1/manage/wallets/org:acme'),
       (w) => (w.body.entries as unknown[]).length === 2,
       'the debit in the ledger',
     );
-    assert.ok(Math.abs((wallet.body.balance_usd as number) - (5 - cost)) < 1e-6);
+    const balance = wallet.body.balance_usd as number;
+    assert.ok(Math.abs(balance - (5 - cost)) < 1e-6, `balance ${balance} after a ${cost} USD request (entries ${JSON.stringify(wallet.body.entries)})`);
   });
 
   test('the audit log read through the Management API matches the requests: count, tokens and cost', async () => {
@@ -289,7 +290,7 @@ describe('enforcement and the audit log', () => {
     }
     const page = await admin('GET', `/v1/manage/keys/${id}/audit?limit=3`);
     assert.equal((page.body.data as unknown[]).length, 3);
-    assert.ok(page.body.next_cursor);
+    assert.ok(page.body.next_cursor, 'a next cursor');
     expectError(await admin('GET', `/v1/manage/keys/${id}/audit?from=yesterday`), 400, 'validation_error', 'from');
   });
 });

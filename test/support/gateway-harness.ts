@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { buildCatalogue, parseSettings, type Config } from '../../core/config/index.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
 import { generateSecret, KeyRepository, type NewKey } from '../../core/keys/index.js';
-import { MemoryStore, RedisStore, type Store } from '../../core/store/index.js';
+import type { Store } from '../../core/store/index.js';
+import { openSharedTestStores } from '../../core/store/testing.js';
 import { startGateway, type RunningGateway } from '../../gateway/src/server.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../simulator/server.js';
 
@@ -77,36 +76,6 @@ export interface GatewayHarness {
 
 const defaultSuppliers: HarnessSupplier[] = [{ name: 'sim-eu', region: 'EU' }];
 
-/**
- * The store of a harness and a way to open more objects over the same data: Redis under a fresh
- * key prefix (deleted when the main store closes) when REDIS_URL is set, else one MemoryStore.
- */
-function openTestStores(env: Record<string, string | undefined> = process.env): { main: Store; another(): Store } {
-  const url = env.REDIS_URL;
-  if (!url) {
-    const memory = new MemoryStore('test:');
-    return { main: memory, another: () => memory };
-  }
-  const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
-  const main = new RedisStore(url, prefix);
-  const close = main.close.bind(main);
-  main.close = async () => {
-    await close();
-    const cleaner = new Redis(url);
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await cleaner.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length > 0) await cleaner.del(...keys);
-      } while (cursor !== '0');
-    } finally {
-      cleaner.disconnect();
-    }
-  };
-  return { main, another: () => new RedisStore(url, prefix) };
-}
-
 /** Starts simulators, a gateway on an ephemeral port over a test database and store. */
 export async function startGatewayHarness(suppliers: HarnessSupplier[] = defaultSuppliers, options: HarnessOptions = {}): Promise<GatewayHarness> {
   const simulators = new Map<string, RunningSimulator>();
@@ -149,7 +118,7 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
   });
   const config: Config = { settings, catalogue };
   const database = options.database ?? (await createTestDatabase());
-  const stores = openTestStores();
+  const stores = openSharedTestStores();
   const store = stores.main;
   const silent = () => pino({ level: 'silent' });
   const clock = options.clock ?? Date.now;

@@ -1,22 +1,11 @@
 import type { FastifyRequest } from 'fastify';
+import type { AuditAttempt } from '../../../core/audit/index.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
 import { costUsd, type TokenUsage } from '../routing/cost.js';
 
-/** One supplier attempt of a request, failed or not; all of them go to the request's record. */
-export interface AttemptRecord {
-  supplier: string;
-  region: string;
-  /** Epoch ms when the request to the supplier was sent. */
-  startedAt: number;
-  latencyMs: number;
-  outcome: 'ok' | 'failed';
-  /** HTTP status the supplier (or the transport) ended the attempt with. */
-  status: number;
-  code: string | undefined;
-  /** For attempts after the first: ms from the previous failure being observed to this request being sent. */
-  selectionMs: number | undefined;
-}
+/** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
+export type AttemptRecord = AuditAttempt;
 
 /** Routing facts of a request, kept for the request log line and the audit record. */
 export interface RoutingRecord {

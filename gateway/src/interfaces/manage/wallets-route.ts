@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { microPerUsd } from '../../../../core/budget/index.js';
-import type { WalletLedger } from '../../../../core/wallets/index.js';
+import type { WalletEntry, WalletLedger } from '../../../../core/wallets/index.js';
 import { validateBody } from '../../http/validate.js';
 import { requireAdmin } from './require-admin.js';
 import { creditRequest, payerParam } from './schema.js';
@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 const payerParams = z.strictObject({ payer: payerParam });
 
-function entryView(e: Awaited<ReturnType<WalletLedger['recentEntries']>>[number]): Record<string, unknown> {
+function entryView(e: WalletEntry): Record<string, unknown> {
   return { id: e.id, amount_usd: e.amountUsd, kind: e.kind, reason: e.reason, request_id: e.requestId, actor: e.actor, created: e.createdAt };
 }
 
@@ -29,7 +29,7 @@ export function registerWalletRoutes(app: FastifyInstance, ledger: WalletLedger)
   app.get('/v1/manage/wallets/:payer', async (request) => {
     requireAdmin(request);
     const { payer } = validateBody(payerParams, request.params);
-    const [balance, entries] = await Promise.all([ledger.balanceMicro(payer), ledger.recentEntries(payer, 50)]);
-    return { payer, balance_usd: balance / microPerUsd, entries: entries.map(entryView) };
+    const { balanceMicro, entries } = await ledger.statement(payer, 50);
+    return { payer, balance_usd: balanceMicro / microPerUsd, entries: entries.map(entryView) };
   });
 }
