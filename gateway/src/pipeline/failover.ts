@@ -62,7 +62,11 @@ export async function tryCandidates<T>(
       const error = toApiError(thrown);
       record.attempts.push(finishAttempt(clock, error));
       if (cancellation.aborted || !isFailoverable(error)) throw error;
-      void health.recordFailure(route.supplier.name, error).catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      // Reported on a later tick so that building the store command does not delay the next
+      // attempt: failover selection stays in-memory work only.
+      setImmediate(() => {
+        void health.recordFailure(route.supplier.name, error).catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+      });
       firstError ??= error;
     } finally {
       signal.dispose();

@@ -47,6 +47,8 @@ const fallbackMaxTokens = 4096;
 export async function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, inference: ChatInference): Promise<unknown> {
   const key = requireKey(request);
   const record = routingRecord(request);
+  // Listen for the client leaving from the start, before any await.
+  const cancellation = new RequestCancellation(reply);
   const publicModel =
     inference.model === autoModel
       ? resolveAutoModel(deps.catalogue, key, {
@@ -74,7 +76,6 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
     0,
     deps.maxAttempts,
   );
-  const cancellation = new RequestCancellation(reply);
 
   let result: { route: ModelRoute; body: unknown };
   try {
