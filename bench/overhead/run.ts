@@ -6,7 +6,7 @@
 // the load generator runs in this one.
 //
 //   npm run bench:overhead            (BENCH_DURATION=15 BENCH_CONNECTIONS=32 to change the load)
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,32 +17,13 @@ import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { MemoryStore } from '../../core/store/index.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
+import { startProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080 };
 
-function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 60_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        // Keep draining output so a chatty process never blocks on a full pipe.
-        child.stdout!.resume();
-        resolvePromise(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
-  });
-}
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
 function cpuSeconds(pid: number): number {

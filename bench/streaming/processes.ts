@@ -1,39 +1,19 @@
 // Starts the two servers of the streaming benchmark as child processes, configured the way
 // bench/overhead/run.ts does it: the supplier simulator, and the gateway over an embedded
 // PostgreSQL data dir in which the benchmark key was created first.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { startProcess } from '../shared/start-process.js';
 
 export const root = resolve(import.meta.dirname, '../..');
 
 /** Model id served by the simulator through the gateway (openai protocol). */
 export const benchModel = 'gpt-4o-mini';
 
-function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 60_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        // Keep draining output so a chatty process (the gateway's request log) never blocks on a full pipe.
-        child.stdout!.resume();
-        child.stderr!.resume();
-        resolvePromise(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
-  });
-}
 
 /** The running pair of servers. */
 export interface BenchServers {
