@@ -11,11 +11,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
 import knexFactory from 'knex';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { MemoryStore } from '../../core/store/index.js';
+import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
 import { startProcess } from '../shared/start-process.js';
@@ -106,21 +106,6 @@ async function dropBenchDatabase(url: string, benchUrl: string): Promise<void> {
   }
 }
 
-/** Removes the keys the gateway left in Redis under the benchmark's prefix. */
-async function deleteBenchKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const children: ChildProcess[] = [];
@@ -131,7 +116,7 @@ async function main(): Promise<void> {
     // in their own processes); without it, on the embedded defaults (PGlite inside the gateway).
     const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
     if (databaseUrl) cleanups.push(() => dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl));
-    if (process.env.REDIS_URL) cleanups.push(() => deleteBenchKeys(process.env.REDIS_URL!, `bench-${process.pid}:`));
+    if (process.env.REDIS_URL) cleanups.push(() => deleteKeysWithPrefix(process.env.REDIS_URL!, `bench-${process.pid}:`));
     const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
     await db.migrate();
     const keys = new KeyRepository(db.knex, pepper);

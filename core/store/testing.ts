@@ -20,19 +20,24 @@ export function openSharedTestStores(env: Record<string, string | undefined> = p
   const close = main.close.bind(main);
   main.close = async () => {
     await close();
-    const cleaner = new Redis(url);
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await cleaner.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length > 0) await cleaner.del(...keys);
-      } while (cursor !== '0');
-    } finally {
-      cleaner.disconnect();
-    }
+    await deleteKeysWithPrefix(url, prefix);
   };
   return { main, another: () => new RedisStore(url, prefix) };
+}
+
+/** Deletes every Redis key under `prefix` (tests and benchmarks clean up after themselves). */
+export async function deleteKeysWithPrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** Opens a Redis store under a fresh key prefix; closing it deletes every key it made. */
