@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -58,6 +59,7 @@ describe('the gateway process (npm run gateway)', () => {
   after(async () => {
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
+    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `proc-test-${process.pid}:`);
   });
 
   test('a bad catalogue stops start-up with a message naming the field', async () => {
