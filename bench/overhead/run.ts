@@ -18,7 +18,7 @@ import { MemoryStore } from '../../core/store/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
-import { startProcess } from '../shared/start-process.js';
+import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -145,22 +145,14 @@ async function main(): Promise<void> {
     children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
     children.push(await startProcess('bare proxy', ['bench/overhead/bare-proxy.mjs'], { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` }, /listening/));
     children.push(
-      await startProcess(
-        'gateway',
-        ['--import', 'tsx', 'gateway/src/main.ts'],
-        {
-          PORT: String(ports.gateway),
-          SVC_HOST: '127.0.0.1',
-          SVC_ADMIN_KEY: generateSecret('admin'),
-          SVC_KEY_PEPPER: pepper,
-          SVC_CATALOG: catalogue,
-          SVC_DATA_DIR: join(dir, 'data'),
-          LOG_LEVEL: 'info', // the per-request log line is part of the real cost
-          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `bench-${process.pid}:` } : {}),
-          ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-        },
-        /gateway listening/,
-      ),
+      await startBenchGateway({
+        port: ports.gateway,
+        pepper,
+        catalogue,
+        dataDir: join(dir, 'data'),
+        storePrefix: `bench-${process.pid}:`,
+        databaseUrl,
+      }),
     );
 
     const auth = { authorization: `Bearer ${secret}` };

@@ -27,3 +27,37 @@ export function startProcess(name: string, args: string[], env: Record<string, s
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output}`)));
   });
 }
+
+/** How a benchmark's gateway process is configured beyond its defaults. */
+export interface BenchGateway {
+  port: number;
+  pepper: string;
+  catalogue: string;
+  dataDir: string;
+  /** Key prefix in Redis when REDIS_URL is set, so runs never share state. */
+  storePrefix: string;
+  databaseUrl?: string | undefined;
+}
+
+/**
+ * Starts the gateway the way operators run it (`gateway/src/main.ts`, configured only by the
+ * environment), with the info-level request log on: the log line is part of the real cost.
+ */
+export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> {
+  return startProcess(
+    'gateway',
+    ['--import', 'tsx', 'gateway/src/main.ts'],
+    {
+      PORT: String(options.port),
+      SVC_HOST: '127.0.0.1',
+      SVC_ADMIN_KEY: `svc-admin-${'b'.repeat(40)}`,
+      SVC_KEY_PEPPER: options.pepper,
+      SVC_CATALOG: options.catalogue,
+      SVC_DATA_DIR: options.dataDir,
+      LOG_LEVEL: 'info',
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: options.storePrefix } : {}),
+      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    },
+    /gateway listening/,
+  );
+}

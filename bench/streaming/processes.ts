@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
-import { startProcess } from '../shared/start-process.js';
+import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
 export const root = resolve(import.meta.dirname, '../..');
 
@@ -52,21 +52,7 @@ export async function startServers(ports: { sim: number; gateway: number }, simL
       ),
     );
     children.push(
-      await startProcess(
-        'gateway',
-        ['--import', 'tsx', 'gateway/src/main.ts'],
-        {
-          PORT: String(ports.gateway),
-          SVC_HOST: '127.0.0.1',
-          SVC_ADMIN_KEY: generateSecret('admin'),
-          SVC_KEY_PEPPER: pepper,
-          SVC_CATALOG: catalogue,
-          SVC_DATA_DIR: join(dir, 'data'),
-          LOG_LEVEL: 'info', // the per-request log line is part of the real cost
-          ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: 'bench-streaming:' } : {}),
-        },
-        /gateway listening/,
-      ),
+      await startBenchGateway({ port: ports.gateway, pepper, catalogue, dataDir: join(dir, 'data'), storePrefix: 'bench-streaming:' }),
     );
     return { simUrl: `http://127.0.0.1:${ports.sim}`, gatewayUrl: `http://127.0.0.1:${ports.gateway}`, secret, stop };
   } catch (error) {

@@ -1,5 +1,8 @@
-/** Lifecycle states of a key (see docs/keys.md once the Management API lands). */
-export const keyStatuses = ['active', 'suspended', 'budget_exhausted', 'revoked'] as const;
+/**
+ * Stored lifecycle states of a key (docs/keys.md). `budget_exhausted` is not one of them: it is
+ * derived from the budget counters when a key is shown, and ends by itself at the reset.
+ */
+export const keyStatuses = ['active', 'suspended', 'revoked'] as const;
 /** One key status. */
 export type KeyStatus = (typeof keyStatuses)[number];
 

@@ -3,7 +3,6 @@ import { RedisStore } from './redis-store.js';
 import type { Store } from './types.js';
 
 export * from './types.js';
-export * from './scripts.js';
 export { MemoryStore } from './memory-store.js';
 export { RedisStore } from './redis-store.js';
 

@@ -1,8 +1,6 @@
 import { describe, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { MemoryStore } from './memory-store.js';
-import { admitInWindow, reserveUnderCap } from './scripts.js';
 import { createRedisTestStore } from './testing.js';
 import type { Store } from './types.js';
 
@@ -37,27 +35,6 @@ function storeContract(name: string, open: () => Store): void {
       assert.equal(await store.incrBy('c', 3, 50), 5);
       assert.ok((await store.pttl('c')) > 5_000, 'second call must not shorten the first expiry');
       assert.equal(await store.incrBy('c', -5), 0);
-    });
-
-    test('scripts: reserveUnderCap never lets concurrent reservations pass the cap', async () => {
-      const attempts = await Promise.all(Array.from({ length: 50 }, () => store.runScript(reserveUnderCap, ['budget'], [300_000, 10_000_000, 60_000])));
-      const granted = attempts.filter((a) => a.granted).length;
-      assert.equal(granted, 33); // 33 × 0.30 USD = 9.90; the 34th would make 10.20
-      const last = await store.runScript(reserveUnderCap, ['budget'], [100_000, 10_000_000, 60_000]);
-      assert.deepEqual(last, { granted: true, total: 10_000_000 });
-      const refused = await store.runScript(reserveUnderCap, ['budget'], [1, 10_000_000, 60_000]);
-      assert.deepEqual(refused, { granted: false, total: 10_000_000 });
-      assert.ok((await store.pttl('budget')) > 0);
-    });
-
-    test('scripts: admitInWindow admits `limit` requests per window and says when to retry', async () => {
-      const results = [];
-      for (let i = 0; i < 4; i++) results.push(await store.runScript(admitInWindow, ['rl'], [3, 400, randomUUID()]));
-      assert.deepEqual(results.map((r) => r.allowed), [true, true, true, false]);
-      assert.deepEqual(results.map((r) => r.count), [1, 2, 3, 3]);
-      assert.ok(results[3]!.retryAfterMs > 0 && results[3]!.retryAfterMs <= 400);
-      await sleep(450);
-      assert.equal((await store.runScript(admitInWindow, ['rl'], [3, 400, randomUUID()])).allowed, true);
     });
 
     test('streams: consumer group delivers once, acks, and hands idle entries to another consumer', async () => {

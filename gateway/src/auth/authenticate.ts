@@ -55,7 +55,6 @@ export async function authenticate(
   if (!key) throw new ApiError('invalid_api_key');
   switch (key.status) {
     case 'active':
-    case 'budget_exhausted': // refused later with budget_exceeded, which tells the caller what to do
       return { kind: 'key', key };
     case 'revoked':
       throw new ApiError('expired_api_key', { humanMessage: 'This API key has been revoked' });

@@ -23,10 +23,8 @@ export interface ChatInference {
   model: string;
   region: string | undefined;
   stream: boolean;
-  /** Capabilities beyond `chat` this request needs (tools, vision), for `auto`. */
-  needs: readonly ModelCapability[];
-  /** Rough prompt size for `auto`'s context-window check. */
-  promptTokens: number;
+  /** Capabilities beyond `chat` this request needs (tools, vision); only computed for `auto`. */
+  needs: () => readonly ModelCapability[];
   session: SessionInputs;
   /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
   inputBytes: number;
@@ -52,8 +50,9 @@ export async function serveChat(deps: GatewayDeps, request: FastifyRequest, repl
   const publicModel =
     inference.model === autoModel
       ? resolveAutoModel(deps.catalogue, key, {
-          capabilities: ['chat', ...inference.needs],
-          promptTokens: inference.promptTokens,
+          capabilities: ['chat', ...inference.needs()],
+          // ~4 bytes per token: a rough size is all the context-window check needs.
+          promptTokens: Math.ceil(inference.inputBytes / 4),
           region: inference.region,
           protocols: chatProtocols,
         })

@@ -43,7 +43,9 @@ export class SessionAffinity {
   ) {}
 
   private key(keyId: string, session: Session): string {
-    return `session:${keyId}:${createHash('sha256').update(session.id).digest('base64url')}`;
+    // Client-chosen ids are hashed to bound the key's length; a conversation id already is a hash.
+    const id = session.source === 'conversation' ? session.id : createHash('sha256').update(session.id).digest('base64url');
+    return `session:${keyId}:${id}`;
   }
 
   /** The supplier the session is pinned to, if any. */

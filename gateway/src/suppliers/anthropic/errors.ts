@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../../../core/errors/index.js';
-import { retryAfterSeconds } from '../openai/errors.js';
+import { retryAfterSeconds } from '../retry-after.js';
 
 interface AnthropicErrorBody {
   type?: unknown;

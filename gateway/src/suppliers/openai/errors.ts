@@ -1,19 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, isErrorCode } from '../../../../core/errors/index.js';
+import { retryAfterSeconds } from '../retry-after.js';
 
 interface OpenAiErrorBody {
   error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
-}
-
-/** Seconds from a Retry-After header (delta-seconds or HTTP date), if present and sane. */
-export function retryAfterSeconds(headers: IncomingHttpHeaders): number | undefined {
-  const raw = headers['retry-after'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
 
 /**
