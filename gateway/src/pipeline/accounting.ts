@@ -4,10 +4,10 @@ import type { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { Reservation } from '../enforcement/enforce.js';
-import { routingRecord } from './attempts.js';
+import { routingRecord, type InterfaceName } from './attempts.js';
 
-/** The client-facing interface of a request, as the audit log names it. */
-export type InterfaceName = 'chat.completions' | 'messages' | 'responses';
+export type { InterfaceName } from './attempts.js';
+
 
 /** The audit record of a finished (or failed) inference request. */
 export function auditRecordOf(request: FastifyRequest, key: KeyRecord, interfaceName: InterfaceName, receivedAt: number, error: ApiError | undefined): AuditRecord {

@@ -7,8 +7,19 @@ import { costUsd, type TokenUsage } from '../routing/cost.js';
 /** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
 export type AttemptRecord = AuditAttempt;
 
-/** Routing facts of a request, kept for the request log line and the audit record. */
+/** The client-facing interface of a routed request, as the audit log and metrics name it. */
+export type InterfaceName =
+  | 'chat.completions'
+  | 'messages'
+  | 'responses'
+  | 'embeddings'
+  | 'rerank'
+  | 'audio.transcriptions'
+  | 'audio.speech';
+
+/** Routing facts of a request, kept for the request log line, the audit record and metrics. */
 export interface RoutingRecord {
+  interfaceName: InterfaceName | undefined;
   model: string | undefined;
   attempts: AttemptRecord[];
   session: string | undefined;
@@ -25,7 +36,7 @@ declare module 'fastify' {
 
 /** The request's routing record, created on first use. */
 export function routingRecord(request: FastifyRequest): RoutingRecord {
-  request.routing ??= { model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined };
+  request.routing ??= { interfaceName: undefined, model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined };
   return request.routing;
 }
 
