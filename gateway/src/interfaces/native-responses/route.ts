@@ -1,19 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import type { ModelRoute } from '../../../../core/config/index.js';
-import { ApiError, toApiError } from '../../../../core/errors/index.js';
-import { enforce, worstCaseUsd } from '../../enforcement/enforce.js';
-import { requestBytes } from '../../http/request-bytes.js';
-import { settleAndAudit } from '../../pipeline/accounting.js';
-import { requireKey } from '../../auth/request-caller.js';
+import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
-import { RequestCancellation } from '../../http/cancellation.js';
-import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
-import { tryCandidates } from '../../pipeline/failover.js';
-import { orderCandidates } from '../../routing/order-candidates.js';
+import { worstCaseUsd } from '../../enforcement/enforce.js';
+import type { AttemptSignal } from '../../http/cancellation.js';
+import { requestBytes } from '../../http/request-bytes.js';
 import { validateBody } from '../../http/validate.js';
+import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
+import type { AttemptResult } from '../../pipeline/failover.js';
+import { serveRouted } from '../../pipeline/serve-routed.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
-import { pickCandidates } from '../../routing/candidates.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
 import { nativeResponsesRequest } from './schema.js';
@@ -62,78 +59,73 @@ function responsesErrorFrame(error: ApiError): string {
   return `event: error\ndata: ${JSON.stringify({ type: 'error', code: error.code, message: error.message, param: null })}\n\n`;
 }
 
-async function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  const key = requireKey(request);
+/** The native lane: validated, then the shared pipeline with a byte-passthrough attempt. */
+function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = validateBody(nativeResponsesRequest, request.body);
-  const record = routingRecord(request);
-  record.model = body.model;
-  const compliant = pickCandidates(deps.catalogue, body.model, key, body.region, { protocols: ['openai-responses'], capability: 'chat' });
-  const candidates = orderCandidates(compliant, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(0, deps.maxAttempts);
   const upstreamBody: Record<string, unknown> = { ...body };
   delete upstreamBody.region;
-  const receivedAt = deps.clock();
   const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;
-  const reservation = await enforce(deps, key, worstCaseUsd(candidates, requestBytes(request), maxOutput, 4096), String(request.id));
-  try {
-    const value = await serveNative(deps, request, reply, body.model, candidates, upstreamBody);
-    await settleAndAudit(deps, request, key, reservation, 'responses', receivedAt, undefined);
-    return value;
-  } catch (error) {
-    await settleAndAudit(deps, request, key, reservation, 'responses', receivedAt, toApiError(error));
-    throw error;
-  }
+  const inputBytes = requestBytes(request);
+  return serveRouted(deps, request, reply, {
+    interfaceName: 'responses',
+    model: body.model,
+    region: body.region,
+    needs: { protocols: ['openai-responses'], capability: 'chat' },
+    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, 4096),
+    attempt: (route, index, signal) => relayResponses(deps, request, reply, body.model, route, index, signal, upstreamBody),
+  });
 }
 
-/** Tries the candidates; failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
-function serveNative(
+/** One attempt: failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
+async function relayResponses(
   deps: GatewayDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   model: string,
-  candidates: readonly ModelRoute[],
+  route: ModelRoute,
+  index: number,
+  signal: AttemptSignal,
   upstreamBody: Record<string, unknown>,
-): Promise<unknown> {
+): Promise<AttemptResult<unknown>> {
   const record = routingRecord(request);
-  return tryCandidates(request, candidates, new RequestCancellation(reply), deps.health, async (route, index, signal) => {
-    const started = performance.now();
-    const upstream = await callSupplier(
-      deps.upstream,
-      route,
-      '/responses',
-      { ...upstreamBody, model: route.model.upstream },
-      { requestId: String(request.id), clientHeaders: request.headers },
-      signal,
-    );
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-request-id': String(request.id),
-      'x-svc-model': model,
-      trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
-      ...routingHeaders(route, index > 0, performance.now() - started),
-    });
-    // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
-    const meter = new ResponsesMeter();
-    let lateError: ApiError | undefined;
-    try {
-      for await (const chunk of upstream.body) {
-        raw.write(chunk);
-        meter.feed(chunk as Buffer);
-      }
-      if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
-    } catch (error) {
-      lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
-      if (!raw.destroyed) raw.write(responsesErrorFrame(lateError));
-    }
-    noteUsage(record, route, meter.usage);
-    if (!raw.destroyed) raw.addTrailers(usageHeaders(route, meter.usage));
-    raw.end();
-    return { value: reply, lateError };
+  const started = performance.now();
+  const upstream = await callSupplier(
+    deps.upstream,
+    route,
+    '/responses',
+    { ...upstreamBody, model: route.model.upstream },
+    { requestId: String(request.id), clientHeaders: request.headers },
+    signal,
+  );
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': String(request.id),
+    'x-svc-model': model,
+    trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
+    ...routingHeaders(route, index > 0, performance.now() - started),
   });
+  // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
+  const meter = new ResponsesMeter();
+  let lateError: ApiError | undefined;
+  try {
+    for await (const chunk of upstream.body) {
+      raw.write(chunk);
+      meter.feed(chunk as Buffer);
+    }
+    if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
+  } catch (error) {
+    lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
+    if (!raw.destroyed) raw.write(responsesErrorFrame(lateError));
+  }
+  noteUsage(record, route, meter.usage);
+  if (!raw.destroyed) raw.addTrailers(usageHeaders(route, meter.usage));
+  raw.end();
+  return { value: reply, lateError };
 }
 
 /** `POST /v1/native/responses`: the native lane, untranslated, to `openai-responses` suppliers. */

@@ -1,0 +1,76 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ModelRoute } from '../../../core/config/index.js';
+import { toApiError } from '../../../core/errors/index.js';
+import { requireKey } from '../auth/request-caller.js';
+import type { GatewayDeps } from '../deps.js';
+import { enforce } from '../enforcement/enforce.js';
+import { RequestCancellation } from '../http/cancellation.js';
+import { pickCandidates, type InterfaceNeeds } from '../routing/candidates.js';
+import { orderCandidates } from '../routing/order-candidates.js';
+import type { Session } from '../routing/session-affinity.js';
+import { settleAndAudit } from './accounting.js';
+import { routingRecord, type InterfaceName } from './attempts.js';
+import { tryCandidates, type Attempt } from './failover.js';
+
+/** What one endpoint contributes to the shared pipeline; everything else is the same for all. */
+export interface RoutedCall<T> {
+  interfaceName: InterfaceName;
+  /** The public model id (after `auto` was resolved). */
+  model: string;
+  /** The call-level region, if the client set one. */
+  region: string | undefined;
+  /** Supplier protocols the endpoint can speak and the capability the model must have. */
+  needs: InterfaceNeeds;
+  /** The request's session, for affinity (chat only). */
+  session?: Session | undefined;
+  /** The request's worst-case cost over the routes it may take: what enforcement reserves. */
+  worstCaseUsd(compliant: readonly ModelRoute[]): number;
+  /** One attempt against one route: call the supplier and answer the client. */
+  attempt: Attempt<T>;
+}
+
+/**
+ * The request pipeline every routed endpoint shares (design.md "One request through the
+ * gateway", steps 3–8): region-compliant candidates with the needed capability, the enforcement
+ * script (rate, budget and wallet reservation) pipelined with the session look-up, ordering by
+ * session, priority, weight and health, the attempts with failover, then settlement and the
+ * audit record — on success and on failure alike.
+ */
+export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, call: RoutedCall<T>): Promise<T> {
+  const key = requireKey(request);
+  const record = routingRecord(request);
+  record.interfaceName = call.interfaceName;
+  record.model = call.model;
+  // Listen for the client leaving from the start, before any await.
+  const cancellation = new RequestCancellation(reply);
+  const compliant = pickCandidates(deps.catalogue, call.model, key, call.region, call.needs);
+  const session = call.session;
+  record.session = session?.id;
+  const receivedAt = deps.clock();
+  // The session look-up and the enforcement script go out in the same tick, so the store client
+  // pipelines them: one round trip before the supplier call (design.md, hot-path budget).
+  const [pinned, reservation] = await Promise.all([
+    // A session store failure must neither fail the request nor leak the reservation.
+    session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
+    enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
+  ]);
+  const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(
+    0,
+    deps.maxAttempts,
+  );
+
+  let value: T;
+  try {
+    value = await tryCandidates(request, candidates, cancellation, deps.health, call.attempt);
+  } catch (thrown) {
+    await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, toApiError(thrown));
+    throw thrown;
+  }
+  // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
+  const answeredBy = record.attempts.at(-1)?.supplier;
+  if (session && answeredBy && pinned !== answeredBy) {
+    void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
+  }
+  await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, undefined);
+  return value;
+}
