@@ -24,17 +24,30 @@ export const regionCode = z
   .string()
   .regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be an upper-case region code such as EU or US-EAST');
 
-const modelSchema = z.strictObject({
-  id: z.string().min(1).max(200),
-  upstream: z.string().min(1).max(200).optional(),
-  owned_by: z.string().min(1).max(100).optional(),
-  input_usd_per_mtok: z.number().nonnegative(),
-  output_usd_per_mtok: z.number().nonnegative(),
-  cached_input_usd_per_mtok: z.number().nonnegative().optional(),
-  max_output_tokens: z.number().int().positive().optional(),
-  context_window: z.number().int().positive().optional(),
-  capabilities: z.array(z.enum(modelCapabilities)).min(1).optional(),
-});
+/** Price fields of a model; at least one must be given so that no model is free by omission. */
+const priceFields = ['input_usd_per_mtok', 'output_usd_per_mtok', 'usd_per_audio_minute', 'usd_per_mchar'] as const;
+
+const modelSchema = z
+  .strictObject({
+    id: z.string().min(1).max(200),
+    upstream: z.string().min(1).max(200).optional(),
+    owned_by: z.string().min(1).max(100).optional(),
+    input_usd_per_mtok: z.number().nonnegative().optional(),
+    output_usd_per_mtok: z.number().nonnegative().optional(),
+    cached_input_usd_per_mtok: z.number().nonnegative().optional(),
+    /** Transcription: per minute of audio. */
+    usd_per_audio_minute: z.number().nonnegative().optional(),
+    /** Speech: per million input characters. */
+    usd_per_mchar: z.number().nonnegative().optional(),
+    /** Speech: the voice sent when the client names none (the supplier's default otherwise). */
+    default_voice: z.string().min(1).max(100).optional(),
+    max_output_tokens: z.number().int().positive().optional(),
+    context_window: z.number().int().positive().optional(),
+    capabilities: z.array(z.enum(modelCapabilities)).min(1).optional(),
+  })
+  .refine((m) => priceFields.some((f) => m[f] !== undefined), {
+    message: `a model needs a price: at least one of ${priceFields.join(', ')} (0 for a free model)`,
+  });
 
 const supplierSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
@@ -54,7 +67,7 @@ const catalogueFileSchema = z.strictObject({
   suppliers: z.array(supplierSchema).min(1),
 });
 
-/** A model as one supplier serves it, prices in USD per million tokens. */
+/** A model as one supplier serves it, token prices in USD per million tokens. */
 export interface SupplierModel {
   id: string;
   upstream: string;
@@ -62,6 +75,9 @@ export interface SupplierModel {
   inputUsdPerMtok: number;
   outputUsdPerMtok: number;
   cachedInputUsdPerMtok: number;
+  usdPerAudioMinute: number;
+  usdPerMchar: number;
+  defaultVoice: string | undefined;
   maxOutputTokens: number | undefined;
   contextWindow: number | undefined;
   capabilities: readonly ModelCapability[];
@@ -123,9 +139,12 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
         id: m.id,
         upstream: m.upstream ?? m.id,
         ownedBy: m.owned_by ?? raw.name,
-        inputUsdPerMtok: m.input_usd_per_mtok,
-        outputUsdPerMtok: m.output_usd_per_mtok,
-        cachedInputUsdPerMtok: m.cached_input_usd_per_mtok ?? m.input_usd_per_mtok,
+        inputUsdPerMtok: m.input_usd_per_mtok ?? 0,
+        outputUsdPerMtok: m.output_usd_per_mtok ?? 0,
+        cachedInputUsdPerMtok: m.cached_input_usd_per_mtok ?? m.input_usd_per_mtok ?? 0,
+        usdPerAudioMinute: m.usd_per_audio_minute ?? 0,
+        usdPerMchar: m.usd_per_mchar ?? 0,
+        defaultVoice: m.default_voice,
         maxOutputTokens: m.max_output_tokens,
         contextWindow: m.context_window,
         capabilities: m.capabilities ?? defaultCapabilities,

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditAttempt } from '../../../core/audit/index.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
-import { costUsd, type TokenUsage } from '../routing/cost.js';
+import { callCostUsd, type MediaUsage, type TokenUsage } from '../routing/cost.js';
 
 /** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
 export type AttemptRecord = AuditAttempt;
@@ -74,7 +74,7 @@ export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, 
 }
 
 /** Records the usage of the answering route and its cost at the catalogue's prices. */
-export function noteUsage(record: RoutingRecord, route: ModelRoute, usage: TokenUsage | undefined): void {
+export function noteUsage(record: RoutingRecord, route: ModelRoute, usage: TokenUsage | undefined, media?: MediaUsage): void {
   record.usage = usage;
-  record.costUsd = usage ? costUsd(route.model, usage) : undefined;
+  record.costUsd = usage || media ? callCostUsd(route.model, usage, media) : undefined;
 }

@@ -1,5 +1,5 @@
 import type { ModelRoute } from '../../../core/config/index.js';
-import { costUsd, type TokenUsage } from './cost.js';
+import { callCostUsd, type MediaUsage, type TokenUsage } from './cost.js';
 
 /** The spec's routing headers known before the body (part 4): who answered, where, failover, latency. */
 export function routingHeaders(route: ModelRoute, failover: boolean, latencyMs: number): Record<string, string> {
@@ -17,11 +17,11 @@ export function formatUsd(usd: number): string {
 }
 
 /** Token and cost headers (or stream trailers), once usage is known; empty when it is not. */
-export function usageHeaders(route: ModelRoute, usage: TokenUsage | undefined): Record<string, string> {
-  if (!usage) return {};
+export function usageHeaders(route: ModelRoute, usage: TokenUsage | undefined, media?: MediaUsage): Record<string, string> {
+  if (!usage && !media) return {};
   return {
-    'x-svc-input-tokens': String(usage.inputTokens),
-    'x-svc-output-tokens': String(usage.outputTokens),
-    'x-svc-cost-usd': formatUsd(costUsd(route.model, usage)),
+    'x-svc-input-tokens': String(usage?.inputTokens ?? 0),
+    'x-svc-output-tokens': String(usage?.outputTokens ?? 0),
+    'x-svc-cost-usd': formatUsd(callCostUsd(route.model, usage, media)),
   };
 }
