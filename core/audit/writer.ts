@@ -94,6 +94,10 @@ export class AuditWriter {
   private readEpoch = 0;
   private highestRead = '0-0';
   private waiters: FlushWaiter[] = [];
+  /** Epoch ms of the oldest record in the batch being written, while one is. */
+  private writingSince: number | undefined;
+  /** Age of the oldest record of the last batch written, when it committed. */
+  private lastLagMs = 0;
 
   constructor(
     private readonly store: Store,
@@ -143,6 +147,14 @@ export class AuditWriter {
     await new Promise<void>((resolve, reject) => this.waiters.push({ marker, epoch: this.readEpoch, resolve, reject }));
   }
 
+  /**
+   * How far behind this writer is, in seconds: the age of the oldest record it is writing (so
+   * the value keeps growing through a database outage), or of the last batch's oldest record.
+   */
+  lagSeconds(now = Date.now()): number {
+    return (this.writingSince !== undefined ? now - this.writingSince : this.lastLagMs) / 1000;
+  }
+
   /** Counters since start, for metrics and health. */
   stats(): AuditWriterStats {
     return { ...this.counters };
@@ -187,7 +199,11 @@ export class AuditWriter {
         await this.toDeadLetter(entry, `unreadable entry: ${error.message}`);
       }
     }
+    this.writingSince = parsed.reduce((oldest, p) => Math.min(oldest, Date.parse(p.record.timestamp)), Infinity);
+    if (this.writingSince === Infinity) this.writingSince = undefined;
     await this.writeAll(parsed);
+    if (this.writingSince !== undefined) this.lastLagMs = Date.now() - this.writingSince;
+    this.writingSince = undefined;
     const ids = entries.map((e) => e.id);
     // Same round trip on Redis (auto-pipelined). If it fails, the entries come back after
     // claimIdleMs and are skipped by the unique key.

@@ -21,6 +21,12 @@ const optionalUrl = (protocols: string[]) =>
         .optional(),
     )
     .optional();
+/** A yes/no setting: `true`/`1` or `false`/`0` (anything else is refused, never guessed). */
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1');
 const secret = z
   .string()
   .min(32, 'must be at least 32 characters (generate one with: openssl rand -base64 48)');
@@ -45,6 +51,10 @@ export const settingsSchema = z.object({
   SVC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(3),
   SVC_CIRCUIT_WINDOW_MS: z.coerce.number().int().min(100).default(30_000),
   SVC_CIRCUIT_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Prometheus `/metrics` port of the gateway, apart from the API port; 0 turns it off. */
+  SVC_METRICS_PORT: port(9464),
+  /** Prompt and completion text in logs: customer data, so off unless someone decides otherwise. */
+  SVC_LOG_PROMPTS: flag(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

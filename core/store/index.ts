@@ -5,6 +5,7 @@ import type { Store } from './types.js';
 export * from './types.js';
 export { MemoryStore } from './memory-store.js';
 export { RedisStore } from './redis-store.js';
+export { countStoreErrors } from './error-counting.js';
 
 /** Opens the store the settings point at: Redis when REDIS_URL is set, else in-process memory. */
 export function openStore(settings: { REDIS_URL?: string | undefined; SVC_STORE_PREFIX: string }): Store {

@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createLogger, redactedMarker } from './logger.js';
+
+/** A logger writing into an array of parsed lines. */
+function capture(logPromptContent: boolean) {
+  const lines: Record<string, any>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()));
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ service: 'test', level: 'info', logPromptContent, destination }) };
+}
+
+test('logger: credentials are redacted wherever a headers object or secret field appears', () => {
+  const { lines, logger } = capture(true);
+  logger.info(
+    {
+      headers: { authorization: 'Bearer sk-live-abc', 'x-api-key': 'sk-ant-xyz', cookie: 'sid=1', accept: 'application/json' },
+      req: { headers: { authorization: 'Bearer sk-live-abc' } },
+      supplier: { apiKey: 'supplier-secret', name: 'sim-eu' },
+      secret: 'plain-secret',
+    },
+    'line',
+  );
+  const text = JSON.stringify(lines);
+  for (const secret of ['sk-live-abc', 'sk-ant-xyz', 'sid=1', 'supplier-secret', 'plain-secret']) {
+    assert.ok(!text.includes(secret), `${secret} must not be logged: ${text}`);
+  }
+  assert.equal(lines[0]!.headers.accept, 'application/json', 'harmless headers stay');
+  assert.equal(lines[0]!.headers.authorization, redactedMarker, 'the redaction is visible');
+  assert.equal(lines[0]!.service, 'test', 'every line names its service');
+});
+
+test('logger: prompt text is redacted unless prompt logging is enabled', () => {
+  const entry = { prompt: { messages: [{ role: 'user', content: 'my private question' }] }, request_id: 'req_1' };
+  const off = capture(false);
+  off.logger.info(entry, 'request');
+  assert.ok(!JSON.stringify(off.lines).includes('my private question'), 'prompt text hidden by default');
+  assert.equal(off.lines[0]!.request_id, 'req_1', 'the rest of the line stays');
+  const on = capture(true);
+  on.logger.info(entry, 'request');
+  assert.ok(JSON.stringify(on.lines).includes('my private question'), 'prompt text logged when enabled');
+});

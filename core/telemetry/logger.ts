@@ -1,0 +1,53 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** Shown in place of anything redacted. */
+export const redactedMarker = '[redacted]';
+
+/** Header names that carry credentials, wherever a headers object is logged. */
+const credentialHeaders = ['authorization', 'x-api-key', 'cookie', 'set-cookie', 'proxy-authorization'];
+/** Object keys that hold secrets, logged by mistake or inside a bigger object. */
+const secretKeys = ['apiKey', 'api_key', 'secret', 'password', 'adminKey', 'pepper', 'token', 'access_token', 'refresh_token'];
+/** Keys that hold prompt or completion text. */
+const promptKeys = ['prompt', 'messages', 'system', 'instructions', 'input', 'content', 'completion'];
+
+/** `key` at the top level and one object deep (pino's wildcards match one level). */
+const anywhereShallow = (key: string) => [key, `*.${key}`];
+const inHeaders = (header: string) => ['headers', '*.headers', 'req.headers'].map((parent) => `${parent}["${header}"]`);
+
+/** The paths pino removes from every line; prompt keys only when prompt logging is off. */
+export function redactionPaths(logPromptContent: boolean): string[] {
+  return [
+    ...credentialHeaders.flatMap(inHeaders),
+    ...secretKeys.flatMap(anywhereShallow),
+    ...(logPromptContent ? [] : promptKeys.flatMap(anywhereShallow)),
+  ];
+}
+
+/** Options of createLogger. */
+export interface LoggerOptions {
+  /** `service` field of every line: gateway, operator, portal. */
+  service: string;
+  level: string;
+  /**
+   * Whether prompt and completion text may appear in logs (SVC_LOG_PROMPTS). Off by default:
+   * prompts are customer data, and a log pipeline is rarely cleared to hold it.
+   */
+  logPromptContent?: boolean;
+  /** Default: asynchronous stdout (a synchronous write per line costs more than the rest of logging). */
+  destination?: DestinationStream;
+}
+
+/**
+ * The structured JSON logger of a deployable, with credentials and (unless enabled) prompt
+ * text redacted from every line, whatever object a caller hands it.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      level: options.level,
+      base: { service: options.service },
+      redact: { paths: redactionPaths(options.logPromptContent ?? false), censor: redactedMarker },
+    },
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
+  );
+}
