@@ -25,6 +25,13 @@ export interface RoutingRecord {
   session: string | undefined;
   usage: TokenUsage | undefined;
   costUsd: number | undefined;
+  /** Time spent in supplier attempts, unrounded (ms): request time minus this is the gateway's overhead. */
+  upstreamMs: number;
+  /**
+   * Streams: ms from the request's arrival (fastify's `reply.elapsedTime`) to the first byte
+   * written to the client; set by the streaming code, read by the time-to-first-byte metric.
+   */
+  firstByteMs: number | undefined;
 }
 
 declare module 'fastify' {
@@ -36,7 +43,7 @@ declare module 'fastify' {
 
 /** The request's routing record, created on first use. */
 export function routingRecord(request: FastifyRequest): RoutingRecord {
-  request.routing ??= { interfaceName: undefined, model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined };
+  request.routing ??= { interfaceName: undefined, model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined, upstreamMs: 0, firstByteMs: undefined };
   return request.routing;
 }
 
