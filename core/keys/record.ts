@@ -36,6 +36,11 @@ export interface KeyRecord {
   /** Wallet the key's requests are charged to; null = the caller pays outside the platform. */
   payerId: string | null;
   source: KeySource;
+  /**
+   * The Kubernetes object that owns the key (`ManagedKey/<namespace>/<name>/<uid>`), for keys
+   * the operator created; null otherwise.
+   */
+  managedBy: string | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -17,6 +17,7 @@ interface KeyRow {
   metadata: Record<string, string>;
   payer_id: string | null;
   source: KeySource;
+  managed_by: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -37,6 +38,7 @@ function toRecord(row: KeyRow): KeyRecord {
     metadata: row.metadata ?? {},
     payerId: row.payer_id ?? null,
     source: row.source,
+    managedBy: row.managed_by ?? null,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -54,6 +56,8 @@ export interface NewKey {
   rateLimitRpm?: number | null;
   metadata?: Record<string, string>;
   payerId?: string | null;
+  /** Owner object of a CRD key (see KeyRecord.managedBy); unique across keys. */
+  managedBy?: string | null;
 }
 
 /** Fields a PATCH may change (undefined = unchanged, null = cleared). */
@@ -102,9 +106,12 @@ export class KeyRepository {
     private readonly pepper: string,
   ) {}
 
-  /** Creates a key and returns its record and its secret (shown once, never stored). */
-  async create(input: NewKey): Promise<{ record: KeyRecord; secret: string }> {
-    const secret = generateSecret(input.kind);
+  /**
+   * Creates a key and returns its record and its secret (shown once, never stored). `secret`
+   * is for a caller that generated and saved the secret first (the operator writes it to a
+   * Kubernetes Secret before the row exists, so a crash in between loses nothing).
+   */
+  async create(input: NewKey, secret: string = generateSecret(input.kind)): Promise<{ record: KeyRecord; secret: string }> {
     const [row] = await this.knex<KeyRow>('api_keys')
       .insert({
         id: generateKeyId(),
@@ -125,6 +132,7 @@ export class KeyRepository {
         metadata: jsonb(input.metadata ?? {}) as Record<string, string>,
         payer_id: input.payerId ?? null,
         source: input.source,
+        managed_by: input.managedBy ?? null,
       })
       .returning('*');
     return { record: toRecord(row as KeyRow), secret };
@@ -140,6 +148,32 @@ export class KeyRepository {
   async findById(id: string): Promise<KeyRecord | undefined> {
     const row = await this.knex<KeyRow>('api_keys').where({ id }).first();
     return row ? toRecord(row as KeyRow) : undefined;
+  }
+
+  /** The key a Kubernetes object owns (KeyRecord.managedBy), or undefined. */
+  async findByManagedBy(managedBy: string): Promise<KeyRecord | undefined> {
+    const row = await this.knex<KeyRow>('api_keys').where({ managed_by: managedBy }).first();
+    return row ? toRecord(row as KeyRow) : undefined;
+  }
+
+  /** Keys whose owner starts with `prefix` (e.g. every incarnation of one ManagedKey name). */
+  async listManagedByPrefix(prefix: string): Promise<KeyRecord[]> {
+    const rows = (await this.knex<KeyRow>('api_keys').whereLike('managed_by', `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)) as KeyRow[];
+    return rows.map(toRecord);
+  }
+
+  /** Gives a key a new secret (its hash and hint); the old secret stops working. */
+  async replaceSecret(id: string, secret: string): Promise<KeyRecord | undefined> {
+    const [row] = await this.knex<KeyRow>('api_keys')
+      .where({ id })
+      .update({ secret_hash: hashSecret(secret, this.pepper), secret_hint: secretHint(secret), updated_at: this.knex.fn.now() as unknown as Date })
+      .returning('*');
+    return row ? toRecord(row as KeyRow) : undefined;
+  }
+
+  /** Deletes a key row (the operator's cleanup of a deleted ManagedKey); true when one was deleted. */
+  async delete(id: string): Promise<boolean> {
+    return (await this.knex('api_keys').where({ id }).delete()) > 0;
   }
 
   /** Applies a partial change; returns the new record, or undefined for an unknown id. */

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import * as m001 from './001_api_keys.js';
 import * as m002 from './002_audit_log.js';
 import * as m003 from './003_wallets.js';
+import * as m004 from './004_key_managed_by.js';
+import * as m005 from './005_region_policies.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -17,6 +19,8 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['001_api_keys', m001],
   ['002_audit_log', m002],
   ['003_wallets', m003],
+  ['004_key_managed_by', m004],
+  ['005_region_policies', m005],
 ];
 
 /** knex migration source over the explicit list above. */
