@@ -155,6 +155,11 @@ export class AuditWriter {
     return (this.writingSince !== undefined ? now - this.writingSince : this.lastLagMs) / 1000;
   }
 
+  /** Records in the stream not yet written and deleted, by any writer (the buffer's depth). */
+  async backlog(): Promise<number> {
+    return (await this.store.streamGroupInfo(this.stream, this.group)).length;
+  }
+
   /** Counters since start, for metrics and health. */
   stats(): AuditWriterStats {
     return { ...this.counters };

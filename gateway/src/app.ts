@@ -5,13 +5,15 @@ import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
 import { registerJsonBodyParser } from './http/json-body.js';
-import { sendError } from './http/render-error.js';
+import { fromFrameworkError, sendError } from './http/render-error.js';
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
 import { registerKeyManagementRoutes } from './interfaces/manage/keys-route.js';
 import { registerWalletRoutes } from './interfaces/manage/wallets-route.js';
 import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
 import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
+import { recordRequestMetrics } from './observability/request-metrics.js';
+import { RequestTrace } from './observability/request-trace.js';
 
 /** Routes answered without a key. */
 const publicPaths = new Set(['/health']);
@@ -39,6 +41,18 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   registerJsonBodyParser(app);
 
+  // Decided once here: with tracing off these hooks do not exist, so requests pay nothing.
+  const tracer = deps.telemetry.tracer;
+  if (tracer) {
+    // First hook, so requests refused by authentication have their span too.
+    app.addHook('onRequest', async (request) => {
+      request.trace = new RequestTrace(tracer, request);
+    });
+    app.addHook('onRequestAbort', async (request) => {
+      request.trace?.end(request, undefined);
+    });
+  }
+
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // The Anthropic SDK reads its request id from `request-id`.
@@ -56,9 +70,12 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   app.addHook('onResponse', async (request, reply) => {
     const caller = request.caller;
     const routing = request.routing;
+    recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply);
+    request.trace?.end(request, reply);
     request.log.info(
       {
         request_id: request.id,
+        trace_id: request.trace?.traceId,
         method: request.method,
         path: request.routeOptions.url ?? request.url.split('?', 1)[0],
         status: reply.statusCode,
@@ -71,6 +88,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         output_tokens: routing?.usage?.outputTokens,
         cost_usd: routing?.costUsd,
         duration_ms: Math.round(reply.elapsedTime),
+        // Prompts are customer data: in the log only when SVC_LOG_PROMPTS says so.
+        prompt: deps.telemetry.logPromptContent && routing ? request.body : undefined,
       },
       'request',
     );
@@ -80,10 +99,13 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     if (!(error instanceof ApiError) || error.status >= 500) {
       request.log.warn({ request_id: request.id, err: error instanceof ApiError ? (error.cause ?? error) : error }, 'request failed');
     }
-    return sendError(reply, error);
+    const apiError = fromFrameworkError(error);
+    request.errorCode = apiError.code;
+    return sendError(reply, apiError);
   });
 
   app.setNotFoundHandler((request, reply) => {
+    request.errorCode = 'not_found';
     return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${request.url.split('?', 1)[0]} on this gateway` }));
   });
 

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { AuditBuffer } from '../../core/audit/index.js';
@@ -5,10 +6,20 @@ import type { KeyRepository } from '../../core/keys/index.js';
 import type { WalletLedger } from '../../core/wallets/index.js';
 import type { Catalogue } from '../../core/config/index.js';
 import type { Store } from '../../core/store/index.js';
+import type { GatewayMetrics } from '../../core/telemetry/index.js';
 import type { KeyDirectory } from './auth/key-directory.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import type { SessionAffinity } from './routing/session-affinity.js';
 import type { SupplierHealth } from './routing/supplier-health.js';
+
+/** How the gateway observes itself (core/telemetry). */
+export interface GatewayTelemetry {
+  metrics: GatewayMetrics;
+  /** Undefined when tracing is off: then no span is ever created. */
+  tracer: Tracer | undefined;
+  /** SVC_LOG_PROMPTS: the request line carries the request body. */
+  logPromptContent: boolean;
+}
 
 /** Everything the gateway app needs, built in main.ts (or by a test) and passed in. */
 export interface GatewayDeps {
@@ -29,6 +40,7 @@ export interface GatewayDeps {
   /** Most suppliers one request may try (the first and its failovers). */
   maxAttempts: number;
   logger: Logger;
+  telemetry: GatewayTelemetry;
   /** HMAC pepper for secrets. */
   pepper: string;
   /** HMAC of the root admin key under the pepper. */

@@ -1,11 +1,21 @@
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
 import { AuditBuffer, AuditWriter } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { WalletLedger } from '../../core/wallets/index.js';
-import { openStore, type Store } from '../../core/store/index.js';
+import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
+import {
+  createGatewayMetrics,
+  createLogger,
+  createMetricsRegistry,
+  sqlStateClassLabel,
+  startMetricsServer,
+  tracingOff,
+  type MetricsServer,
+  type Tracing,
+} from '../../core/telemetry/index.js';
 import { createApp } from './app.js';
 import { KeyDirectory } from './auth/key-directory.js';
 import { UpstreamClient } from './http/upstream-client.js';
@@ -16,6 +26,8 @@ import { SupplierHealth } from './routing/supplier-health.js';
 export interface RunningGateway {
   url: string;
   port: number;
+  /** Where Prometheus scrapes this gateway (its own port), unless metrics are off. */
+  metricsUrl: string | undefined;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes resources. */
   stop(): Promise<void>;
 }
@@ -29,6 +41,13 @@ export interface GatewayOverrides {
   clock?: () => number;
   /** Consumer name of this instance's audit writer (default hostname-pid). */
   auditConsumer?: string;
+  /**
+   * Tracing started by the process entry point (main.ts) or a test; default off. Started
+   * there rather than here because the OpenTelemetry SDK is one per process.
+   */
+  tracing?: Tracing;
+  /** Serve /metrics on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
+  metricsOnEphemeralPort?: boolean;
 }
 
 /** Opens the database and store the config names, builds the app and listens. */
@@ -36,10 +55,19 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const { settings } = config;
   // Asynchronous stdout: a synchronous write per request line cost more CPU than the rest of
   // logging together (bench/RESULTS.md); lines still go out as soon as the previous write ends.
-  const logger = overrides.logger ?? pino({ level: settings.LOG_LEVEL, base: { service: 'gateway' } }, pino.destination({ dest: 1, sync: false }));
+  const logger = overrides.logger ?? createLogger({ service: 'gateway', level: settings.LOG_LEVEL, logPromptContent: settings.SVC_LOG_PROMPTS });
+  const registry = createMetricsRegistry();
+  // The gauges read these at scrape time; everything they read exists before the first scrape.
+  const metrics = createGatewayMetrics(registry, {
+    circuits: () => config.catalogue.suppliers.map((s) => ({ supplier: s.name, region: s.region, open: health.isOpen(s.name) })),
+    auditBufferDepth: () => auditWriter.backlog(),
+    auditLagSeconds: () => auditWriter.lagSeconds(),
+  });
   const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
   if (!overrides.database) await database.migrate();
-  const store = overrides.store ?? openStore(settings);
+  const countQueryError = (error: unknown) => metrics.databaseErrors.inc({ class: sqlStateClassLabel(error) });
+  database.knex.on('query-error', countQueryError);
+  const store = countStoreErrors(overrides.store ?? openStore(settings), (operation) => metrics.storeErrors.inc({ operation }));
   const keyRepository = new KeyRepository(database.knex, settings.SVC_KEY_PEPPER);
   const keys = new KeyDirectory(store, keyRepository);
   await keys.start();
@@ -78,6 +106,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     sessions: new SessionAffinity(store, settings.SVC_SESSION_TTL_MS),
     maxAttempts: settings.SVC_MAX_ATTEMPTS,
     logger,
+    telemetry: { metrics, tracer: (overrides.tracing ?? tracingOff).tracer, logPromptContent: settings.SVC_LOG_PROMPTS },
     pepper: settings.SVC_KEY_PEPPER,
     adminKeyHash: hashSecret(settings.SVC_ADMIN_KEY, settings.SVC_KEY_PEPPER),
     bodyLimitBytes: settings.SVC_BODY_LIMIT_BYTES,
@@ -87,6 +116,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
   const host = settings.SVC_HOST === '0.0.0.0' || settings.SVC_HOST === '::' ? '127.0.0.1' : settings.SVC_HOST;
+  // Its own port, so the ingress in front of the API port never exposes metrics.
+  const metricsPort = overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT;
+  const metricsServer: MetricsServer | undefined =
+    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0 ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort }) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -102,6 +135,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
         clearInterval(sweep);
         clearTimeout(grace);
       }
+      await metricsServer?.close();
       await keys.stop();
       await health.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
@@ -109,11 +143,12 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
       await auditWriter.stop();
       await upstream.close();
+      database.knex.off('query-error', countQueryError);
       if (!overrides.store) await store.close();
       if (!overrides.database) await database.close();
       await new Promise<void>((resolveFlush) => logger.flush(() => resolveFlush()));
     })();
     return stopping;
   };
-  return { url: `http://${host}:${port}`, port, stop };
+  return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, stop };
 }

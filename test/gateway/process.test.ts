@@ -43,6 +43,7 @@ describe('the gateway process (npm run gateway)', () => {
     SVC_CATALOG: catalogue,
     SVC_DATA_DIR: join(dir, 'data'),
     SVC_HOST: '127.0.0.1',
+    SVC_METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `proc-test-${process.pid}:` } : {}),
   });

@@ -4,6 +4,7 @@ import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
 import { generateSecret, KeyRepository, type NewKey } from '../../core/keys/index.js';
 import type { Store } from '../../core/store/index.js';
+import type { Tracing } from '../../core/telemetry/index.js';
 import { openSharedTestStores } from '../../core/store/testing.js';
 import { startGateway, type RunningGateway } from '../../gateway/src/server.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../simulator/server.js';
@@ -52,6 +53,10 @@ export interface HarnessOptions {
    * test file, since creating one per harness is the slow part); default: a fresh test database.
    */
   database?: Database;
+  /** Tracing for the gateways of the harness (a test's in-memory exporter); default off. */
+  tracing?: Tracing;
+  /** Serve each gateway's /metrics on an ephemeral port (`gateway.metricsUrl`); default off. */
+  metrics?: boolean;
 }
 
 /** A running gateway wired to simulators, a fresh database and store, with an admin key. */
@@ -114,6 +119,8 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
     PORT: '0',
     LOG_LEVEL: 'silent',
     SVC_SHUTDOWN_GRACE_MS: '2000',
+    // Off unless asked for: the default port would collide between concurrent test files.
+    SVC_METRICS_PORT: '0',
     ...options.settings,
   });
   const config: Config = { settings, catalogue };
@@ -122,7 +129,8 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
   const store = stores.main;
   const silent = () => pino({ level: 'silent' });
   const clock = options.clock ?? Date.now;
-  const gateway = await startGateway(config, { database, store, logger: options.logger ?? silent(), clock, auditConsumer: 'harness-main' });
+  const telemetry = { ...(options.tracing && { tracing: options.tracing }), metricsOnEphemeralPort: options.metrics ?? false };
+  const gateway = await startGateway(config, { database, store, logger: options.logger ?? silent(), clock, auditConsumer: 'harness-main', ...telemetry });
   const repository = new KeyRepository(database.knex, pepper);
   const replicas: { gateway: RunningGateway; store: Store }[] = [];
   return {
@@ -142,6 +150,7 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
         logger: replicaOptions.logger ?? silent(),
         clock,
         auditConsumer: `harness-replica-${replicas.length + 1}`,
+        ...telemetry,
       });
       replicas.push({ gateway: replica, store: replicaStore });
       return replica;

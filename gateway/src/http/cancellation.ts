@@ -36,6 +36,8 @@ export class RequestCancellation extends EventEmitter {
 export class AttemptSignal extends EventEmitter {
   aborted = false;
   reason: unknown;
+  /** `traceparent` (and `tracestate`) of the attempt's span, sent to the supplier; only when tracing is on. */
+  traceHeaders: Record<string, string> | undefined = undefined;
   private readonly deadline: NodeJS.Timeout;
   private firstByte: NodeJS.Timeout | undefined;
   private readonly onCancel = () => this.abort(this.request.reason);

@@ -36,7 +36,7 @@ export class UpstreamClient {
         origin: url.origin,
         path: url.pathname + url.search,
         method: 'POST',
-        headers,
+        headers: signal.traceHeaders ? { ...headers, ...signal.traceHeaders } : headers,
         body,
         headersTimeout: supplier.firstByteTimeoutMs,
         bodyTimeout: supplier.firstByteTimeoutMs,

@@ -48,9 +48,18 @@ export async function tryCandidates<T>(
   for (const [index, route] of candidates.entries()) {
     const clock = beginAttempt(route, lastFailureAt);
     const signal = new AttemptSignal(cancellation, route.supplier, () => deadlineError(route), () => firstByteError(route));
+    // Tracing on: the attempt's client span, named to the supplier through `traceparent`.
+    const span = request.trace?.startAttempt(route, index, record);
+    if (span) signal.traceHeaders = span.headers;
+    const close = (error: ApiError | undefined) => {
+      const attemptRecord = finishAttempt(clock, error);
+      record.attempts.push(attemptRecord);
+      record.upstreamMs += performance.now() - clock.startedPerf;
+      span?.end(attemptRecord, record, route);
+    };
     try {
       const { value, lateError } = await attempt(route, index, signal);
-      record.attempts.push(finishAttempt(clock, lateError));
+      close(lateError);
       // A client hanging up says nothing about the supplier's health.
       if (!cancellation.aborted) {
         const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
@@ -60,7 +69,7 @@ export async function tryCandidates<T>(
     } catch (thrown) {
       lastFailureAt = performance.now();
       const error = toApiError(thrown);
-      record.attempts.push(finishAttempt(clock, error));
+      close(error);
       if (cancellation.aborted || !isFailoverable(error)) throw error;
       // Reported on a later tick so that building the store command does not delay the next
       // attempt: failover selection stays in-memory work only.

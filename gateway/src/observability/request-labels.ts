@@ -1,0 +1,64 @@
+import type { FastifyRequest } from 'fastify';
+import type { Catalogue } from '../../../core/config/index.js';
+import { isErrorCode, type ErrorCode } from '../../../core/errors/index.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The code of the error this request was answered with, set where errors are rendered. */
+    errorCode?: string;
+  }
+}
+
+/**
+ * The interface of a request that never reached routing (or is not routed at all), from its
+ * route pattern. Routed requests carry their interface in the routing record instead.
+ */
+const interfaceOfRoute: Readonly<Record<string, string>> = {
+  '/health': 'health',
+  '/v1/models': 'models',
+  '/v1/chat/completions': 'chat.completions',
+  '/v1/messages': 'messages',
+  '/v1/messages/count_tokens': 'messages.count_tokens',
+  '/v1/responses': 'responses',
+  '/v1/native/responses': 'responses',
+  '/v1/embeddings': 'embeddings',
+  '/v1/rerank': 'rerank',
+  '/v1/audio/transcriptions': 'audio.transcriptions',
+  '/v1/audio/speech': 'audio.speech',
+};
+
+/** Bounded `interface` label: the routing record's, else the route's, `manage`, `unmatched` or `other`. */
+export function interfaceLabel(request: FastifyRequest): string {
+  const routed = request.routing?.interfaceName;
+  if (routed) return routed;
+  const route = request.routeOptions.url;
+  if (route === undefined) return 'unmatched';
+  return interfaceOfRoute[route] ?? (route.startsWith('/v1/manage/') ? 'manage' : 'other');
+}
+
+/** Bounded `model` label: a catalogue model id, `unknown` for anything else, `none` when there was none. */
+export function modelLabel(catalogue: Catalogue, model: string | undefined): string {
+  if (model === undefined) return 'none';
+  return catalogue.routes.has(model) ? model : 'unknown';
+}
+
+/** Bounded `code` label: a catalogue error code, `other` for a foreign string, `none` without an error. */
+export function codeLabel(code: string | undefined): string {
+  if (code === undefined) return 'none';
+  return isErrorCode(code) ? code : 'other';
+}
+
+/** Enforcement refusals by the catalogue code they are answered with. */
+const rejectionReasons: Partial<Record<ErrorCode, 'rate_limit' | 'budget' | 'wallet'>> = {
+  rate_limit_exceeded: 'rate_limit',
+  budget_exceeded: 'budget',
+  billing_limit_reached: 'wallet',
+};
+
+/**
+ * Why enforcement refused a request, if it did. Only a request that made no supplier attempt
+ * can have been refused by enforcement: a supplier's own 429 is also `rate_limit_exceeded`.
+ */
+export function rejectionReason(code: string | undefined, attempts: number): 'rate_limit' | 'budget' | 'wallet' | undefined {
+  return code !== undefined && attempts === 0 && isErrorCode(code) ? rejectionReasons[code] : undefined;
+}

@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Catalogue } from '../../../core/config/index.js';
+import type { GatewayMetrics } from '../../../core/telemetry/index.js';
+import { codeLabel, interfaceLabel, modelLabel, rejectionReason } from './request-labels.js';
+
+/**
+ * Records one finished request in the gateway's metrics, from its routing record: the request
+ * itself, each supplier attempt, failovers, tokens, cost, the gateway's own overhead and (for
+ * streams) the time to first byte; or an enforcement refusal. Called once per request from
+ * the onResponse hook, so the request path itself does no metrics work.
+ */
+export function recordRequestMetrics(metrics: GatewayMetrics, catalogue: Catalogue, request: FastifyRequest, reply: FastifyReply): void {
+  const routing = request.routing;
+  const attempts = routing?.attempts ?? [];
+  const answered = attempts.at(-1);
+  const iface = interfaceLabel(request);
+  const model = modelLabel(catalogue, routing?.model);
+  const supplier = answered?.supplier ?? 'none';
+  // A stream cut after its first byte is answered 200 but ends with its attempt's error.
+  const code = codeLabel(request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined));
+  const elapsedSeconds = reply.elapsedTime / 1000;
+
+  metrics.requests.inc({ interface: iface, model, supplier, region: answered?.region ?? 'none', status: String(reply.statusCode), code });
+  metrics.requestDuration.observe({ interface: iface, model }, elapsedSeconds);
+
+  const reason = rejectionReason(request.errorCode, attempts.length);
+  if (reason) metrics.rejections.inc({ reason });
+  if (!routing || attempts.length === 0) return;
+
+  for (const [index, attempt] of attempts.entries()) {
+    const labels = { supplier: attempt.supplier, region: attempt.region, outcome: attempt.outcome };
+    metrics.upstreamDuration.observe(labels, attempt.latencyMs / 1000);
+    metrics.upstreamAttempts.inc({ ...labels, code: codeLabel(attempt.code) });
+    if (attempt.outcome === 'failed' && index < attempts.length - 1) {
+      metrics.failovers.inc({ model, supplier: attempt.supplier, code: codeLabel(attempt.code) });
+    }
+  }
+  metrics.overhead.observe({ interface: iface }, Math.max(0, reply.elapsedTime - routing.upstreamMs) / 1000);
+  if (routing.firstByteMs !== undefined) metrics.timeToFirstByte.observe({ interface: iface, model, supplier }, routing.firstByteMs / 1000);
+  const usage = routing.usage;
+  if (usage) {
+    if (usage.inputTokens > 0) metrics.tokens.inc({ direction: 'input', model, supplier }, usage.inputTokens);
+    if (usage.outputTokens > 0) metrics.tokens.inc({ direction: 'output', model, supplier }, usage.outputTokens);
+  }
+  if (routing.costUsd !== undefined && routing.costUsd > 0) metrics.cost.inc({ model, supplier }, routing.costUsd);
+}
