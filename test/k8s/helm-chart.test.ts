@@ -16,9 +16,11 @@ import { kubernetesSchemaErrors } from './support-kube-models.js';
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const chart = join(repo, 'charts', 'svc-gateway');
 const fullValues = join(chart, 'ci', 'full-values.yaml');
+const alertRules = join(repo, 'deploy', 'grafana', 'alerts.yaml');
 
 interface Container {
   name: string;
+  imagePullPolicy?: string;
   command?: string[];
   ports?: Array<{ name?: string; containerPort: number }>;
   env?: Array<{ name: string; value?: string }>;
@@ -82,6 +84,10 @@ describe('Helm chart charts/svc-gateway', () => {
       assert.equal(run.status, 0, `helm lint ${args.join(' ')}: ${run.stdout}${run.stderr}`);
       assert.match(run.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/, 'lint summary');
     }
+  });
+
+  it('ships the alert rules of deploy/grafana/alerts.yaml byte-identical', () => {
+    assert.ok(readFileSync(join(chart, 'files', 'prometheus-rules.yaml')).equals(readFileSync(alertRules)), 'charts/svc-gateway/files/prometheus-rules.yaml equals deploy/grafana/alerts.yaml (copy it over)');
   });
 
   it('ships CRDs byte-identical to crds/', () => {
@@ -203,8 +209,11 @@ describe('Helm chart charts/svc-gateway', () => {
     assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['metrics'], 'scrapes the metrics ports');
     const scraped = objects.filter((o) => o.kind === 'Service' && o.metadata.labels?.['svc.dev/metrics'] === 'true').map((o) => o.metadata.name).sort();
     assert.deepEqual(scraped, ['svc-gateway-gateway', 'svc-gateway-operator', 'svc-gateway-portal'], 'services with metrics');
-    const rules = find<RenderedObject & { spec: { groups: Array<{ name: string }> } }>(objects, 'PrometheusRule', 'svc-gateway');
-    assert.ok(rules.spec.groups.some((g) => g.name === 'svc-gateway-availability'), 'rule groups from values');
+    const rules = find<RenderedObject & { spec: { groups: Array<{ name: string; rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> } }>(objects, 'PrometheusRule', 'svc-gateway');
+    const shipped = (parseYaml(readFileSync(alertRules, 'utf8')) as { groups: Array<{ name: string }> }).groups.map((g) => g.name);
+    assert.deepEqual(rules.spec.groups.map((g) => g.name), [...shipped, 'svc-gateway-availability'], 'groups of deploy/grafana/alerts.yaml, then those from values');
+    const annotations = rules.spec.groups.flatMap((g) => g.rules).flatMap((r) => Object.values(r.annotations ?? {}));
+    assert.ok(annotations.some((a) => a.includes('{{ $value')), 'Prometheus templates in annotations pass through Helm verbatim');
     assert.ok(!objects.some((o) => o.metadata.name.endsWith('-postgresql') || o.metadata.name.endsWith('-redis')), 'no bundled databases');
   });
 
@@ -215,6 +224,14 @@ describe('Helm chart charts/svc-gateway', () => {
       const c = container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`));
       assert.ok(c.envFrom?.some((e) => e.secretRef?.name === 'platform-secrets'), `${name} reads platform-secrets`);
     }
+  });
+
+  it('renders with deploy/kind/values.yaml as up.sh installs it (image loaded into kind, portal off)', () => {
+    const objects = render('-f', join(repo, 'deploy', 'kind', 'values.yaml'), '--set', 'portal.enabled=false');
+    for (const object of objects) assert.equal(kubernetesSchemaErrors(object), undefined, `${object.kind} ${object.metadata.name} validates`);
+    const gateway = container(find<Deployment>(objects, 'Deployment', 'svc-gateway-gateway'));
+    assert.equal(gateway.imagePullPolicy, 'Never', 'image never pulled');
+    assert.ok(!objects.some((o) => o.metadata.name === 'svc-gateway-portal'), 'no portal objects');
   });
 
   describe('values.schema.json refuses bad values with a message naming them', () => {
