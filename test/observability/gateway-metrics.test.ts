@@ -1,0 +1,144 @@
+// The gateway's /metrics after known traffic: a success, a failover and an enforcement
+// refusal. Every counter and histogram must have moved by exactly what happened — no more
+// (nothing double-counted), no less. Real PostgreSQL and Redis when DATABASE_URL / REDIS_URL.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+import { scrape, type Scrape } from './scrape.js';
+
+const model = 'gpt-4o-mini';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: { usage?: { prompt_tokens: number; completion_tokens: number }; error?: { code: string } };
+}
+
+async function chat(url: string, key: string, text: string): Promise<Answer> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 20 }),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Answer['body'] };
+}
+
+describe('gateway metrics after a success, a failover and a rejection', () => {
+  let h: GatewayHarness;
+  let before_: Scrape;
+  let after_: Scrape;
+  const answers: Answer[] = [];
+
+  before(async () => {
+    h = await startGatewayHarness(
+      [
+        { name: 'sim-a', region: 'EU' },
+        { name: 'sim-b', region: 'EU' },
+      ],
+      // No circuit opens from one failure, so the order of suppliers stays fixed.
+      { metrics: true, settings: { SVC_CIRCUIT_FAILURES: '100000' } },
+    );
+    const plain = await h.createKey();
+    const limited = await h.createKey({ rateLimitRpm: 1 });
+    before_ = await scrape(h.gateway.metricsUrl!);
+
+    answers.push(await chat(h.gateway.url, plain, 'the success'));
+    h.simulators.get('sim-a')!.setFaults({ status: 500, failFirst: 1 });
+    answers.push(await chat(h.gateway.url, plain, 'the failover'));
+    answers.push(await chat(h.gateway.url, limited, 'within the rate limit'));
+    answers.push(await chat(h.gateway.url, limited, 'over the rate limit'));
+    after_ = await scrape(h.gateway.metricsUrl!);
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  /** How much a series moved during the traffic. */
+  const moved = (name: string, labels: Record<string, string> = {}) => after_.sum(name, labels) - before_.sum(name, labels);
+
+  test('the traffic went as planned', () => {
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.headers.get('x-svc-supplier'), a.headers.get('x-svc-failover')]),
+      [
+        [200, 'sim-a', 'false'],
+        [200, 'sim-b', 'true'],
+        [200, 'sim-a', 'false'],
+        [429, null, null],
+      ],
+      'success, failover, success, refusal',
+    );
+    assert.equal(answers[3]!.body.error?.code, 'rate_limit_exceeded', 'the refusal is the rate limit');
+  });
+
+  test('requests are counted once each, by interface, model, supplier, region, status and code', () => {
+    const base = { interface: 'chat.completions', model };
+    assert.equal(moved('svc_gateway_requests_total'), 4, 'four requests in all');
+    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'sim-a', region: 'EU', status: '200', code: 'none' }), 2, 'two answered by sim-a');
+    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'sim-b', region: 'EU', status: '200', code: 'none' }), 1, 'the failover answered by sim-b');
+    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'none', region: 'none', status: '429', code: 'rate_limit_exceeded' }), 1, 'the refusal');
+    assert.equal(moved('svc_gateway_request_duration_seconds_count', base), 4, 'every request timed once');
+    assert.equal(moved('svc_gateway_request_duration_seconds_bucket', { ...base, le: '+Inf' }), 4, 'the +Inf bucket holds them all');
+  });
+
+  test('the refusal is a rate-limit rejection and nothing else', () => {
+    assert.equal(moved('svc_gateway_rejections_total'), 1, 'one rejection');
+    assert.equal(moved('svc_gateway_rejections_total', { reason: 'rate_limit' }), 1, 'for the rate limit');
+  });
+
+  test('supplier attempts: three successes, one failure that failed over', () => {
+    assert.equal(moved('svc_gateway_upstream_attempts_total'), 4, 'four attempts');
+    assert.equal(moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', region: 'EU', outcome: 'ok', code: 'none' }), 2, 'sim-a answered twice');
+    assert.equal(moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-b', region: 'EU', outcome: 'ok', code: 'none' }), 1, 'sim-b once');
+    const failed = after_.matching('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', outcome: 'failed' });
+    assert.equal(failed.length, 1, 'one failed-attempt series');
+    assert.equal(failed[0]!.value, 1, 'one failed attempt');
+    const code = failed[0]!.labels.code!;
+    assert.notEqual(code, 'none', 'the failure has its code');
+    assert.equal(moved('svc_gateway_upstream_duration_seconds_count', { supplier: 'sim-a', outcome: 'ok' }), 2, 'sim-a successes timed');
+    assert.equal(moved('svc_gateway_upstream_duration_seconds_count', { supplier: 'sim-a', outcome: 'failed' }), 1, 'the failure timed');
+    assert.equal(moved('svc_gateway_upstream_duration_seconds_count', { supplier: 'sim-b', outcome: 'ok' }), 1, 'sim-b timed');
+    assert.equal(moved('svc_gateway_failovers_total'), 1, 'one failover');
+    assert.equal(moved('svc_gateway_failovers_total', { model, supplier: 'sim-a', code }), 1, 'away from sim-a, with the failure code');
+  });
+
+  test('overhead is measured for routed requests only; no stream, no time to first byte', () => {
+    assert.equal(moved('svc_gateway_overhead_seconds_count', { interface: 'chat.completions' }), 3, 'the three routed requests');
+    assert.equal(moved('svc_gateway_time_to_first_byte_seconds_count'), 0, 'no stream was sent');
+    const overheadSum = moved('svc_gateway_overhead_seconds_sum');
+    const durationSum = moved('svc_gateway_request_duration_seconds_sum');
+    assert.ok(overheadSum >= 0 && overheadSum < durationSum, `overhead (${overheadSum}s) is part of the request time (${durationSum}s)`);
+  });
+
+  test('tokens and cost add up to what the answers reported', () => {
+    const answered = answers.filter((a) => a.status === 200);
+    for (const supplier of ['sim-a', 'sim-b']) {
+      const mine = answered.filter((a) => a.headers.get('x-svc-supplier') === supplier);
+      const input = mine.reduce((t, a) => t + a.body.usage!.prompt_tokens, 0);
+      const output = mine.reduce((t, a) => t + a.body.usage!.completion_tokens, 0);
+      assert.ok(input > 0 && output > 0, `${supplier} reported usage`);
+      assert.equal(moved('svc_gateway_tokens_total', { direction: 'input', model, supplier }), input, `${supplier} input tokens`);
+      assert.equal(moved('svc_gateway_tokens_total', { direction: 'output', model, supplier }), output, `${supplier} output tokens`);
+      // Catalogue prices of the harness: 0.15 / 0.60 USD per million tokens.
+      const cost = (input * 0.15 + output * 0.6) / 1e6;
+      assert.ok(Math.abs(moved('svc_gateway_cost_usd_total', { model, supplier }) - cost) < 1e-12, `${supplier} cost ${cost}`);
+    }
+  });
+
+  test('gauges: every supplier circuit closed, audit buffer and lag reported', () => {
+    for (const supplier of ['sim-a', 'sim-b']) {
+      const circuit = after_.matching('svc_gateway_supplier_circuit_open', { supplier, region: 'EU' });
+      assert.deepEqual(circuit.map((s) => s.value), [0], `${supplier} circuit closed`);
+    }
+    assert.equal(after_.matching('svc_gateway_audit_buffer_depth').length, 1, 'buffer depth reported');
+    assert.ok(after_.sum('svc_gateway_audit_buffer_depth') >= 0, 'buffer depth is a count');
+    assert.ok(after_.sum('svc_gateway_audit_lag_seconds') >= 0, 'lag is a duration');
+    assert.equal(moved('svc_store_errors_total'), 0, 'no store command failed');
+    assert.equal(moved('svc_db_errors_total'), 0, 'no query failed');
+  });
+
+  test('metrics are not served on the API port', async () => {
+    const response = await fetch(`${h.gateway.url}/metrics`, { headers: { authorization: `Bearer ${h.adminKey}` } });
+    assert.equal(response.status, 404, 'the ingress-facing port has no /metrics, even for the admin');
+    assert.ok(!(await response.text()).includes('svc_gateway_'), 'no metric text leaks');
+  });
+});
