@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
 import { buildCatalogue } from '../../core/config/index.js';
 import { helmBinary, parseManifests, runHelm, type RenderedObject } from './support-helm.js';
@@ -215,6 +216,22 @@ describe('Helm chart charts/svc-gateway', () => {
     const annotations = rules.spec.groups.flatMap((g) => g.rules).flatMap((r) => Object.values(r.annotations ?? {}));
     assert.ok(annotations.some((a) => a.includes('{{ $value')), 'Prometheus templates in annotations pass through Helm verbatim');
     assert.ok(!objects.some((o) => o.metadata.name.endsWith('-postgresql') || o.metadata.name.endsWith('-redis')), 'no bundled databases');
+  });
+
+  it('runs only entry points that deploy/Dockerfile compiles, with the gateway as the image default', () => {
+    const build = ts.readConfigFile(join(repo, 'deploy', 'tsconfig.build.json'), ts.sys.readFile).config as { include: string[] };
+    const compiled = build.include.map((dir) => dir.replace(/^\.\.\//, ''));
+    const commands = render('-f', fullValues)
+      .filter((o): o is Deployment => o.kind === 'Deployment')
+      .flatMap((d) => d.spec.template.spec.containers.map((c) => c.command))
+      .filter((c): c is string[] => c?.[0] === 'node');
+    assert.ok(commands.length >= 4, 'gateway, operator, portal and simulator run node');
+    for (const [, entry] of commands) {
+      const source = (entry ?? '').replace(/^dist\//, '').replace(/\.js$/, '.ts');
+      assert.ok(compiled.some((dir) => source.startsWith(`${dir}/`)), `${entry} is compiled from ${source} (deploy/tsconfig.build.json includes ${compiled.join(', ')})`);
+    }
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(repo, 'deploy', 'Dockerfile'), 'utf8'))?.[1];
+    assert.deepEqual(JSON.parse(cmd ?? 'null'), ['node', 'dist/gateway/src/main.js'], 'the image runs the gateway by default');
   });
 
   it('with existingSecret: renders no Secret and points every deployable at the given one', () => {
