@@ -174,6 +174,7 @@ describe('Helm chart charts/svc-gateway', () => {
           const binding = find<RenderedObject & { subjects: Array<{ name: string; namespace: string }> }>(objects, kind, name);
           assert.deepEqual(binding.subjects.map((s) => [s.name, s.namespace]), [[account, 'svc-system']], `${kind} binds the operator's ServiceAccount`);
         }
+        assert.deepEqual(container(operator).livenessProbe?.httpGet, { path: '/health', port: 'metrics' }, 'liveness on the metrics port (the operator has no API port)');
         const env = container(operator).env ?? [];
         assert.ok(env.some((e) => e.name === 'POD_NAME') && env.some((e) => e.name === 'POD_NAMESPACE'), 'lease identity from the downward API');
       });
