@@ -6,7 +6,10 @@ import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
+import { registerSpeechRoutes } from './interfaces/audio/speech-route.js';
+import { registerTranscriptionRoutes } from './interfaces/audio/transcriptions-route.js';
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
+import { registerEmbeddingsRoutes } from './interfaces/embeddings/route.js';
 import { registerKeyManagementRoutes } from './interfaces/manage/keys-route.js';
 import { registerWalletRoutes } from './interfaces/manage/wallets-route.js';
 import { registerMessagesRoutes } from './interfaces/messages/route.js';
@@ -14,6 +17,7 @@ import { registerModelRoutes } from './interfaces/models/route.js';
 import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
 import { recordRequestMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
+import { registerRerankRoutes } from './interfaces/rerank/route.js';
 
 /** Routes answered without a key. */
 const publicPaths = new Set(['/health']);
@@ -117,6 +121,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   registerChatCompletionRoutes(app, deps);
   registerMessagesRoutes(app, deps);
   registerNativeResponsesRoutes(app, deps);
+  registerEmbeddingsRoutes(app, deps);
+  registerRerankRoutes(app, deps);
+  registerTranscriptionRoutes(app, deps);
+  registerSpeechRoutes(app, deps);
   registerKeyManagementRoutes(app, deps, deps.keyRepository);
   registerWalletRoutes(app, deps.wallets);
 

@@ -38,12 +38,13 @@ export function handleSpeech(ex: Exchange, raw: unknown): void {
   if (typeof body.model !== 'string' || body.model === '') return sendError(ex, 400, "Missing required parameter: 'model'.", { param: 'model' });
   const input = body.input;
   if (typeof input !== 'string' || input.length === 0) return sendError(ex, 400, "Missing required parameter: 'input'.", { param: 'input' });
-  if (input.length > 4096) return sendError(ex, 400, "'input' must be at most 4096 characters.", { param: 'input' });
+  // Characters are code points (an emoji is one), as the gateway counts them.
+  if ([...input].length > 4096) return sendError(ex, 400, "'input' must be at most 4096 characters.", { param: 'input' });
   const speed = body.speed ?? 1;
   if (typeof speed !== 'number' || speed < 0.25 || speed > 4) {
     return sendError(ex, 400, "'speed' must be a number from 0.25 to 4.0.", { param: 'speed' });
   }
-  const seconds = Math.max(0.1, (input.length * SECONDS_PER_CHAR) / speed);
+  const seconds = Math.max(0.1, ([...input].length * SECONDS_PER_CHAR) / speed);
   const format = body.response_format ?? 'mp3';
   if (format === 'mp3') {
     const frames = Math.ceil(seconds / MP3_FRAME_SECONDS);

@@ -33,6 +33,9 @@ export interface HarnessSupplier {
     input_usd_per_mtok?: number;
     output_usd_per_mtok?: number;
     cached_input_usd_per_mtok?: number;
+    usd_per_audio_minute?: number;
+    usd_per_mchar?: number;
+    default_voice?: string;
     capabilities?: string[];
     max_output_tokens?: number;
     context_window?: number;

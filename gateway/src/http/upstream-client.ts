@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Supplier } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
@@ -29,7 +30,7 @@ export class UpstreamClient {
     return agent;
   }
 
-  async post(supplier: Supplier, path: string, headers: Record<string, string>, body: string, signal: AttemptSignal): Promise<UpstreamResponse> {
+  async post(supplier: Supplier, path: string, headers: Record<string, string>, body: string | Readable, signal: AttemptSignal): Promise<UpstreamResponse> {
     const url = new URL(`${supplier.baseUrl}${path}`);
     try {
       return await this.agentFor(supplier).request({

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { AttemptSignal } from '../http/cancellation.js';
@@ -5,8 +6,17 @@ import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.j
 import { supplierAdapters } from '../suppliers/registry.js';
 import type { SupplierCallContext } from '../suppliers/types.js';
 
+/** A request body that is not JSON (a multipart upload), streamed to the supplier as it is read. */
+export class RawRequestBody {
+  constructor(
+    readonly contentType: string,
+    readonly content: Readable,
+    readonly contentLength?: number,
+  ) {}
+}
+
 /**
- * POSTs a JSON body to `{base_url}{path}` of the route's supplier. Resolves with the response
+ * POSTs a JSON (or raw) body to `{base_url}{path}` of the route's supplier. Resolves with the response
  * when the supplier answered 2xx; otherwise reads the error body and throws the error mapped by
  * the supplier's protocol adapter (the one place each protocol's errors are interpreted).
  */
@@ -14,12 +24,21 @@ export async function callSupplier(
   client: UpstreamClient,
   route: ModelRoute,
   path: string,
-  body: Record<string, unknown>,
+  body: Record<string, unknown> | RawRequestBody,
   context: SupplierCallContext,
   signal: AttemptSignal,
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
-  const response = await client.post(route.supplier, path, adapter.headers(route, context), JSON.stringify(body), signal);
+  const headers = adapter.headers(route, context);
+  let payload: string | Readable;
+  if (body instanceof RawRequestBody) {
+    headers['content-type'] = body.contentType;
+    if (body.contentLength !== undefined) headers['content-length'] = String(body.contentLength);
+    payload = body.content;
+  } else {
+    payload = JSON.stringify(body);
+  }
+  const response = await client.post(route.supplier, path, headers, payload, signal);
   signal.firstByteArrived();
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
   let text = '';

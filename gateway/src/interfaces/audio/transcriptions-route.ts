@@ -1,0 +1,152 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../../core/errors/index.js';
+import type { GatewayDeps } from '../../deps.js';
+import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
+import type { Attempt } from '../../pipeline/failover.js';
+import { serveRouted } from '../../pipeline/serve-routed.js';
+import { callSupplier, RawRequestBody } from '../../pipeline/supplier-call.js';
+import type { MediaUsage, TokenUsage } from '../../routing/cost.js';
+import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
+import { maxPrice } from '../../routing/worst-case.js';
+import { wavSeconds } from './formats.js';
+import { languageCodes } from './languages.js';
+import { multipartBody, type MultipartBody } from './multipart-body.js';
+import { readAudioUpload, type AudioFile } from './upload.js';
+
+/** The model used when the form names none (spec: default `whisper`). */
+export const defaultTranscriptionModel = 'whisper';
+const responseFormats = new Set(['json', 'text', 'srt', 'verbose_json', 'vtt']);
+/**
+ * Bitrates bounding a compressed file's duration: the reservation assumes the lowest plausible
+ * one (8 kbit/s, so it never under-reserves), the settlement — when the supplier reports no
+ * duration — a typical one (128 kbit/s). WAV durations come from the header instead.
+ */
+const floorBytesPerSecond = 1_000;
+const typicalBytesPerSecond = 16_000;
+
+/** The validated form: public model, region, and the fields to forward (model id replaced per route). */
+interface TranscriptionForm {
+  model: string;
+  region: string | undefined;
+  responseFormat: string;
+  forwarded: Map<string, string>;
+}
+
+function readForm(fields: ReadonlyMap<string, string>): TranscriptionForm {
+  const forwarded = new Map(fields);
+  const model = forwarded.get('model') || defaultTranscriptionModel;
+  const region = forwarded.get('region') || undefined;
+  forwarded.delete('model');
+  forwarded.delete('region');
+  const language = forwarded.get('language');
+  if (language !== undefined) {
+    const code = language.trim().toLowerCase();
+    if (!languageCodes.has(code)) {
+      throw new ApiError('validation_error', { param: 'language', humanMessage: `"${language}" is not an ISO-639-1 language code such as en, de or ja` });
+    }
+    forwarded.set('language', code);
+  }
+  const responseFormat = forwarded.get('response_format') ?? 'json';
+  if (!responseFormats.has(responseFormat)) {
+    throw new ApiError('validation_error', { param: 'response_format', humanMessage: `response_format must be one of ${[...responseFormats].join(', ')}` });
+  }
+  const temperature = forwarded.get('temperature');
+  if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
+    throw new ApiError('validation_error', { param: 'temperature', humanMessage: 'temperature must be a number from 0 to 1' });
+  }
+  return { model, region, responseFormat, forwarded };
+}
+
+/** What a supplier's transcription answer says it consumed (OpenAI: `usage` by duration or tokens; `duration` in verbose_json). */
+function reportedUsage(json: Record<string, unknown>): { tokens?: TokenUsage; seconds?: number } {
+  const usage = json.usage as { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown } | undefined;
+  if (usage?.type === 'duration' && typeof usage.seconds === 'number') return { seconds: usage.seconds };
+  if (usage?.type === 'tokens' && typeof usage.input_tokens === 'number') {
+    return { tokens: { inputTokens: usage.input_tokens, outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0, cachedInputTokens: 0 } };
+  }
+  if (typeof json.duration === 'number') return { seconds: json.duration };
+  return {};
+}
+
+function fileSeconds(file: AudioFile, bytesPerSecond: number): number {
+  return (file.format === 'wav' ? wavSeconds(file.head, file.bytes) : undefined) ?? file.bytes / bytesPerSecond;
+}
+
+function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, form: TranscriptionForm, file: AudioFile): Attempt<unknown> {
+  return async (route, index, signal) => {
+    const fields = new Map([['model', route.model.upstream], ...form.forwarded]);
+    const body: MultipartBody = multipartBody(fields, file);
+    const started = performance.now();
+    const upstream = await callSupplier(
+      deps.upstream,
+      route,
+      '/audio/transcriptions',
+      new RawRequestBody(body.contentType, body.open(), body.length),
+      { requestId: String(request.id), clientHeaders: request.headers },
+      signal,
+    );
+    const text = await upstream.body.text();
+    let answer: unknown = text;
+    let reported: { tokens?: TokenUsage; seconds?: number } = {};
+    if (form.responseFormat === 'json' || form.responseFormat === 'verbose_json') {
+      try {
+        answer = JSON.parse(text);
+      } catch (cause) {
+        throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
+      }
+      if (typeof (answer as { text?: unknown } | null)?.text !== 'string') {
+        throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${route.supplier.name} returned a transcription without text`, details: { supplier: route.supplier.name } });
+      }
+      reported = reportedUsage(answer as Record<string, unknown>);
+    } else {
+      void reply.type('text/plain; charset=utf-8');
+    }
+    const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : fileSeconds(file, typicalBytesPerSecond)) };
+    noteUsage(routingRecord(request), route, reported.tokens, media);
+    void reply.headers({ 'x-svc-model': form.model, ...routingHeaders(route, index > 0, performance.now() - started), ...usageHeaders(route, reported.tokens, media) });
+    return { value: answer };
+  };
+}
+
+/** `POST /v1/audio/transcriptions`: the upload is read (streamed to disk, checked), then the shared pipeline. */
+async function serveTranscription(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  if (!request.isMultipart) {
+    throw new ApiError('unsupported_media_type', { humanMessage: 'Send the audio as multipart/form-data with a "file" field' });
+  }
+  const upload = await readAudioUpload(request.raw);
+  try {
+    const form = readForm(upload.fields);
+    const boundSeconds = fileSeconds(upload.file, floorBytesPerSecond);
+    return await serveRouted(deps, request, reply, {
+      interfaceName: 'audio.transcriptions',
+      model: form.model,
+      region: form.region,
+      needs: { protocols: ['openai'], capability: 'transcription' },
+      worstCaseUsd: (compliant) => (boundSeconds / 60) * maxPrice(compliant, (r) => r.model.usdPerAudioMinute),
+      attempt: transcriptionAttempt(deps, request, reply, form, upload.file),
+    });
+  } finally {
+    await upload.discard();
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the audio scope's multipart parser: the body is left unread for streaming. */
+    isMultipart?: boolean;
+  }
+}
+
+/**
+ * Registers `POST /v1/audio/transcriptions` in its own scope, whose multipart parser leaves the
+ * body unread so the route can stream it (other routes keep rejecting multipart bodies).
+ */
+export function registerTranscriptionRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  void app.register(async (scope) => {
+    scope.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
+      request.isMultipart = true;
+      done(null, undefined);
+    });
+    scope.post('/v1/audio/transcriptions', (request, reply) => serveTranscription(deps, request, reply));
+  });
+}

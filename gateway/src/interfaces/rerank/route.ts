@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayDeps } from '../../deps.js';
+import { validateBody } from '../../http/validate.js';
+import { jsonAttempt } from '../../pipeline/json-exchange.js';
+import { serveRouted } from '../../pipeline/serve-routed.js';
+import { maxPrice } from '../../routing/worst-case.js';
+import { countTextTokens } from '../../tokens/count.js';
+import { normaliseResults } from './results.js';
+import { rerankRequest } from './schema.js';
+
+interface RerankUsage {
+  usage?: { total_tokens?: unknown };
+  meta?: { billed_units?: { total_tokens?: unknown } };
+}
+
+/** Tokens the supplier reports (Jina `usage`, Cohere `meta.billed_units`), if it reports any. */
+function reportedTokens(json: unknown): number | undefined {
+  const { usage, meta } = json as RerankUsage;
+  const value = usage?.total_tokens ?? meta?.billed_units?.total_tokens;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** `POST /v1/rerank` through the shared pipeline to suppliers that speak the common rerank format. */
+function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const body = validateBody(rerankRequest, request.body);
+  const documents = body.documents.map((d) => (typeof d === 'string' ? d : d.text));
+  // Query and documents counted locally: the exact reservation, and the usage when the supplier reports none.
+  const localTokens = documents.reduce((sum, d) => sum + countTextTokens(d), countTextTokens(body.query));
+  const { region: _region, ...forwarded } = body;
+  return serveRouted(deps, request, reply, {
+    interfaceName: 'rerank',
+    model: body.model,
+    region: body.region,
+    needs: { protocols: ['openai'], capability: 'rerank' },
+    worstCaseUsd: (compliant) => (localTokens * maxPrice(compliant, (r) => r.model.inputUsdPerMtok)) / 1e6,
+    attempt: jsonAttempt(deps, request, reply, {
+      publicModel: body.model,
+      path: '/rerank',
+      upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, documents }),
+      answer: (json, route) => {
+        const results = normaliseResults(json, documents, body.top_n, body.return_documents === true, route.supplier.name);
+        const tokens = reportedTokens(json) ?? localTokens;
+        const id = (json as { id?: unknown }).id;
+        return {
+          body: { ...(typeof id === 'string' && { id }), model: body.model, results, usage: { total_tokens: tokens } },
+          usage: { inputTokens: tokens, outputTokens: 0, cachedInputTokens: 0 },
+        };
+      },
+    }),
+  });
+}
+
+/** Registers `POST /v1/rerank`. */
+export function registerRerankRoutes(app: FastifyInstance, deps: GatewayDeps): void {
+  app.post('/v1/rerank', (request, reply) => serveRerank(deps, request, reply));
+}

@@ -1,0 +1,54 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ModelRoute } from '../../../core/config/index.js';
+import type { GatewayDeps } from '../deps.js';
+import type { MediaUsage, TokenUsage } from '../routing/cost.js';
+import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
+import { noteUsage, routingRecord } from './attempts.js';
+import type { Attempt } from './failover.js';
+import { callSupplier } from './supplier-call.js';
+import { readJson } from './upstream-json.js';
+
+/** What an endpoint makes of its supplier's JSON answer: the client's body and what was consumed. */
+export interface JsonAnswer {
+  body: unknown;
+  usage: TokenUsage | undefined;
+  media?: MediaUsage;
+}
+
+/** The JSON request of one endpoint to one route, and how to read the answer. */
+export interface JsonExchange {
+  /** The public model id reported to the client. */
+  publicModel: string;
+  /** Path under the supplier's base URL, e.g. `/embeddings`. */
+  path: string;
+  /** The upstream body for a route (the route's upstream model id differs per supplier). */
+  upstreamBody(route: ModelRoute): Record<string, unknown>;
+  /** Checks and normalises the answer; throws `upstream_invalid_response` when it is unusable (failover). */
+  answer(json: unknown, route: ModelRoute): JsonAnswer;
+}
+
+/**
+ * The attempt of an endpoint that sends JSON and answers JSON (embeddings, rerank): call, read,
+ * normalise, record usage and cost, set the routing and usage headers.
+ */
+export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, exchange: JsonExchange): Attempt<unknown> {
+  return async (route, index, signal) => {
+    const started = performance.now();
+    const upstream = await callSupplier(
+      deps.upstream,
+      route,
+      exchange.path,
+      exchange.upstreamBody(route),
+      { requestId: String(request.id), clientHeaders: request.headers },
+      signal,
+    );
+    const answer = exchange.answer(await readJson(upstream, route), route);
+    noteUsage(routingRecord(request), route, answer.usage, answer.media);
+    void reply.headers({
+      'x-svc-model': exchange.publicModel,
+      ...routingHeaders(route, index > 0, performance.now() - started),
+      ...usageHeaders(route, answer.usage, answer.media),
+    });
+    return { value: answer.body };
+  };
+}

@@ -1,0 +1,396 @@
+// Embeddings, rerank, transcription and speech through the gateway: the official openai package
+// (and plain HTTP for rerank) against simulators, with routing headers, audit rows, the spec's
+// limits at their edges, capabilities per model, and failover — the same pipeline as chat.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import OpenAI, { toFile } from 'openai';
+import { countTokens } from 'gpt-tokenizer';
+import { request as undiciRequest } from 'undici';
+import { startGatewayHarness, type GatewayHarness, type HarnessSupplier } from '../support/gateway-harness.js';
+
+const models: NonNullable<HarnessSupplier['models']> = [
+  { id: 'gpt-4o-mini' },
+  { id: 'embed-small', upstream: 'text-embedding-3-small', input_usd_per_mtok: 0.02, output_usd_per_mtok: 0, capabilities: ['embeddings'] },
+  { id: 'rerank-v1', input_usd_per_mtok: 0.05, capabilities: ['rerank'] },
+  { id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] },
+  { id: 'tts-1', usd_per_mchar: 15, default_voice: 'alloy', capabilities: ['speech'] },
+];
+
+/** A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone, built in the test. */
+function wav(seconds: number, rate = 16_000): Buffer {
+  const samples = Math.round(seconds * rate);
+  const buf = Buffer.alloc(44 + samples * 2);
+  buf.write('RIFF', 0, 'ascii');
+  buf.writeUInt32LE(36 + samples * 2, 4);
+  buf.write('WAVE', 8, 'ascii');
+  buf.write('fmt ', 12, 'ascii');
+  buf.writeUInt32LE(16, 16);
+  buf.writeUInt16LE(1, 20);
+  buf.writeUInt16LE(1, 22);
+  buf.writeUInt32LE(rate, 24);
+  buf.writeUInt32LE(rate * 2, 28);
+  buf.writeUInt16LE(2, 32);
+  buf.writeUInt16LE(16, 34);
+  buf.write('data', 36, 'ascii');
+  buf.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) buf.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  return buf;
+}
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown> & { error?: { code: string; param: string | null; message: string; human_message: string } };
+}
+
+function expectError(reply: Reply, status: number, code: string, param?: string): void {
+  assert.equal(reply.status, status, `status of ${JSON.stringify(reply.body)}`);
+  assert.equal(reply.body.error?.code, code, `code of ${JSON.stringify(reply.body)}`);
+  assert.equal(reply.body.error?.message, `${code} - ${reply.body.error?.human_message}`, 'message is "<code> - <human_message>"');
+  if (param !== undefined) assert.equal(reply.body.error?.param, param, `param of ${JSON.stringify(reply.body)}`);
+}
+
+async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('embeddings, rerank, transcription and speech', () => {
+  let h: GatewayHarness;
+  let base: string;
+  let secret: string;
+  let keyId: string;
+  let client: OpenAI;
+  /** Bodies the SDK sent, captured on the way out. */
+  const sent: string[] = [];
+
+  const post = async (path: string, body: unknown, token = secret): Promise<Reply> => {
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Reply['body']) : {} };
+  };
+  const admin = async (path: string): Promise<Reply> => {
+    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${h.adminKey}` } });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Reply['body'] };
+  };
+  const upload = async (parts: { name: string; value: string | Blob; filename?: string }[]): Promise<Reply> => {
+    const form = new FormData();
+    for (const p of parts) {
+      if (typeof p.value === 'string') form.append(p.name, p.value);
+      else form.append(p.name, p.value, p.filename ?? 'audio.bin');
+    }
+    const res = await fetch(`${base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${secret}` }, body: form });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text.startsWith('{') ? (JSON.parse(text) as Reply['body']) : { text } };
+  };
+
+  before(async () => {
+    h = await startGatewayHarness([
+      { name: 'sim-eu', region: 'EU', models, simulator: { embeddingDimensions: 8 } },
+      { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
+      // The failover test fails the primary once per endpoint; the circuit must stay closed for all four.
+    ], { settings: { SVC_CIRCUIT_FAILURES: '10' } });
+    base = h.gateway.url;
+    const created = await fetch(`${base}/v1/manage/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.adminKey}` },
+      body: JSON.stringify({ name: 'media' }),
+    });
+    const json = (await created.json()) as { key: string; id: string };
+    secret = json.key;
+    keyId = json.id;
+    client = new OpenAI({
+      baseURL: `${base}/v1`,
+      apiKey: secret,
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        if (typeof init?.body === 'string') sent.push(init.body);
+        return fetch(url, init);
+      },
+    });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  test('embeddings.create with default options: base64 on the wire, floats for the caller', async () => {
+    sent.length = 0;
+    const { data, response } = await client.embeddings.create({ model: 'embed-small', input: ['first text', 'second text'] }).withResponse();
+    const wire = JSON.parse(sent.at(-1)!) as { encoding_format?: string };
+    assert.equal(wire.encoding_format, 'base64', 'the SDK asked for base64');
+    assert.equal(data.object, 'list', 'object');
+    assert.equal(data.model, 'embed-small', 'the public model id');
+    assert.equal(data.data.length, 2, 'one embedding per input');
+    for (const [i, item] of data.data.entries()) {
+      assert.equal(item.index, i, 'index');
+      assert.equal(item.embedding.length, 8, 'decoded to 8 floats');
+      assert.ok(item.embedding.every((x) => typeof x === 'number' && Number.isFinite(x)), 'numbers');
+    }
+    assert.equal(data.usage.prompt_tokens, data.usage.total_tokens, 'prompt = total tokens');
+    assert.ok(data.usage.prompt_tokens > 0, 'tokens counted');
+    assert.equal(response.headers.get('x-svc-supplier'), 'sim-eu', 'routing header');
+    assert.equal(response.headers.get('x-svc-region'), 'EU', 'region header');
+    assert.equal(response.headers.get('x-svc-failover'), 'false', 'failover header');
+    assert.equal(response.headers.get('x-svc-input-tokens'), String(data.usage.prompt_tokens), 'token header');
+    assert.equal(Number(response.headers.get('x-svc-cost-usd')), (data.usage.prompt_tokens * 0.02) / 1e6, 'cost at the embedding price');
+
+    const floats = await client.embeddings.create({ model: 'embed-small', input: ['first text', 'second text'], encoding_format: 'float' });
+    assert.equal(JSON.parse(sent.at(-1)!).encoding_format, 'float', 'float asked for');
+    for (const [i, item] of floats.data.entries()) {
+      const viaBase64 = data.data[i]!.embedding;
+      assert.deepEqual(item.embedding.map((x) => Math.fround(x)), viaBase64, 'the same vector either way (float32)');
+    }
+    const raw = await post('/v1/embeddings', { model: 'embed-small', input: 'one', encoding_format: 'base64' });
+    assert.equal(typeof (raw.body.data as { embedding: unknown }[])[0]!.embedding, 'string', 'base64 for a raw caller that asks for it');
+  });
+
+  test('embeddings: 2048 tokens per string pass, 2049 fail naming the index; region and bad input', async () => {
+    const at2048 = 'hello' + ' hello'.repeat(2047);
+    assert.equal(countTokens(at2048), 2048, 'test input has exactly 2048 tokens');
+    const at2049 = at2048 + ' hello';
+    const ok = await post('/v1/embeddings', { model: 'embed-small', input: ['short', at2048] });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body).slice(0, 300));
+    const tooLong = await post('/v1/embeddings', { model: 'embed-small', input: ['short', at2048, at2049] });
+    expectError(tooLong, 400, 'invalid_input', 'input[2]');
+    assert.match(tooLong.body.error!.human_message, /input\[2\] has 2049 tokens/, 'names the index and count');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: at2049 }), 400, 'invalid_input', 'input');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: Array.from({ length: 2049 }, () => 1) }), 400, 'invalid_input', 'input');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: 42 }), 400, 'validation_error', 'input');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: [''] }), 400, 'invalid_input', 'input[0]');
+    expectError(await post('/v1/embeddings', { input: 'x' }), 400, 'missing_model', 'model');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: 'x', encoding_format: 'int8' }), 400, 'validation_error', 'encoding_format');
+
+    const us = await post('/v1/embeddings', { model: 'embed-small', input: [[1, 2, 3]], region: 'us' });
+    assert.equal(us.status, 200, JSON.stringify(us.body));
+    assert.equal(us.headers.get('x-svc-region'), 'US', 'call-level region honoured');
+    assert.equal((us.body.usage as { prompt_tokens: number }).prompt_tokens, 3, 'token arrays count their length');
+    expectError(await post('/v1/embeddings', { model: 'embed-small', input: 'x', region: 'APAC' }), 403, 'provider_redirect_forbidden', 'region');
+  });
+
+  test('a model lacking the capability is refused on every endpoint', async () => {
+    expectError(await post('/v1/embeddings', { model: 'gpt-4o-mini', input: 'x' }), 400, 'capability_unsupported', 'model');
+    expectError(await post('/v1/rerank', { model: 'embed-small', query: 'q', documents: ['d'] }), 400, 'capability_unsupported', 'model');
+    expectError(await post('/v1/audio/speech', { model: 'whisper', input: 'hi' }), 400, 'capability_unsupported', 'model');
+    expectError(await post('/v1/chat/completions', { model: 'tts-1', messages: [{ role: 'user', content: 'hi' }] }), 400, 'capability_unsupported', 'model');
+    const r = await upload([
+      { name: 'model', value: 'tts-1' },
+      { name: 'file', value: new Blob([wav(0.2)], { type: 'audio/wav' }), filename: 'a.wav' },
+    ]);
+    expectError(r, 400, 'capability_unsupported', 'model');
+    expectError(await post('/v1/embeddings', { model: 'no-such-model', input: 'x' }), 404, 'model_not_found', 'model');
+  });
+
+  test('rerank through plain HTTP: sorted by score, original indexes, top_n, documents on request', async () => {
+    const documents = ['bananas are yellow', 'the capital of France is Paris', 'Paris is a city in France', 'cats sleep a lot'];
+    const all = await post('/v1/rerank', { model: 'rerank-v1', query: 'capital of France', documents });
+    assert.equal(all.status, 200, JSON.stringify(all.body));
+    const results = all.body.results as { index: number; relevance_score: number; document?: unknown }[];
+    assert.equal(results.length, 4, 'every document without top_n');
+    assert.deepEqual([...results.map((r) => r.index)].sort(), [0, 1, 2, 3], 'each original position once');
+    for (let i = 1; i < results.length; i++) assert.ok(results[i - 1]!.relevance_score >= results[i]!.relevance_score, 'descending scores');
+    assert.equal(results[0]!.index, 1, 'the best match is the capital sentence');
+    assert.equal(results[0]!.document, undefined, 'no documents unless asked');
+    assert.equal(all.body.model, 'rerank-v1', 'public model');
+    assert.equal(all.headers.get('x-svc-supplier'), 'sim-eu', 'routing header');
+    const tokens = (all.body.usage as { total_tokens: number }).total_tokens;
+    assert.equal(all.headers.get('x-svc-input-tokens'), String(tokens), 'token header');
+
+    const top = await post('/v1/rerank', { model: 'rerank-v1', query: 'capital of France', documents, top_n: 2, return_documents: true });
+    const best = top.body.results as { index: number; document: { text: string } }[];
+    assert.equal(best.length, 2, 'top_n');
+    assert.equal(best[0]!.document.text, documents[best[0]!.index], 'document text of the original position');
+    expectError(await post('/v1/rerank', { model: 'rerank-v1', query: 'q', documents: [] }), 400, 'validation_error', 'documents');
+    expectError(await post('/v1/rerank', { model: 'rerank-v1', documents: ['d'] }), 400, 'missing_fields', 'query');
+    expectError(await post('/v1/rerank', { model: 'rerank-v1', query: 'q', documents: ['d'], top_n: 0 }), 400, 'validation_error', 'top_n');
+  });
+
+  test('audio.transcriptions.create with a WAV generated in the test; language checked; default model whisper', async () => {
+    const audio = wav(1.5);
+    const { data, response } = await client.audio.transcriptions
+      .create({ file: await toFile(audio, 'tone.wav', { type: 'audio/wav' }), model: 'whisper', language: 'en' })
+      .withResponse();
+    assert.match(data.text, new RegExp(`^transcribed ${audio.length} bytes of audio/wav`), 'the simulator heard the whole file');
+    assert.equal(response.headers.get('x-svc-supplier'), 'sim-eu', 'routing header');
+    assert.equal(response.headers.get('x-svc-model'), 'whisper', 'model header');
+    // The simulator reports whole seconds of audio: ceil(1.5) = 2 → 2/60 × 0.006.
+    assert.equal(Number(response.headers.get('x-svc-cost-usd')), 0.0002, 'cost per audio minute');
+
+    const text = await client.audio.transcriptions.create({ file: await toFile(audio, 'tone.wav'), model: 'whisper', response_format: 'text' });
+    assert.match(String(text), /^transcribed/, 'text format passes through');
+
+    const noModel = await upload([{ name: 'file', value: new Blob([audio]), filename: 'x.wav' }]);
+    assert.equal(noModel.status, 200, `default model whisper: ${JSON.stringify(noModel.body)}`);
+    expectError(
+      await upload([
+        { name: 'language', value: 'english' },
+        { name: 'file', value: new Blob([audio]), filename: 'x.wav' },
+      ]),
+      400,
+      'validation_error',
+      'language',
+    );
+    expectError(await upload([{ name: 'file', value: new Blob(['this is not audio at all']), filename: 'x.wav' }]), 415, 'unsupported_media_type', 'file');
+    expectError(await upload([{ name: 'model', value: 'whisper' }]), 400, 'missing_fields', 'file');
+    expectError(await post('/v1/audio/transcriptions', { model: 'whisper' }), 415, 'unsupported_media_type');
+  });
+
+  test('transcription accepts each format by content: MP3, M4A, FLAC, OGG, WebM', async () => {
+    const heads: Record<string, number[]> = {
+      mp3: [0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0, 0, 0],
+      m4a: [0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70, 0x4d, 0x34, 0x41, 0x20],
+      flac: [0x66, 0x4c, 0x61, 0x43, 0, 0, 0, 0x22, 0, 0, 0, 0],
+      ogg: [0x4f, 0x67, 0x67, 0x53, 0, 2, 0, 0, 0, 0, 0, 0],
+      webm: [0x1a, 0x45, 0xdf, 0xa3, 0x9f, 0x42, 0x86, 0x81, 1, 0, 0, 0],
+    };
+    for (const [format, head] of Object.entries(heads)) {
+      const body = Buffer.concat([Buffer.from(head), Buffer.alloc(4000, 7)]);
+      const r = await upload([{ name: 'file', value: new Blob([body]), filename: `clip.${format}` }]);
+      assert.equal(r.status, 200, `${format}: ${JSON.stringify(r.body)}`);
+    }
+  });
+
+  test('a 26 MB upload is rejected with 413 while reading, and memory stays flat; 25 MB exactly passes', async () => {
+    const limit = 25 * 1024 * 1024;
+    const boundary = 'memtest';
+    const streamUpload = async (fileBytes: number) => {
+      const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`);
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const header = wav(0).subarray(0, 44);
+      const chunk = Buffer.alloc(256 * 1024, 0);
+      async function* body() {
+        yield head;
+        yield header;
+        for (let sent = header.length; sent < fileBytes; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, fileBytes - sent));
+        yield tail;
+      }
+      return undiciRequest(`${base}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: Readable.from(body()),
+      });
+    };
+    // Live memory, not garbage: collect before each sample (the chunks that flowed through are
+    // garbage at once when nothing holds them; a buffered upload would be live at 26 MB).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const live = () => {
+      gc();
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
+    const baseline = live();
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, live() - baseline);
+    }, 100);
+    const rejected = await streamUpload(26 * 1024 * 1024);
+    clearInterval(sampler);
+    const body = (await rejected.body.json()) as Reply['body'];
+    expectError({ status: rejected.statusCode, headers: new Headers(), body }, 413, 'request_too_large', 'file');
+    assert.ok(peak < 8 * 1024 * 1024, `the gateway buffered the upload: memory grew by ${(peak / 1048576).toFixed(1)} MB`);
+
+    const exact = await streamUpload(limit);
+    const ok = (await exact.body.json()) as { text: string };
+    assert.equal(exact.statusCode, 200, JSON.stringify(ok));
+    assert.match(ok.text, new RegExp(`^transcribed ${limit} bytes`), 'all 25 MB reached the supplier');
+  });
+
+  test('audio.speech.create in mp3 and wav: audio content types, streamed bytes, cost per character', async () => {
+    const mp3 = await client.audio.speech.create({ model: 'tts-1', input: 'Hello from the gateway.', voice: 'alloy' }).withResponse();
+    assert.equal(mp3.response.headers.get('content-type'), 'audio/mpeg', 'mp3 by default');
+    assert.equal(mp3.response.headers.get('x-svc-supplier'), 'sim-eu', 'routing header');
+    const mp3Bytes = Buffer.from(await mp3.data.arrayBuffer());
+    assert.ok(mp3Bytes.length > 0 && mp3Bytes[0] === 0xff && (mp3Bytes[1]! & 0xe0) === 0xe0, 'MPEG frames');
+    assert.equal(Number(mp3.response.headers.get('x-svc-cost-usd')), (23 * 15) / 1e6, 'cost per character');
+
+    const wavReply = await client.audio.speech.create({ model: 'tts-1', input: 'Hello', voice: 'alloy', response_format: 'wav' }).withResponse();
+    assert.equal(wavReply.response.headers.get('content-type'), 'audio/wav', 'wav');
+    const wavBytes = Buffer.from(await wavReply.data.arrayBuffer());
+    assert.equal(wavBytes.toString('latin1', 0, 4), 'RIFF', 'a RIFF file');
+    assert.equal(wavBytes.toString('latin1', 8, 12), 'WAVE', 'a WAVE file');
+
+    const noVoice = await fetch(`${base}/v1/audio/speech`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ model: 'tts-1', input: 'no voice given' }),
+    });
+    assert.equal(noVoice.status, 200, 'voice is optional');
+    await noVoice.arrayBuffer();
+  });
+
+  test('speech limits at the edges: 4096 vs 4097 characters, speed 0.25/4.0 vs 0.24/4.01, formats', async () => {
+    const speak = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${base}/v1/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'tts-1', voice: 'alloy', ...body }),
+      });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const json = res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(bytes.toString()) as Reply['body']) : {};
+      return { status: res.status, headers: res.headers, body: json };
+    };
+    assert.equal((await speak({ input: 'a'.repeat(4096) })).status, 200, '4096 characters pass');
+    const over = await speak({ input: 'a'.repeat(4097) });
+    expectError(over, 400, 'validation_error', 'input');
+    assert.match(over.body.error!.human_message, /4097 characters/, 'says how many');
+    assert.equal((await speak({ input: '😀'.repeat(4096) })).status, 200, '4096 emoji are 4096 characters (code points)');
+    assert.equal((await speak({ input: 'x', speed: 0.25 })).status, 200, 'speed 0.25');
+    assert.equal((await speak({ input: 'x', speed: 4.0 })).status, 200, 'speed 4.0');
+    expectError(await speak({ input: 'x', speed: 0.24 }), 400, 'validation_error', 'speed');
+    expectError(await speak({ input: 'x', speed: 4.01 }), 400, 'validation_error', 'speed');
+    expectError(await speak({ input: 'x', response_format: 'ogg' }), 400, 'validation_error', 'response_format');
+    expectError(await speak({ input: '' }), 400, 'validation_error', 'input');
+  });
+
+  test('failover works for every endpoint before the first byte', async () => {
+    const primary = h.simulators.get('sim-eu')!;
+    primary.setFaults({ status: 503 });
+    try {
+      const e = await post('/v1/embeddings', { model: 'embed-small', input: 'x' });
+      assert.equal(e.status, 200, JSON.stringify(e.body));
+      assert.equal(e.headers.get('x-svc-supplier'), 'sim-us', 'embeddings failed over');
+      assert.equal(e.headers.get('x-svc-failover'), 'true', 'failover header');
+      const r = await post('/v1/rerank', { model: 'rerank-v1', query: 'q', documents: ['a', 'b'] });
+      assert.equal(r.headers.get('x-svc-supplier'), 'sim-us', 'rerank failed over');
+      const t = await upload([{ name: 'file', value: new Blob([wav(0.5)]), filename: 'x.wav' }]);
+      assert.equal(t.status, 200, JSON.stringify(t.body));
+      assert.equal(t.headers.get('x-svc-supplier'), 'sim-us', 'transcription failed over, the spooled file sent again');
+      const s = await fetch(`${base}/v1/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'tts-1', input: 'hello' }),
+      });
+      await s.arrayBuffer();
+      assert.equal(s.headers.get('x-svc-supplier'), 'sim-us', 'speech failed over');
+    } finally {
+      primary.setFaults(undefined);
+    }
+  });
+
+  test('every media request has its audit row: interface, model, supplier, cost', async () => {
+    const audit = await eventually(
+      () => admin(`/v1/manage/keys/${keyId}/audit?limit=200`),
+      (r) => {
+        const rows = (r.body.data as { interface: string; status: number; failover: boolean }[] | undefined) ?? [];
+        return ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech'].every((i) => rows.some((row) => row.interface === i && row.status === 200 && row.failover));
+      },
+      'audit rows of each interface',
+    );
+    const rows = audit.body.data as { interface: string; model: string; supplier: string; cost_usd: number; status: number; failover: boolean; code: string | null }[];
+    const speech = rows.find((r) => r.interface === 'audio.speech' && r.status === 200 && !r.failover)!;
+    assert.equal(speech.model, 'tts-1', 'model');
+    assert.ok(speech.cost_usd > 0, 'speech has a cost');
+    const failed = rows.filter((r) => r.failover && r.status === 200).map((r) => r.interface);
+    for (const i of ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech']) assert.ok(failed.includes(i), `a failover row for ${i}`);
+    const refused = rows.find((r) => r.status === 400 && r.code === 'capability_unsupported');
+    assert.equal(refused, undefined, 'requests refused before routing write no row (no supplier was tried)');
+  });
+});
