@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './settings.js';
 import { formatIssues } from './format-issues.js';
+import type { RegionPolicies } from '../regions/policy.js';
 
 /** Wire protocols a supplier can speak; one folder per protocol in gateway/src/suppliers. */
 export const supplierProtocols = ['openai', 'anthropic', 'openai-responses'] as const;
@@ -114,6 +115,12 @@ export interface Catalogue {
   routes: ReadonlyMap<string, readonly ModelRoute[]>;
   /** Public models for `/v1/models`, one entry per id. */
   models: readonly { id: string; ownedBy: string }[];
+  /**
+   * The region policies in force (RegionPolicy resources, written by the operator): a live view
+   * the gateway attaches at start and keeps current from change announcements. Not part of the
+   * file; absent, no policy restricts any region.
+   */
+  regionPolicies?: { current(): RegionPolicies };
 }
 
 /** Validates a parsed catalogue document and builds the look-up maps. */

@@ -58,6 +58,8 @@ export interface NewKey {
   payerId?: string | null;
   /** Owner object of a CRD key (see KeyRecord.managedBy); unique across keys. */
   managedBy?: string | null;
+  /** Initial status (default active); the operator creates a Suspended ManagedKey's key suspended. */
+  status?: Extract<KeyStatus, 'active' | 'suspended'>;
 }
 
 /** Fields a PATCH may change (undefined = unchanged, null = cleared). */
@@ -123,7 +125,7 @@ export class KeyRepository {
         name: input.name,
         secret_hash: hashSecret(secret, this.pepper),
         secret_hint: secretHint(secret),
-        status: 'active',
+        status: input.status ?? 'active',
         allowed_models: jsonb(input.allowedModels),
         allowed_regions: jsonb(input.allowedRegions),
         budget_limit_usd: input.budgetLimitUsd === undefined || input.budgetLimitUsd === null ? null : String(input.budgetLimitUsd),

@@ -14,9 +14,15 @@ export interface MetricsServer {
  * ingress that exposes the API never exposes metrics. Port 0 listens on an ephemeral port
  * (tests); callers treat "off" themselves.
  */
-export async function startMetricsServer(registry: Registry, options: { host: string; port: number }): Promise<MetricsServer> {
+export async function startMetricsServer(registry: Registry, options: { host: string; port: number; health?: () => boolean }): Promise<MetricsServer> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?', 1)[0];
+    // The operator has no API port: its liveness probe asks this port (charts/, operator-deployment).
+    if (path === '/health' && options.health) {
+      const healthy = options.health();
+      response.writeHead(healthy ? 200 : 503, { 'content-type': 'text/plain' }).end(healthy ? 'ok\n' : 'unhealthy\n');
+      return;
+    }
     if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found: metrics are served at GET /metrics\n');
       return;

@@ -18,6 +18,8 @@ import {
 } from '../../core/telemetry/index.js';
 import { createApp } from './app.js';
 import { KeyDirectory } from './auth/key-directory.js';
+import { RegionPolicyRepository } from '../../core/regions/index.js';
+import { RegionPolicyDirectory } from './routing/region-policy-directory.js';
 import { UpstreamClient } from './http/upstream-client.js';
 import { SessionAffinity } from './routing/session-affinity.js';
 import { SupplierHealth } from './routing/supplier-health.js';
@@ -91,9 +93,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   });
   await health.start();
   await health.load(config.catalogue.suppliers.map((s) => s.name));
+  const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
+  await regionPolicies.start();
   const upstream = new UpstreamClient();
   const app = createApp({
-    catalogue: config.catalogue,
+    catalogue: { ...config.catalogue, regionPolicies },
     store,
     keys,
     keyRepository,
@@ -137,6 +141,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       }
       await metricsServer?.close();
       await keys.stop();
+      await regionPolicies.stop();
       await health.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).

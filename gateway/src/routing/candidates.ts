@@ -10,8 +10,9 @@ export interface InterfaceNeeds {
 
 /**
  * The routes allowed to serve this request, in preference order: the model's suppliers that
- * speak a protocol the interface can use, restricted to the call's region and the key's allowed
- * regions. No compliant route is a hard failure; a request is never routed outside its region.
+ * speak a protocol the interface can use, restricted to the call's region, the key's allowed
+ * regions and the region policies in force (catalogue.regionPolicies, in memory). No compliant
+ * route is a hard failure; a request is never routed outside its region or its policy.
  */
 export function pickCandidates(
   catalogue: Catalogue,
@@ -41,9 +42,20 @@ export function pickCandidates(
       humanMessage: `Your API key may only be routed in ${key.allowedRegions.join(', ')}, not ${region}`,
     });
   }
-  const compliant = capable.filter(
+  const inRegion = capable.filter(
     (r) => (!region || r.supplier.region === region) && (!key.allowedRegions || key.allowedRegions.includes(r.supplier.region)),
   );
+  // RegionPolicy resources: in a region a policy lists, only its named suppliers may serve.
+  const policies = catalogue.regionPolicies?.current();
+  const compliant = policies ? inRegion.filter((r) => policies.allows(r.supplier.region, r.supplier.name)) : inRegion;
+  if (compliant.length === 0 && inRegion.length > 0) {
+    const regions = [...new Set(inRegion.map((r) => r.supplier.region))];
+    throw new ApiError('provider_redirect_forbidden', {
+      param: region ? 'region' : 'model',
+      humanMessage: `The region policy for ${regions.join(', ')} allows no supplier that serves "${model}"; the request was not sent to another supplier`,
+      details: { model, regions },
+    });
+  }
   if (compliant.length === 0) {
     const allowed = region ? [region] : (key.allowedRegions ?? []);
     // Group D (403, not retryable): only a policy or catalogue change can make this succeed.

@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { retryDelayMs, WorkQueue } from './work-queue.js';
+
+const options = { concurrency: 4, baseRetryMs: 5, maxRetryMs: 40, random: () => 1 };
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(check(), `timed out waiting for ${what}`);
+}
+
+test('a key is never worked on twice at once; an add during work runs it once more afterwards', async () => {
+  let running = 0;
+  let maxRunning = 0;
+  let runs = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const queue = new WorkQueue(async () => {
+    running += 1;
+    maxRunning = Math.max(maxRunning, running);
+    runs += 1;
+    if (runs === 1) await gate;
+    running -= 1;
+    return {};
+  }, options);
+  queue.add('ns/a');
+  await until('the first run to start', () => runs === 1);
+  queue.add('ns/a');
+  queue.add('ns/a');
+  queue.add('ns/a');
+  assert.equal(runs, 1, 'adds during work do not start a second worker');
+  release();
+  await until('the follow-up run', () => runs === 2);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(runs, 2, 'several adds during work collapse into one follow-up run');
+  assert.equal(maxRunning, 1, 'the key never ran twice at once');
+  await queue.stop();
+});
+
+test('waiting keys are deduplicated and different keys run in parallel', async () => {
+  const seen: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const queue = new WorkQueue(async (key) => {
+    seen.push(key);
+    await gate;
+    return {};
+  }, { ...options, concurrency: 1 });
+  queue.add('a');
+  queue.add('b');
+  queue.add('b');
+  queue.add('c');
+  assert.equal(queue.depth, 2, 'b waits once, c once');
+  release();
+  await until('all keys', () => seen.length === 3);
+  assert.deepEqual(seen, ['a', 'b', 'c'], 'each key ran once, in order');
+  await queue.stop();
+});
+
+test('a failing key is retried with growing delays and the count resets on success', async () => {
+  let attempts = 0;
+  const queue = new WorkQueue(async () => {
+    attempts += 1;
+    if (attempts <= 3) throw new Error('not yet');
+    return {};
+  }, options);
+  queue.add('k');
+  await until('the fourth attempt', () => attempts === 4);
+  await until('the success to reset the failures', () => queue.failuresOf('k') === 0);
+  assert.deepEqual([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, options, () => 1)), [5, 10, 20, 40, 40], 'delays double up to the cap');
+  assert.equal(retryDelayMs(3, options, () => 0), 10, 'jitter takes at most half the delay off');
+  await queue.stop();
+});
+
+test('a requested requeue comes back after its delay; stop drops scheduled work', async () => {
+  let runs = 0;
+  const queue = new WorkQueue(async () => {
+    runs += 1;
+    return runs === 1 ? { requeueAfterMs: 10 } : {};
+  }, options);
+  queue.add('k');
+  await until('the requeued run', () => runs === 2);
+  queue.addAfter('k', 10_000);
+  await queue.stop();
+  queue.add('k');
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(runs, 2, 'nothing runs after stop');
+});

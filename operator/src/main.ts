@@ -1,0 +1,32 @@
+// Entry point of the operator deployable: settings from the environment, the cluster from the
+// in-cluster service account or KUBECONFIG. Wiring lives in operator.ts.
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigError, loadCatalogue } from '../../core/config/index.js';
+import { startOperator } from './operator.js';
+import { parseOperatorSettings } from './settings.js';
+
+async function main(): Promise<void> {
+  const settings = parseOperatorSettings(process.env);
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const catalogue = settings.SVC_CATALOG ? loadCatalogue(settings.SVC_CATALOG, process.env) : undefined;
+  const operator = await startOperator(settings, { kubeConfig, ...(catalogue && { catalogue }) });
+  console.log(`operator ${settings.POD_NAME} started; metrics and /health: ${operator.metricsUrl ?? 'off'}`);
+  const shutdown = (signal: string) => {
+    console.log(`${signal}: stopping controllers and releasing the Lease`);
+    operator.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,198 @@
+import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api, type CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { readBudgetUsage } from '../../../core/budget/index.js';
+import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
+import type { Store } from '../../../core/store/index.js';
+import type { WorkOutcome } from '../kube/work-queue.js';
+import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames, type SecretObservation } from './decide.js';
+import { keyOwnerOf, keyOwnerPrefix, managedKeyApi, managedKeyFinalizer, parseManagedKeySpec, secretNameOf, type ManagedKeyObject, type ManagedKeyStatus } from './resource.js';
+
+/** The I/O ports and settings of the ManagedKey reconciler. */
+export interface ManagedKeyReconcilerDeps {
+  customObjects: CustomObjectsApi;
+  core: CoreV1Api;
+  keys: KeyRepository;
+  store: Store;
+  pepper: string;
+  /** Catalogue names to check specs against; undefined when the operator has no catalogue. */
+  catalogue: { models: ReadonlySet<string>; regions: ReadonlySet<string> } | undefined;
+  /** How often a key with a budget is looked at again for its status. */
+  budgetRefreshMs: number;
+  clock: () => number;
+  logger: Logger;
+}
+
+/** The Secret's data key holding the API key (docs/crds.md, "The Secret"). */
+export const secretDataKey = 'apiKey';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const { group, version, plural } = managedKeyApi;
+const isStatus = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
+
+/**
+ * Reconciles one ManagedKey into its Secret, key row and cache entries, and reports in status.
+ * Level-triggered: reads the object, the Secret and the row, lets the decisions in decide.ts
+ * choose, and writes only what differs; running it twice changes nothing the second time.
+ */
+export class ManagedKeyReconciler {
+  constructor(private readonly deps: ManagedKeyReconcilerDeps) {}
+
+  /** Reconciles the ManagedKey `<namespace>/<name>`. */
+  async reconcile(ref: string): Promise<WorkOutcome> {
+    const [namespace, name] = ref.split('/') as [string, string];
+    let object = await this.read(namespace, name);
+    if (!object) {
+      // Gone without our finalizer having run (removed by hand): drop whatever key it left.
+      await this.deleteKeys(keyOwnerPrefix(namespace, name));
+      return {};
+    }
+    if (object.metadata?.deletionTimestamp) {
+      await this.finalize(object);
+      return {};
+    }
+    if (!(object.metadata?.finalizers ?? []).includes(managedKeyFinalizer)) object = await this.addFinalizer(object);
+    const now = new Date(this.deps.clock());
+    const generation = object.metadata?.generation ?? 0;
+    const parsed = parseManagedKeySpec(object.spec);
+    if (!parsed.ok) {
+      const rawName = (object.spec as { secretName?: unknown } | undefined)?.secretName;
+      const secretName = typeof rawName === 'string' ? rawName : `${name}-key`;
+      await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, invalidSpec: parsed.message, secretConflict: false, key: undefined, unresolved: undefined, usage: undefined }));
+      return {};
+    }
+    const spec = parsed.spec;
+    const secretName = secretNameOf(name, spec);
+    const owner = keyOwnerOf(object);
+    const unresolved = this.deps.catalogue && unresolvedNames(spec, this.deps.catalogue);
+    let key = await this.deps.keys.findByManagedBy(owner);
+
+    const secretPlan = planSecret(await this.observeSecret(namespace, secretName, object));
+    if (secretPlan.action === 'conflict') {
+      await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: true, key: undefined, unresolved, usage: undefined }));
+      // Secrets are not watched: look again later in case the other Secret is removed.
+      return { requeueAfterMs: this.deps.budgetRefreshMs };
+    }
+    let apiKey: string;
+    if (secretPlan.action === 'use') {
+      apiKey = secretPlan.apiKey;
+    } else {
+      apiKey = generateSecret('managed');
+      await this.writeSecret(object, secretName, apiKey, secretPlan.action === 'rewrite');
+    }
+
+    const desired = desiredKey(namespace, name, spec);
+    const rowPlan = planRow(key, hashSecret(apiKey, this.deps.pepper), desired);
+    switch (rowPlan.action) {
+      case 'create':
+        key = (await this.deps.keys.create({ kind: 'managed', source: 'crd', managedBy: owner, ...desired }, apiKey)).record;
+        await announceKeyChange(this.deps.store, key.secretHash, key);
+        this.deps.logger.info({ managedKey: ref, keyId: key.id }, 'key created');
+        break;
+      case 'update': {
+        let updated = key!;
+        if (rowPlan.rotate) {
+          const oldHash = updated.secretHash;
+          updated = (await this.deps.keys.replaceSecret(updated.id, apiKey))!;
+          await announceKeyChange(this.deps.store, oldHash, undefined);
+          this.deps.logger.info({ managedKey: ref, keyId: updated.id }, 'key secret replaced from its Secret');
+        }
+        if (rowPlan.patch) updated = (await this.deps.keys.update(updated.id, rowPlan.patch))!;
+        await announceKeyChange(this.deps.store, updated.secretHash, updated);
+        key = updated;
+        break;
+      }
+      case 'none':
+        break;
+      default: {
+        const unreachable: never = rowPlan;
+        throw new Error(`unknown row plan ${JSON.stringify(unreachable)}`);
+      }
+    }
+
+    const usage = key!.budgetLimitUsd === null ? undefined : await readBudgetUsage(this.deps.store, key!, now);
+    await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: false, key, unresolved, usage }));
+    const next = nextBudgetCheckMs(key, usage, now, this.deps.budgetRefreshMs);
+    return next === undefined ? {} : { requeueAfterMs: next };
+  }
+
+  private async read(namespace: string, name: string): Promise<ManagedKeyObject | undefined> {
+    try {
+      return (await this.deps.customObjects.getNamespacedCustomObject({ group, version, namespace, plural, name })) as ManagedKeyObject;
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Deletion: the key row and its cache entries go, then the finalizer (the Secret follows by owner reference). */
+  private async finalize(object: ManagedKeyObject): Promise<void> {
+    const { namespace = '', name = '' } = object.metadata ?? {};
+    await this.deleteKeys(keyOwnerPrefix(namespace, name));
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (!finalizers.includes(managedKeyFinalizer)) return;
+    await this.deps.customObjects.patchNamespacedCustomObject(
+      { group, version, namespace, plural, name, body: { metadata: { finalizers: finalizers.filter((f) => f !== managedKeyFinalizer), resourceVersion: object.metadata?.resourceVersion } } },
+      mergePatch,
+    );
+    this.deps.logger.info({ managedKey: `${namespace}/${name}` }, 'key deleted');
+  }
+
+  private async deleteKeys(ownerPrefix: string): Promise<void> {
+    const keys: KeyRecord[] = await this.deps.keys.listManagedByPrefix(ownerPrefix);
+    for (const key of keys) {
+      await this.deps.keys.delete(key.id);
+      await announceKeyChange(this.deps.store, key.secretHash, undefined);
+    }
+  }
+
+  private async addFinalizer(object: ManagedKeyObject): Promise<ManagedKeyObject> {
+    const { namespace = '', name = '', resourceVersion } = object.metadata ?? {};
+    // The resourceVersion makes this a conditional write: a stale read conflicts (409) and is retried.
+    return (await this.deps.customObjects.patchNamespacedCustomObject(
+      { group, version, namespace, plural, name, body: { metadata: { finalizers: [...(object.metadata?.finalizers ?? []), managedKeyFinalizer], resourceVersion } } },
+      mergePatch,
+    )) as ManagedKeyObject;
+  }
+
+  private async observeSecret(namespace: string, name: string, owner: ManagedKeyObject): Promise<SecretObservation> {
+    let secret: V1Secret;
+    try {
+      secret = await this.deps.core.readNamespacedSecret({ namespace, name });
+    } catch (error) {
+      if (isStatus(error, 404)) return { kind: 'missing' };
+      throw error;
+    }
+    const ours = (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.metadata?.uid && r.controller === true);
+    if (!ours) return { kind: 'foreign' };
+    const encoded = secret.data?.[secretDataKey];
+    return { kind: 'owned', apiKey: encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8') };
+  }
+
+  /** Creates the Secret (or rewrites ours); a name taken meanwhile is a conflict the retry will see. */
+  private async writeSecret(owner: ManagedKeyObject, name: string, apiKey: string, replace: boolean): Promise<void> {
+    const namespace = owner.metadata?.namespace ?? '';
+    const body: V1Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'svc-gateway-operator', 'gateway.svc.dev/managed-key': owner.metadata?.name ?? '' },
+        ownerReferences: [
+          { apiVersion: `${group}/${version}`, kind: managedKeyApi.kind, name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true },
+        ],
+      },
+      data: { [secretDataKey]: Buffer.from(apiKey, 'utf8').toString('base64') },
+    };
+    if (replace) await this.deps.core.replaceNamespacedSecret({ namespace, name, body });
+    else await this.deps.core.createNamespacedSecret({ namespace, body });
+  }
+
+  private async writeStatus(object: ManagedKeyObject, status: ManagedKeyStatus): Promise<void> {
+    if (!statusChanged(object.status, status)) return;
+    const { namespace = '', name = '' } = object.metadata ?? {};
+    // JSON patch `add /status` replaces the whole status, so fields that went away go too.
+    await this.deps.customObjects.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: [{ op: 'add', path: '/status', value: status }] });
+  }
+}

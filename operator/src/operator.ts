@@ -1,0 +1,174 @@
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Catalogue } from '../../core/config/index.js';
+import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
+import { KeyRepository } from '../../core/keys/index.js';
+import { RegionPolicyRepository } from '../../core/regions/index.js';
+import { openStore, type Store } from '../../core/store/index.js';
+import { createLogger, createMetricsRegistry, createOperatorMetrics, startMetricsServer, type MetricsServer, type OperatorMetrics } from '../../core/telemetry/index.js';
+import { Controller, type ControllerTuning } from './kube/controller.js';
+import { LeaderElector } from './kube/leader-election.js';
+import { ManagedKeyReconciler } from './managed-key/reconciler.js';
+import { managedKeyApi, type ManagedKeyObject } from './managed-key/resource.js';
+import { RegionPolicyReconciler } from './region-policy/reconciler.js';
+import { regionPolicyApi, type RegionPolicyObject } from './region-policy/resource.js';
+import type { OperatorSettings } from './settings.js';
+
+/** A running operator replica. */
+export interface RunningOperator {
+  /** True while this replica holds the Lease and runs the controllers. */
+  readonly isLeader: boolean;
+  /** Where Prometheus scrapes it (and /health answers), unless metrics are off. */
+  metricsUrl: string | undefined;
+  metrics: OperatorMetrics;
+  /** Stops the controllers, releases the Lease and closes what it opened. */
+  stop(): Promise<void>;
+}
+
+/** What the caller (main.ts or a test) provides or already owns. */
+export interface OperatorOverrides {
+  kubeConfig: KubeConfig;
+  database?: Database;
+  store?: Store;
+  logger?: Logger;
+  catalogue?: Catalogue;
+  clock?: () => number;
+  /** Serve /metrics and /health on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
+  metricsOnEphemeralPort?: boolean;
+}
+
+/** Names specs are checked against, from the catalogue. */
+function catalogueNames(catalogue: Catalogue | undefined) {
+  if (!catalogue) return { names: undefined, supplierRegions: undefined };
+  return {
+    names: { models: new Set(catalogue.routes.keys()), regions: new Set(catalogue.suppliers.map((s) => s.region)) },
+    supplierRegions: new Map(catalogue.suppliers.map((s) => [s.name, s.region])),
+  };
+}
+
+/**
+ * Starts one operator replica: it campaigns for the Lease and, while leading, runs one
+ * controller per kind (ManagedKey, RegionPolicy). Losing the Lease stops the controllers;
+ * winning it again starts fresh ones.
+ */
+export async function startOperator(settings: OperatorSettings, overrides: OperatorOverrides): Promise<RunningOperator> {
+  const logger = overrides.logger ?? createLogger({ service: 'operator', level: settings.LOG_LEVEL });
+  const registry = createMetricsRegistry();
+  const metrics = createOperatorMetrics(registry);
+  const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
+  if (!overrides.database) await database.migrate();
+  const store = overrides.store ?? openStore(settings);
+  const { kubeConfig } = overrides;
+  const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const clock = overrides.clock ?? Date.now;
+  const { names, supplierRegions } = catalogueNames(overrides.catalogue);
+  const tuning: ControllerTuning = {
+    resyncMs: settings.SVC_OPERATOR_RESYNC_MS,
+    watchTimeoutSeconds: settings.SVC_OPERATOR_WATCH_TIMEOUT_S,
+    concurrency: settings.SVC_OPERATOR_CONCURRENCY,
+    baseRetryMs: settings.SVC_OPERATOR_RETRY_BASE_MS,
+    maxRetryMs: settings.SVC_OPERATOR_RETRY_MAX_MS,
+  };
+  const managedKeys = new ManagedKeyReconciler({
+    customObjects,
+    core,
+    keys: new KeyRepository(database.knex, settings.SVC_KEY_PEPPER),
+    store,
+    pepper: settings.SVC_KEY_PEPPER,
+    catalogue: names,
+    budgetRefreshMs: settings.SVC_OPERATOR_BUDGET_REFRESH_MS,
+    clock,
+    logger,
+  });
+  const regionPolicies = new RegionPolicyReconciler({ customObjects, policies: new RegionPolicyRepository(database.knex), store, supplierRegions, clock, logger });
+  const { group, version } = managedKeyApi;
+  const buildControllers = () => [
+    new Controller<ManagedKeyObject>(
+      kubeConfig,
+      {
+        kind: managedKeyApi.kind,
+        path: `/apis/${group}/${version}/${managedKeyApi.plural}`,
+        list: async () => (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>,
+        reconcile: (key) => managedKeys.reconcile(key),
+      },
+      tuning,
+      metrics,
+      logger,
+    ),
+    new Controller<RegionPolicyObject>(
+      kubeConfig,
+      {
+        kind: regionPolicyApi.kind,
+        path: `/apis/${group}/${version}/${regionPolicyApi.plural}`,
+        list: async () => (await customObjects.listClusterCustomObject({ group, version, plural: regionPolicyApi.plural })) as KubernetesListObject<RegionPolicyObject>,
+        reconcile: (key) => regionPolicies.reconcile(key),
+      },
+      tuning,
+      metrics,
+      logger,
+    ),
+  ];
+
+  let controllers: Controller<never>[] | undefined;
+  let stoppingControllers: Promise<unknown> = Promise.resolve();
+  const elector = new LeaderElector(
+    kubeConfig.makeApiClient(CoordinationV1Api),
+    {
+      namespace: settings.POD_NAMESPACE,
+      leaseName: settings.SVC_LEASE_NAME,
+      identity: settings.POD_NAME,
+      leaseDurationMs: settings.SVC_LEASE_DURATION_MS,
+      renewDeadlineMs: settings.SVC_LEASE_RENEW_DEADLINE_MS,
+      retryPeriodMs: settings.SVC_LEASE_RETRY_MS,
+      logger,
+      clock,
+    },
+    {
+      onStartedLeading: () => {
+        metrics.leader.set(1);
+        // A new term waits for the previous term's reconciles to finish, so two never overlap.
+        const previous = stoppingControllers;
+        const started = buildControllers() as Controller<never>[];
+        controllers = started;
+        void previous.then(() => {
+          if (controllers === started) for (const c of started) c.start();
+        });
+      },
+      onStoppedLeading: () => {
+        metrics.leader.set(0);
+        const ending = controllers ?? [];
+        controllers = undefined;
+        stoppingControllers = Promise.all(ending.map((c) => c.stop()));
+        return stoppingControllers;
+      },
+    },
+  );
+  let stopped = false;
+  const metricsServer: MetricsServer | undefined =
+    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
+      ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT, health: () => !stopped })
+      : undefined;
+  elector.start();
+  logger.info({ identity: settings.POD_NAME, lease: `${settings.POD_NAMESPACE}/${settings.SVC_LEASE_NAME}` }, 'operator started; campaigning for the Lease');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    get isLeader() {
+      return elector.isLeader;
+    },
+    metricsUrl: metricsServer?.url,
+    metrics,
+    stop: () => {
+      stopping ??= (async () => {
+        stopped = true;
+        await elector.stop();
+        await stoppingControllers;
+        await metricsServer?.close();
+        if (!overrides.store) await store.close();
+        if (!overrides.database) await database.close();
+      })();
+      return stopping;
+    },
+  };
+}

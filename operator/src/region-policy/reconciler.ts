@@ -1,0 +1,87 @@
+import { ApiException, PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { announceRegionPolicyChange, type RegionPolicyRepository } from '../../../core/regions/index.js';
+import type { Store } from '../../../core/store/index.js';
+import type { WorkOutcome } from '../kube/work-queue.js';
+import { policyProblems, policyRecord, policyStatusChanged, regionPolicyStatus } from './decide.js';
+import { parseRegionPolicySpec, regionPolicyApi, regionPolicyFinalizer, type RegionPolicyObject, type RegionPolicyStatus } from './resource.js';
+
+/** The I/O ports and settings of the RegionPolicy reconciler. */
+export interface RegionPolicyReconcilerDeps {
+  customObjects: CustomObjectsApi;
+  policies: RegionPolicyRepository;
+  store: Store;
+  /** Supplier → region from the catalogue; undefined when the operator has no catalogue. */
+  supplierRegions: ReadonlyMap<string, string> | undefined;
+  clock: () => number;
+  logger: Logger;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const { group, version, plural } = regionPolicyApi;
+const isStatus = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
+
+/**
+ * Reconciles one RegionPolicy into PostgreSQL and announces changes, so every gateway reloads
+ * its routing restriction; deletion removes the policy before the finalizer goes.
+ */
+export class RegionPolicyReconciler {
+  constructor(private readonly deps: RegionPolicyReconcilerDeps) {}
+
+  /** Reconciles the RegionPolicy `name`. */
+  async reconcile(name: string): Promise<WorkOutcome> {
+    let object = await this.read(name);
+    if (!object || object.metadata?.deletionTimestamp) {
+      if (await this.deps.policies.delete(name)) {
+        await announceRegionPolicyChange(this.deps.store, name);
+        this.deps.logger.info({ regionPolicy: name }, 'region policy removed');
+      }
+      if (object) await this.removeFinalizer(object);
+      return {};
+    }
+    if (!(object.metadata?.finalizers ?? []).includes(regionPolicyFinalizer)) {
+      object = (await this.deps.customObjects.patchClusterCustomObject(
+        { group, version, plural, name, body: { metadata: { finalizers: [...(object.metadata?.finalizers ?? []), regionPolicyFinalizer], resourceVersion: object.metadata?.resourceVersion } } },
+        mergePatch,
+      )) as RegionPolicyObject;
+    }
+    const now = new Date(this.deps.clock());
+    const generation = object.metadata?.generation ?? 0;
+    const parsed = parseRegionPolicySpec(object.spec);
+    if (!parsed.ok) {
+      // The last valid version stays in force: dropping it would widen routing on a typo.
+      await this.writeStatus(object, regionPolicyStatus({ generation, previous: object.status, now, invalidSpec: parsed.message, problems: undefined }));
+      return {};
+    }
+    if (await this.deps.policies.save(policyRecord(name, parsed.spec))) {
+      await announceRegionPolicyChange(this.deps.store, name);
+      this.deps.logger.info({ regionPolicy: name }, 'region policy stored');
+    }
+    const problems = this.deps.supplierRegions && policyProblems(parsed.spec, this.deps.supplierRegions);
+    await this.writeStatus(object, regionPolicyStatus({ generation, previous: object.status, now, problems }));
+    return {};
+  }
+
+  private async read(name: string): Promise<RegionPolicyObject | undefined> {
+    try {
+      return (await this.deps.customObjects.getClusterCustomObject({ group, version, plural, name })) as RegionPolicyObject;
+    } catch (error) {
+      if (isStatus(error, 404)) return undefined;
+      throw error;
+    }
+  }
+
+  private async removeFinalizer(object: RegionPolicyObject): Promise<void> {
+    const finalizers = object.metadata?.finalizers ?? [];
+    if (!finalizers.includes(regionPolicyFinalizer)) return;
+    await this.deps.customObjects.patchClusterCustomObject(
+      { group, version, plural, name: object.metadata?.name ?? '', body: { metadata: { finalizers: finalizers.filter((f) => f !== regionPolicyFinalizer), resourceVersion: object.metadata?.resourceVersion } } },
+      mergePatch,
+    );
+  }
+
+  private async writeStatus(object: RegionPolicyObject, status: RegionPolicyStatus): Promise<void> {
+    if (!policyStatusChanged(object.status, status)) return;
+    await this.deps.customObjects.patchClusterCustomObjectStatus({ group, version, plural, name: object.metadata?.name ?? '', body: [{ op: 'add', path: '/status', value: status }] });
+  }
+}
