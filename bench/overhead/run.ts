@@ -10,7 +10,6 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import autocannon from 'autocannon';
 import knexFactory from 'knex';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
@@ -18,6 +17,7 @@ import { MemoryStore } from '../../core/store/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
+import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -25,37 +25,9 @@ const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080 };
 
-
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/**
- * Runs the load against `url`. `servers` are the processes on the request path besides the
- * simulator; their CPU time per request is the cost that does not depend on sharing 2 cores.
- */
-async function load(name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> {
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }], max_tokens: 64 });
-  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections, pipelining: 1 };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
-  const cpuBefore = servers.map((p) => cpuSeconds(p.pid!));
-  const result = await autocannon({ ...options, duration });
-  const cpuUsed = servers.reduce((sum, p, i) => sum + cpuSeconds(p.pid!) - cpuBefore[i]!, 0);
-  const non2xx = result.non2xx + result.errors + result.timeouts;
-  if (non2xx > 0) console.warn(`${name}: ${non2xx} failed requests`);
-  return {
-    name,
-    requestsPerSecond: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    failed: non2xx,
-    total: result.requests.total,
-    cpuMicrosPerRequest: servers.length === 0 || result.requests.total === 0 ? undefined : (cpuUsed * 1e6) / result.requests.total,
-  };
-}
+/** The shared load (bench/shared/load.ts) at this benchmark's duration and concurrency. */
+const load = (name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> =>
+  measureLoad(name, url, headers, servers, { duration, connections });
 
 /**
  * Writes the overhead section into bench/RESULTS.md between `<!-- overhead:start/end -->`,

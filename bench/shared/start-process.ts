@@ -37,6 +37,8 @@ export interface BenchGateway {
   /** Key prefix in Redis when REDIS_URL is set, so runs never share state. */
   storePrefix: string;
   databaseUrl?: string | undefined;
+  /** More environment (the telemetry benchmark's OTEL_* and SVC_METRICS_PORT). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -57,6 +59,9 @@ export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> 
       LOG_LEVEL: 'info',
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: options.storePrefix } : {}),
       ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+      // No /metrics listener unless asked for: two benchmark gateways must not race for a port.
+      SVC_METRICS_PORT: '0',
+      ...options.env,
     },
     /gateway listening/,
   );

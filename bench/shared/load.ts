@@ -1,0 +1,54 @@
+// The load every request-rate benchmark uses: fixed concurrency for a fixed time with
+// autocannon, non-streaming chat completions, and the CPU time the servers on the path spent.
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+
+/** One target's figures under the benchmark load. */
+export interface LoadMeasurement {
+  name: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  failed: number;
+  total: number;
+  /** CPU time of the measured server processes per request (µs); independent of core sharing. */
+  cpuMicrosPerRequest: number | undefined;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Runs the load against `url` after a 2 s warm-up. `servers` are the processes whose CPU time
+ * per request is reported: the cost that does not depend on sharing the cores.
+ */
+export async function measureLoad(
+  name: string,
+  url: string,
+  headers: Record<string, string>,
+  servers: ChildProcess[],
+  load: { duration: number; connections: number },
+): Promise<LoadMeasurement> {
+  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }], max_tokens: 64 });
+  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections: load.connections, pipelining: 1 };
+  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
+  const cpuBefore = servers.map((p) => cpuSeconds(p.pid!));
+  const result = await autocannon({ ...options, duration: load.duration });
+  const cpuUsed = servers.reduce((sum, p, i) => sum + cpuSeconds(p.pid!) - cpuBefore[i]!, 0);
+  const failed = result.non2xx + result.errors + result.timeouts;
+  if (failed > 0) console.warn(`${name}: ${failed} failed requests`);
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    failed,
+    total: result.requests.total,
+    cpuMicrosPerRequest: servers.length === 0 || result.requests.total === 0 ? undefined : (cpuUsed * 1e6) / result.requests.total,
+  };
+}
