@@ -1,0 +1,133 @@
+// The operator against the fake Kubernetes API (or a real cluster with KUBECONFIG), with the
+// gateway on real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set (else embedded).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Secret } from '@kubernetes/client-node';
+import { hashSecret, keyCacheKey, KeyRepository } from '../../core/keys/index.js';
+import type { RunningOperator } from '../../operator/src/operator.js';
+import { conditionOf, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
+import { waitFor } from '../support/wait-for.js';
+
+interface Reply {
+  status: number;
+  body: { error?: { code: string; human_message: string } } & Record<string, unknown>;
+}
+
+async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Reply['body']) : {} };
+}
+
+const chat = (base: string, apiKey: string) => call(base, 'POST', '/v1/chat/completions', apiKey, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 20 });
+
+describe('ManagedKey through the operator', () => {
+  let bed: OperatorTestbed;
+  let operator: RunningOperator;
+
+  before(async () => {
+    bed = await startOperatorTestbed();
+    operator = await bed.startOperator();
+    await waitFor('the operator to lead', () => operator.isLeader);
+  });
+  after(async () => {
+    await bed.close();
+  });
+
+  const readSecret = async (name: string): Promise<V1Secret | undefined> => {
+    try {
+      return await bed.core.readNamespacedSecret({ namespace: bed.kube.namespace, name });
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+  };
+  const apiKeyOf = (secret: V1Secret | undefined) => Buffer.from(secret?.data?.apiKey ?? '', 'base64').toString('utf8');
+
+  test('apply → Secret, key row and Ready; the gateway enforces spec changes; delete removes everything', async () => {
+    const applied = await bed.applyManagedKey('analytics', { allowedModels: ['gpt-4o-mini'], budget: { limitUsd: '5', period: 'Daily' }, requestsPerMinute: 600, attributes: { team: 'analytics' } });
+    await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('analytics'), 'Ready')?.status === 'True');
+    const object = await bed.readManagedKey('analytics');
+    assert.equal(object?.status?.observedGeneration, object?.metadata?.generation, 'status describes the current generation');
+    assert.deepEqual(object?.metadata?.finalizers, ['gateway.svc.dev/managed-key-cleanup'], 'the operator added its finalizer');
+    assert.equal(object?.status?.budget?.usedUsd, '0.000000', 'budget usage is in status');
+
+    const secret = await readSecret('analytics-key');
+    const apiKey = apiKeyOf(secret);
+    assert.match(apiKey, /^svc-sk-[0-9A-Za-z]{40}$/, 'the Secret holds a managed key');
+    assert.deepEqual(
+      secret?.metadata?.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]),
+      [['ManagedKey', 'analytics', applied.metadata?.uid, true]],
+      'the Secret is owned by the ManagedKey',
+    );
+    const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
+    const row = await keys.findById(object?.status?.keyId ?? '');
+    assert.equal(row?.source, 'crd', 'the key row is marked as Kubernetes-owned');
+    assert.equal(row?.managedBy, `ManagedKey/${bed.kube.namespace}/analytics/${applied.metadata?.uid}`, 'the row names its owner object');
+    assert.equal(row?.secretHash, hashSecret(apiKey, bed.gateway.pepper), 'the row holds the hash of the Secret\'s key');
+    assert.deepEqual([row?.budgetLimitUsd, row?.budgetPeriod, row?.rateLimitRpm, row?.metadata], [5, 'daily', 600, { team: 'analytics' }], 'the row follows the spec');
+    const dump = JSON.stringify(await bed.gateway.database.knex('api_keys').select('*'));
+    assert.ok(!dump.includes(apiKey), 'the clear key is stored nowhere in PostgreSQL');
+
+    const base = bed.gateway.gateway.url;
+    assert.equal((await chat(base, apiKey)).status, 200, 'the gateway accepts the key');
+
+    const patch = await call(base, 'PATCH', `/v1/manage/keys/${row?.id}`, bed.gateway.adminKey, { rate_limit_rpm: 1 });
+    assert.equal(patch.status, 409, 'the Management API cannot change a Kubernetes-owned key');
+    assert.equal(patch.body.error?.code, 'conflict', 'the refusal is the catalogue conflict error');
+    assert.match(patch.body.error?.human_message ?? '', /ManagedKey/, 'the message says to change the ManagedKey');
+    const revoke = await call(base, 'POST', `/v1/manage/keys/${row?.id}/revoke`, bed.gateway.adminKey);
+    assert.equal(revoke.status, 409, 'nor revoke it');
+
+    // A limit far below one request's worst-case cost: the next request is refused.
+    await bed.patchManagedKeySpec('analytics', { budget: { limitUsd: '0.000001', period: 'Daily' } });
+    await waitFor('the gateway to enforce the new limit', async () => (await chat(base, apiKey)).status === 402);
+    assert.equal((await keys.findById(row!.id))?.budgetLimitUsd, 0.000001, 'the row has the new limit');
+
+    await bed.patchManagedKeySpec('analytics', { budget: { limitUsd: '5', period: 'Daily' }, state: 'Suspended' });
+    await waitFor('the gateway to refuse the suspended key', async () => (await chat(base, apiKey)).body.error?.code === 'account_status');
+    await waitFor('status to follow the suspension', async () => conditionOf(await bed.readManagedKey('analytics'), 'Ready')?.reason === 'Suspended');
+
+    await bed.patchManagedKeySpec('analytics', { state: 'Active' });
+    await waitFor('the gateway to accept the key again', async () => (await chat(base, apiKey)).status === 200);
+
+    await bed.customObjects.deleteNamespacedCustomObject({ group: 'gateway.svc.dev', version: 'v1alpha1', namespace: bed.kube.namespace, plural: 'managedkeys', name: 'analytics' });
+    await waitFor('the ManagedKey to go', async () => (await bed.readManagedKey('analytics')) === undefined);
+    await waitFor('the Secret to be collected', async () => (await readSecret('analytics-key')) === undefined);
+    assert.equal(await keys.findById(row!.id), undefined, 'the key row is deleted');
+    assert.equal(await bed.gateway.store.get(keyCacheKey(row!.secretHash)), null, 'the cached key is gone');
+    assert.equal((await chat(base, apiKey)).body.error?.code, 'invalid_api_key', 'the gateway refuses the deleted key');
+  });
+
+  test('a Secret that belongs to someone else is left alone and reported', async () => {
+    await bed.core.createNamespacedSecret({ namespace: bed.kube.namespace, body: { metadata: { name: 'taken' }, stringData: { apiKey: 'not ours' } } });
+    await bed.applyManagedKey('collides', { secretName: 'taken' });
+    await waitFor('SecretSynced=False', async () => conditionOf(await bed.readManagedKey('collides'), 'SecretSynced')?.reason === 'SecretConflict');
+    assert.equal(apiKeyOf(await readSecret('taken')), 'not ours', 'the foreign Secret is untouched');
+    assert.equal(conditionOf(await bed.readManagedKey('collides'), 'Ready')?.status, 'False', 'the key is not ready');
+  });
+
+  test('a crash between writing the Secret and the key row converges to that Secret\'s key, without a second Secret', async () => {
+    // What a crash leaves after the Secret was written and before the row was: the ManagedKey
+    // with our finalizer and the Secret with the key, no row, no status.
+    const object = await bed.applyManagedKey('crashed', { state: 'Active' });
+    await waitFor('the first reconcile', async () => conditionOf(await bed.readManagedKey('crashed'), 'Ready')?.status === 'True');
+    const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
+    const owner = `ManagedKey/${bed.kube.namespace}/crashed/${object.metadata?.uid}`;
+    const first = await keys.findByManagedBy(owner);
+    const apiKey = apiKeyOf(await readSecret('crashed-key'));
+    await keys.delete(first!.id);
+    await bed.patchManagedKeySpec('crashed', { requestsPerMinute: 100 });
+    await waitFor('the row to be recreated', async () => (await keys.findByManagedBy(owner))?.rateLimitRpm === 100);
+    const again = await keys.findByManagedBy(owner);
+    assert.equal(again?.secretHash, hashSecret(apiKey, bed.gateway.pepper), 'the row is rebuilt from the Secret\'s key: the key handed out still works');
+    assert.equal(apiKeyOf(await readSecret('crashed-key')), apiKey, 'the Secret was not rewritten');
+    const secrets = await bed.core.listNamespacedSecret({ namespace: bed.kube.namespace, labelSelector: 'gateway.svc.dev/managed-key=crashed' });
+    assert.equal(secrets.items.length, 1, 'there is exactly one Secret for the key');
+    assert.equal((await chat(bed.gateway.gateway.url, apiKey)).status, 200, 'the gateway accepts the key');
+  });
+});
