@@ -1,0 +1,91 @@
+// RegionPolicy through the operator into the gateway's routing (fake or real Kubernetes API;
+// real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set, else embedded).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { RegionPolicyRepository } from '../../core/regions/index.js';
+import type { RunningOperator } from '../../operator/src/operator.js';
+import type { RegionPolicyObject } from '../../operator/src/region-policy/resource.js';
+import { conditionOf, crdGroup, crdVersion, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
+import { waitFor } from '../support/wait-for.js';
+
+const plural = 'regionpolicies';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+describe('RegionPolicy through the operator', () => {
+  let bed: OperatorTestbed;
+  let operator: RunningOperator;
+  let apiKey: string;
+  // Cluster-scoped: a name per run, so runs against one real cluster do not collide.
+  let name: string;
+
+  before(async () => {
+    bed = await startOperatorTestbed([
+      { name: 'sim-eu-1', region: 'EU' },
+      { name: 'sim-eu-2', region: 'EU' },
+      { name: 'sim-us', region: 'US' },
+    ]);
+    name = `residency-${bed.kube.namespace}`;
+    operator = await bed.startOperator();
+    await waitFor('the operator to lead', () => operator.isLeader);
+    apiKey = await bed.gateway.createKey();
+  });
+  after(async () => {
+    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name }).catch(() => undefined);
+    await bed.close();
+  });
+
+  // A new conversation per request: session affinity would otherwise keep a conversation on
+  // the supplier that served it first.
+  let conversation = 0;
+  const route = async (region: string) => {
+    conversation += 1;
+    const res = await fetch(`${bed.gateway.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `conversation ${conversation}` }], max_tokens: 5, region }),
+    });
+    const body = (await res.json()) as { error?: { code: string } };
+    return res.status === 200 ? `served by ${res.headers.get('x-svc-supplier')}` : `refused: ${body.error?.code}`;
+  };
+  const readPolicy = async () => {
+    try {
+      return (await bed.customObjects.getClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name })) as RegionPolicyObject;
+    } catch (error) {
+      if (isKubeStatus(error, 404)) return undefined;
+      throw error;
+    }
+  };
+
+  test('routing follows the policy as it is applied, changed and deleted', async () => {
+    assert.equal(await route('EU'), 'served by sim-eu-1', 'without a policy the first-priority EU supplier serves');
+
+    await bed.customObjects.createClusterCustomObject({
+      group: crdGroup,
+      version: crdVersion,
+      plural,
+      body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name }, spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-eu-2'] }], failurePolicy: 'HardFail' } },
+    });
+    await waitFor('EU routing to follow the policy', async () => (await route('EU')) === 'served by sim-eu-2');
+    assert.equal(await route('US'), 'served by sim-us', 'a region the policy does not list is unaffected');
+    await waitFor('Ready and resolved', async () => {
+      const policy = await readPolicy();
+      return conditionOf(policy, 'Ready')?.status === 'True' && conditionOf(policy, 'PolicyResolved')?.status === 'True';
+    });
+    assert.deepEqual(
+      await new RegionPolicyRepository(bed.gateway.database.knex).find(name),
+      { name, regions: [{ region: 'EU', allowedSuppliers: ['sim-eu-2'] }], failurePolicy: 'HardFail' },
+      'the policy is in PostgreSQL',
+    );
+
+    // Only a supplier of another region: nothing in EU may serve, and nothing is sent elsewhere.
+    await bed.customObjects.patchClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name, body: { spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-us'] }] } } }, mergePatch);
+    await waitFor('EU requests to fail hard', async () => (await route('EU')) === 'refused: provider_redirect_forbidden');
+    await waitFor('the contradiction to be reported', async () => conditionOf(await readPolicy(), 'PolicyResolved')?.status === 'False');
+
+    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name });
+    await waitFor('the policy object to go', async () => (await readPolicy()) === undefined);
+    await waitFor('EU routing to be unrestricted again', async () => (await route('EU')) === 'served by sim-eu-1');
+    assert.equal(await new RegionPolicyRepository(bed.gateway.database.knex).find(name), undefined, 'the policy row is deleted');
+  });
+});
