@@ -51,7 +51,7 @@ export const settingsSchema = z.object({
   SVC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(3),
   SVC_CIRCUIT_WINDOW_MS: z.coerce.number().int().min(100).default(30_000),
   SVC_CIRCUIT_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
-  /** Prometheus `/metrics` port of the gateway, apart from the API port; 0 turns it off. */
+  /** Prometheus `/metrics` port of each deployable (gateway, operator, portal), apart from its API port; 0 turns it off. */
   SVC_METRICS_PORT: port(9464),
   /** Prompt and completion text in logs: customer data, so off unless someone decides otherwise. */
   SVC_LOG_PROMPTS: flag(false),
