@@ -136,6 +136,25 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     assert.equal(moved('svc_db_errors_total'), 0, 'no query failed');
   });
 
+  test('a stream observes its time to first byte once, within the request time', async () => {
+    const key = await h.createKey();
+    const start = await scrape(h.gateway.metricsUrl!);
+    const response = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'stream please' }], max_tokens: 20, stream: true }),
+    });
+    assert.equal(response.status, 200, 'stream answered');
+    assert.match(await response.text(), /data: \[DONE\]/, 'the stream completed');
+    const end = await scrape(h.gateway.metricsUrl!);
+    const labels = { interface: 'chat.completions', model, supplier: 'sim-a' };
+    const count = end.sum('svc_gateway_time_to_first_byte_seconds_count', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_count', labels);
+    assert.equal(count, 1, 'one first byte observed');
+    const ttfb = end.sum('svc_gateway_time_to_first_byte_seconds_sum', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_sum', labels);
+    const total = end.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' }) - start.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' });
+    assert.ok(ttfb > 0 && ttfb <= total, `first byte after ${ttfb}s within the request's ${total}s`);
+  });
+
   test('metrics are not served on the API port', async () => {
     const response = await fetch(`${h.gateway.url}/metrics`, { headers: { authorization: `Bearer ${h.adminKey}` } });
     assert.equal(response.status, 404, 'the ingress-facing port has no /metrics, even for the admin');

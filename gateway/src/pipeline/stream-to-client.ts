@@ -3,6 +3,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import type { UpstreamResponse } from '../http/upstream-client.js';
 import type { Translator } from '../translate/types.js';
+import { routingRecord } from './attempts.js';
 
 /** Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events. */
 const sseHeaders = {
@@ -40,6 +41,7 @@ export async function streamToClient(
   let started = false;
   const start = () => {
     started = true;
+    routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
     // Totals (tokens, cost) are only known at the end: they follow as HTTP trailers.
     raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), trailer: trailerNames, ...headers() });

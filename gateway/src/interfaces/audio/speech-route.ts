@@ -36,7 +36,9 @@ function speechAttempt(deps: GatewayDeps, request: FastifyRequest, reply: Fastif
       { requestId: String(request.id), clientHeaders: request.headers },
       signal,
     );
-    noteUsage(routingRecord(request), route, undefined, media);
+    const record = routingRecord(request);
+    noteUsage(record, route, undefined, media);
+    record.firstByteMs = reply.elapsedTime;
     // Audio goes to the client as the supplier produces it; the cost is known up front (characters).
     reply.hijack();
     const raw = reply.raw;

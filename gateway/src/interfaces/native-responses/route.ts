@@ -97,6 +97,7 @@ async function relayResponses(
     { requestId: String(request.id), clientHeaders: request.headers },
     signal,
   );
+  record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
