@@ -143,6 +143,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
       const data = page.data.map((r) => ({
         timestamp: r.timestamp,
         key_id: r.keyId,
+        interface: r.interface,
         model: r.model,
         supplier: r.supplier,
         region: r.region,
