@@ -217,7 +217,7 @@ test('an informer resumes after dropped watches and relists after 410 without mi
     assert.ok(fake!.requests('list', plural) > listsBefore, 'the informer relisted');
     assert.deepEqual(errors, [], 'no error reached the informer');
 
-    fake!.failNext(plural, 2, 500);
+    fake!.failNext(plural, 2, 500, 'get');
     await assert.rejects(api.getNamespacedCustomObject({ group, version, namespace, plural, name: 'one' }), (e) => statusCode(e) === 500, 'the first injected failure');
     await assert.rejects(api.getNamespacedCustomObject({ group, version, namespace, plural, name: 'one' }), (e) => statusCode(e) === 500, 'the second injected failure');
     assert.ok(await api.getNamespacedCustomObject({ group, version, namespace, plural, name: 'one' }), 'requests succeed again after the injected failures');

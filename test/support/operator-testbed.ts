@@ -1,4 +1,4 @@
-import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startOperator, type RunningOperator } from '../../operator/src/operator.js';
 import { parseOperatorSettings } from '../../operator/src/settings.js';
@@ -18,8 +18,11 @@ export interface OperatorTestbed {
   gateway: GatewayHarness;
   customObjects: CustomObjectsApi;
   core: CoreV1Api;
-  /** Starts an operator replica with short test timings; closed by close() unless stopped before. */
-  startOperator(identity?: string, settings?: Record<string, string>): Promise<RunningOperator>;
+  /**
+   * Starts an operator replica with short test timings (closed by close() unless stopped
+   * before); `kubeConfig` points it at the API another way (through a proxy).
+   */
+  startOperator(identity?: string, settings?: Record<string, string>, kubeConfig?: KubeConfig): Promise<RunningOperator>;
   /** Creates a ManagedKey in the test namespace. */
   applyManagedKey(name: string, spec: Record<string, unknown>): Promise<ManagedKeyObject>;
   /** Merge-patches a ManagedKey's spec. */
@@ -76,10 +79,10 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
     gateway,
     customObjects,
     core,
-    startOperator: async (identity = 'operator-0', settings = {}) => {
+    startOperator: async (identity = 'operator-0', settings = {}, kubeConfig = kube.kubeConfig) => {
       const operator = await startOperator(
         parseOperatorSettings({ ...testOperatorSettings, SVC_KEY_PEPPER: gateway.pepper, POD_NAME: identity, POD_NAMESPACE: namespace, ...settings }),
-        { kubeConfig: kube.kubeConfig, database: gateway.database, store: gateway.store, catalogue: gateway.config.catalogue, logger: pino({ level: 'silent' }) },
+        { kubeConfig, database: gateway.database, store: gateway.store, catalogue: gateway.config.catalogue, logger: pino({ level: 'silent' }), metricsOnEphemeralPort: true },
       );
       operators.push(operator);
       return operator;

@@ -34,7 +34,7 @@ export class FakeKubeServer {
   readonly store: ObjectStore;
   private readonly server: Server;
   private readonly watches = new Set<OpenWatch>();
-  private readonly failures = new Map<string, { remaining: number; status: number }>();
+  private readonly failures = new Map<string, { remaining: number; status: number; verb: string | undefined }>();
   private readonly requestCounts = new Map<string, number>();
   private port = 0;
 
@@ -58,11 +58,14 @@ export class FakeKubeServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** A KubeConfig pointing at this server, as a kubeconfig file with one context would. */
-  kubeConfig(namespace = 'default'): KubeConfig {
+  /**
+   * A KubeConfig pointing at this server, as a kubeconfig file with one context would; `server`
+   * points it elsewhere (a proxy in front of this server, to cut one client off).
+   */
+  kubeConfig(namespace = 'default', server = this.url): KubeConfig {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'fake', server: this.url, skipTLSVerify: true }],
+      clusters: [{ name: 'fake', server, skipTLSVerify: true }],
       users: [{ name: 'fake', token: 'fake-token' }],
       contexts: [{ name: 'fake', cluster: 'fake', user: 'fake', namespace }],
       currentContext: 'fake',
@@ -88,9 +91,13 @@ export class FakeKubeServer {
     return open.length;
   }
 
-  /** Makes the next `count` requests for a resource (by plural, e.g. `managedkeys`) fail with `status`. */
-  failNext(plural: string, count: number, status = 500): void {
-    this.failures.set(plural, { remaining: count, status });
+  /**
+   * Makes the next `count` requests for a resource (by plural, e.g. `managedkeys`) fail with
+   * `status`; with `verb` (`get`, `list`, `watch`, `create`, `update`, `patch`, `delete`) only
+   * requests of that verb.
+   */
+  failNext(plural: string, count: number, status = 500, verb?: string): void {
+    this.failures.set(plural, { remaining: count, status, verb });
   }
 
   /** Sends a BOOKMARK with the current resourceVersion to every watch that allowed bookmarks. */
@@ -139,7 +146,7 @@ export class FakeKubeServer {
     if (type.namespaced === false && path.namespace !== undefined) throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
     const verb = this.verbOf(request.method ?? 'GET', path.name !== undefined, url.searchParams.get('watch') === 'true');
     this.requestCounts.set(`${verb} ${type.plural}`, this.requests(verb, type.plural) + 1);
-    this.injectFailure(type);
+    this.injectFailure(type, verb);
     const namespace = type.namespaced ? path.namespace : undefined;
     const target = path.subresource === 'status' ? 'status' : 'main';
     const name = path.name;
@@ -203,9 +210,9 @@ export class FakeKubeServer {
     }
   }
 
-  private injectFailure(type: ResourceType): void {
+  private injectFailure(type: ResourceType, verb: string): void {
     const failure = this.failures.get(type.plural);
-    if (!failure || failure.remaining <= 0) return;
+    if (!failure || failure.remaining <= 0 || (failure.verb !== undefined && failure.verb !== verb)) return;
     failure.remaining -= 1;
     throw new KubeStatusError(failure.status, 'InternalError', `Internal error occurred: injected failure for ${type.plural}`);
   }
