@@ -10,13 +10,13 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import knexFactory from 'knex';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { MemoryStore } from '../../core/store/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
+import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
@@ -52,30 +52,6 @@ function writeOverheadSection(path: string, section: string): void {
     }
   }
   writeFileSync(path, next);
-}
-
-/** A fresh database on the server of `url`, so a benchmark never touches another's data. */
-async function createBenchDatabase(url: string): Promise<string> {
-  const name = `svc_bench_${process.pid}`;
-  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw('drop database if exists ?? with (force)', [name]);
-    await admin.raw('create database ??', [name]);
-  } finally {
-    await admin.destroy();
-  }
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return target.toString();
-}
-
-async function dropBenchDatabase(url: string, benchUrl: string): Promise<void> {
-  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw('drop database if exists ?? with (force)', [new URL(benchUrl).pathname.slice(1)]);
-  } finally {
-    await admin.destroy();
-  }
 }
 
 async function main(): Promise<void> {

@@ -39,6 +39,8 @@ export interface BenchGateway {
   databaseUrl?: string | undefined;
   /** More environment (the telemetry benchmark's OTEL_* and SVC_METRICS_PORT). */
   env?: Record<string, string>;
+  /** Extra Node flags (the profiler's --cpu-prof). */
+  nodeOptions?: string[];
 }
 
 /**
@@ -48,7 +50,7 @@ export interface BenchGateway {
 export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> {
   return startProcess(
     'gateway',
-    ['--import', 'tsx', 'gateway/src/main.ts'],
+    [...(options.nodeOptions ?? []), '--import', 'tsx', 'gateway/src/main.ts'],
     {
       PORT: String(options.port),
       SVC_HOST: '127.0.0.1',

@@ -1,0 +1,126 @@
+// Where the gateway's CPU goes under load: runs the gateway process with V8's CPU profiler,
+// drives the overhead benchmark's load through it, and prints self time by package / source
+// area and the top functions. A diagnostic for hot-path work, not a result for RESULTS.md.
+//
+//   npx tsx bench/profile/run.ts         (BENCH_DURATION=10, BENCH_KEY=plain|enforced,
+//                                          DATABASE_URL / REDIS_URL as for bench:overhead)
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../core/db/index.js';
+import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { deleteKeysWithPrefix } from '../../core/store/testing.js';
+import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { measureLoad } from '../shared/load.js';
+import { startBenchGateway, startProcess } from '../shared/start-process.js';
+
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const ports = { sim: 18190, gateway: 18191 };
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The area a script belongs to: an npm package, a source folder, Node's internals, or V8/GC. */
+function areaOf(url: string, name: string): string {
+  if (!url) return name.startsWith('(') ? name : '(native)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1]!;
+  if (url.startsWith('node:')) return url.split('/').slice(0, 2).join('/');
+  const own = /\/(core|gateway|test|bench)\/(?:src\/)?([^/]+)/.exec(url);
+  return own ? `${own[1]}/${own[2]}` : url;
+}
+
+function summarise(profile: CpuProfile): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const idle = [...self.entries()].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+  const busy = total - idle;
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  for (const [id, time] of self) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    if (functionName === '(idle)') continue;
+    const area = areaOf(url, functionName);
+    areas.set(area, (areas.get(area) ?? 0) + time);
+    const fn = `${functionName || '(anonymous)'} ${area}:${lineNumber + 1}`;
+    functions.set(fn, (functions.get(fn) ?? 0) + time);
+  }
+  const table = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)} %  ${k}`)
+      .join('\n');
+  return `busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled\n\nself time by area:\n${table(areas, 25)}\n\ntop functions:\n${table(functions, 30)}`;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
+  const children: ChildProcess[] = [];
+  const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
+  try {
+    const pepper = generateSecret('admin');
+    const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
+    await db.migrate();
+    const keys = new KeyRepository(db.knex, pepper);
+    const enforced = process.env.BENCH_KEY === 'enforced';
+    const { secret } = await keys.create({
+      kind: 'managed',
+      name: 'profile',
+      source: 'api',
+      ...(enforced && { rateLimitRpm: 1_000_000, budgetLimitUsd: 1_000_000, budgetPeriod: 'monthly' as const }),
+    });
+    await db.close();
+    const catalogue = join(dir, 'catalog.yaml');
+    writeFileSync(
+      catalogue,
+      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
+    );
+    children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'profile' }, /listening/));
+    const profiles = join(dir, 'profiles');
+    const gateway = await startBenchGateway({
+      port: ports.gateway,
+      pepper,
+      catalogue,
+      dataDir: join(dir, 'data'),
+      storePrefix: `profile-${process.pid}:`,
+      databaseUrl,
+      nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+    });
+    children.push(gateway);
+    const result = await measureLoad('gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, { authorization: `Bearer ${secret}` }, [gateway], {
+      duration,
+      connections: 32,
+    });
+    console.log(`${result.total} requests, ${result.requestsPerSecond.toFixed(0)} req/s, ${result.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request`);
+    // The profile is written when the process exits normally: SIGTERM drains and exits.
+    await new Promise<void>((resolve) => {
+      gateway.once('exit', () => resolve());
+      gateway.kill('SIGTERM');
+    });
+    const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error('the gateway wrote no CPU profile');
+    console.log(`profile: ${join(profiles, file)}\n`);
+    console.log(summarise(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile));
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);
+    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `profile-${process.pid}:`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
