@@ -88,7 +88,11 @@ export class LeaderElector {
     } catch (error) {
       this.options.logger.warn({ err: error instanceof ApiException ? `HTTP ${error.code}` : String(error) }, 'leader election request failed');
     }
-    if (this.stopped) return;
+    if (this.stopped) {
+      // Acquired while stopping: give it back rather than make the others wait it out.
+      if (acquired) await this.release().catch(() => undefined);
+      return;
+    }
     const now = this.clock();
     if (acquired) {
       this.lastRenewAt = now;
