@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger, redactedMarker } from './logger.js';
+import { accessLoggerOf, createLogger, redactedMarker } from './logger.js';
 
 /** A logger writing into an array of parsed lines. */
 function capture(logPromptContent: boolean) {
@@ -44,4 +44,17 @@ test('logger: prompt text is redacted unless prompt logging is enabled', () => {
   const on = capture(true);
   on.logger.info(entry, 'request');
   assert.ok(JSON.stringify(on.lines).includes('my private question'), 'prompt text logged when enabled');
+});
+
+test('access logger: same destination, level and service, no redaction pass; the redacting logger when prompts are logged', () => {
+  const { lines, logger } = capture(false);
+  const access = accessLoggerOf(logger, false);
+  assert.notEqual(access, logger, 'a separate logger');
+  access.info({ request_id: 'req_1', input: 'a count, not a prompt' }, 'request');
+  access.debug({ request_id: 'req_2' }, 'below the level');
+  assert.equal(lines.length, 1, 'one line, at the same level');
+  assert.equal(lines[0]!.service, 'test', 'same base fields');
+  assert.equal(lines[0]!.input, 'a count, not a prompt', 'no redaction on the access line');
+  const prompts = capture(true);
+  assert.equal(accessLoggerOf(prompts.logger, true), prompts.logger, 'with prompt logging on, the access line keeps redaction');
 });

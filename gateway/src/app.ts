@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ApiError } from '../../core/errors/index.js';
+import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
@@ -71,12 +72,13 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     });
   });
 
+  const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
   app.addHook('onResponse', async (request, reply) => {
     const caller = request.caller;
     const routing = request.routing;
     recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply);
     request.trace?.end(request, reply);
-    request.log.info(
+    accessLog.info(
       {
         request_id: request.id,
         trace_id: request.trace?.traceId,

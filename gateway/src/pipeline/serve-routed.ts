@@ -46,12 +46,15 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   const compliant = pickCandidates(deps.catalogue, call.model, key, call.region, call.needs);
   const session = call.session;
   record.session = session?.id;
+  // Affinity matters only where there is a choice of route; and a conversation's first turn
+  // cannot be pinned yet, so it is pinned after without a look-up before.
+  const sticky = session !== undefined && compliant.length > 1;
   const receivedAt = deps.clock();
   // The session look-up and the enforcement script go out in the same tick, so the store client
   // pipelines them: one round trip before the supplier call (design.md, hot-path budget).
   const [pinned, reservation] = await Promise.all([
     // A session store failure must neither fail the request nor leak the reservation.
-    session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
+    sticky && !session.firstTurn ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
     enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
   ]);
   const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(
@@ -68,7 +71,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   }
   // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
   const answeredBy = record.attempts.at(-1)?.supplier;
-  if (session && answeredBy && pinned !== answeredBy) {
+  if (sticky && answeredBy && pinned !== answeredBy) {
     void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
   }
   await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, undefined);
