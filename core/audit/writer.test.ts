@@ -158,3 +158,21 @@ test('stop() returns promptly from an idle blocking read; flush() and start() re
     await t.close();
   }
 });
+
+test('under load batches fill: after a partial batch the writer waits fillMs, then takes what arrived in one transaction', async () => {
+  const batches: number[] = [];
+  const t = await setup({ fillMs: 400, onBatch: async (_trx, records) => void batches.push(records.length) });
+  try {
+    await t.writer.start();
+    await t.buffer.append(sampleRecord(1));
+    for (let i = 0; i < 200 && batches.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(batches, [1], 'the first record was written on its own');
+    // These arrive while the writer waits after its one-record batch.
+    for (let i = 2; i <= 40; i++) await t.buffer.append(sampleRecord(i));
+    await t.writer.flush();
+    assert.deepEqual(batches, [1, 39], 'the 39 that arrived during the wait went in one batch');
+    assert.equal(await t.count(), 40, 'every record written');
+  } finally {
+    await t.close();
+  }
+});
