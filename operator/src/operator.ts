@@ -83,13 +83,15 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   });
   const regionPolicies = new RegionPolicyReconciler({ customObjects, policies: new RegionPolicyRepository(database.knex), store, supplierRegions, clock, logger });
   const { group, version } = managedKeyApi;
+  const listManagedKeys = async () =>
+    (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>;
   const buildControllers = () => [
     new Controller<ManagedKeyObject>(
       kubeConfig,
       {
         kind: managedKeyApi.kind,
         path: `/apis/${group}/${version}/${managedKeyApi.plural}`,
-        list: async () => (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>,
+        list: listManagedKeys,
         reconcile: (key) => managedKeys.reconcile(key),
       },
       tuning,
@@ -132,7 +134,11 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
         const started = buildControllers() as Controller<never>[];
         controllers = started;
         void previous.then(() => {
-          if (controllers === started) for (const c of started) c.start();
+          if (controllers !== started) return;
+          for (const c of started) c.start();
+          void managedKeys
+            .sweepOrphans(async () => (await listManagedKeys()).items)
+            .catch((error: unknown) => logger.warn({ err: error }, 'orphaned key sweep failed; the next term retries'));
         });
       },
       onStoppedLeading: () => {

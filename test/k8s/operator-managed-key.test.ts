@@ -2,7 +2,7 @@
 // gateway on real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set (else embedded).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Secret } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import { hashSecret, keyCacheKey, KeyRepository } from '../../core/keys/index.js';
 import type { RunningOperator } from '../../operator/src/operator.js';
 import { conditionOf, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
@@ -129,5 +129,28 @@ describe('ManagedKey through the operator', () => {
     const secrets = await bed.core.listNamespacedSecret({ namespace: bed.kube.namespace, labelSelector: 'gateway.svc.dev/managed-key=crashed' });
     assert.equal(secrets.items.length, 1, 'there is exactly one Secret for the key');
     assert.equal((await chat(bed.gateway.gateway.url, apiKey)).status, 200, 'the gateway accepts the key');
+  });
+  test('a ManagedKey removed while no operator ran (finalizer taken off by hand) has its key swept by the next leader', async () => {
+    const object = await bed.applyManagedKey('abandoned', {});
+    await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('abandoned'), 'Ready')?.status === 'True');
+    const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
+    const row = await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/abandoned/${object.metadata?.uid}`);
+    assert.ok(row, 'the key row exists');
+    const keeper = await bed.applyManagedKey('kept', {});
+    await waitFor('the second key Ready', async () => conditionOf(await bed.readManagedKey('kept'), 'Ready')?.status === 'True');
+    await operator.stop();
+    const { group, version } = { group: 'gateway.svc.dev', version: 'v1alpha1' };
+    const target = { group, version, namespace: bed.kube.namespace, plural: 'managedkeys', name: 'abandoned' };
+    await bed.customObjects.deleteNamespacedCustomObject(target);
+    await bed.customObjects.patchNamespacedCustomObject(
+      { ...target, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    await waitFor('the object to be gone', async () => (await bed.readManagedKey('abandoned')) === undefined);
+    assert.ok(await keys.findById(row.id), 'with no operator running, the row is still there');
+
+    operator = await bed.startOperator('successor');
+    await waitFor('the orphaned row to be swept', async () => (await keys.findById(row.id)) === undefined);
+    assert.ok(await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/kept/${keeper.metadata?.uid}`), 'the live key is kept');
   });
 });

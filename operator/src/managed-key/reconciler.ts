@@ -5,7 +5,7 @@ import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type Key
 import type { Store } from '../../../core/store/index.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
 import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames, type SecretObservation } from './decide.js';
-import { keyOwnerOf, keyOwnerPrefix, managedKeyApi, managedKeyFinalizer, parseManagedKeySpec, secretNameOf, type ManagedKeyObject, type ManagedKeyStatus } from './resource.js';
+import { keyOwnerKindPrefix, keyOwnerOf, keyOwnerPrefix, managedKeyApi, managedKeyFinalizer, parseManagedKeySpec, secretNameOf, type ManagedKeyObject, type ManagedKeyStatus } from './resource.js';
 
 /** The I/O ports and settings of the ManagedKey reconciler. */
 export interface ManagedKeyReconcilerDeps {
@@ -135,6 +135,27 @@ export class ManagedKeyReconciler {
       mergePatch,
     );
     this.deps.logger.info({ managedKey: `${namespace}/${name}` }, 'key deleted');
+  }
+
+  /**
+   * Deletes the key rows whose ManagedKey no longer exists. An object removed while no operator
+   * was watching (its finalizer removed by hand) leaves a row that no event will ever name, so
+   * each new leader sweeps once. The rows are read before the objects are listed: a key created
+   * in between belongs to an object the list will show, so it is never taken for an orphan.
+   */
+  async sweepOrphans(listObjects: () => Promise<readonly ManagedKeyObject[]>): Promise<number> {
+    const rows = await this.deps.keys.listManagedByPrefix(keyOwnerKindPrefix);
+    if (rows.length === 0) return 0;
+    const live = new Set((await listObjects()).map((object) => keyOwnerOf(object)));
+    let removed = 0;
+    for (const row of rows) {
+      if (row.managedBy === null || live.has(row.managedBy)) continue;
+      await this.deps.keys.delete(row.id);
+      await announceKeyChange(this.deps.store, row.secretHash, undefined);
+      this.deps.logger.info({ keyId: row.id, owner: row.managedBy }, 'orphaned key deleted: its ManagedKey is gone');
+      removed++;
+    }
+    return removed;
   }
 
   private async deleteKeys(ownerPrefix: string): Promise<void> {

@@ -71,9 +71,12 @@ export function keyOwnerOf(object: Pick<ManagedKeyObject, 'metadata'>): string {
   return `${keyOwnerPrefix(object.metadata?.namespace ?? '', object.metadata?.name ?? '')}${object.metadata?.uid ?? ''}`;
 }
 
+/** The start of every ManagedKey's owner marker: `ManagedKey/<namespace>/<name>/<uid>`. */
+export const keyOwnerKindPrefix = 'ManagedKey/';
+
 /** The owner marker prefix of every ManagedKey called `name` in `namespace`. */
 export function keyOwnerPrefix(namespace: string, name: string): string {
-  return `ManagedKey/${namespace}/${name}/`;
+  return `${keyOwnerKindPrefix}${namespace}/${name}/`;
 }
 
 /** The Secret the key is written to: spec.secretName, default `<name>-key`. */
