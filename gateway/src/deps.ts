@@ -46,6 +46,8 @@ export interface GatewayDeps {
   /** HMAC of the root admin key under the pepper. */
   adminKeyHash: string;
   bodyLimitBytes: number;
+  /** An audio upload idle this long is abandoned. */
+  uploadIdleMs: number;
   /** When the process started (ms), reported as models' `created`. */
   startedAt: number;
 }

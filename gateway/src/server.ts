@@ -114,6 +114,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     pepper: settings.SVC_KEY_PEPPER,
     adminKeyHash: hashSecret(settings.SVC_ADMIN_KEY, settings.SVC_KEY_PEPPER),
     bodyLimitBytes: settings.SVC_BODY_LIMIT_BYTES,
+    uploadIdleMs: settings.SVC_UPLOAD_IDLE_TIMEOUT_MS,
     startedAt: Date.now(),
   });
   await app.listen({ host: settings.SVC_HOST, port: settings.PORT });

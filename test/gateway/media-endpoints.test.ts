@@ -3,6 +3,9 @@
 // limits at their edges, capabilities per model, and failover — the same pipeline as chat.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -97,7 +100,7 @@ describe('embeddings, rerank, transcription and speech', () => {
       { name: 'sim-eu', region: 'EU', models, simulator: { embeddingDimensions: 8 } },
       { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
       // The failover test fails the primary once per endpoint; the circuit must stay closed for all four.
-    ], { settings: { SVC_CIRCUIT_FAILURES: '10' } });
+    ], { settings: { SVC_CIRCUIT_FAILURES: '10', SVC_UPLOAD_IDLE_TIMEOUT_MS: '800' } });
     base = h.gateway.url;
     const created = await fetch(`${base}/v1/manage/keys`, {
       method: 'POST',
@@ -278,7 +281,8 @@ describe('embeddings, rerank, transcription and speech', () => {
       });
     };
     // Live memory, not garbage: collect before each sample (the chunks that flowed through are
-    // garbage at once when nothing holds them; a buffered upload would be live at 26 MB).
+    // garbage at once when nothing holds them; a buffered upload would be live at 26 MB). The
+    // client runs in this process too, so its in-flight chunks and socket buffers count: a few MB.
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const live = () => {
@@ -295,12 +299,67 @@ describe('embeddings, rerank, transcription and speech', () => {
     clearInterval(sampler);
     const body = (await rejected.body.json()) as Reply['body'];
     expectError({ status: rejected.statusCode, headers: new Headers(), body }, 413, 'request_too_large', 'file');
-    assert.ok(peak < 8 * 1024 * 1024, `the gateway buffered the upload: memory grew by ${(peak / 1048576).toFixed(1)} MB`);
+    assert.ok(peak < 12 * 1024 * 1024, `the gateway buffered the upload: memory grew by ${(peak / 1048576).toFixed(1)} MB`);
 
     const exact = await streamUpload(limit);
     const ok = (await exact.body.json()) as { text: string };
     assert.equal(exact.statusCode, 200, JSON.stringify(ok));
     assert.match(ok.text, new RegExp(`^transcribed ${limit} bytes`), 'all 25 MB reached the supplier');
+  });
+
+  /** Open files and temporary directories of uploads in this process (the gateway runs here). */
+  const uploadLeftovers = () => {
+    const fds = readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).includes('svc-audio-');
+      } catch {
+        return false;
+      }
+    });
+    return { fds: fds.length, dirs: readdirSync(tmpdir()).filter((d) => d.startsWith('svc-audio-')).length };
+  };
+
+  /** Writes a raw HTTP request in pieces; resolves with what the server sent until it closed. */
+  const rawExchange = (head: string, pieces: Buffer[], pauseMs = 0) =>
+    new Promise<string>((resolve, reject) => {
+      const url = new URL(base);
+      const socket = connect(Number(url.port), url.hostname);
+      let received = '';
+      socket.on('data', (d) => (received += d.toString('latin1')));
+      socket.on('close', () => resolve(received));
+      socket.on('error', (e) => (received ? resolve(received) : reject(e)));
+      socket.once('connect', async () => {
+        socket.write(head);
+        for (const piece of pieces) {
+          socket.write(piece);
+          if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+        }
+      });
+    });
+
+  test('uploads never leak: a refused form with a file part after it, a stalled client, a declared size over the limit', async () => {
+    const boundary = 'leak';
+    const fieldParts = Array.from({ length: 40 }, (_, i) => `--${boundary}\r\ncontent-disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('');
+    const fileHead = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
+    const body = Buffer.concat([Buffer.from(fieldParts + fileHead), wav(0.5), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    const head = (length: number) =>
+      `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${secret}\r\ncontent-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${length}\r\nconnection: close\r\n\r\n`;
+    for (let i = 0; i < 3; i++) {
+      const answer = await rawExchange(head(body.length), [body]);
+      assert.match(answer, /^HTTP\/1\.1 400/, `too many fields is a 400: ${answer.slice(0, 200)}`);
+      assert.match(answer, /validation_error/, 'validation_error');
+    }
+    // A client that sends part of the file and then nothing: cut off after the idle timeout.
+    const started = Date.now();
+    const stalled = await rawExchange(head(2_000_000), [Buffer.from(fileHead), wav(0.2)]);
+    assert.ok(!/^HTTP\/1\.1 200/.test(stalled), `a stalled upload is not answered 200: ${stalled.slice(0, 100)}`);
+    assert.ok(Date.now() - started < 20_000, 'the stalled connection was closed by the gateway');
+    // A declared size far over the limit is refused before the body is read, and the connection closed.
+    const declared = await rawExchange(head(40 * 1024 * 1024), [Buffer.from(fileHead)]);
+    assert.match(declared, /^HTTP\/1\.1 413/, `413 up front: ${declared.slice(0, 100)}`);
+    assert.match(declared, /connection: close/i, 'the connection is closed rather than drained');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(uploadLeftovers(), { fds: 0, dirs: 0 }, 'no open temporary file, no temporary directory');
   });
 
   test('audio.speech.create in mp3 and wav: audio content types, streamed bytes, cost per character', async () => {

@@ -36,4 +36,6 @@ test('WAV duration comes from the fmt byte rate and the data size, past extra ch
   assert.equal(wavSeconds(header(32_000, 0xffffffff), 44 + 16_000), 0.5, 'streaming placeholder size: the uploaded bytes count');
   assert.equal(wavSeconds(header(32_000, 320_000), 44 + 16_000), 0.5, 'a data size larger than the upload is bounded by it');
   assert.equal(wavSeconds(bytes('RIFF', 0, 0, 0, 0, 'WAVE'), 12), undefined, 'no chunks');
+  assert.equal(wavSeconds(header(1, 16_000), 44 + 16_000), 2, 'an implausibly low byte rate counts as 8 kB/s, not 16,000 s');
+  assert.equal(wavSeconds(header(0xffffffff, 1_536_000), 44 + 1_536_000), 1, 'an implausibly high byte rate counts as the PCM maximum');
 });

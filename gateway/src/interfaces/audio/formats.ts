@@ -23,6 +23,10 @@ export function sniffAudioFormat(head: Uint8Array): AudioFormat | undefined {
   return undefined;
 }
 
+/** Byte rates of real PCM audio: 8 kHz 8-bit mono up to 192 kHz 32-bit stereo. */
+const minPcmByteRate = 8_000;
+const maxPcmByteRate = 1_536_000;
+
 /**
  * Duration of a PCM WAV file from its header (`fmt ` byte rate, `data` size), walking the RIFF
  * chunks; undefined when the header is not within `head` or the size is the streaming
@@ -34,7 +38,8 @@ export function wavSeconds(head: Uint8Array, fileBytes: number): number | undefi
   for (let at = 12; at + 8 <= view.length; ) {
     const id = view.toString('latin1', at, at + 4);
     const size = view.readUInt32LE(at + 4);
-    if (id === 'fmt ' && at + 16 <= view.length) byteRate = view.readUInt32LE(at + 16);
+    // Bounded to what real PCM can be: the header is the client's claim.
+    if (id === 'fmt ' && at + 20 <= view.length) byteRate = Math.min(Math.max(view.readUInt32LE(at + 16), minPcmByteRate), maxPcmByteRate);
     if (id === 'data') {
       if (!byteRate) return undefined;
       const dataBytes = size === 0xffffffff || size === 0 ? fileBytes - at - 8 : Math.min(size, fileBytes - at - 8);

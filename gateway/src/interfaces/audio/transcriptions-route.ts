@@ -11,15 +11,16 @@ import { maxPrice } from '../../routing/worst-case.js';
 import { wavSeconds } from './formats.js';
 import { languageCodes } from './languages.js';
 import { multipartBody, type MultipartBody } from './multipart-body.js';
-import { readAudioUpload, type AudioFile } from './upload.js';
+import { readAudioUpload, refuseDeclaredSize, type AudioFile } from './upload.js';
 
 /** The model used when the form names none (spec: default `whisper`). */
 export const defaultTranscriptionModel = 'whisper';
 const responseFormats = new Set(['json', 'text', 'srt', 'verbose_json', 'vtt']);
 /**
- * Bitrates bounding a compressed file's duration: the reservation assumes the lowest plausible
- * one (8 kbit/s, so it never under-reserves), the settlement — when the supplier reports no
- * duration — a typical one (128 kbit/s). WAV durations come from the header instead.
+ * Bitrates bounding a file's duration: the reservation assumes the lowest plausible one
+ * (8 kbit/s) for every format — a WAV header is the client's claim, so it does not lower the
+ * reservation. The settlement, when the supplier reports no duration, uses the WAV header
+ * (byte rate bounded to what PCM can be) or, for compressed formats, a typical 128 kbit/s.
  */
 const floorBytesPerSecond = 1_000;
 const typicalBytesPerSecond = 16_000;
@@ -68,8 +69,9 @@ function reportedUsage(json: Record<string, unknown>): { tokens?: TokenUsage; se
   return {};
 }
 
-function fileSeconds(file: AudioFile, bytesPerSecond: number): number {
-  return (file.format === 'wav' ? wavSeconds(file.head, file.bytes) : undefined) ?? file.bytes / bytesPerSecond;
+/** The duration to bill when the supplier reports none. */
+function estimatedSeconds(file: AudioFile): number {
+  return (file.format === 'wav' ? wavSeconds(file.head, file.bytes) : undefined) ?? file.bytes / typicalBytesPerSecond;
 }
 
 function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, form: TranscriptionForm, file: AudioFile): Attempt<unknown> {
@@ -101,7 +103,7 @@ function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply:
     } else {
       void reply.type('text/plain; charset=utf-8');
     }
-    const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : fileSeconds(file, typicalBytesPerSecond)) };
+    const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : estimatedSeconds(file)) };
     noteUsage(routingRecord(request), route, reported.tokens, media);
     void reply.headers({ 'x-svc-model': form.model, ...routingHeaders(route, index > 0, performance.now() - started), ...usageHeaders(route, reported.tokens, media) });
     return { value: answer };
@@ -113,10 +115,16 @@ async function serveTranscription(deps: GatewayDeps, request: FastifyRequest, re
   if (!request.isMultipart) {
     throw new ApiError('unsupported_media_type', { humanMessage: 'Send the audio as multipart/form-data with a "file" field' });
   }
-  const upload = await readAudioUpload(request.raw);
+  const refused = refuseDeclaredSize(request.raw);
+  if (refused) {
+    // Nothing of the body is worth receiving: close the connection rather than drain it.
+    void reply.header('connection', 'close');
+    throw refused;
+  }
+  const upload = await readAudioUpload(request.raw, deps.uploadIdleMs);
   try {
     const form = readForm(upload.fields);
-    const boundSeconds = fileSeconds(upload.file, floorBytesPerSecond);
+    const boundSeconds = upload.file.bytes / floorBytesPerSecond;
     return await serveRouted(deps, request, reply, {
       interfaceName: 'audio.transcriptions',
       model: form.model,

@@ -11,6 +11,13 @@ import { sniffAudioFormat, sniffBytes, type AudioFormat } from './formats.js';
 
 /** Largest audio file accepted (spec part 8: 25 MB). */
 export const maxAudioBytes = 25 * 1024 * 1024;
+/** Room for the form's text fields and part headers around the file. */
+const formOverheadBytes = 1024 * 1024;
+/**
+ * After a refusal, the rest of the body is read and discarded so the client can receive the
+ * error — up to this much; a client still sending after that loses the connection instead.
+ */
+const drainLimitBytes = 4 * 1024 * 1024;
 
 /** The uploaded audio, spooled to a private temporary file. */
 export interface AudioFile {
@@ -62,6 +69,15 @@ function notAudio(): ApiError {
   return new ApiError('unsupported_media_type', { param: 'file', humanMessage: `The uploaded file is not audio in a supported format (${formatNames})` });
 }
 
+/**
+ * The refusal of a body whose Content-Length already exceeds the file limit plus room for the
+ * form, before a byte of it is read; undefined when the declared size may be fine.
+ */
+export function refuseDeclaredSize(raw: IncomingMessage): ApiError | undefined {
+  const declared = Number(raw.headers['content-length']);
+  return Number.isFinite(declared) && declared > maxAudioBytes + formOverheadBytes ? tooLarge() : undefined;
+}
+
 function tooLarge(): ApiError {
   return new ApiError('request_too_large', {
     param: 'file',
@@ -77,11 +93,11 @@ function tooLarge(): ApiError {
  * first byte past 25 MB ends the read with 413. The spooled file lets failover send the same
  * audio to another supplier, and lets the whole upload be checked before any supplier sees it.
  */
-export async function readAudioUpload(raw: IncomingMessage): Promise<AudioUpload> {
+export async function readAudioUpload(raw: IncomingMessage, idleMs: number): Promise<AudioUpload> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-audio-'));
   const discard = () => rm(dir, { recursive: true, force: true });
   try {
-    const { fields, file } = await parseParts(raw, dir);
+    const { fields, file } = await parseParts(raw, dir, idleMs);
     if (!file) throw new ApiError('missing_fields', { param: 'file', humanMessage: 'The "file" field (the audio to transcribe) is required' });
     return { fields, file, discard };
   } catch (error) {
@@ -90,7 +106,8 @@ export async function readAudioUpload(raw: IncomingMessage): Promise<AudioUpload
   }
 }
 
-function parseParts(raw: IncomingMessage, dir: string): Promise<{ fields: Map<string, string>; file: AudioFile | undefined }> {
+/** The form's parts; a client sending nothing for `idleMs` (stalled, or a slowloris) is cut off. */
+function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<{ fields: Map<string, string>; file: AudioFile | undefined }> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -108,21 +125,45 @@ function parseParts(raw: IncomingMessage, dir: string): Promise<{ fields: Map<st
     let spooling: Promise<void> | undefined;
     let fileStream: NodeJS.ReadableStream & { destroy(): void } | undefined;
     let failed = false;
+    let idle: NodeJS.Timeout | undefined;
     const fail = (error: unknown) => {
       if (failed) return;
       failed = true;
-      // Stop parsing and spooling (closing the temporary file); whatever the client still sends
-      // is read and discarded so that it can receive the error, and memory stays flat.
+      clearTimeout(idle);
+      // Stop parsing and spooling (closing the temporary file); what the client still sends is
+      // read and discarded, within a bound, so that it can receive the error.
       raw.unpipe(parser);
       fileStream?.destroy();
+      let drained = 0;
+      raw.on('data', (chunk: Buffer) => {
+        drained += chunk.length;
+        if (drained > drainLimitBytes) raw.destroy();
+      });
       raw.resume();
       reject(error);
     };
+    const armIdleTimer = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        fail(new ApiError('request_timeout', { humanMessage: `The upload sent nothing for ${idleMs / 1000} s and was abandoned` }));
+        raw.destroy();
+      }, idleMs);
+      idle.unref();
+    };
+    armIdleTimer();
+    raw.on('data', () => {
+      if (!failed) armIdleTimer();
+    });
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is longer than 64 KiB` }));
       fields.set(name, value);
     });
     parser.on('file', (name, stream, info) => {
+      // busboy goes on parsing the chunk it holds after a refusal: no file is opened then.
+      if (failed) {
+        stream.resume();
+        return;
+      }
       if (name !== 'file' || spooling) {
         stream.resume();
         return fail(new ApiError('validation_error', { param: name, humanMessage: 'Send exactly one file, in the "file" field' }));
@@ -147,6 +188,7 @@ function parseParts(raw: IncomingMessage, dir: string): Promise<{ fields: Map<st
     parser.on('fieldsLimit', () => fail(new ApiError('validation_error', { humanMessage: 'The form has too many fields' })));
     parser.on('error', (cause: unknown) => fail(new ApiError('invalid_request', { humanMessage: 'The multipart body is malformed', cause })));
     parser.on('close', () => {
+      clearTimeout(idle);
       void Promise.resolve(spooling).then(() => {
         if (!failed) resolve({ fields, file });
       });
