@@ -153,6 +153,7 @@ export class AuditWriter {
     if (this.state !== 'running') throw new Error(`audit writer cannot flush: it is ${this.state}`);
     // The marker gives a cut-off id and wakes the blocked read at once.
     const marker = await this.store.streamAdd(this.stream, { flush: this.options.consumer });
+    this.wake?.(); // ends a fill wait at once
     if (compareIds(this.highestRead, marker) >= 0) return;
     await new Promise<void>((resolve, reject) => this.waiters.push({ marker, epoch: this.readEpoch, resolve, reject }));
   }

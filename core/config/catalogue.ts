@@ -48,6 +48,16 @@ const modelSchema = z
   })
   .refine((m) => priceFields.some((f) => m[f] !== undefined), {
     message: `a model needs a price: at least one of ${priceFields.join(', ')} (0 for a free model)`,
+  })
+  // Speech and transcription are priced (and their budget reservations bounded) by these units:
+  // without them such a model would be served free, outside every budget.
+  .refine((m) => !m.capabilities?.includes('speech') || m.usd_per_mchar !== undefined, {
+    message: 'a speech model needs usd_per_mchar (0 for a free model)',
+    path: ['usd_per_mchar'],
+  })
+  .refine((m) => !m.capabilities?.includes('transcription') || m.usd_per_audio_minute !== undefined, {
+    message: 'a transcription model needs usd_per_audio_minute (0 for a free model)',
+    path: ['usd_per_audio_minute'],
   });
 
 const supplierSchema = z.strictObject({

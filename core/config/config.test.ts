@@ -70,6 +70,9 @@ test('catalogue: each kind of mistake names its field', () => {
     [{ suppliers: [{ ...supplier, api_key_env: 'MISSING_KEY_VAR' }] }, /suppliers\[0\]\.api_key_env: environment variable MISSING_KEY_VAR is not set/],
     [{ suppliers: [{ ...supplier, surprise: 1 }] }, /suppliers\[0\]/],
     [{ suppliers: [] }, /suppliers/],
+    [{ suppliers: [{ ...supplier, models: [{ id: 'm' }] }] }, /suppliers\[0\]\.models\[0\]: a model needs a price/],
+    [{ suppliers: [{ ...supplier, models: [{ id: 'tts', input_usd_per_mtok: 1, capabilities: ['speech'] }] }] }, /models\[0\]\.usd_per_mchar: a speech model needs usd_per_mchar/],
+    [{ suppliers: [{ ...supplier, models: [{ id: 'asr', input_usd_per_mtok: 1, capabilities: ['transcription'] }] }] }, /models\[0\]\.usd_per_audio_minute: a transcription model needs/],
     [null, /invalid/],
   ];
   for (const [doc, pattern] of cases) assert.throws(() => buildCatalogue(doc, {}), pattern);

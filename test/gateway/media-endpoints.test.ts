@@ -4,6 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
@@ -451,5 +452,43 @@ describe('embeddings, rerank, transcription and speech', () => {
     for (const i of ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech']) assert.ok(failed.includes(i), `a failover row for ${i}`);
     const refused = rows.find((r) => r.status === 400 && r.code === 'capability_unsupported');
     assert.equal(refused, undefined, 'requests refused before routing write no row (no supplier was tried)');
+  });
+});
+
+describe('a supplier answering JSON of the wrong shape', () => {
+  let h: GatewayHarness;
+  let broken: Server;
+  let answer: string;
+
+  before(async () => {
+    broken = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
+    });
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    const port = (broken.address() as { port: number }).port;
+    h = await startGatewayHarness([
+      { name: 'broken', region: 'EU', baseUrl: `http://127.0.0.1:${port}/v1`, models },
+      { name: 'sim-eu', region: 'EU', models },
+    ], { settings: { SVC_CIRCUIT_FAILURES: '100' } });
+  });
+  after(async () => {
+    await h.close();
+    await new Promise((resolve) => broken.close(resolve));
+  });
+
+  test('is a 502 upstream_invalid_response that fails over, never a 500', async () => {
+    const key = await h.createKey();
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${h.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+      return { status: res.status, supplier: res.headers.get('x-svc-supplier'), failover: res.headers.get('x-svc-failover'), text: await res.text() };
+    };
+    for (const [shape, body] of [['null', 'null'], ['a list', '[]'], ['null items', '{"data":[null],"results":[null]}'], ['no data', '{}']] as const) {
+      answer = body;
+      const e = await post('/v1/embeddings', { model: 'embed-small', input: 'x' });
+      assert.deepEqual([e.status, e.supplier, e.failover], [200, 'sim-eu', 'true'], `embeddings after ${shape}: ${e.text.slice(0, 200)}`);
+      const r = await post('/v1/rerank', { model: 'rerank-v1', query: 'q', documents: ['a'] });
+      assert.deepEqual([r.status, r.supplier, r.failover], [200, 'sim-eu', 'true'], `rerank after ${shape}: ${r.text.slice(0, 200)}`);
+    }
   });
 });

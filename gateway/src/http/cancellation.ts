@@ -13,6 +13,11 @@ export class RequestCancellation extends EventEmitter {
 
   constructor(reply: FastifyReply) {
     super();
+    // A client already gone (e.g. during a long upload, before routing began) is gone now.
+    if (reply.raw.destroyed || reply.request.raw.socket?.destroyed === true) {
+      this.abort(undefined);
+      return;
+    }
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) this.abort(undefined);
     });

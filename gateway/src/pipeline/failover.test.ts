@@ -28,8 +28,9 @@ function fakeRequest(): FastifyRequest {
   return { log: { warn: () => undefined } } as unknown as FastifyRequest;
 }
 function fakeCancellation(): { cancellation: RequestCancellation; raw: EventEmitter & { writableFinished: boolean } } {
-  const raw = Object.assign(new EventEmitter(), { writableFinished: false });
-  return { cancellation: new RequestCancellation({ raw } as unknown as FastifyReply), raw };
+  const raw = Object.assign(new EventEmitter(), { writableFinished: false, destroyed: false });
+  const request = { raw: { socket: { destroyed: false } } };
+  return { cancellation: new RequestCancellation({ raw, request } as unknown as FastifyReply), raw };
 }
 
 test('which failures fail over: rate limits and supplier-side failures, not client errors', () => {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelRoute } from '../../../core/config/index.js';
+import { ApiError } from '../../../core/errors/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { MediaUsage, TokenUsage } from '../routing/cost.js';
 import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
@@ -28,6 +29,24 @@ export interface JsonExchange {
 }
 
 /**
+ * The endpoint's reading of the answer. JSON of the wrong shape (null, a list, null items) is
+ * the supplier's fault: whatever breaks while reading it is `502 upstream_invalid_response`,
+ * which fails over — never a 500 blaming the gateway.
+ */
+function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): JsonAnswer {
+  const supplier = route.supplier.name;
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${supplier} answered with JSON that is not an object`, details: { supplier } });
+  }
+  try {
+    return exchange.answer(json, route);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${supplier} answered with JSON of an unexpected shape`, cause: error, details: { supplier } });
+  }
+}
+
+/**
  * The attempt of an endpoint that sends JSON and answers JSON (embeddings, rerank): call, read,
  * normalise, record usage and cost, set the routing and usage headers.
  */
@@ -42,7 +61,7 @@ export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: F
       { requestId: String(request.id), clientHeaders: request.headers },
       signal,
     );
-    const answer = exchange.answer(await readJson(upstream, route), route);
+    const answer = readAnswer(exchange, await readJson(upstream, route), route);
     noteUsage(routingRecord(request), route, answer.usage, answer.media);
     void reply.headers({
       'x-svc-model': exchange.publicModel,

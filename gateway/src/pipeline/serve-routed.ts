@@ -46,15 +46,15 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   const compliant = pickCandidates(deps.catalogue, call.model, key, call.region, call.needs);
   const session = call.session;
   record.session = session?.id;
-  // Affinity matters only where there is a choice of route; and a conversation's first turn
-  // cannot be pinned yet, so it is pinned after without a look-up before.
+  // Affinity matters only where there is a choice of route. (A conversation's first turn is
+  // looked up too: identical openings share a pin, so they share the supplier's prompt cache.)
   const sticky = session !== undefined && compliant.length > 1;
   const receivedAt = deps.clock();
   // The session look-up and the enforcement script go out in the same tick, so the store client
   // pipelines them: one round trip before the supplier call (design.md, hot-path budget).
   const [pinned, reservation] = await Promise.all([
     // A session store failure must neither fail the request nor leak the reservation.
-    sticky && !session.firstTurn ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
+    sticky ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
     enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
   ]);
   const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(

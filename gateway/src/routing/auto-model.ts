@@ -1,6 +1,7 @@
 import type { Catalogue, ModelCapability, ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
+import type { RegionPolicies } from '../../../core/regions/index.js';
 
 /** The pseudo-model a client sends to let the gateway choose. */
 export const autoModel = 'auto';
@@ -15,11 +16,13 @@ export interface AutoRequirements {
   protocols: readonly SupplierProtocol[];
 }
 
-function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined, protocols: readonly SupplierProtocol[]): boolean {
+/** The same region rules as pickCandidates: call region, key regions, and the region policies in force. */
+function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined, protocols: readonly SupplierProtocol[], policies: RegionPolicies | undefined): boolean {
   return (
     protocols.includes(route.supplier.protocol) &&
     (!region || route.supplier.region === region) &&
-    (!key.allowedRegions || key.allowedRegions.includes(route.supplier.region))
+    (!key.allowedRegions || key.allowedRegions.includes(route.supplier.region)) &&
+    (!policies || policies.allows(route.supplier.region, route.supplier.name))
   );
 }
 
@@ -35,12 +38,13 @@ function cheapestPrice(routes: readonly ModelRoute[]): number {
  */
 export function resolveAutoModel(catalogue: Catalogue, key: KeyRecord, needs: AutoRequirements): string {
   const region = needs.region?.toUpperCase();
+  const policies = catalogue.regionPolicies?.current();
   let best: { id: string; price: number } | undefined;
   for (const [id, routes] of catalogue.routes) {
     if (key.allowedModels && !key.allowedModels.includes(id)) continue;
     const usable = routes.filter(
       (r) =>
-        routeAllowed(r, key, region, needs.protocols) &&
+        routeAllowed(r, key, region, needs.protocols, policies) &&
         needs.capabilities.every((c) => r.model.capabilities.includes(c)) &&
         (r.model.contextWindow === undefined || r.model.contextWindow >= needs.promptTokens),
     );

@@ -8,8 +8,6 @@ export type SessionSource = 'header' | 'session_id' | 'sticky_key' | 'conversati
 export interface Session {
   id: string;
   source: SessionSource;
-  /** A conversation's first turn: nothing can be pinned to it yet, so there is nothing to look up. */
-  firstTurn: boolean;
 }
 
 /** The identifiers a request carries, and the text the heuristic may use. */
@@ -19,8 +17,6 @@ export interface SessionInputs {
   stickyKey: string | undefined;
   /** System prompt + first user message: identical across the turns of one conversation. */
   conversationSeed: string | undefined;
-  /** No assistant turn in the history yet (only meaningful for the conversation heuristic). */
-  firstTurn: boolean;
 }
 
 /**
@@ -29,12 +25,10 @@ export interface SessionInputs {
  * user message, which every later turn repeats.
  */
 export function sessionOf(inputs: SessionInputs): Session | undefined {
-  if (inputs.header) return { id: inputs.header, source: 'header', firstTurn: false };
-  if (inputs.sessionId) return { id: inputs.sessionId, source: 'session_id', firstTurn: false };
-  if (inputs.stickyKey) return { id: inputs.stickyKey, source: 'sticky_key', firstTurn: false };
-  if (inputs.conversationSeed) {
-    return { id: createHash('sha256').update(inputs.conversationSeed).digest('base64url'), source: 'conversation', firstTurn: inputs.firstTurn };
-  }
+  if (inputs.header) return { id: inputs.header, source: 'header' };
+  if (inputs.sessionId) return { id: inputs.sessionId, source: 'session_id' };
+  if (inputs.stickyKey) return { id: inputs.stickyKey, source: 'sticky_key' };
+  if (inputs.conversationSeed) return { id: createHash('sha256').update(inputs.conversationSeed).digest('base64url'), source: 'conversation' };
   return undefined;
 }
 

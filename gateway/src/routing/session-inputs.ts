@@ -25,7 +25,6 @@ export function chatSessionInputs(headers: IncomingHttpHeaders, body: ChatComple
     sessionId: body.metadata?.session_id || undefined,
     stickyKey: body.metadata?.sticky_key || undefined,
     conversationSeed: firstUser ? `${system.join('\n')}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
-    firstTurn: !body.messages.some((m) => m.role === 'assistant'),
   };
 }
 
@@ -38,6 +37,5 @@ export function messagesSessionInputs(headers: IncomingHttpHeaders, body: Messag
     sessionId: body.metadata?.session_id || undefined,
     stickyKey: body.metadata?.sticky_key || undefined,
     conversationSeed: firstUser ? `${system}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
-    firstTurn: !body.messages.some((m) => m.role === 'assistant'),
   };
 }

@@ -24,22 +24,24 @@ function reportedTokens(json: unknown): number | undefined {
 function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = validateBody(rerankRequest, request.body);
   const documents = body.documents.map((d) => (typeof d === 'string' ? d : d.text));
-  // Query and documents counted locally: the exact reservation, and the usage when the supplier reports none.
-  const localTokens = documents.reduce((sum, d) => sum + countTextTokens(d), countTextTokens(body.query));
+  // A token covers at least one UTF-8 byte: the byte count bounds the reservation without
+  // tokenizing on the event loop; the exact count is made only if the supplier reports no usage.
+  const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d), Buffer.byteLength(body.query));
+  const countTokens = () => documents.reduce((sum, d) => sum + countTextTokens(d), countTextTokens(body.query));
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
     interfaceName: 'rerank',
     model: body.model,
     region: body.region,
     needs: { protocols: ['openai'], capability: 'rerank' },
-    worstCaseUsd: (compliant) => (localTokens * maxPrice(compliant, (r) => r.model.inputUsdPerMtok)) / 1e6,
+    worstCaseUsd: (compliant) => (tokenBound * maxPrice(compliant, (r) => r.model.inputUsdPerMtok)) / 1e6,
     attempt: jsonAttempt(deps, request, reply, {
       publicModel: body.model,
       path: '/rerank',
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, documents }),
       answer: (json, route) => {
         const results = normaliseResults(json, documents, body.top_n, body.return_documents === true, route.supplier.name);
-        const tokens = reportedTokens(json) ?? localTokens;
+        const tokens = reportedTokens(json) ?? countTokens();
         const id = (json as { id?: unknown }).id;
         return {
           body: { ...(typeof id === 'string' && { id }), model: body.model, results, usage: { total_tokens: tokens } },
