@@ -176,3 +176,18 @@ test('under load batches fill: after a partial batch the writer waits fillMs, th
     await t.close();
   }
 });
+
+test('lag is the time entries wait in the stream, not the age of the request; 0 once the stream is drained', async () => {
+  const t = await setup({ blockMs: 100 });
+  try {
+    await t.writer.start();
+    // A record of a request that arrived long ago (a long stream, say) appended just now.
+    await t.buffer.append(sampleRecord(1));
+    await t.writer.flush();
+    assert.ok(t.writer.lagSeconds() < 5, `lag ${t.writer.lagSeconds()} s for an entry written at once`);
+    for (let i = 0; i < 100 && t.writer.lagSeconds() !== 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(t.writer.lagSeconds(), 0, 'an empty read reports no lag');
+  } finally {
+    await t.close();
+  }
+});

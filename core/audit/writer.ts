@@ -71,6 +71,11 @@ const consoleLogger: AuditLogger = {
   error: (obj, msg) => console.error(msg, obj),
 };
 
+/** When a stream entry was appended: the ms part of its id (`<ms>-<seq>`). */
+function appendedAt(id: string): number {
+  return Number(id.split('-', 1)[0]);
+}
+
 function compareIds(a: string, b: string): number {
   const [am = 0, as = 0] = a.split('-').map(Number);
   const [bm = 0, bs = 0] = b.split('-').map(Number);
@@ -103,9 +108,9 @@ export class AuditWriter {
   private readEpoch = 0;
   private highestRead = '0-0';
   private waiters: FlushWaiter[] = [];
-  /** Epoch ms of the oldest record in the batch being written, while one is. */
+  /** Epoch ms the oldest entry of the batch being written was appended, while one is. */
   private writingSince: number | undefined;
-  /** Age of the oldest record of the last batch written, when it committed. */
+  /** How long the oldest entry of the last batch waited in the stream, until it committed. */
   private lastLagMs = 0;
 
   constructor(
@@ -159,8 +164,10 @@ export class AuditWriter {
   }
 
   /**
-   * How far behind this writer is, in seconds: the age of the oldest record it is writing (so
-   * the value keeps growing through a database outage), or of the last batch's oldest record.
+   * How far behind this writer is, in seconds: how long the oldest entry it is writing has been
+   * in the stream (so the value keeps growing through a database outage), else how long the last
+   * batch's oldest entry waited; 0 once a read finds the stream empty. Measured from the entry's
+   * append time (its id), not the request's arrival: a long stream is not writer lag.
    */
   lagSeconds(now = Date.now()): number {
     return (this.writingSince !== undefined ? now - this.writingSince : this.lastLagMs) / 1000;
@@ -214,6 +221,7 @@ export class AuditWriter {
     }
     // Nothing new: every flush that began before this read started has been served.
     this.settleWaiters((w) => w.epoch < epoch);
+    this.lastLagMs = 0;
   }
 
   private async process(entries: StreamEntry[], inOrder: boolean): Promise<void> {
@@ -227,8 +235,8 @@ export class AuditWriter {
         await this.toDeadLetter(entry, `unreadable entry: ${error.message}`);
       }
     }
-    this.writingSince = parsed.reduce((oldest, p) => Math.min(oldest, Date.parse(p.record.timestamp)), Infinity);
-    if (this.writingSince === Infinity) this.writingSince = undefined;
+    this.writingSince = parsed.length > 0 ? appendedAt(parsed[0]!.entry.id) : undefined;
+    for (const p of parsed) this.writingSince = Math.min(this.writingSince!, appendedAt(p.entry.id));
     await this.writeAll(parsed);
     if (this.writingSince !== undefined) this.lastLagMs = Date.now() - this.writingSince;
     this.writingSince = undefined;
