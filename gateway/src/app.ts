@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors/index.js';
 import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
@@ -19,6 +19,16 @@ import { registerNativeResponsesRoutes } from './interfaces/native-responses/rou
 import { recordRequestMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
+
+/** The status requests abandoned by their client are counted with (nginx's "client closed request"). */
+const clientClosedRequest = 499;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once the request's metrics and access line are written. */
+    finished?: boolean;
+  }
+}
 
 /** Routes answered without a key. */
 const publicPaths = new Set(['/health']);
@@ -59,6 +69,14 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   }
 
   app.addHook('onRequest', async (request, reply) => {
+    // Fastify runs no onResponse for a request whose client left before the response ended
+    // (mid-stream included; its onRequestAbort misses clients that left after sending the body):
+    // such a request is counted and logged here, as nginx's 499 "client closed request".
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return;
+      request.trace?.end(request, undefined);
+      finish(request, reply, clientClosedRequest);
+    });
     reply.header('x-request-id', request.id);
     // The Anthropic SDK reads its request id from `request-id`.
     if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
@@ -73,18 +91,21 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
-  app.addHook('onResponse', async (request, reply) => {
+  /** Metrics and the access line of a request that ended: answered, or abandoned by its client. */
+  const finish = (request: FastifyRequest, reply: FastifyReply, status: number) => {
+    // Once per request, whichever of the two hooks comes first.
+    if (request.finished) return;
+    request.finished = true;
     const caller = request.caller;
     const routing = request.routing;
-    recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply);
-    request.trace?.end(request, reply);
+    recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply, status);
     accessLog.info(
       {
         request_id: request.id,
         trace_id: request.trace?.traceId,
         method: request.method,
         path: request.routeOptions.url ?? request.url.split('?', 1)[0],
-        status: reply.statusCode,
+        status,
         key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
         model: routing?.model,
         supplier: routing?.attempts.at(-1)?.supplier,
@@ -99,6 +120,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       },
       'request',
     );
+  };
+  app.addHook('onResponse', async (request, reply) => {
+    request.trace?.end(request, reply);
+    finish(request, reply, reply.statusCode);
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -155,6 +155,32 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     assert.ok(ttfb > 0 && ttfb <= total, `first byte after ${ttfb}s within the request's ${total}s`);
   });
 
+  test('a request its client abandons is counted once, as 499', async () => {
+    const key = await h.createKey();
+    const start = await scrape(h.gateway.metricsUrl!);
+    for (const supplier of ['sim-a', 'sim-b']) h.simulators.get(supplier)!.setFaults({ latencyMs: 1500 });
+    try {
+      const gone = new AbortController();
+      setTimeout(() => gone.abort(), 200);
+      await assert.rejects(
+        fetch(`${h.gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: 'never mind' }], max_tokens: 20 }),
+          signal: gone.signal,
+        }),
+        'the client gave up',
+      );
+      await new Promise((r) => setTimeout(r, 1800));
+    } finally {
+      for (const supplier of ['sim-a', 'sim-b']) h.simulators.get(supplier)!.setFaults(undefined);
+    }
+    const end = await scrape(h.gateway.metricsUrl!);
+    const moved = (labels: Record<string, string>) => end.sum('svc_gateway_requests_total', labels) - start.sum('svc_gateway_requests_total', labels);
+    assert.equal(moved({ status: '499' }), 1, `counted as 499: ${JSON.stringify(end.matching('svc_gateway_requests_total', {}).filter((x) => x.value > 0))}`);
+    assert.equal(moved({}), 1, 'and only once');
+  });
+
   test('metrics are not served on the API port', async () => {
     const response = await fetch(`${h.gateway.url}/metrics`, { headers: { authorization: `Bearer ${h.adminKey}` } });
     assert.equal(response.status, 404, 'the ingress-facing port has no /metrics, even for the admin');

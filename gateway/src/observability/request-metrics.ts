@@ -7,9 +7,10 @@ import { codeLabel, interfaceLabel, modelLabel, rejectionReason } from './reques
  * Records one finished request in the gateway's metrics, from its routing record: the request
  * itself, each supplier attempt, failovers, tokens, cost, the gateway's own overhead and (for
  * streams) the time to first byte; or an enforcement refusal. Called once per request from
- * the onResponse hook, so the request path itself does no metrics work.
+ * the onResponse hook (or onRequestAbort, with status 499), so the request path itself does no
+ * metrics work.
  */
-export function recordRequestMetrics(metrics: GatewayMetrics, catalogue: Catalogue, request: FastifyRequest, reply: FastifyReply): void {
+export function recordRequestMetrics(metrics: GatewayMetrics, catalogue: Catalogue, request: FastifyRequest, reply: FastifyReply, status = reply.statusCode): void {
   const routing = request.routing;
   const attempts = routing?.attempts ?? [];
   const answered = attempts.at(-1);
@@ -20,7 +21,7 @@ export function recordRequestMetrics(metrics: GatewayMetrics, catalogue: Catalog
   const code = codeLabel(request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined));
   const elapsedSeconds = reply.elapsedTime / 1000;
 
-  metrics.requests.inc({ interface: iface, model, supplier, region: answered?.region ?? 'none', status: String(reply.statusCode), code });
+  metrics.requests.inc({ interface: iface, model, supplier, region: answered?.region ?? 'none', status: String(status), code });
   metrics.requestDuration.observe({ interface: iface, model }, elapsedSeconds);
 
   const reason = rejectionReason(request.errorCode, attempts.length);
