@@ -227,6 +227,16 @@ describe('embeddings, rerank, transcription and speech', () => {
     // The simulator reports whole seconds of audio: ceil(1.5) = 2 → 2/60 × 0.006.
     assert.equal(Number(response.headers.get('x-svc-cost-usd')), 0.0002, 'cost per audio minute');
 
+    const verbose = await client.audio.transcriptions.create({
+      file: await toFile(audio, 'tone.wav'),
+      model: 'whisper',
+      response_format: 'verbose_json',
+      timestamp_granularities: ['word', 'segment'],
+    });
+    assert.ok(verbose.duration > 0, 'verbose_json passes through');
+    const received = h.simulators.get('sim-eu')!.requests.at(-1)!.body as { fields: Record<string, string>; repeated?: Record<string, string[]> };
+    assert.equal(received.fields.model, 'whisper-1', 'the upstream model id');
+    assert.deepEqual(received.repeated?.['timestamp_granularities[]'], ['word', 'segment'], 'a repeated field reaches the supplier with every value');
     const text = await client.audio.transcriptions.create({ file: await toFile(audio, 'tone.wav'), model: 'whisper', response_format: 'text' });
     assert.match(String(text), /^transcribed/, 'text format passes through');
 

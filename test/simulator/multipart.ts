@@ -5,7 +5,10 @@ import type { IncomingMessage } from 'node:http';
 
 /** What the simulator keeps of an upload: the fields and a digest of the `file` part. */
 export interface MultipartUpload {
+  /** Each field's last value. */
   fields: Record<string, string>;
+  /** Every value of fields sent more than once (e.g. `timestamp_granularities[]`), in order. */
+  repeated: Record<string, string[]>;
   /** Whether a part named `file` was present at all. */
   hasFile: boolean;
   fileBytes: number;
@@ -85,6 +88,7 @@ class MultipartParser {
   private readonly delimiter: Buffer;
   private part: Part | null = null;
   private readonly fields: Record<string, string> = {};
+  private readonly repeated: Record<string, string[]> = {};
   private readonly hash: Hash = createHash('sha256');
   private fileBytes = 0;
   private hasFile = false;
@@ -109,6 +113,7 @@ class MultipartParser {
     if (this.state !== 'done') throw new MultipartError('Malformed multipart body: missing closing boundary', 400);
     return {
       fields: this.fields,
+      repeated: this.repeated,
       hasFile: this.hasFile,
       fileBytes: this.fileBytes,
       filename: this.filename,
@@ -226,7 +231,12 @@ class MultipartParser {
 
   private endPart(): void {
     const part = this.part;
-    if (part && !part.isFile && part.name) this.fields[part.name] = Buffer.concat(part.chunks).toString('utf8');
+    if (part && !part.isFile && part.name) {
+      const value = Buffer.concat(part.chunks).toString('utf8');
+      const earlier = this.fields[part.name];
+      if (earlier !== undefined) (this.repeated[part.name] ??= [earlier]).push(value);
+      this.fields[part.name] = value;
+    }
     this.part = null;
   }
 }

@@ -153,7 +153,12 @@ class Simulator {
     if (route.kind === 'multipart') {
       parseMultipart(req, MAX_UPLOAD_BYTES).then(
         (upload) => {
-          this.record(req, method, path, { fields: upload.fields, fileBytes: upload.fileBytes, filename: upload.filename });
+          this.record(req, method, path, {
+            fields: upload.fields,
+            ...(Object.keys(upload.repeated).length > 0 && { repeated: upload.repeated }),
+            fileBytes: upload.fileBytes,
+            filename: upload.filename,
+          });
           this.afterLatency(ex, () => route.handle(ex, upload));
         },
         (err: unknown) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import type { AudioFile } from './upload.js';
+import type { AudioFile, FormField } from './upload.js';
 
 /** A multipart/form-data body to send upstream; `open()` streams it again for every attempt. */
 export interface MultipartBody {
@@ -19,7 +19,7 @@ function quoted(value: string): string {
  * The upstream form: the text fields, then the audio streamed from its spooled file. The length
  * is known up front, so suppliers get a Content-Length rather than a chunked upload.
  */
-export function multipartBody(fields: ReadonlyMap<string, string>, file: AudioFile): MultipartBody {
+export function multipartBody(fields: readonly FormField[], file: AudioFile): MultipartBody {
   const boundary = `svc-${randomBytes(16).toString('hex')}`;
   let preamble = '';
   for (const [name, value] of fields) {

@@ -11,7 +11,7 @@ import { maxPrice } from '../../routing/worst-case.js';
 import { wavSeconds } from './formats.js';
 import { languageCodes } from './languages.js';
 import { multipartBody, type MultipartBody } from './multipart-body.js';
-import { readAudioUpload, refuseDeclaredSize, type AudioFile } from './upload.js';
+import { readAudioUpload, refuseDeclaredSize, type AudioFile, type FormField } from './upload.js';
 
 /** The model used when the form names none (spec: default `whisper`). */
 export const defaultTranscriptionModel = 'whisper';
@@ -30,28 +30,33 @@ interface TranscriptionForm {
   model: string;
   region: string | undefined;
   responseFormat: string;
-  forwarded: Map<string, string>;
+  forwarded: FormField[];
 }
 
-function readForm(fields: ReadonlyMap<string, string>): TranscriptionForm {
-  const forwarded = new Map(fields);
-  const model = forwarded.get('model') || defaultTranscriptionModel;
-  const region = forwarded.get('region') || undefined;
-  forwarded.delete('model');
-  forwarded.delete('region');
-  const language = forwarded.get('language');
+/**
+ * Checks the form's fields. Single-valued fields take their last value; repeated ones
+ * (`timestamp_granularities[]`) are forwarded as they came. `model` and `region` are the
+ * gateway's; `language` goes upstream normalised to lower case.
+ */
+function readForm(fields: readonly FormField[]): TranscriptionForm {
+  const last = (name: string) => fields.findLast(([n]) => n === name)?.[1];
+  const model = last('model') || defaultTranscriptionModel;
+  const region = last('region') || undefined;
+  const language = last('language');
+  let code: string | undefined;
   if (language !== undefined) {
-    const code = language.trim().toLowerCase();
+    code = language.trim().toLowerCase();
     if (!languageCodes.has(code)) {
       throw new ApiError('validation_error', { param: 'language', humanMessage: `"${language}" is not an ISO-639-1 language code such as en, de or ja` });
     }
-    forwarded.set('language', code);
   }
-  const responseFormat = forwarded.get('response_format') ?? 'json';
+  const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language');
+  if (code !== undefined) forwarded.push(['language', code]);
+  const responseFormat = last('response_format') ?? 'json';
   if (!responseFormats.has(responseFormat)) {
     throw new ApiError('validation_error', { param: 'response_format', humanMessage: `response_format must be one of ${[...responseFormats].join(', ')}` });
   }
-  const temperature = forwarded.get('temperature');
+  const temperature = last('temperature');
   if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
     throw new ApiError('validation_error', { param: 'temperature', humanMessage: 'temperature must be a number from 0 to 1' });
   }
@@ -76,7 +81,7 @@ function estimatedSeconds(file: AudioFile): number {
 
 function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, form: TranscriptionForm, file: AudioFile): Attempt<unknown> {
   return async (route, index, signal) => {
-    const fields = new Map([['model', route.model.upstream], ...form.forwarded]);
+    const fields: FormField[] = [['model', route.model.upstream], ...form.forwarded];
     const body: MultipartBody = multipartBody(fields, file);
     const started = performance.now();
     const upstream = await callSupplier(

@@ -30,9 +30,13 @@ export interface AudioFile {
   contentType: string;
 }
 
+/** One text field of the form. */
+export type FormField = readonly [name: string, value: string];
+
 /** A transcription upload read in full: its text fields and its audio file. */
 export interface AudioUpload {
-  fields: Map<string, string>;
+  /** Text fields in order; a name may repeat (`timestamp_granularities[]`). */
+  fields: FormField[];
   file: AudioFile;
   /** Deletes the temporary file; call once the request is over. */
   discard(): Promise<void>;
@@ -87,7 +91,7 @@ function tooLarge(): ApiError {
 }
 
 /**
- * Reads a `multipart/form-data` transcription upload as it arrives: text fields into a map, the
+ * Reads a `multipart/form-data` transcription upload as it arrives: text fields into a list, the
  * `file` part through a format check into a temporary file — never whole in memory, so a
  * 25 MB upload costs the process a few buffers. The size limit is enforced while reading: the
  * first byte past 25 MB ends the read with 413. The spooled file lets failover send the same
@@ -107,7 +111,7 @@ export async function readAudioUpload(raw: IncomingMessage, idleMs: number): Pro
 }
 
 /** The form's parts; a client sending nothing for `idleMs` (stalled, or a slowloris) is cut off. */
-function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<{ fields: Map<string, string>; file: AudioFile | undefined }> {
+function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<{ fields: FormField[]; file: AudioFile | undefined }> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -120,7 +124,7 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
       reject(new ApiError('unsupported_media_type', { humanMessage: 'Send the audio as multipart/form-data with a boundary', cause }));
       return;
     }
-    const fields = new Map<string, string>();
+    const fields: FormField[] = [];
     let file: AudioFile | undefined;
     let spooling: Promise<void> | undefined;
     let fileStream: NodeJS.ReadableStream & { destroy(): void } | undefined;
@@ -156,7 +160,7 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
     });
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is longer than 64 KiB` }));
-      fields.set(name, value);
+      fields.push([name, value]);
     });
     parser.on('file', (name, stream, info) => {
       // busboy goes on parsing the chunk it holds after a refusal: no file is opened then.
