@@ -17,6 +17,7 @@ import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
@@ -84,11 +85,7 @@ async function main(): Promise<void> {
     await new WalletLedger(db.knex, scratch).credit('org:bench', 1_000_000, 'benchmark funds', 'bench');
     await scratch.close();
     await db.close();
-    const catalogue = join(dir, 'catalog.yaml');
-    writeFileSync(
-      catalogue,
-      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
-    );
+    const catalogue = writeSimCatalogue(dir, ports.sim);
 
     children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
     children.push(await startProcess('bare proxy', ['bench/overhead/bare-proxy.mjs'], { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` }, /listening/));

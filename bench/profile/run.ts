@@ -5,13 +5,14 @@
 //   npx tsx bench/profile/run.ts         (BENCH_DURATION=10, BENCH_KEY=plain|enforced,
 //                                          DATABASE_URL / REDIS_URL as for bench:overhead)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
@@ -82,11 +83,7 @@ async function main(): Promise<void> {
       ...(enforced && { rateLimitRpm: 1_000_000, budgetLimitUsd: 1_000_000, budgetPeriod: 'monthly' as const }),
     });
     await db.close();
-    const catalogue = join(dir, 'catalog.yaml');
-    writeFileSync(
-      catalogue,
-      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
-    );
+    const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'profile' }, /listening/));
     const profiles = join(dir, 'profiles');
     const gateway = await startBenchGateway({

@@ -6,12 +6,13 @@
 //
 //   npm run bench:telemetry       (BENCH_DURATION=8 BENCH_CONNECTIONS=32 BENCH_ROUNDS=2 to change the load)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
+import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 import { writeSection } from '../streaming/results.js';
@@ -54,11 +55,7 @@ async function main(): Promise<void> {
     await db.migrate();
     const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench', source: 'api' });
     await db.close();
-    const catalogue = join(dir, 'catalog.yaml');
-    writeFileSync(
-      catalogue,
-      `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
-    );
+    const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
     children.push(await startProcess('otlp sink', ['bench/telemetry/otlp-sink.mjs'], { PORT: String(ports.sink) }, /listening/));
 

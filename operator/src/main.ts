@@ -1,7 +1,7 @@
 // Entry point of the operator deployable: settings from the environment, the cluster from the
 // in-cluster service account or KUBECONFIG. Wiring lives in operator.ts.
 import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError, loadCatalogue } from '../../core/config/index.js';
+import { ConfigError, loadCatalogue, stopOnSignals } from '../../core/config/index.js';
 import { startOperator } from './operator.js';
 import { parseOperatorSettings } from './settings.js';
 
@@ -12,18 +12,7 @@ async function main(): Promise<void> {
   const catalogue = settings.SVC_CATALOG ? loadCatalogue(settings.SVC_CATALOG, process.env) : undefined;
   const operator = await startOperator(settings, { kubeConfig, ...(catalogue && { catalogue }) });
   console.log(`operator ${settings.POD_NAME} started; metrics and /health: ${operator.metricsUrl ?? 'off'}`);
-  const shutdown = (signal: string) => {
-    console.log(`${signal}: stopping controllers and releasing the Lease`);
-    operator.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error('shutdown failed', error);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  stopOnSignals(() => operator.stop(), 'stopping controllers and releasing the Lease');
 }
 
 main().catch((error: unknown) => {

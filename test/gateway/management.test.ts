@@ -3,13 +3,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { eventually, expectError, type Reply } from '../support/http-assertions.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown> & { error?: { code: string; param: string | null; message: string; human_message: string } };
-}
 
 async function call(base: string, method: string, path: string, token: string | undefined, body?: unknown): Promise<Reply> {
   const res = await fetch(`${base}${path}`, {
@@ -23,22 +19,7 @@ async function call(base: string, method: string, path: string, token: string | 
 
 const chatBody = (content = 'hello') => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], max_tokens: 20 });
 
-function expectError(reply: Reply, status: number, code: string, param?: string): void {
-  assert.equal(reply.status, status, JSON.stringify(reply.body));
-  assert.equal(reply.body.error?.code, code);
-  assert.equal(reply.body.error?.message, `${code} - ${reply.body.error?.human_message}`);
-  if (param !== undefined) assert.equal(reply.body.error?.param, param);
-}
 
-async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('Management API', () => {
   let h: GatewayHarness;

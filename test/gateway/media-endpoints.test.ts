@@ -13,6 +13,7 @@ import { runInNewContext } from 'node:vm';
 import OpenAI, { toFile } from 'openai';
 import { countTokens } from 'gpt-tokenizer';
 import { request as undiciRequest } from 'undici';
+import { eventually, expectError, type Reply } from '../support/http-assertions.js';
 import { startGatewayHarness, type GatewayHarness, type HarnessSupplier } from '../support/gateway-harness.js';
 
 const models: NonNullable<HarnessSupplier['models']> = [
@@ -44,28 +45,8 @@ function wav(seconds: number, rate = 16_000): Buffer {
   return buf;
 }
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown> & { error?: { code: string; param: string | null; message: string; human_message: string } };
-}
 
-function expectError(reply: Reply, status: number, code: string, param?: string): void {
-  assert.equal(reply.status, status, `status of ${JSON.stringify(reply.body)}`);
-  assert.equal(reply.body.error?.code, code, `code of ${JSON.stringify(reply.body)}`);
-  assert.equal(reply.body.error?.message, `${code} - ${reply.body.error?.human_message}`, 'message is "<code> - <human_message>"');
-  if (param !== undefined) assert.equal(reply.body.error?.param, param, `param of ${JSON.stringify(reply.body)}`);
-}
 
-async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('embeddings, rerank, transcription and speech', () => {
   let h: GatewayHarness;
