@@ -6,6 +6,7 @@ import { KeyRepository } from '../../core/keys/index.js';
 import { RegionPolicyRepository } from '../../core/regions/index.js';
 import { openStore, type Store } from '../../core/store/index.js';
 import { createLogger, createMetricsRegistry, createOperatorMetrics, startMetricsServer, type MetricsServer, type OperatorMetrics } from '../../core/telemetry/index.js';
+import { withRequestTimeout } from './kube/bounded-request.js';
 import { Controller, type ControllerTuning } from './kube/controller.js';
 import { LeaderElector } from './kube/leader-election.js';
 import { ManagedKeyReconciler } from './managed-key/reconciler.js';
@@ -59,8 +60,10 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   if (!overrides.database) await database.migrate();
   const store = overrides.store ?? openStore(settings);
   const { kubeConfig } = overrides;
-  const customObjects = kubeConfig.makeApiClient(CustomObjectsApi);
-  const core = kubeConfig.makeApiClient(CoreV1Api);
+  // No request of a leader may outlast the time it may go without renewing its Lease.
+  const apiConfig = withRequestTimeout(kubeConfig, settings.SVC_LEASE_RENEW_DEADLINE_MS);
+  const customObjects = apiConfig.makeApiClient(CustomObjectsApi);
+  const core = apiConfig.makeApiClient(CoreV1Api);
   const clock = overrides.clock ?? Date.now;
   const { names, supplierRegions } = catalogueNames(overrides.catalogue);
   const tuning: ControllerTuning = {
@@ -115,7 +118,7 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   let controllers: Controller<never>[] | undefined;
   let stoppingControllers: Promise<unknown> = Promise.resolve();
   const elector = new LeaderElector(
-    kubeConfig.makeApiClient(CoordinationV1Api),
+    apiConfig.makeApiClient(CoordinationV1Api),
     {
       namespace: settings.POD_NAMESPACE,
       leaseName: settings.SVC_LEASE_NAME,

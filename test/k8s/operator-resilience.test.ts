@@ -2,8 +2,10 @@
 // API's fault injection (skipped on a real cluster), with real or embedded PostgreSQL and Redis.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
 import { KeyRepository } from '../../core/keys/index.js';
+import { LeaderElector } from '../../operator/src/kube/leader-election.js';
 import { skipUnlessFake } from '../support/fake-kube/index.js';
 import { conditionOf, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
@@ -21,7 +23,8 @@ describe('operator resilience', { skip: skipUnlessFake() }, () => {
 
   // Injected failures hit the test's own reads too: a failed read is "not yet".
   const ready = async (name: string) => conditionOf(await bed.readManagedKey(name).catch(() => undefined), 'Ready')?.status === 'True';
-  const holder = async () => (await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: 'svc-gateway-operator' })).spec?.holderIdentity;
+  const holder = async (lease = 'svc-gateway-operator') =>
+    (await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: lease })).spec?.holderIdentity;
 
   test('two operators: one leader; a cut-off leader steps down and the other takes over; a clean stop hands over', async () => {
     const proxy = await startTcpProxy(Number(new URL(bed.kube.fake!.url).port));
@@ -55,6 +58,69 @@ describe('operator resilience', { skip: skipUnlessFake() }, () => {
     const c = await bed.startOperator('op-c');
     await waitFor('op-c to lead', () => c.isLeader);
     await a.stop();
+  });
+
+  test('the elector alone: a leader whose Lease requests hang steps down by its renew deadline, never two leaders; stop() returns', async () => {
+    // No request timeout under the elector here: only its own bound on a round can save it.
+    const proxy = await startTcpProxy(Number(new URL(bed.kube.fake!.url).port));
+    const elector = (identity: string, kubeConfig: KubeConfig) =>
+      new LeaderElector(
+        kubeConfig.makeApiClient(CoordinationV1Api),
+        { namespace: bed.kube.namespace, leaseName: 'elector-test', identity, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200, logger: pino({ level: 'silent' }) },
+        { onStartedLeading: () => undefined, onStoppedLeading: () => undefined },
+      );
+    const a = elector('el-a', bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
+    const b = elector('el-b', bed.kube.kubeConfig);
+    let bothLeading = 0;
+    const sampler = setInterval(() => {
+      if (a.isLeader && b.isLeader) bothLeading++;
+    }, 5);
+    try {
+      a.start();
+      await waitFor('el-a to lead', () => a.isLeader);
+      b.start();
+      proxy.blackHole();
+      await waitFor('el-b to take over', () => b.isLeader);
+      await new Promise((r) => setTimeout(r, 300)); // a few more samples with b leading
+      assert.equal(bothLeading, 0, 'never two leaders at once');
+      assert.equal(a.isLeader, false, 'the cut-off leader stepped down');
+      await a.stop(); // returns although its requests hang
+    } finally {
+      clearInterval(sampler);
+      await proxy.close();
+    }
+    await b.stop();
+    assert.equal(await holder('elector-test'), undefined, 'the stopped leader released the Lease');
+  });
+
+  test('an operator whose requests hang (black-holed network) steps down, never two leaders; its stop() returns though reconciles were in flight', async () => {
+    const settings = { SVC_LEASE_NAME: 'black-hole-test' };
+    const proxy = await startTcpProxy(Number(new URL(bed.kube.fake!.url).port));
+    // Frequent resyncs: a's reconciles are in flight, and hang, when its network goes.
+    const a = await bed.startOperator('bh-a', { ...settings, SVC_OPERATOR_RESYNC_MS: '100' }, bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
+    await waitFor('bh-a to lead', () => a.isLeader);
+    await bed.applyManagedKey('black-holed', {});
+    await waitFor('bh-a to reconcile', () => ready('black-holed'));
+    const b = await bed.startOperator('bh-b', settings);
+    // Sampled throughout: with a's renewals hanging rather than failing, only the renew
+    // deadline (shorter than the lease duration b waits out) keeps the two apart.
+    let bothLeading = 0;
+    const sampler = setInterval(() => {
+      if (a.isLeader && b.isLeader) bothLeading++;
+    }, 5);
+    try {
+      proxy.blackHole();
+      await waitFor('bh-b to take over', () => b.isLeader);
+      await new Promise((r) => setTimeout(r, 300)); // a few more samples with b leading
+      assert.equal(bothLeading, 0, 'never two leaders at once');
+      assert.equal(a.isLeader, false, 'the cut-off leader stepped down');
+      assert.equal(await holder('black-hole-test'), 'bh-b', 'the Lease names the new leader');
+      await a.stop(); // returns although every request it makes hangs
+    } finally {
+      clearInterval(sampler);
+      await proxy.close();
+    }
+    await b.stop();
   });
 
   test('dropped watches, failing requests and a 410 after compaction: no change is missed', async () => {

@@ -6,22 +6,43 @@ export interface TcpProxy {
   url: string;
   /** Drops every open connection and refuses new ones. */
   cut(): Promise<void>;
+  /**
+   * From now on forwards nothing either way, without closing anything: open connections stay
+   * open and are read from, new ones are accepted and read from, and no answer ever comes —
+   * a black-holed network, where requests hang instead of failing.
+   */
+  blackHole(): void;
   close(): Promise<void>;
 }
 
 /** Forwards 127.0.0.1:<ephemeral> to 127.0.0.1:`targetPort`. */
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const upstreams = new Set<Socket>();
+  let blackHoled = false;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  };
   const server = createServer((client) => {
-    const upstream = connect(targetPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
+    track(client);
+    if (blackHoled) {
+      client.resume(); // read and discard
+      return;
     }
+    const upstream = connect(targetPort, '127.0.0.1');
+    track(upstream);
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
     client.pipe(upstream).pipe(client);
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    upstream.on('close', () => {
+      if (!blackHoled) return client.destroy();
+      // Black-holed: the client is not told that the far side went away, and is still read.
+      client.unpipe();
+      client.resume();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -33,5 +54,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     });
     return closed;
   };
-  return { url: `http://127.0.0.1:${port}`, cut, close: cut };
+  const blackHole = () => {
+    blackHoled = true;
+    for (const upstream of upstreams) upstream.destroy(); // unpipes; the clients keep being read
+  };
+  return { url: `http://127.0.0.1:${port}`, cut, blackHole, close: cut };
 }

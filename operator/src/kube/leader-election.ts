@@ -1,5 +1,6 @@
 import { ApiException, V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { abortableRequest, runWithin } from './bounded-request.js';
 
 /** Timings and identity of a leader election (the client-go defaults are 15 s / 10 s / 2 s). */
 export interface LeaderElectionOptions {
@@ -33,6 +34,12 @@ const isStatus = (error: unknown, code: number) => error instanceof ApiException
  * agree); writes carry the resourceVersion read, so of two candidates only one wins. The
  * leader steps down when it cannot renew within the renew deadline, and releases the Lease on
  * a clean stop so a successor need not wait out the lease.
+ *
+ * Every round is bounded: a leader's round is cut off at its renew deadline (counted from the
+ * start of its last successful round, which is no later than the renewTime others saw), its
+ * requests aborted and a late answer ignored. A request that hangs — a network that accepts
+ * connections and forwards nothing — therefore cannot keep a replica leading past the point
+ * where another may take the Lease over.
  */
 export class LeaderElector {
   private leading = false;
@@ -43,6 +50,8 @@ export class LeaderElector {
   private lastRenewAt = 0;
   private readonly clock: () => number;
   private tick: Promise<void> = Promise.resolve();
+  /** Cuts the round in flight short (stop()). */
+  private roundAbort: AbortController | undefined;
 
   constructor(
     private readonly api: CoordinationV1Api,
@@ -63,14 +72,19 @@ export class LeaderElector {
     this.schedule(0);
   }
 
-  /** Stops; a leader releases the Lease and reports that it stopped leading. */
+  /**
+   * Stops; a leader releases the Lease and reports that it stopped leading. A round in flight
+   * is cut short rather than waited for, and the release is bounded by the renew deadline, so
+   * stopping never waits on a hung request for longer than that.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.roundAbort?.abort(new Error('the elector stopped'));
     await this.tick;
     if (!this.leading) return;
     await this.setLeading(false);
-    await this.release().catch((error: unknown) => this.options.logger.warn({ err: String(error) }, 'could not release the leader Lease'));
+    await this.releaseWithinDeadline();
   }
 
   private schedule(delayMs: number): void {
@@ -82,22 +96,30 @@ export class LeaderElector {
   }
 
   private async attempt(): Promise<void> {
+    const startedAt = this.clock();
+    const { renewDeadlineMs } = this.options;
+    // A leader may spend only what is left of its renew deadline; a candidate one renew deadline.
+    const budgetMs = this.leading ? this.lastRenewAt + renewDeadlineMs - startedAt : renewDeadlineMs;
+    const round = new AbortController();
+    this.roundAbort = round;
     let acquired = false;
     try {
-      acquired = await this.tryAcquireOrRenew();
+      acquired = await runWithin(budgetMs, round, (signal) => this.tryAcquireOrRenew(startedAt, signal));
     } catch (error) {
       this.options.logger.warn({ err: error instanceof ApiException ? `HTTP ${error.code}` : String(error) }, 'leader election request failed');
+    } finally {
+      this.roundAbort = undefined;
     }
     if (this.stopped) {
-      // Acquired while stopping: give it back rather than make the others wait it out.
-      if (acquired) await this.release().catch(() => undefined);
+      // Acquired while stopping, or cut short not knowing: give it back (release() checks that
+      // the Lease names us) rather than make the others wait it out.
+      if (!this.leading && (acquired || round.signal.aborted)) await this.releaseWithinDeadline();
       return;
     }
-    const now = this.clock();
     if (acquired) {
-      this.lastRenewAt = now;
+      this.lastRenewAt = startedAt;
       if (!this.leading) void this.setLeading(true);
-    } else if (this.leading && now - this.lastRenewAt >= this.options.renewDeadlineMs) {
+    } else if (this.leading && (round.signal.aborted || this.clock() - this.lastRenewAt >= renewDeadlineMs)) {
       this.options.logger.warn({ identity: this.options.identity }, 'could not renew the leader Lease in time; stepping down');
       void this.setLeading(false);
     }
@@ -113,17 +135,17 @@ export class LeaderElector {
     return Promise.resolve(this.handlers.onStoppedLeading());
   }
 
-  /** One round: true when this replica holds the Lease afterwards. */
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** One round started at `now`: true when this replica holds the Lease afterwards. */
+  private async tryAcquireOrRenew(now: number, signal: AbortSignal): Promise<boolean> {
     const { namespace, leaseName: name, identity } = this.options;
-    const now = this.clock();
+    const request = abortableRequest(signal);
     let lease: V1Lease;
     try {
-      lease = await this.api.readNamespacedLease({ namespace, name });
+      lease = await this.api.readNamespacedLease({ namespace, name }, request);
     } catch (error) {
       if (!isStatus(error, 404)) throw error;
       try {
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: this.heldSpec(undefined, now) } });
+        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: this.heldSpec(undefined, now) } }, request);
         return true;
       } catch (createError) {
         if (isStatus(createError, 409)) return false;
@@ -139,7 +161,7 @@ export class LeaderElector {
     const holder = spec.holderIdentity;
     if (holder && holder !== identity && now < this.observedAt + this.options.leaseDurationMs) return false;
     try {
-      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec: this.heldSpec(lease, now) } });
+      await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec: this.heldSpec(lease, now) } }, request);
       return true;
     } catch (error) {
       if (isStatus(error, 409)) return false; // another candidate wrote first
@@ -159,12 +181,20 @@ export class LeaderElector {
     };
   }
 
+  /** Releases the Lease, giving up after a renew deadline (the others then wait the lease out). */
+  private async releaseWithinDeadline(): Promise<void> {
+    await runWithin(this.options.renewDeadlineMs, new AbortController(), (signal) => this.release(signal)).catch((error: unknown) =>
+      this.options.logger.warn({ err: String(error) }, 'could not release the leader Lease'),
+    );
+  }
+
   /** Gives the Lease up: no holder, so the next candidate acquires it on its next try. */
-  private async release(): Promise<void> {
+  private async release(signal: AbortSignal): Promise<void> {
     const { namespace, leaseName: name, identity } = this.options;
-    const lease = await this.api.readNamespacedLease({ namespace, name });
+    const request = abortableRequest(signal);
+    const lease = await this.api.readNamespacedLease({ namespace, name }, request);
     if (lease.spec?.holderIdentity !== identity) return;
     const { holderIdentity: _released, ...spec } = lease.spec;
-    await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec: { ...spec, leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.clock()) } } });
+    await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec: { ...spec, leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.clock()) } } }, request);
   }
 }
