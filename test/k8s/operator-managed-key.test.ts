@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import { hashSecret, keyCacheKey, KeyRepository } from '../../core/keys/index.js';
 import type { RunningOperator } from '../../operator/src/operator.js';
-import { conditionOf, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
+import { conditionOf, flakyStore, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
 import { waitFor } from '../support/wait-for.js';
 
 interface Reply {
@@ -152,5 +152,37 @@ describe('ManagedKey through the operator', () => {
     operator = await bed.startOperator('successor');
     await waitFor('the orphaned row to be swept', async () => (await keys.findById(row.id)) === undefined);
     assert.ok(await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/kept/${keeper.metadata?.uid}`), 'the live key is kept');
+  });
+
+  test('a key announcement that fails after the row was written is made by the retry: suspended and deleted keys stop working at once', async () => {
+    // This operator's store fails on demand; the gateway's does not.
+    const flaky = flakyStore(bed.gateway.store);
+    await operator.stop();
+    operator = await bed.startOperator('flaky-store', {}, undefined, flaky.store);
+    await waitFor('the operator to lead', () => operator.isLeader);
+    const object = await bed.applyManagedKey('blip', {});
+    await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('blip'), 'Ready')?.status === 'True');
+    const apiKey = apiKeyOf(await readSecret('blip-key'));
+    const hash = hashSecret(apiKey, bed.gateway.pepper);
+    const base = bed.gateway.gateway.url;
+    assert.equal((await chat(base, apiKey)).status, 200, 'the gateway accepts the key (and has it cached)');
+
+    // The suspension reaches the row, then its announcement fails; the retry finds the row as
+    // wanted. Without the owed announcement the gateway would use its cached copy for minutes.
+    flaky.failNext('set', (key) => key === keyCacheKey(hash));
+    await bed.patchManagedKeySpec('blip', { state: 'Suspended' });
+    await waitFor('status to follow the suspension', async () => conditionOf(await bed.readManagedKey('blip'), 'Ready')?.reason === 'Suspended');
+    assert.equal(flaky.failures, 1, 'the announcement failed once');
+    await waitFor('the gateway to refuse the suspended key', async () => (await chat(base, apiKey)).body.error?.code === 'account_status');
+
+    // The same for deletion: the row goes, dropping its cache entry fails, the finalizer waits.
+    flaky.failNext('del', (key) => key === keyCacheKey(hash));
+    await bed.customObjects.deleteNamespacedCustomObject({ group: 'gateway.svc.dev', version: 'v1alpha1', namespace: bed.kube.namespace, plural: 'managedkeys', name: 'blip' });
+    await waitFor('the ManagedKey to go', async () => (await bed.readManagedKey('blip')) === undefined);
+    assert.equal(flaky.failures, 2, 'the eviction failed once');
+    const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
+    assert.equal(await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/blip/${object.metadata?.uid}`), undefined, 'the key row is deleted');
+    assert.equal(await bed.gateway.store.get(keyCacheKey(hash)), null, 'the cached key is gone');
+    await waitFor('the gateway to refuse the deleted key', async () => (await chat(base, apiKey)).body.error?.code === 'invalid_api_key');
   });
 });

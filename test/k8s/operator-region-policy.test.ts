@@ -3,10 +3,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { RegionPolicyRepository } from '../../core/regions/index.js';
+import { RegionPolicyRepository, regionPolicyChannel } from '../../core/regions/index.js';
 import type { RunningOperator } from '../../operator/src/operator.js';
 import type { RegionPolicyObject } from '../../operator/src/region-policy/resource.js';
-import { conditionOf, crdGroup, crdVersion, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
+import { conditionOf, crdGroup, crdVersion, flakyStore, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
 import { waitFor } from '../support/wait-for.js';
 
 const plural = 'regionpolicies';
@@ -31,7 +31,7 @@ describe('RegionPolicy through the operator', () => {
     apiKey = await bed.gateway.createKey();
   });
   after(async () => {
-    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name }).catch(() => undefined);
+    for (const created of [name, `${name}-blip`]) await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created }).catch(() => undefined);
     await bed.close();
   });
 
@@ -48,9 +48,9 @@ describe('RegionPolicy through the operator', () => {
     const body = (await res.json()) as { error?: { code: string } };
     return res.status === 200 ? `served by ${res.headers.get('x-svc-supplier')}` : `refused: ${body.error?.code}`;
   };
-  const readPolicy = async () => {
+  const readPolicy = async (policy = name) => {
     try {
-      return (await bed.customObjects.getClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name })) as RegionPolicyObject;
+      return (await bed.customObjects.getClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: policy })) as RegionPolicyObject;
     } catch (error) {
       if (isKubeStatus(error, 404)) return undefined;
       throw error;
@@ -87,5 +87,35 @@ describe('RegionPolicy through the operator', () => {
     await waitFor('the policy object to go', async () => (await readPolicy()) === undefined);
     await waitFor('EU routing to be unrestricted again', async () => (await route('EU')) === 'served by sim-eu-1');
     assert.equal(await new RegionPolicyRepository(bed.gateway.database.knex).find(name), undefined, 'the policy row is deleted');
+  });
+
+  test('an announcement that fails after the policy row was written is made by the retry', async () => {
+    const blip = `${name}-blip`;
+    const policies = new RegionPolicyRepository(bed.gateway.database.knex);
+    const flaky = flakyStore(bed.gateway.store);
+    await operator.stop();
+    operator = await bed.startOperator('flaky-store', {}, undefined, flaky.store);
+    await waitFor('the operator to lead', () => operator.isLeader);
+    const spec = (allowed: string) => ({ regions: [{ region: 'EU', allowedSuppliers: [allowed] }], failurePolicy: 'HardFail' });
+    await bed.customObjects.createClusterCustomObject({ group: crdGroup, version: crdVersion, plural, body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name: blip }, spec: spec('sim-eu-1') } });
+    // Ready is written after the first announcement, so the subscription below cannot see that one.
+    await waitFor('the policy Ready', async () => conditionOf(await readPolicy(blip), 'Ready')?.status === 'True');
+
+    const announced: string[] = [];
+    const unsubscribe = await bed.gateway.store.subscribe(regionPolicyChannel, (message) => announced.push(message));
+    try {
+      // The row changes, its announcement fails, and the retry finds the row as wanted. Gateways
+      // reload every 30 s anyway, but until then they would route by the old policy.
+      flaky.failNext('publish', (channel) => channel === regionPolicyChannel);
+      await bed.customObjects.patchClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: blip, body: { spec: spec('sim-eu-2') } }, mergePatch);
+      await waitFor('the row to change', async () => (await policies.find(blip))?.regions[0]?.allowedSuppliers[0] === 'sim-eu-2');
+      await waitFor('the change to be announced', () => announced.includes(blip));
+      assert.equal(flaky.failures, 1, 'the first announcement failed');
+      await waitFor('EU routing to follow the changed policy', async () => (await route('EU')) === 'served by sim-eu-2');
+    } finally {
+      await unsubscribe();
+    }
+    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: blip });
+    await waitFor('the policy object to go', async () => (await readPolicy(blip)) === undefined);
   });
 });

@@ -4,6 +4,7 @@ import { startOperator, type RunningOperator } from '../../operator/src/operator
 import { parseOperatorSettings } from '../../operator/src/settings.js';
 import type { ManagedKeyObject } from '../../operator/src/managed-key/resource.js';
 import type { Condition } from '../../operator/src/kube/conditions.js';
+import type { Store } from '../../core/store/index.js';
 import { kubeForTests, type TestKube } from './fake-kube/index.js';
 import { startGatewayHarness, type GatewayHarness, type HarnessSupplier } from './gateway-harness.js';
 
@@ -20,9 +21,10 @@ export interface OperatorTestbed {
   core: CoreV1Api;
   /**
    * Starts an operator replica with short test timings (closed by close() unless stopped
-   * before); `kubeConfig` points it at the API another way (through a proxy).
+   * before); `kubeConfig` points it at the API another way (through a proxy), `store` gives it
+   * another view of the gateway's store (one that fails on demand).
    */
-  startOperator(identity?: string, settings?: Record<string, string>, kubeConfig?: KubeConfig): Promise<RunningOperator>;
+  startOperator(identity?: string, settings?: Record<string, string>, kubeConfig?: KubeConfig, store?: Store): Promise<RunningOperator>;
   /** Creates a ManagedKey in the test namespace. */
   applyManagedKey(name: string, spec: Record<string, unknown>): Promise<ManagedKeyObject>;
   /** Merge-patches a ManagedKey's spec. */
@@ -79,10 +81,10 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
     gateway,
     customObjects,
     core,
-    startOperator: async (identity = 'operator-0', settings = {}, kubeConfig = kube.kubeConfig) => {
+    startOperator: async (identity = 'operator-0', settings = {}, kubeConfig = kube.kubeConfig, store = gateway.store) => {
       const operator = await startOperator(
         parseOperatorSettings({ ...testOperatorSettings, SVC_KEY_PEPPER: gateway.pepper, POD_NAME: identity, POD_NAMESPACE: namespace, ...settings }),
-        { kubeConfig, database: gateway.database, store: gateway.store, catalogue: gateway.config.catalogue, logger: pino({ level: 'silent' }), metricsOnEphemeralPort: true },
+        { kubeConfig, database: gateway.database, store, catalogue: gateway.config.catalogue, logger: pino({ level: 'silent' }), metricsOnEphemeralPort: true },
       );
       operators.push(operator);
       return operator;
@@ -102,6 +104,44 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
       await Promise.all(operators.map((o) => o.stop()));
       await gateway.close();
       await kube.close();
+    },
+  };
+}
+
+/** A view of a store that fails one chosen call on demand, as a store blip would. */
+export interface FlakyStore {
+  store: Store;
+  /** The next `method` call whose first argument (key or channel) `matches` fails once. */
+  failNext(method: 'set' | 'del' | 'publish', matches: (keyOrChannel: string) => boolean): void;
+  /** Calls failed so far. */
+  readonly failures: number;
+}
+
+/** Wraps `store`; calls go through unchanged unless a failure is armed with failNext(). */
+export function flakyStore(store: Store): FlakyStore {
+  let armed: { method: string; matches: (keyOrChannel: string) => boolean } | undefined;
+  let failures = 0;
+  const view = new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (armed && property === armed.method && armed.matches(String(args[0]))) {
+          armed = undefined;
+          failures += 1;
+          return Promise.reject(new Error('injected store failure'));
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    store: view,
+    failNext: (method, matches) => {
+      armed = { method, matches };
+    },
+    get failures() {
+      return failures;
     },
   };
 }

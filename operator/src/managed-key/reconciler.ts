@@ -4,6 +4,7 @@ import { readBudgetUsage } from '../../../core/budget/index.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
+import { OwedAnnouncements } from '../owed-announcements.js';
 import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames, type SecretObservation } from './decide.js';
 import { keyOwnerKindPrefix, keyOwnerOf, keyOwnerPrefix, managedKeyApi, managedKeyFinalizer, parseManagedKeySpec, secretNameOf, type ManagedKeyObject, type ManagedKeyStatus } from './resource.js';
 
@@ -35,10 +36,16 @@ const isStatus = (error: unknown, code: number) => error instanceof ApiException
  * choose, and writes only what differs; running it twice changes nothing the second time.
  */
 export class ManagedKeyReconciler {
-  constructor(private readonly deps: ManagedKeyReconcilerDeps) {}
+  /** Key cache evictions owed after a failed announcement, by secret hash. */
+  private readonly owed: OwedAnnouncements;
+
+  constructor(private readonly deps: ManagedKeyReconcilerDeps) {
+    this.owed = new OwedAnnouncements((secretHash) => announceKeyChange(deps.store, secretHash, undefined));
+  }
 
   /** Reconciles the ManagedKey `<namespace>/<name>`. */
   async reconcile(ref: string): Promise<WorkOutcome> {
+    await this.owed.payAll();
     const [namespace, name] = ref.split('/') as [string, string];
     let object = await this.read(namespace, name);
     if (!object) {
@@ -85,7 +92,7 @@ export class ManagedKeyReconciler {
     switch (rowPlan.action) {
       case 'create':
         key = (await this.deps.keys.create({ kind: 'managed', source: 'crd', managedBy: owner, ...desired }, apiKey)).record;
-        await announceKeyChange(this.deps.store, key.secretHash, key);
+        await this.announce(key.secretHash, key);
         this.deps.logger.info({ managedKey: ref, keyId: key.id }, 'key created');
         break;
       case 'update': {
@@ -93,11 +100,11 @@ export class ManagedKeyReconciler {
         if (rowPlan.rotate) {
           const oldHash = updated.secretHash;
           updated = (await this.deps.keys.replaceSecret(updated.id, apiKey))!;
-          await announceKeyChange(this.deps.store, oldHash, undefined);
+          await this.announce(oldHash, undefined);
           this.deps.logger.info({ managedKey: ref, keyId: updated.id }, 'key secret replaced from its Secret');
         }
         if (rowPlan.patch) updated = (await this.deps.keys.update(updated.id, rowPlan.patch))!;
-        await announceKeyChange(this.deps.store, updated.secretHash, updated);
+        await this.announce(updated.secretHash, updated);
         key = updated;
         break;
       }
@@ -144,6 +151,7 @@ export class ManagedKeyReconciler {
    * in between belongs to an object the list will show, so it is never taken for an orphan.
    */
   async sweepOrphans(listObjects: () => Promise<readonly ManagedKeyObject[]>): Promise<number> {
+    await this.owed.payAll();
     const rows = await this.deps.keys.listManagedByPrefix(keyOwnerKindPrefix);
     if (rows.length === 0) return 0;
     const live = new Set((await listObjects()).map((object) => keyOwnerOf(object)));
@@ -151,18 +159,23 @@ export class ManagedKeyReconciler {
     for (const row of rows) {
       if (row.managedBy === null || live.has(row.managedBy)) continue;
       await this.deps.keys.delete(row.id);
-      await announceKeyChange(this.deps.store, row.secretHash, undefined);
+      await this.announce(row.secretHash, undefined);
       this.deps.logger.info({ keyId: row.id, owner: row.managedBy }, 'orphaned key deleted: its ManagedKey is gone');
       removed++;
     }
     return removed;
   }
 
+  /** Tells the gateways that a key changed; a failure leaves its eviction owed, paid by the next reconcile. */
+  private announce(secretHash: string, record: KeyRecord | undefined): Promise<void> {
+    return this.owed.announce(secretHash, () => announceKeyChange(this.deps.store, secretHash, record));
+  }
+
   private async deleteKeys(ownerPrefix: string): Promise<void> {
     const keys: KeyRecord[] = await this.deps.keys.listManagedByPrefix(ownerPrefix);
     for (const key of keys) {
       await this.deps.keys.delete(key.id);
-      await announceKeyChange(this.deps.store, key.secretHash, undefined);
+      await this.announce(key.secretHash, undefined);
     }
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { announceRegionPolicyChange, type RegionPolicyRepository } from '../../../core/regions/index.js';
 import type { Store } from '../../../core/store/index.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
+import { OwedAnnouncements } from '../owed-announcements.js';
 import { policyProblems, policyRecord, policyStatusChanged, regionPolicyStatus } from './decide.js';
 import { parseRegionPolicySpec, regionPolicyApi, regionPolicyFinalizer, type RegionPolicyObject, type RegionPolicyStatus } from './resource.js';
 
@@ -26,14 +27,20 @@ const isStatus = (error: unknown, code: number) => error instanceof ApiException
  * its routing restriction; deletion removes the policy before the finalizer goes.
  */
 export class RegionPolicyReconciler {
-  constructor(private readonly deps: RegionPolicyReconcilerDeps) {}
+  /** Announcements owed after a failed one, by policy name (paid first by the next reconcile). */
+  private readonly owed: OwedAnnouncements;
+
+  constructor(private readonly deps: RegionPolicyReconcilerDeps) {
+    this.owed = new OwedAnnouncements((name) => announceRegionPolicyChange(deps.store, name));
+  }
 
   /** Reconciles the RegionPolicy `name`. */
   async reconcile(name: string): Promise<WorkOutcome> {
+    await this.owed.payAll();
     let object = await this.read(name);
     if (!object || object.metadata?.deletionTimestamp) {
       if (await this.deps.policies.delete(name)) {
-        await announceRegionPolicyChange(this.deps.store, name);
+        await this.owed.announce(name, () => announceRegionPolicyChange(this.deps.store, name));
         this.deps.logger.info({ regionPolicy: name }, 'region policy removed');
       }
       if (object) await this.removeFinalizer(object);
@@ -54,7 +61,7 @@ export class RegionPolicyReconciler {
       return {};
     }
     if (await this.deps.policies.save(policyRecord(name, parsed.spec))) {
-      await announceRegionPolicyChange(this.deps.store, name);
+      await this.owed.announce(name, () => announceRegionPolicyChange(this.deps.store, name));
       this.deps.logger.info({ regionPolicy: name }, 'region policy stored');
     }
     const problems = this.deps.supplierRegions && policyProblems(parsed.spec, this.deps.supplierRegions);
