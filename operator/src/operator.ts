@@ -88,6 +88,8 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   const { group, version } = managedKeyApi;
   const listManagedKeys = async () =>
     (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>;
+  const listRegionPolicies = async () =>
+    (await customObjects.listClusterCustomObject({ group, version, plural: regionPolicyApi.plural })) as KubernetesListObject<RegionPolicyObject>;
   const buildControllers = () => [
     new Controller<ManagedKeyObject>(
       kubeConfig,
@@ -106,7 +108,7 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
       {
         kind: regionPolicyApi.kind,
         path: `/apis/${group}/${version}/${regionPolicyApi.plural}`,
-        list: async () => (await customObjects.listClusterCustomObject({ group, version, plural: regionPolicyApi.plural })) as KubernetesListObject<RegionPolicyObject>,
+        list: listRegionPolicies,
         reconcile: (key) => regionPolicies.reconcile(key),
       },
       tuning,
@@ -139,9 +141,13 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
         void previous.then(() => {
           if (controllers !== started) return;
           for (const c of started) c.start();
+          // Rows whose object went while no operator ran: no event will ever name them.
           void managedKeys
             .sweepOrphans(async () => (await listManagedKeys()).items)
             .catch((error: unknown) => logger.warn({ err: error }, 'orphaned key sweep failed; the next term retries'));
+          void regionPolicies
+            .sweepOrphans(async () => (await listRegionPolicies()).items)
+            .catch((error: unknown) => logger.warn({ err: error }, 'orphaned region policy sweep failed; the next term retries'));
         });
       },
       onStoppedLeading: () => {

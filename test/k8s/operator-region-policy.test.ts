@@ -31,7 +31,7 @@ describe('RegionPolicy through the operator', () => {
     apiKey = await bed.gateway.createKey();
   });
   after(async () => {
-    for (const created of [name, `${name}-blip`]) await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created }).catch(() => undefined);
+    for (const created of [name, `${name}-blip`, `${name}-abandoned`, `${name}-kept`]) await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created }).catch(() => undefined);
     await bed.close();
   });
 
@@ -117,5 +117,43 @@ describe('RegionPolicy through the operator', () => {
     }
     await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: blip });
     await waitFor('the policy object to go', async () => (await readPolicy(blip)) === undefined);
+  });
+
+  test('a RegionPolicy removed while no operator ran (finalizer taken off by hand) has its row swept by the next leader', async () => {
+    const policies = new RegionPolicyRepository(bed.gateway.database.knex);
+    const create = (policy: string, allowed: string) =>
+      bed.customObjects.createClusterCustomObject({
+        group: crdGroup,
+        version: crdVersion,
+        plural,
+        body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name: policy }, spec: { regions: [{ region: 'EU', allowedSuppliers: [allowed] }], failurePolicy: 'HardFail' } },
+      });
+    const [abandoned, kept] = [`${name}-abandoned`, `${name}-kept`];
+    await create(abandoned, 'sim-eu-2');
+    await create(kept, 'sim-eu-2');
+    await waitFor('both policies stored', async () => (await policies.find(abandoned)) !== undefined && (await policies.find(kept)) !== undefined);
+    await waitFor('EU routing to follow them', async () => (await route('EU')) === 'served by sim-eu-2');
+
+    await operator.stop();
+    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: abandoned });
+    await bed.customObjects.patchClusterCustomObject(
+      { group: crdGroup, version: crdVersion, plural, name: abandoned, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+    );
+    await waitFor('the object to be gone', async () => (await readPolicy(abandoned)) === undefined);
+    assert.ok(await policies.find(abandoned), 'with no operator running, the row is still there');
+
+    const announced: string[] = [];
+    const unsubscribe = await bed.gateway.store.subscribe(regionPolicyChannel, (message) => announced.push(message));
+    try {
+      operator = await bed.startOperator('successor');
+      await waitFor('the orphaned row to be swept', async () => (await policies.find(abandoned)) === undefined);
+      await waitFor('the removal to be announced', () => announced.includes(abandoned));
+    } finally {
+      await unsubscribe();
+    }
+    assert.ok(await policies.find(kept), 'the live policy is kept');
+    await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: kept });
+    await waitFor('EU routing to be unrestricted again', async () => (await route('EU')) === 'served by sim-eu-1');
   });
 });

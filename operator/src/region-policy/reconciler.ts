@@ -69,6 +69,27 @@ export class RegionPolicyReconciler {
     return {};
   }
 
+  /**
+   * Deletes the policy rows whose RegionPolicy no longer exists. One removed while no operator
+   * was watching (its finalizer taken off by hand) leaves a row that no event will ever name —
+   * and keeps restricting routing — so each new leader sweeps once. The rows are read before the
+   * objects are listed: a policy created in between is in the list, never taken for an orphan.
+   */
+  async sweepOrphans(listObjects: () => Promise<readonly RegionPolicyObject[]>): Promise<number> {
+    await this.owed.payAll();
+    const rows = await this.deps.policies.list();
+    if (rows.length === 0) return 0;
+    const live = new Set((await listObjects()).map((object) => object.metadata?.name));
+    let removed = 0;
+    for (const { name } of rows) {
+      if (live.has(name) || !(await this.deps.policies.delete(name))) continue;
+      await this.owed.announce(name, () => announceRegionPolicyChange(this.deps.store, name));
+      this.deps.logger.info({ regionPolicy: name }, 'orphaned region policy removed: its RegionPolicy is gone');
+      removed++;
+    }
+    return removed;
+  }
+
   private async read(name: string): Promise<RegionPolicyObject | undefined> {
     try {
       return (await this.deps.customObjects.getClusterCustomObject({ group, version, plural, name })) as RegionPolicyObject;
