@@ -1,14 +1,7 @@
+import type { LoadMeasurement } from '../shared/load.js';
+
 /** One target's figures under the benchmark load. */
-export interface Measurement {
-  name: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  failed: number;
-  total: number;
-  /** CPU time of the measured server process per request (µs); independent of core sharing. */
-  cpuMicrosPerRequest: number | undefined;
-}
+export type Measurement = LoadMeasurement;
 
 /** Facts about the run printed above the table. */
 export interface RunFacts {

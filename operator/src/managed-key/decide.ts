@@ -7,18 +7,10 @@ import type { ManagedKeySpec, ManagedKeyStatus } from './resource.js';
 // Pure decisions of the ManagedKey controller: from what was observed to what to do. The
 // reconciler (reconciler.ts) only reads, calls these, and writes.
 
-/** The key row fields a spec determines. */
-export interface DesiredKey {
-  name: string;
-  allowedModels: string[] | null;
-  allowedRegions: string[] | null;
-  budgetLimitUsd: number | null;
-  budgetPeriod: BudgetPeriod | null;
-  rateLimitRpm: number | null;
-  metadata: Record<string, string>;
-  payerId: string | null;
+/** The key row fields a spec determines (a ManagedKey is never `revoked`: it is deleted). */
+export type DesiredKey = Pick<KeyRecord, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'> & {
   status: Extract<KeyStatus, 'active' | 'suspended'>;
-}
+};
 
 /** Spec → key row (docs/crds.md, "Maps to"). The row is named `<namespace>/<name>`. */
 export function desiredKey(namespace: string, name: string, spec: ManagedKeySpec): DesiredKey {
