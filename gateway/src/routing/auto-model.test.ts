@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildCatalogue } from '../../../core/config/index.js';
-import type { KeyRecord } from '../../../core/keys/index.js';
+import { sampleKeyRecord } from '../../../core/keys/testing.js';
 import { RegionPolicies } from '../../../core/regions/index.js';
 import { resolveAutoModel } from './auto-model.js';
 
-const key = { id: 'key_00000000000000000000', allowedModels: null, allowedRegions: null } as unknown as KeyRecord;
+const key = sampleKeyRecord();
 const needs = { capabilities: ['chat'] as const, promptTokens: 10, region: 'EU', protocols: ['openai'] as const };
 
 test('auto skips a model whose only routes a region policy forbids, as routing would', () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { buildCatalogue, type Catalogue } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
+import { sampleKeyRecord } from '../../../core/keys/testing.js';
 import { RegionPolicies } from '../../../core/regions/index.js';
 import { pickCandidates } from './candidates.js';
 
@@ -22,25 +23,7 @@ function catalogueWith(policies: RegionPolicies | undefined): Catalogue {
   return policies ? { ...catalogue, regionPolicies: { current: () => policies } } : catalogue;
 }
 
-const key: KeyRecord = {
-  id: 'key_00000000000000000000',
-  kind: 'managed',
-  name: 'k',
-  secretHash: 'h',
-  secretHint: 'svc-sk-…abcd',
-  status: 'active',
-  allowedModels: null,
-  allowedRegions: null,
-  budgetLimitUsd: null,
-  budgetPeriod: null,
-  rateLimitRpm: null,
-  metadata: {},
-  payerId: null,
-  source: 'crd',
-  managedBy: null,
-  createdAt: '2030-01-01T00:00:00.000Z',
-  updatedAt: '2030-01-01T00:00:00.000Z',
-};
+const key: KeyRecord = sampleKeyRecord({ id: 'key_00000000000000000000', name: 'k', secretHash: 'h', source: 'crd' });
 
 const names = (catalogue: Catalogue, region: string | undefined) => pickCandidates(catalogue, 'm', key, region, needs).map((r) => r.supplier.name);
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyRecord } from '../../../core/keys/index.js';
+import { sampleKeyRecord } from '../../../core/keys/testing.js';
 import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames } from './decide.js';
 import { parseManagedKeySpec, type ManagedKeySpec } from './resource.js';
 
@@ -10,26 +11,8 @@ function spec(raw: unknown): ManagedKeySpec {
   return parsed.spec;
 }
 
-const row = (overrides: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: 'key_00000000000000000001',
-  kind: 'managed',
-  name: 'team-a/analytics',
-  secretHash: 'hash-1',
-  secretHint: 'svc-sk-…abcd',
-  status: 'active',
-  allowedModels: null,
-  allowedRegions: null,
-  budgetLimitUsd: null,
-  budgetPeriod: null,
-  rateLimitRpm: null,
-  metadata: {},
-  payerId: null,
-  source: 'crd',
-  managedBy: 'ManagedKey/team-a/analytics/uid',
-  createdAt: '2030-01-01T00:00:00.000Z',
-  updatedAt: '2030-01-01T00:00:00.000Z',
-  ...overrides,
-});
+const row = (overrides: Partial<KeyRecord> = {}): KeyRecord =>
+  sampleKeyRecord({ name: 'team-a/analytics', source: 'crd', managedBy: 'ManagedKey/team-a/analytics/uid', ...overrides });
 
 test('the spec maps onto the key row as docs/crds.md says, with defaults', () => {
   const desired = desiredKey('team-a', 'analytics', spec({ allowedModels: ['gpt-4o-mini'], budget: { limitUsd: '12.50' }, requestsPerMinute: 60, attributes: { team: 'a' }, state: 'Suspended', payer: 'project:p1' }));
