@@ -67,7 +67,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       const call = translator.request();
       const started = performance.now();
       const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
-      const headers = () => ({ 'x-svc-model': publicModel, ...routingHeaders(route, index > 0, performance.now() - started) });
+      const headers = () => routingHeaders(route, publicModel, index > 0, performance.now() - started);
       if (inference.stream) {
         const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
         noteUsage(record, route, translator.usage());

@@ -64,8 +64,7 @@ export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: F
     const answer = readAnswer(exchange, await readJson(upstream, route), route);
     noteUsage(routingRecord(request), route, answer.usage, answer.media);
     void reply.headers({
-      'x-svc-model': exchange.publicModel,
-      ...routingHeaders(route, index > 0, performance.now() - started),
+      ...routingHeaders(route, exchange.publicModel, index > 0, performance.now() - started),
       ...usageHeaders(route, answer.usage, answer.media),
     });
     return { value: answer.body };

@@ -1,9 +1,13 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { callCostUsd, type MediaUsage, type TokenUsage } from './cost.js';
 
-/** The spec's routing headers known before the body (part 4): who answered, where, failover, latency. */
-export function routingHeaders(route: ModelRoute, failover: boolean, latencyMs: number): Record<string, string> {
+/**
+ * The routing headers known before the body (spec part 4): the public model that answered, who
+ * served it, where, whether after a failover, and the supplier's latency.
+ */
+export function routingHeaders(route: ModelRoute, publicModel: string, failover: boolean, latencyMs: number): Record<string, string> {
   return {
+    'x-svc-model': publicModel,
     'x-svc-supplier': route.supplier.name,
     'x-svc-region': route.supplier.region,
     'x-svc-failover': String(failover),

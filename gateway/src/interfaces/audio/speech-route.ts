@@ -45,8 +45,7 @@ function speechAttempt(deps: GatewayDeps, request: FastifyRequest, reply: Fastif
     raw.writeHead(200, {
       'content-type': audioTypes[format],
       'x-request-id': String(request.id),
-      'x-svc-model': body.model,
-      ...routingHeaders(route, index > 0, performance.now() - started),
+      ...routingHeaders(route, body.model, index > 0, performance.now() - started),
       ...usageHeaders(route, undefined, media),
     });
     let lateError: ApiError | undefined;

@@ -110,7 +110,7 @@ function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply:
     }
     const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : estimatedSeconds(file)) };
     noteUsage(routingRecord(request), route, reported.tokens, media);
-    void reply.headers({ 'x-svc-model': form.model, ...routingHeaders(route, index > 0, performance.now() - started), ...usageHeaders(route, reported.tokens, media) });
+    void reply.headers({ ...routingHeaders(route, form.model, index > 0, performance.now() - started), ...usageHeaders(route, reported.tokens, media) });
     return { value: answer };
   };
 }

@@ -106,9 +106,8 @@ async function relayResponses(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
     'x-request-id': String(request.id),
-    'x-svc-model': model,
     trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
-    ...routingHeaders(route, index > 0, performance.now() - started),
+    ...routingHeaders(route, model, index > 0, performance.now() - started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
   const meter = new ResponsesMeter();
