@@ -6,7 +6,7 @@ import type { Translator } from '../translate/types.js';
 import { routingRecord } from './attempts.js';
 
 /** Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events. */
-const sseHeaders = {
+export const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   connection: 'keep-alive',
@@ -14,7 +14,7 @@ const sseHeaders = {
 } as const;
 
 /** Trailers announced on every stream; filled in by the caller's `trailers()` at the end. */
-const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
+export const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
 
 /** What happened to a stream, for the caller's accounting. */
 export interface StreamOutcome {

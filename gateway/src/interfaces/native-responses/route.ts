@@ -10,6 +10,7 @@ import { validateBody } from '../../http/validate.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
+import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
@@ -101,12 +102,9 @@ async function relayResponses(
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
+    ...sseHeaders,
     'x-request-id': String(request.id),
-    trailer: 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd',
+    trailer: trailerNames,
     ...routingHeaders(route, model, index > 0, performance.now() - started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
