@@ -1,41 +1,30 @@
-// Runs every *.test.ts in the repository with node's own test runner (tsx for TypeScript).
-// Node 20's --test takes no globs, so the files are collected here. Arguments, when given,
-// filter the file list by substring: `npm test -- core/store`.
+// `npm test`: type-check, then run every suite with vitest (vitest.config.ts).
+//
+//   npm test                     all suites; on CI (CI set) or with SVC_COVERAGE=1, with coverage and its floors
+//   npm test -- core/store       only the files whose path contains one of the arguments (no coverage floors)
+//   npm test -- -t "revoke"      any other vitest argument is passed through
+//
+// Which PostgreSQL and store the suites use comes from the environment, as for the deployables:
+// DATABASE_URL and REDIS_URL for the real services, neither for the embedded defaults (PGlite, in-process).
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const skipDirs = new Set(['node_modules', 'dist', '.data', '.git']);
+const args = process.argv.slice(2);
+const filtered = args.some((a) => !a.startsWith('-'));
+const coverage = !filtered && (Boolean(process.env.CI) || process.env.SVC_COVERAGE === '1');
 
-function collect(dir) {
-  const found = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) {
-      if (!skipDirs.has(entry.name) && !entry.name.startsWith('.')) found.push(...collect(join(dir, entry.name)));
-    } else if (entry.name.endsWith('.test.ts')) {
-      found.push(relative(root, join(dir, entry.name)));
-    }
-  }
-  return found;
+function run(command, commandArgs) {
+  const result = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit' });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
 }
 
-const filters = process.argv.slice(2);
-const files = collect(root)
-  .filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)))
-  .sort();
-if (files.length === 0) {
-  console.error(`no test files match ${filters.join(' ')}`);
-  process.exit(1);
-}
 console.log(
-  `running ${files.length} test files; PostgreSQL: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'}, ` +
-    `store: ${process.env.REDIS_URL ? 'REDIS_URL' : 'in-process memory'}`,
+  `node ${process.version}; PostgreSQL: ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'}, ` +
+    `store: ${process.env.REDIS_URL ? 'REDIS_URL' : 'in-process memory'}${coverage ? '; with coverage' : ''}`,
 );
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
-  { cwd: root, stdio: 'inherit' },
-);
-process.exit(result.status ?? 1);
+const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));
+const typecheck = run(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+if (typecheck !== 0) process.exit(typecheck);
+process.exit(run(bin('vitest'), ['run', ...(coverage ? ['--coverage'] : []), ...args]));

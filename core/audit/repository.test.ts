@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../db/testing.js';
 import { insertAuditBatch } from './insert.js';
@@ -19,8 +19,8 @@ function keyA(): AuditRecord[] {
 const newestFirst = (records: AuditRecord[]) =>
   [...records].sort((a, b) => (a.timestamp === b.timestamp ? b.requestId.localeCompare(a.requestId) : b.timestamp.localeCompare(a.timestamp)));
 
-test('pages of 10 by cursor: newest first, no gaps, no duplicates, stable while new rows arrive', async (t) => {
-  const defer = cleanupStack(t);
+test('pages of 10 by cursor: newest first, no gaps, no duplicates, stable while new rows arrive', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const records = keyA();
   const others = Array.from({ length: 5 }, (_, i) => sampleRecord(100 + i, { keyId: 'key_b', timestamp: records[i]!.timestamp }));
@@ -44,8 +44,8 @@ test('pages of 10 by cursor: newest first, no gaps, no duplicates, stable while 
   assert.deepEqual(await repo.listForKey('nobody', { limit: 10 }), { data: [], nextCursor: null });
 });
 
-test('from (inclusive) and to (exclusive) filters, combined with the cursor', async (t) => {
-  const defer = cleanupStack(t);
+test('from (inclusive) and to (exclusive) filters, combined with the cursor', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const records = keyA();
   await insertAuditBatch(db.knex, records);
@@ -64,8 +64,8 @@ test('from (inclusive) and to (exclusive) filters, combined with the cursor', as
   assert.equal((await repo.listForKey('key_a', { to: from, limit: 100 })).data.length, 5);
 });
 
-test('a malformed cursor or limit is rejected with an error the API can map to 400', async (t) => {
-  const defer = cleanupStack(t);
+test('a malformed cursor or limit is rejected with an error the API can map to 400', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const repo = new AuditRepository(db.knex);
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -79,8 +79,8 @@ test('a malformed cursor or limit is rejected with an error the API can map to 4
   assert.match(encodeAuditCursor(position), /^[A-Za-z0-9_-]+$/, 'url-safe');
 });
 
-test('totals of a key over [from, to): requests, tokens and cost to the micro-dollar', async (t) => {
-  const defer = cleanupStack(t);
+test('totals of a key over [from, to): requests, tokens and cost to the micro-dollar', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const records = keyA();
   await insertAuditBatch(db.knex, [...records, sampleRecord(500, { keyId: 'key_b', costUsd: 5 })]);

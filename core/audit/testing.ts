@@ -1,3 +1,4 @@
+import { onTestFinished } from 'vitest';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import knexFactory, { type Knex } from 'knex';
 import type { AuditLogger } from './partitions.js';
@@ -138,9 +139,9 @@ export function sampleRecord(i: number, overrides: Partial<AuditRecord> = {}): A
 }
 
 /** Runs cleanups in reverse order of registration after the test, whether it passed or not. */
-export function cleanupStack(t: { after(fn: () => Promise<void>): void }): <T>(value: T, close: (value: T) => Promise<unknown>) => T {
+export function cleanupStack(): <T>(value: T, close: (value: T) => Promise<unknown>) => T {
   const stack: (() => Promise<unknown>)[] = [];
-  t.after(async () => {
+  onTestFinished(async () => {
     let failure: unknown;
     for (const close of stack.reverse()) {
       try {

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,8 +21,8 @@ async function ids(knex: Knex): Promise<string[]> {
 const expected = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => sampleRecord(from + i).requestId);
 const pending = async (store: { streamGroupInfo(s: string, g: string): Promise<{ pending: number }> }) => (await store.streamGroupInfo('audit', 'audit-writers')).pending;
 
-test('PostgreSQL unreachable for a while: nothing is acked meanwhile, every record arrives afterwards', async (t) => {
-  const defer = cleanupStack(t);
+test('PostgreSQL unreachable for a while: nothing is acked meanwhile, every record arrives afterwards', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const store = defer(createTestStore(), (s) => s.close());
   const { proxy, knex } = await proxiedKnex(db.knex);
@@ -53,8 +53,8 @@ test('PostgreSQL unreachable for a while: nothing is acked meanwhile, every reco
   assert.deepEqual(await store.streamGroupInfo('audit', 'audit-writers'), { length: 0, pending: 0 });
 });
 
-test('stop() during an outage returns at once; another writer takes the unacked entries over', async (t) => {
-  const defer = cleanupStack(t);
+test('stop() during an outage returns at once; another writer takes the unacked entries over', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const store = defer(createTestStore(), (s) => s.close());
   const { proxy, knex } = await proxiedKnex(db.knex);
@@ -79,8 +79,8 @@ test('stop() during an outage returns at once; another writer takes the unacked 
   await waitFor('the acks', async () => (await pending(store)) === 0);
 });
 
-test('entries a dead consumer read (some already committed) are taken over after claimIdleMs, without duplicates', async (t) => {
-  const defer = cleanupStack(t);
+test('entries a dead consumer read (some already committed) are taken over after claimIdleMs, without duplicates', async () => {
+  const defer = cleanupStack();
   const db = defer(await createTestDatabase(), (d) => d.close());
   const store = defer(createTestStore(), (s) => s.close());
   const buffer = new AuditBuffer(store);
@@ -109,8 +109,8 @@ test('entries a dead consumer read (some already committed) are taken over after
 });
 
 // A real crash needs a second process sharing the stream, which the in-process store cannot be.
-test('a writer process SIGKILLed mid-batch: its records are written by the survivor', { skip: !process.env.REDIS_URL && 'needs REDIS_URL' }, async (t) => {
-  const defer = cleanupStack(t);
+test('a writer process SIGKILLed mid-batch: its records are written by the survivor', { skip: !process.env.REDIS_URL /* needs a store another process can share */ }, async () => {
+  const defer = cleanupStack();
   const redisUrl = process.env.REDIS_URL ?? '';
   const db = defer(await createTestDatabase(), (d) => d.close());
   const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;

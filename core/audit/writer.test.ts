@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { createTestDatabase } from '../db/testing.js';
 import { createTestStore } from '../store/testing.js';

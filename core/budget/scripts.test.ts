@@ -1,4 +1,4 @@
-import { after, describe, test } from 'node:test';
+import { afterAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '../store/memory-store.js';
@@ -20,7 +20,7 @@ function enforcementContract(name: string, open: () => Store): void {
       stores.push(s);
       return s;
     };
-    after(async () => {
+    afterAll(async () => {
       await Promise.all(stores.map((s) => s.close()));
     });
 

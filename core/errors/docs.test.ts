@@ -1,7 +1,7 @@
 // Keeps docs/errors.md equal to what the catalogue renders, as fastify does for its error codes.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { describe, it } from 'node:test';
+import { describe, it } from 'vitest';
 import { errorCatalogue } from './catalogue.js';
 import { renderErrorsMarkdown } from './render-docs.js';
 

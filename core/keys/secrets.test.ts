@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { credentialKindOf, generateKeyId, generateSecret, hashesEqual, hashSecret, randomBase62, secretHint } from './secrets.js';
 

@@ -1,4 +1,4 @@
-import { describe, test, after, before } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { MemoryStore } from './memory-store.js';
 import { createRedisTestStore } from './testing.js';
@@ -10,10 +10,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function storeContract(name: string, open: () => Store): void {
   describe(`store contract: ${name}`, () => {
     let store: Store;
-    before(() => {
+    beforeAll(() => {
       store = open();
     });
-    after(async () => {
+    afterAll(async () => {
       await store.close();
     });
 

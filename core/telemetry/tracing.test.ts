@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { trace } from '@opentelemetry/api';
 import { decideTracing, injectTraceContext, traceContextFromHeaders } from './tracing.js';

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
@@ -33,14 +33,14 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     if (param !== undefined) assert.equal(reply.body.error.param, param);
   };
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness([
       { name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini', upstream: 'gpt-4o-mini-2024-07-18' }, { id: 'other-model' }] },
     ]);
     key = await h.createKey();
     client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 0 });
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 

@@ -2,7 +2,7 @@
 // `<code> - <human_message>`, param) and never a 500 — read both as the raw body and through the
 // official SDKs' error classes. Supplier errors cross the family boundary with their status,
 // Retry-After and provider code; a stream cut mid-way ends in an in-stream error, never a clean end.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
@@ -116,7 +116,7 @@ describe('interface errors through raw HTTP and both SDKs', () => {
   let anthropic: Anthropic;
   let native: OpenAI;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness([
       { name: 'oa', protocol: 'openai', region: 'EU', models: [{ id: 'gpt-x' }] },
       { name: 'an', protocol: 'anthropic', region: 'EU', models: [{ id: 'claude-x' }] },
@@ -127,7 +127,7 @@ describe('interface errors through raw HTTP and both SDKs', () => {
     anthropic = new Anthropic({ baseURL: h.gateway.url, apiKey: key, maxRetries: 0 });
     native = new OpenAI({ baseURL: `${h.gateway.url}/v1/native`, apiKey: key, maxRetries: 0 });
   });
-  after(async () => {
+  afterAll(async () => {
     for (const sim of h.simulators.values()) sim.setFaults(undefined);
     await h.close();
   });

@@ -1,6 +1,6 @@
 // Management API, enforcement (budgets, rate limits, payer wallets) and the audit log, through
 // the gateway's HTTP interface: real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { eventually, expectError, type Reply } from '../support/http-assertions.js';
@@ -26,14 +26,14 @@ describe('Management API', () => {
   let base: string;
   const admin = (method: string, path: string, body?: unknown) => call(base, method, path, h.adminKey, body);
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness([
       { name: 'sim-eu', region: 'EU' },
       { name: 'sim-us', region: 'US' },
     ]);
     base = h.gateway.url;
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 
@@ -139,13 +139,13 @@ describe('enforcement and the audit log', () => {
   let now = Date.parse('2026-11-21T23:59:00.000Z');
   const admin = (method: string, path: string, body?: unknown) => call(base, method, path, h.adminKey, body);
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness([{ name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }] }], {
       clock: () => now,
     });
     base = h.gateway.url;
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 

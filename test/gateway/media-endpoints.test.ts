@@ -1,7 +1,7 @@
 // Embeddings, rerank, transcription and speech through the gateway: the official openai package
 // (and plain HTTP for rerank) against simulators, with routing headers, audit rows, the spec's
 // limits at their edges, capabilities per model, and failover — the same pipeline as chat.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -77,7 +77,7 @@ describe('embeddings, rerank, transcription and speech', () => {
     return { status: res.status, headers: res.headers, body: text.startsWith('{') ? (JSON.parse(text) as Reply['body']) : { text } };
   };
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness([
       { name: 'sim-eu', region: 'EU', models, simulator: { embeddingDimensions: 8 } },
       { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
@@ -102,7 +102,7 @@ describe('embeddings, rerank, transcription and speech', () => {
       },
     });
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 
@@ -451,7 +451,7 @@ describe('a supplier answering JSON of the wrong shape', () => {
   let broken: Server;
   let answer: string;
 
-  before(async () => {
+  beforeAll(async () => {
     broken = createServer((req, res) => {
       req.resume();
       req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
@@ -463,7 +463,7 @@ describe('a supplier answering JSON of the wrong shape', () => {
       { name: 'sim-eu', region: 'EU', models },
     ], { settings: { SVC_CIRCUIT_FAILURES: '100' } });
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
     await new Promise((resolve) => broken.close(resolve));
   });

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,7 +48,7 @@ describe('the gateway process (npm run gateway)', () => {
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `proc-test-${process.pid}:` } : {}),
   });
 
-  before(async () => {
+  beforeAll(async () => {
     sim = await startSimulator({ name: 'proc-sim' });
     dir = mkdtempSync(join(tmpdir(), 'svc-proc-'));
     catalogue = join(dir, 'catalog.yaml');
@@ -57,7 +57,7 @@ describe('the gateway process (npm run gateway)', () => {
       `suppliers:\n  - name: sim-eu\n    protocol: openai\n    base_url: ${sim.url}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
     );
   });
-  after(async () => {
+  afterAll(async () => {
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
     if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `proc-test-${process.pid}:`);

@@ -5,7 +5,7 @@
 // supplier side of a client disconnect) a small node:http supplier of the test's own stands in.
 // Each scenario group has its own harness so circuit state and session pins never leak between
 // groups; requests that should not be pinned by the conversation heuristic get unique texts.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -25,10 +25,10 @@ const noCircuit = { SVC_CIRCUIT_FAILURES: '100000' };
 // One database for the whole file (each harness creates its own keys in it): creating and
 // migrating a database per harness would be most of the file's run time.
 let database: Database;
-before(async () => {
+beforeAll(async () => {
   database = await createTestDatabase();
 });
-after(async () => {
+afterAll(async () => {
   await database.close();
 });
 /** A harness over the file's shared database. */
@@ -170,7 +170,7 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
   let primary: RunningSimulator;
   let secondary: RunningSimulator;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness([
       { name: 'primary-eu', region: 'EU', priority: 1 },
       { name: 'secondary-eu', region: 'EU', priority: 2 },
@@ -179,7 +179,7 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
     primary = h.simulators.get('primary-eu')!;
     secondary = h.simulators.get('secondary-eu')!;
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('without faults the primary answers, x-svc-failover: false', async () => {
     const reply = await ask(h.gateway.url, key);
@@ -226,7 +226,7 @@ describe('Retry-After longer than the circuit cooldown (SVC_CIRCUIT_COOLDOWN_MS=
   let h: GatewayHarness;
   let key: string;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'primary-eu', region: 'EU' },
@@ -236,7 +236,7 @@ describe('Retry-After longer than the circuit cooldown (SVC_CIRCUIT_COOLDOWN_MS=
     );
     key = await h.createKey();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('the primary is skipped for the whole Retry-After, then used again', async () => {
     const primary = h.simulators.get('primary-eu')!;
@@ -264,7 +264,7 @@ describe('timeouts and connection failures fail over', () => {
   let h: GatewayHarness;
   let key: string;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         // EU: the primary never answers; US: nothing listens on the primary's port.
@@ -277,7 +277,7 @@ describe('timeouts and connection failures fail over', () => {
     );
     key = await h.createKey();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('primary hangs → the secondary answers soon after the first-byte timeout', async () => {
     const started = performance.now();
@@ -319,7 +319,7 @@ describe('every candidate fails: the client sees the primary failure', () => {
   let key: string;
   let client: OpenAI;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'primary-eu', region: 'EU', priority: 1, simulator: { faults: { status: 503 } } },
@@ -330,7 +330,7 @@ describe('every candidate fails: the client sees the primary failure', () => {
     key = await h.createKey();
     client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 0 });
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('primary 503, secondary 500 → 503 with the primary code (OpenAI SDK), one request per simulator', async () => {
     const primary = h.simulators.get('primary-eu')!;
@@ -362,7 +362,7 @@ describe('provider codes, client errors and SVC_MAX_ATTEMPTS', () => {
   let fake: FakeSupplier;
   let mode: 'overloaded' | 'bad-request' = 'overloaded';
 
-  before(async () => {
+  beforeAll(async () => {
     fake = await startFakeSupplier((_req, res) => {
       const [status, error] =
         mode === 'overloaded'
@@ -380,7 +380,7 @@ describe('provider codes, client errors and SVC_MAX_ATTEMPTS', () => {
     );
     key = await h.createKey();
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
     await fake.close();
   });
@@ -415,7 +415,7 @@ describe('region locks are never broken by failover', () => {
   let euKey: string;
   let us: RunningSimulator;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         // The US supplier has the best priority: only the region rules keep EU traffic off it.
@@ -429,7 +429,7 @@ describe('region locks are never broken by failover', () => {
     euKey = await h.createKey({ allowedRegions: ['EU'] });
     us = h.simulators.get('us-1')!;
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('the US supplier answers an unrestricted call (it is reachable)', async () => {
     assert.equal(answeredBy(await ask(h.gateway.url, key)), 'us-1');
@@ -478,7 +478,7 @@ describe('streams: failover before the first byte, none after it', () => {
   let key: string;
   let client: OpenAI;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         // EU: openai-protocol primary, anthropic-protocol secondary; US: the other way round.
@@ -492,7 +492,7 @@ describe('streams: failover before the first byte, none after it', () => {
     key = await h.createKey();
     client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 0 });
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   for (const [region, primaryName, secondaryName] of [
     ['EU', 'oa-primary', 'an-secondary'],
@@ -592,7 +592,7 @@ describe('session affinity', () => {
   let key: string;
   const names = ['twin-a', 'twin-b'];
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'twin-a', region: 'EU', priority: 1, weight: 1 },
@@ -602,7 +602,7 @@ describe('session affinity', () => {
     );
     key = await h.createKey();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   /** 20 requests stay on one supplier; it fails (503) once, the session moves and sticks for 10 more. */
   async function sticksAndMoves(send: () => Promise<JsonReply>): Promise<void> {
@@ -659,7 +659,7 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
   let key: string;
   let replicaB: { url: string };
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'shared-1', region: 'EU', priority: 1 },
@@ -672,7 +672,7 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
     key = await h.createKey();
     replicaB = await h.startReplica();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('tripped through replica A, replica B (and a replica started later) skip the supplier', async () => {
     const tripped = h.simulators.get('shared-1')!;
@@ -722,7 +722,7 @@ describe('a client that disconnects aborts the supplier request', () => {
   let key: string;
   let fake: FakeSupplier;
 
-  before(async () => {
+  beforeAll(async () => {
     fake = await startFakeSupplier((_req, res, body) => {
       if (body.stream !== true) {
         if (JSON.stringify(body.messages).includes('never answered')) return;
@@ -760,7 +760,7 @@ describe('a client that disconnects aborts the supplier request', () => {
     );
     key = await h.createKey();
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
     await fake.close();
   });
@@ -877,7 +877,7 @@ describe('routing headers and trailers', () => {
   let key: string;
   const auth = () => ({ authorization: `Bearer ${key}` });
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'cheap-eu', region: 'EU', priority: 1, models: [{ id: model, input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 }] },
@@ -889,7 +889,7 @@ describe('routing headers and trailers', () => {
     );
     key = await h.createKey();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   const assertRouting = (headers: Headers | IncomingHttpHeaders, supplier: keyof typeof prices, region: string, failover: boolean) => {
     const get = (name: string) => (headers instanceof Headers ? headers.get(name) : (headers[name] as string | undefined));
@@ -978,7 +978,7 @@ describe('weights within a priority', () => {
   let h: GatewayHarness;
   let key: string;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await harness(
       [
         { name: 'heavy', region: 'EU', priority: 1, weight: 3 },
@@ -988,7 +988,7 @@ describe('weights within a priority', () => {
     );
     key = await h.createKey();
   });
-  after(() => h.close());
+  afterAll(() => h.close());
 
   test('3:1 weights send about 75% of 200 unpinned requests to the heavier supplier', async () => {
     const counts = new Map<string, number>();

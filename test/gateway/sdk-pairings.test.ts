@@ -4,7 +4,7 @@
 // against a small family-neutral "driver" per SDK, and run for every pairing; what the simulator
 // received upstream is checked against the supplier protocol's shape. Also: the native Responses
 // lane through the OpenAI SDK, count_tokens, `auto` and models.list() through both SDKs.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool as AnthropicTool } from '@anthropic-ai/sdk/resources/messages';
@@ -267,7 +267,7 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
   let anthropic: Anthropic;
   const drivers = {} as Record<'openai' | 'anthropic', Driver>;
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness(
       (Object.entries(models) as [ModelId, (typeof models)[ModelId]][]).map(([id, m]) => ({
         name: m.supplier,
@@ -282,7 +282,7 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
     drivers.openai = openAiDriver(openai);
     drivers.anthropic = anthropicDriver(anthropic);
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 
@@ -618,7 +618,7 @@ describe('auto never picks a model the calling interface cannot serve', () => {
   let h: GatewayHarness;
   let key: string;
 
-  before(async () => {
+  beforeAll(async () => {
     // The cheapest model is served only on the native Responses lane; chat interfaces must skip it.
     h = await startGatewayHarness([
       { name: 'rs', protocol: 'openai-responses', region: 'EU', models: [{ id: 'resp-cheap', input_usd_per_mtok: 0.01, output_usd_per_mtok: 0.01 }] },
@@ -626,7 +626,7 @@ describe('auto never picks a model the calling interface cannot serve', () => {
     ]);
     key = await h.createKey();
   });
-  after(async () => {
+  afterAll(async () => {
     await h.close();
   });
 

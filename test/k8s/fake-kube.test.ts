@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import {
   ApiException,
@@ -166,7 +166,7 @@ test('cluster-scoped RegionPolicy, Leases with optimistic concurrency, and disco
     assert.equal(viaDiscovery.metadata?.name, 'cm', 'the generic API resolves the kind through discovery');
   }));
 
-test('a watch from a resourceVersion replays later changes; after compaction it gets 410 Gone', { skip: skipUnlessFake() }, () =>
+test('a watch from a resourceVersion replays later changes; after compaction it gets 410 Gone', { skip: Boolean(skipUnlessFake()) }, () =>
   withKube(async ({ namespace, kubeConfig, fake }, api) => {
     const created = (await api.createNamespacedCustomObject({ group, version, namespace, plural, body: managedKey('eps') })) as ManagedKeyObject;
     await api.patchNamespacedCustomObject({ group, version, namespace, plural, name: 'eps', body: { spec: { state: 'Suspended' } } }, mergePatch);
@@ -188,7 +188,7 @@ test('a watch from a resourceVersion replays later changes; after compaction it 
     assert.deepEqual(errors, [{ type: 'ERROR', code: 410 }], 'a compacted version is Gone, as an ERROR event');
   }));
 
-test('an informer resumes after dropped watches and relists after 410 without missing a change; injected 500s fail requests', { skip: skipUnlessFake() }, () =>
+test('an informer resumes after dropped watches and relists after 410 without missing a change; injected 500s fail requests', { skip: Boolean(skipUnlessFake()) }, () =>
   withKube(async ({ namespace, kubeConfig, fake }, api) => {
     const informer = makeInformer<ManagedKeyObject>(kubeConfig, `/apis/${group}/${version}/namespaces/${namespace}/${plural}`, () =>
       api.listNamespacedCustomObject({ group, version, namespace, plural }) as never,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { beforeAll, describe, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { parse as parseYaml } from 'yaml';
@@ -48,7 +48,7 @@ interface PolicyRule {
 }
 
 let helm = '';
-before(async () => {
+beforeAll(async () => {
   helm = await helmBinary();
 });
 
@@ -102,7 +102,7 @@ describe('Helm chart charts/svc-gateway', () => {
   for (const [label, args] of [['defaults', []], ['every option on', ['-f', fullValues]]] as const) {
     describe(`rendered with ${label}`, () => {
       let objects: RenderedObject[] = [];
-      before(() => {
+      beforeAll(() => {
         objects = render(...args);
       });
 

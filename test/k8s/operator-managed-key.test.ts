@@ -1,6 +1,6 @@
 // The operator against the fake Kubernetes API (or a real cluster with KUBECONFIG), with the
 // gateway on real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set (else embedded).
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
 import { hashSecret, keyCacheKey, KeyRepository } from '../../core/keys/index.js';
@@ -29,12 +29,12 @@ describe('ManagedKey through the operator', () => {
   let bed: OperatorTestbed;
   let operator: RunningOperator;
 
-  before(async () => {
+  beforeAll(async () => {
     bed = await startOperatorTestbed();
     operator = await bed.startOperator();
     await waitFor('the operator to lead', () => operator.isLeader);
   });
-  after(async () => {
+  afterAll(async () => {
     await bed.close();
   });
 

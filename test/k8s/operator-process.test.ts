@@ -1,7 +1,7 @@
 // The operator as a process (npm run operator): configured by environment, killed mid-reconcile
 // with SIGKILL and restarted, stopped with SIGTERM. Embedded PostgreSQL in a data directory
 // that outlives the processes, so the restart finds what the killed one wrote.
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // RegionPolicy through the operator into the gateway's routing (fake or real Kubernetes API;
 // real PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set, else embedded).
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { RegionPolicyRepository, regionPolicyChannel } from '../../core/regions/index.js';
@@ -19,7 +19,7 @@ describe('RegionPolicy through the operator', () => {
   // Cluster-scoped: a name per run, so runs against one real cluster do not collide.
   let name: string;
 
-  before(async () => {
+  beforeAll(async () => {
     bed = await startOperatorTestbed([
       { name: 'sim-eu-1', region: 'EU' },
       { name: 'sim-eu-2', region: 'EU' },
@@ -30,7 +30,7 @@ describe('RegionPolicy through the operator', () => {
     await waitFor('the operator to lead', () => operator.isLeader);
     apiKey = await bed.gateway.createKey();
   });
-  after(async () => {
+  afterAll(async () => {
     for (const created of [name, `${name}-blip`, `${name}-abandoned`, `${name}-kept`]) await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created }).catch(() => undefined);
     await bed.close();
   });

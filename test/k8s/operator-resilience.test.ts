@@ -1,6 +1,6 @@
 // Leader election, failover and informer recovery of the operator, against the fake Kubernetes
 // API's fault injection (skipped on a real cluster), with real or embedded PostgreSQL and Redis.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -11,13 +11,13 @@ import { conditionOf, startOperatorTestbed, type OperatorTestbed } from '../supp
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
 
-describe('operator resilience', { skip: skipUnlessFake() }, () => {
+describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
   let bed: OperatorTestbed;
 
-  before(async () => {
+  beforeAll(async () => {
     bed = await startOperatorTestbed();
   });
-  after(async () => {
+  afterAll(async () => {
     await bed.close();
   });
 

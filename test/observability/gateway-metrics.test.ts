@@ -1,7 +1,7 @@
 // The gateway's /metrics after known traffic: a success, a failover and an enforcement
 // refusal. Every counter and histogram must have moved by exactly what happened — no more
 // (nothing double-counted), no less. Real PostgreSQL and Redis when DATABASE_URL / REDIS_URL.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { scrape, type Scrape } from './scrape.js';
@@ -29,7 +29,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
   let after_: Scrape;
   const answers: Answer[] = [];
 
-  before(async () => {
+  beforeAll(async () => {
     h = await startGatewayHarness(
       [
         { name: 'sim-a', region: 'EU' },
@@ -49,7 +49,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     answers.push(await chat(h.gateway.url, limited, 'over the rate limit'));
     after_ = await scrape(h.gateway.metricsUrl!);
   });
-  after(async () => {
+  afterAll(async () => {
     await h?.close();
   });
 

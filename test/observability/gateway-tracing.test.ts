@@ -3,7 +3,7 @@
 // attempt (GenAI attributes, supplier, region, failover), each supplier must have been told
 // its attempt's span through `traceparent`, and the request's log line must carry the trace
 // id. No key secret may appear in logs, metrics or spans.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -34,10 +34,10 @@ async function spansOf(traceId: string): Promise<ReadableSpan[]> {
 }
 
 let database: Database;
-before(async () => {
+beforeAll(async () => {
   database = await createTestDatabase();
 });
-after(async () => {
+afterAll(async () => {
   await database.close();
   await tracing.shutdown();
 });
@@ -51,7 +51,7 @@ describe('tracing a failover request', () => {
   const prompt = 'a question nobody else asks 7c1e';
   let answer: Awaited<ReturnType<typeof chat>>;
 
-  before(async () => {
+  beforeAll(async () => {
     logs = captureLogs();
     h = await startGatewayHarness(
       [
@@ -64,7 +64,7 @@ describe('tracing a failover request', () => {
     h.simulators.get('sim-a')!.setFaults({ status: 500, failFirst: 1 });
     answer = await chat(h.gateway.url, secret, prompt, { traceparent: `00-${traceId}-${clientSpanId}-01` });
   });
-  after(async () => {
+  afterAll(async () => {
     await h?.close();
   });
 

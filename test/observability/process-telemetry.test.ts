@@ -2,7 +2,7 @@
 // only): /metrics on SVC_METRICS_PORT, tracing switched on by the standard OTEL_* variables
 // (the console exporter, so the spans land in the process output), the request's log line
 // carrying the trace id that the supplier also received.
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -29,7 +29,7 @@ describe('gateway process telemetry', () => {
   const port = randomPort();
   const metricsPort = port + 1;
 
-  before(async () => {
+  beforeAll(async () => {
     sim = await startSimulator({ name: 'proc-telemetry-sim' });
     dir = mkdtempSync(join(tmpdir(), 'svc-proc-telemetry-'));
     const catalogue = join(dir, 'catalog.yaml');
@@ -65,7 +65,7 @@ describe('gateway process telemetry', () => {
     await waitFor('the gateway to listen', () => output.includes('gateway listening on') || child.exitCode !== null, 60_000);
     assert.ok(child.exitCode === null, `the gateway started:\n${output}`);
   });
-  after(async () => {
+  afterAll(async () => {
     if (child?.exitCode === null) {
       child.kill('SIGKILL');
       await once(child, 'exit');

@@ -1,6 +1,6 @@
 // Every metric a Grafana panel or an alert rule names must be one the code registers: a
 // renamed metric otherwise leaves an empty panel and an alert that can never fire.
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import type { Registry } from 'prom-client';

@@ -1,6 +1,6 @@
 // Wire fidelity of the Anthropic-format endpoints, proven with the official `@anthropic-ai/sdk`.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { type RunningSimulator, startSimulator } from './server.js';
@@ -8,11 +8,11 @@ import { type RunningSimulator, startSimulator } from './server.js';
 let sim: RunningSimulator;
 let client: Anthropic;
 
-before(async () => {
+beforeAll(async () => {
   sim = await startSimulator({ name: 'anthropic-sdk' });
   client = new Anthropic({ baseURL: sim.url, apiKey: 'x', maxRetries: 0 });
 });
-after(() => sim.close());
+afterAll(() => sim.close());
 
 const lookup: Tool = {
   name: 'lookup',

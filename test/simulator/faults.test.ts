@@ -1,7 +1,7 @@
 // Fault injection as the official SDKs experience it: status errors, latency, hangs, cut streams,
 // failFirst, the admin endpoint and API-key checks.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { type RunningSimulator, startSimulator } from './server.js';
@@ -10,12 +10,12 @@ let sim: RunningSimulator;
 let oa: OpenAI;
 let an: Anthropic;
 
-before(async () => {
+beforeAll(async () => {
   sim = await startSimulator({ name: 'faults' });
   oa = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'x', maxRetries: 0 });
   an = new Anthropic({ baseURL: sim.url, apiKey: 'x', maxRetries: 0 });
 });
-after(() => sim.close());
+afterAll(() => sim.close());
 
 const chat = (headers: Record<string, string> = {}, client = oa) =>
   client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello faults' }] }, { headers });

@@ -5,16 +5,16 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { type RunningSimulator, startSimulator } from './server.js';
 
 let sim: RunningSimulator;
 
-before(async () => {
+beforeAll(async () => {
   sim = await startSimulator({ name: 'raw', embeddingDimensions: 4 });
 });
-after(() => sim.close());
+afterAll(() => sim.close());
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${sim.url}${path}`, {

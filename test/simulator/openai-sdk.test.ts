@@ -1,7 +1,7 @@
 // Wire fidelity of the OpenAI-format endpoints, proven with the official `openai` SDK.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { afterAll, beforeAll, describe, test } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import type { ChatCompletionChunk, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { type RunningSimulator, startSimulator } from './server.js';
@@ -9,11 +9,11 @@ import { type RunningSimulator, startSimulator } from './server.js';
 let sim: RunningSimulator;
 let client: OpenAI;
 
-before(async () => {
+beforeAll(async () => {
   sim = await startSimulator({ name: 'openai-sdk' });
   client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'x', maxRetries: 0 });
 });
-after(() => sim.close());
+afterAll(() => sim.close());
 
 const weather: ChatCompletionTool = {
   type: 'function',

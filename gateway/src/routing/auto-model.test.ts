@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { buildCatalogue } from '../../../core/config/index.js';
 import { sampleKeyRecord } from '../../../core/keys/testing.js';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { buildCatalogue, type Catalogue } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { buildCatalogue, type ModelRoute } from '../../../core/config/index.js';
 import { orderCandidates } from './order-candidates.js';

@@ -2,7 +2,7 @@
 // Anthropic → OpenAI → Anthropic) and checks that what both families can express keeps its
 // meaning: system text, turns, tool calls and results, tools, tool choice and sampling fields.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from 'vitest';
 import fc from 'fast-check';
 import { chatCompletionRequest, type ChatCompletionRequest, type ChatMessage } from '../interfaces/chat-completions/schema.js';
 import { messagesRequest, type MessagesRequest } from '../interfaces/messages/schema.js';

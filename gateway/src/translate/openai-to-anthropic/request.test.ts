@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from 'vitest';
 import { ApiError } from '../../../../core/errors/index.js';
 import { chatCompletionRequest, type ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import { messagesRequest } from '../../interfaces/messages/schema.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from 'vitest';
 import type { AnthropicStopReason } from '../../wire/anthropic-messages.js';
 import type { OpenAiFinishReason } from '../../wire/openai-chat.js';
 import { finishReasonFromAnthropic, stopReasonFromOpenAi } from './stop-reasons.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it } from 'vitest';
 import { parseToolArguments } from './safe-json.js';
 import { sanitizeToolId } from './tool-ids.js';
 
