@@ -41,7 +41,7 @@ export async function callSupplier(
   const response = await client.post(route.supplier, path, headers, payload, signal);
   signal.firstByteArrived();
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
-  let text = '';
+  let text: string;
   try {
     text = await response.body.text();
   } catch (cause) {
