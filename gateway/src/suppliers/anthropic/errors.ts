@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../../../core/errors/index.js';
 import { retryAfterSeconds } from '../retry-after.js';
+import { clientStatus, fallbackMessage, providerCode } from '../upstream-error.js';
 
 interface AnthropicErrorBody {
   type?: unknown;
-  error?: { type?: unknown; message?: unknown };
+  error?: { type?: unknown; code?: unknown; message?: unknown };
 }
 
 /**
@@ -28,11 +29,12 @@ export function mapAnthropicError(status: number, headers: IncomingHttpHeaders, 
   }
   const retryAfter = retryAfterSeconds(headers);
   const options = { details, ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }) };
-  const clientStatus = status === 529 ? 503 : status;
-  const type = parsed?.error?.type;
+  // Anthropic's own errors name themselves by `type`; a JSON-RPC style supplier behind the same
+  // protocol may send a (numeric) `code` instead, which is kept just the same.
+  const code = providerCode(parsed?.error?.type) ?? providerCode(parsed?.error?.code);
   const message = parsed?.error?.message;
-  if (typeof type === 'string' && type && typeof message === 'string' && message) {
-    return ApiError.fromProvider(type, clientStatus, message, options);
+  if (code) {
+    return ApiError.fromProvider(code, clientStatus(status), typeof message === 'string' && message ? message : fallbackMessage(supplier, status), options);
   }
   if (status === 429) return new ApiError('rate_limit_exceeded', options);
   if (status === 529 || status === 503) return new ApiError('provider_unavailable', options);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, isErrorCode } from '../../../../core/errors/index.js';
 import { retryAfterSeconds } from '../retry-after.js';
+import { clientStatus, fallbackMessage, providerCode } from '../upstream-error.js';
 
 interface OpenAiErrorBody {
   error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
@@ -27,12 +28,13 @@ export function mapOpenAiError(status: number, headers: IncomingHttpHeaders, tex
     });
   }
   const upstream = parsed?.error;
-  const code = typeof upstream?.code === 'string' && upstream.code ? upstream.code : typeof upstream?.type === 'string' ? upstream.type : undefined;
+  const code = providerCode(upstream?.code) ?? providerCode(upstream?.type);
   const message = typeof upstream?.message === 'string' && upstream.message ? upstream.message : undefined;
   const param = typeof upstream?.param === 'string' ? upstream.param : undefined;
   const options = { details, ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }), ...(param !== undefined && { param }) };
-  if (code && isErrorCode(code)) return new ApiError(code, { ...options, status, ...(message && { humanMessage: message }) });
-  if (code && message) return ApiError.fromProvider(code, status, message, options);
+  const toClient = clientStatus(status);
+  if (code && isErrorCode(code)) return new ApiError(code, { ...options, status: toClient, ...(message && { humanMessage: message }) });
+  if (code) return ApiError.fromProvider(code, toClient, message ?? fallbackMessage(supplier, status), options);
   // No usable body: classify by status alone.
   if (status === 429) return new ApiError('rate_limit_exceeded', options);
   if (status === 503 || status === 529) return new ApiError('provider_unavailable', options);
