@@ -32,8 +32,11 @@ declare module 'fastify' {
 
 /** Routes answered without a key. */
 const publicPaths = new Set(['/health']);
-/** Routes where the Anthropic-style `x-api-key` header is accepted as well as Bearer. */
-const xApiKeyPaths = new Set(['/v1/messages', '/v1/messages/count_tokens']);
+/**
+ * Routes where the Anthropic-style `x-api-key` header is accepted as well as Bearer: the messages
+ * interface, and the model list both SDK families call.
+ */
+const xApiKeyPaths = new Set(['/v1/messages', '/v1/messages/count_tokens', '/v1/models']);
 
 /** Builds the gateway HTTP app; main.ts listens, tests use `app.inject` or listen on port 0. */
 export function createApp(deps: GatewayDeps): FastifyInstance {

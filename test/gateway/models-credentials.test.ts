@@ -1,0 +1,42 @@
+// GET /v1/models is called by both SDK families, so it takes the credential of either:
+// `Authorization: Bearer` (OpenAI SDK) or `x-api-key` (Anthropic SDK), as docs/interfaces.md says.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+describe('GET /v1/models credentials', () => {
+  let h: GatewayHarness;
+  let key: string;
+
+  beforeAll(async () => {
+    h = await startGatewayHarness([{ name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini' }] }]);
+    key = await h.createKey();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('x-api-key is accepted, with or without anthropic-version', async () => {
+    const plain = await fetch(`${h.gateway.url}/v1/models`, { headers: { 'x-api-key': key } });
+    expect(plain.status).toBe(200);
+    expect(((await plain.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toContain('gpt-4o-mini');
+    const anthropic = await fetch(`${h.gateway.url}/v1/models`, { headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' } });
+    expect(anthropic.status).toBe(200);
+    expect(((await anthropic.json()) as { data: { type: string }[] }).data[0]?.type).toBe('model');
+  });
+
+  test('a wrong x-api-key is refused as invalid_api_key, not as a missing key', async () => {
+    const res = await fetch(`${h.gateway.url}/v1/models`, { headers: { 'x-api-key': 'svc-sk-wrong' } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key');
+  });
+
+  test('x-api-key stays refused where only Bearer is documented', async () => {
+    const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('missing_api_key');
+  });
+});
