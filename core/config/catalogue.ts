@@ -25,6 +25,12 @@ export const regionCode = z
   .string()
   .regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be an upper-case region code such as EU or US-EAST');
 
+/**
+ * A region as a client writes it (a call's `region`, a key's `allowed_regions`): matched without
+ * regard to case and stored upper-case, so `eu` means EU everywhere — one rule for calls and keys.
+ */
+export const regionInput = z.string().trim().toUpperCase().pipe(z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be a region code such as EU or US-EAST'));
+
 /** Price fields of a model; at least one must be given so that no model is free by omission. */
 const priceFields = ['input_usd_per_mtok', 'output_usd_per_mtok', 'usd_per_audio_minute', 'usd_per_mchar'] as const;
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { regionCode } from '../../../../core/config/index.js';
+import { regionInput } from '../../../../core/config/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 
 // Constraints the spec leaves open, decided once here and documented in docs/keys.md.
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 const modelList = z.array(z.string().min(1).max(200)).min(1).max(100);
-/** The spec shows `allowed_regions` as a string ("EU"); a list of regions is accepted too. */
+/** The spec shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
-  .union([regionCode, z.array(regionCode).min(1).max(20)])
+  .union([regionInput, z.array(regionInput).min(1).max(20)])
   .transform((v) => (typeof v === 'string' ? [v] : [...new Set(v)]));
 const money = z.number().min(0).max(1_000_000_000);
 const rpm = z.number().int().min(1).max(1_000_000);
