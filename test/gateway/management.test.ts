@@ -87,7 +87,7 @@ describe('Management API', () => {
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', budget_limit: -1 }), 400, 'validation_error', 'budget_limit');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', budget_period: 'weekly' }), 400, 'validation_error', 'budget_period');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', rate_limit_rpm: 1.5 }), 400, 'validation_error', 'rate_limit_rpm');
-    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: 'eu' }), 400, 'validation_error', 'allowed_regions');
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: 'e u' }), 400, 'validation_error', 'allowed_regions');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: ['APAC'] }), 400, 'validation_error', 'allowed_regions[0]');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_models: ['gpt-9'] }), 400, 'validation_error', 'allowed_models[0]');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', payer: 'wallet-1' }), 400, 'validation_error', 'payer');

@@ -18,8 +18,15 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') {
+    // Zod reports unknown fields on the object that holds them; name the first unknown field itself.
+    const param = pathOf([...issue.path, issue.keys[0] ?? '']);
+    throw new ApiError('validation_error', { param, humanMessage: `Unknown field "${param}"; see the documentation for the fields this endpoint takes` });
+  }
   const param = pathOf(issue.path);
-  const missing = issue.code === 'invalid_type' && (body as Record<string, unknown>)[String(issue.path[0])] === undefined && issue.path.length === 1;
+  // A required top-level field that is absent is "missing" whatever the field's schema is (a union
+  // such as embeddings' `input` reports invalid_union, not invalid_type): one rule on every interface.
+  const missing = issue.path.length === 1 && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
   if (missing && param === 'model') throw new ApiError('missing_model', { param, humanMessage: 'The "model" field is required' });
   if (missing) throw new ApiError('missing_fields', { param, humanMessage: `The "${param}" field is required` });
   throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${issue.message}` });
