@@ -42,10 +42,10 @@ describe('OpenAiToAnthropic.request', () => {
     assert.deepEqual(body.messages, [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }]);
   });
 
-  it('uses the upstream model id and carries the sampling fields over, temperature clamped to 0–1', () => {
+  it('uses the upstream model id and carries the sampling fields over; parameters asking for nothing are left out', () => {
     const body = translate({
       messages: [{ role: 'user', content: 'Hi' }],
-      temperature: 1.7,
+      temperature: 1,
       top_p: 0.9,
       max_completion_tokens: 321,
       max_tokens: 999,
@@ -54,10 +54,10 @@ describe('OpenAiToAnthropic.request', () => {
       stream: true,
       stream_options: { include_usage: true },
       seed: 7,
-      logprobs: true,
-      frequency_penalty: 0.5,
-      presence_penalty: 0.5,
-      logit_bias: { 50256: -100 },
+      logprobs: false,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+      logit_bias: {},
       region: 'EU',
       metadata: { session_id: 's1' },
       n: 1,
@@ -80,6 +80,31 @@ describe('OpenAiToAnthropic.request', () => {
     const capped = testContext('anthropic', { route: testRoute('anthropic', 'claude-x', 1024) });
     assert.equal(translate({ messages: [{ role: 'user', content: 'Hi' }] }, capped).max_tokens, 1024);
     assert.deepEqual(translate({ messages: [{ role: 'user', content: 'Hi' }], stop: ['a', '', 'b'] }).stop_sequences, ['a', 'b']);
+  });
+
+  it('refuses, naming it, a parameter value the Anthropic protocol cannot honour instead of changing it silently', () => {
+    const refused = (extra: Record<string, unknown>) => {
+      try {
+        translate({ messages: [{ role: 'user', content: 'Hi' }], ...extra });
+      } catch (error) {
+        return error as ApiError;
+      }
+      throw new Error(`expected ${JSON.stringify(extra)} to be refused`);
+    };
+    for (const [extra, param] of [
+      [{ temperature: 1.6 }, 'temperature'],
+      [{ n: 2 }, 'n'],
+      [{ frequency_penalty: 0.5 }, 'frequency_penalty'],
+      [{ presence_penalty: -1 }, 'presence_penalty'],
+      [{ logprobs: true }, 'logprobs'],
+      [{ top_logprobs: 3 }, 'top_logprobs'],
+      [{ logit_bias: { 50256: -100 } }, 'logit_bias'],
+    ] as const) {
+      const error = refused(extra);
+      assert.equal(error.code, 'unsupported_parameter');
+      assert.equal(error.status, 400);
+      assert.equal(error.param, param);
+    }
   });
 
   it('leaves out top_p: 1 next to temperature, which newer models refuse together', () => {

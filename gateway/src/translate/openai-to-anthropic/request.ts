@@ -85,14 +85,37 @@ function maxTokensFor(request: ChatCompletionRequest, context: TranslationContex
   return modelMax === undefined ? context.defaultMaxTokens : Math.min(context.defaultMaxTokens, modelMax);
 }
 
+/**
+ * One rule for OpenAI parameters an Anthropic-protocol supplier has no equivalent for
+ * (docs/interfaces.md "Parameters across families"): a value that asks for behaviour the target
+ * cannot give is refused with `400 unsupported_parameter` naming it — never silently changed —
+ * and a value that asks for nothing (the default: n 1, penalties 0, no logprobs, an empty
+ * logit_bias) is accepted and left out. `seed` is a best-effort hint no supplier guarantees, so
+ * it is always left out.
+ */
+function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
+  const refuse = (param: string, humanMessage: string): never => {
+    throw new ApiError('unsupported_parameter', { param, humanMessage });
+  };
+  const set = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
+  if (set(request.n) && request.n !== 1) refuse('n', 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead');
+  if (set(request.temperature) && request.temperature > 1) {
+    refuse('temperature', `This model accepts temperature from 0 to 1; ${request.temperature} cannot be honoured (send at most 1)`);
+  }
+  for (const param of ['frequency_penalty', 'presence_penalty'] as const) {
+    const value = request[param];
+    if (set(value) && value !== 0) refuse(param, `This model has no ${param}; send 0 or omit it`);
+  }
+  if (request.logprobs === true || (set(request.top_logprobs) && request.top_logprobs > 0)) {
+    refuse(request.logprobs === true ? 'logprobs' : 'top_logprobs', 'This model does not return log probabilities; omit logprobs and top_logprobs');
+  }
+  const bias = (request as { logit_bias?: unknown }).logit_bias;
+  if (bias !== null && typeof bias === 'object' && Object.keys(bias).length > 0) refuse('logit_bias', 'This model does not take a logit_bias; omit it');
+}
+
 /** Builds the Anthropic request; throws `unsupported_parameter` for what Anthropic cannot express. */
 export function anthropicRequestFrom(request: ChatCompletionRequest, context: TranslationContext): AnthropicRequestPlan {
-  if (request.n !== undefined && request.n !== null && request.n !== 1) {
-    throw new ApiError('unsupported_parameter', {
-      param: 'n',
-      humanMessage: 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead',
-    });
-  }
+  refuseWhatCannotBeHonoured(request);
   const conversation = convertMessages(request.messages);
   const body: MessagesRequest = {
     model: context.route.model.upstream,
@@ -125,8 +148,7 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
     const stops = (typeof request.stop === 'string' ? [request.stop] : request.stop).filter((stop) => stop !== '');
     if (stops.length > 0) body.stop_sequences = stops;
   }
-  // OpenAI allows 0–2, Anthropic 0–1: clamp rather than refuse, since clients often send 1.2.
-  if (request.temperature !== undefined && request.temperature !== null) body.temperature = Math.min(Math.max(request.temperature, 0), 1);
+  if (request.temperature !== undefined && request.temperature !== null) body.temperature = request.temperature;
   // Newer Anthropic models refuse temperature and top_p together (LiteLLM #15097); OpenAI
   // clients often send top_p: 1, which samples from everything anyway, so that one is left out.
   const topPIsNoOp = request.top_p === 1 && body.temperature !== undefined;
