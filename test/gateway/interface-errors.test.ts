@@ -392,23 +392,26 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         assert.ok(!frames.some((f) => f.event === 'response.completed'));
         const last = frames.at(-1)!;
         assert.equal(last.event, 'error');
-        const data = JSON.parse(last.data) as { type: string; code: string; message: string };
+        const data = JSON.parse(last.data) as { type: string; code: string; message: string; human_message: string; error: { code: string; type: string; human_message: string } };
+        // The Responses API's own error event fields, for raw-HTTP clients...
         assert.equal(data.type, 'error');
         assert.equal(data.code, 'stream_interrupted');
         assert.match(data.message, /^stream_interrupted - /);
-        // The Responses API's standalone `error` event is yielded by the SDK as a ResponseErrorEvent.
+        assert.ok(data.human_message.length > 0);
+        // ...and the catalogue error object every interface carries.
+        assert.equal(data.error.code, 'stream_interrupted');
+        assert.equal(data.error.type, 'api_error');
+        assert.equal(data.error.human_message, data.human_message);
+        // The SDK throws it as an APIError with the code, as it does for a chat stream cut mid-way.
         const types: string[] = [];
-        let errorEvent: { code: string | null; message: string } | undefined;
-        for await (const event of await native.responses.create(body)) {
-          types.push(event.type);
-          if (event.type === 'error') errorEvent = event;
-        }
-        assert.equal(types.at(-1), 'error');
-        assert.ok(!types.includes('response.completed'));
-        assert.equal(errorEvent?.code, 'stream_interrupted');
-        // The SDK's stream helper has no final response to give: it rejects (with the error event itself).
+        const thrown = await failure(async () => {
+          for await (const event of await native.responses.create(body)) types.push(event.type);
+        });
+        assert.ok(thrown instanceof OpenAI.APIError, String(thrown));
+        assert.equal(thrown.code, 'stream_interrupted');
+        assert.ok(types.includes('response.created') && !types.includes('response.completed'));
         const helper = await failure(() => native.responses.stream(body).finalResponse());
-        assert.ok(helper instanceof Error || (helper as { code?: unknown }).code === 'stream_interrupted', JSON.stringify(helper));
+        assert.ok(helper instanceof OpenAI.APIError && helper.code === 'stream_interrupted', String(helper));
       } finally {
         sim.setFaults(undefined);
       }

@@ -14,6 +14,7 @@ import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
+import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest } from './schema.js';
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
@@ -53,11 +54,6 @@ class ResponsesMeter {
   feed(chunk: Buffer): void {
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
   }
-}
-
-/** The Responses API's standalone error event, appended when the upstream stream breaks. */
-function responsesErrorFrame(error: ApiError): string {
-  return `event: error\ndata: ${JSON.stringify({ type: 'error', code: error.code, message: error.message, param: null })}\n\n`;
 }
 
 /** The native lane: validated, then the shared pipeline with a byte-passthrough attempt. */
@@ -118,7 +114,7 @@ async function relayResponses(
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
     lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
-    if (!raw.destroyed) raw.write(responsesErrorFrame(lateError));
+    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError));
   }
   noteUsage(record, route, meter.usage);
   if (!raw.destroyed) raw.addTrailers(usageHeaders(route, meter.usage));

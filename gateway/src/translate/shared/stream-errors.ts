@@ -15,3 +15,15 @@ export function openAiStreamErrorFrame(error: ApiError): string {
 export function anthropicStreamErrorFrame(error: ApiError): string {
   return eventFrame('error', renderErrorBody(error));
 }
+
+/**
+ * For Responses API clients (the native lane): the standalone `error` event, whose top-level
+ * `type`, `code`, `message` and `param` the OpenAI SDK reads as a ResponseErrorEvent, plus the
+ * catalogue's `error` object (`code`, `type`, `message`, `human_message`, `retryable`, …) that
+ * every interface's errors carry. The event's own `type` must stay "error", so the error's type
+ * lives inside `error`, as in the other families' bodies.
+ */
+export function responsesStreamErrorFrame(error: ApiError): string {
+  const body = renderErrorBody(error).error;
+  return eventFrame('error', { type: 'error', code: error.code, message: error.message, param: error.param ?? null, human_message: error.humanMessage, error: body });
+}
