@@ -7,6 +7,7 @@ import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, sendError } from './http/render-error.js';
+import { RouteMethods } from './http/route-methods.js';
 import { registerSpeechRoutes } from './interfaces/audio/speech-route.js';
 import { registerTranscriptionRoutes } from './interfaces/audio/transcriptions-route.js';
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
@@ -138,9 +139,19 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     return sendError(reply, apiError);
   });
 
+  // Created before any route is registered: it learns each path's methods as routes are added.
+  const routeMethods = new RouteMethods(app);
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0]!;
+    const allowed = routeMethods.allowed(path);
+    if (allowed.length > 0) {
+      // The path exists, only not with this method (RFC 9110 §15.5.6: 405 lists the methods in Allow).
+      request.errorCode = 'method_not_allowed';
+      void reply.header('allow', allowed.join(', '));
+      return sendError(reply, new ApiError('method_not_allowed', { humanMessage: `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}` }));
+    }
     request.errorCode = 'not_found';
-    return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${request.url.split('?', 1)[0]} on this gateway` }));
+    return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${path} on this gateway` }));
   });
 
   app.get('/health', async (_request, reply) => {
