@@ -1,10 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
+import { checkJsonDepth } from './json-depth.js';
 
 function parseJson(text: string): unknown {
   // An empty body is no body: routes without one (revoke, DELETE) accept it, and validateBody
   // refuses it where a body is required.
   if (text.trim() === '') return undefined;
+  // Before parsing: every recursive walk after it (validation, translation) must stay in bounds.
+  checkJsonDepth(text);
   try {
     return JSON.parse(text);
   } catch (cause) {

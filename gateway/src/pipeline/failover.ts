@@ -16,6 +16,16 @@ export function isFailoverable(error: ApiError): boolean {
 }
 
 /**
+ * Whether a failure is the gateway's own (a bug, a stack overflow while building the upstream
+ * body): anything thrown that is not a catalogue error, or `internal_error`. It says nothing
+ * about the supplier, so it never counts against the supplier's shared health — otherwise one
+ * tenant's hostile request could open a circuit for everyone — and it is not retried elsewhere.
+ */
+export function isGatewayFault(thrown: unknown): boolean {
+  return !(thrown instanceof ApiError) || thrown.code === 'internal_error';
+}
+
+/**
  * What an attempt produced. `lateError` is a failure after the response had started (a stream
  * cut mid-way): the client already has its in-stream error, so there is no failover, but the
  * attempt counts as failed for the record and the supplier's health.
@@ -60,8 +70,8 @@ export async function tryCandidates<T>(
     try {
       const { value, lateError } = await attempt(route, index, signal);
       close(lateError);
-      // A client hanging up says nothing about the supplier's health.
-      if (!cancellation.aborted) {
+      // A client hanging up (or the gateway failing itself) says nothing about the supplier's health.
+      if (!cancellation.aborted && !(lateError && isGatewayFault(lateError))) {
         const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
         void update.catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
       }
@@ -70,7 +80,7 @@ export async function tryCandidates<T>(
       lastFailureAt = performance.now();
       const error = toApiError(thrown);
       close(error);
-      if (cancellation.aborted || !isFailoverable(error)) throw error;
+      if (cancellation.aborted || isGatewayFault(thrown) || !isFailoverable(error)) throw error;
       // Reported on a later tick so that building the store command does not delay the next
       // attempt: failover selection stays in-memory work only.
       setImmediate(() => {

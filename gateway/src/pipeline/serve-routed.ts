@@ -27,6 +27,12 @@ export interface RoutedCall<T> {
   worstCaseUsd(compliant: readonly ModelRoute[]): number;
   /** One attempt against one route: call the supplier and answer the client. */
   attempt: Attempt<T>;
+  /**
+   * Checks too expensive to run for a request its key's limits would refuse (tokenizing inputs):
+   * run once enforcement admitted it, before any supplier is called. A refusal here is settled
+   * and audited like any failed request.
+   */
+  admitted?: () => Promise<void>;
 }
 
 /**
@@ -64,6 +70,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
 
   let value: T;
   try {
+    await call.admitted?.();
     value = await tryCandidates(request, candidates, cancellation, deps.health, call.attempt);
   } catch (thrown) {
     await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, toApiError(thrown));

@@ -1,61 +1,61 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { countTokens, isWithinTokenLimit } from 'gpt-tokenizer';
 import { ApiError } from '../../../../core/errors/index.js';
+import { countTextTokens, countTokensSliced } from '../../tokens/count.js';
 import type { EmbeddingsRequest } from './schema.js';
 
 /** Tokens allowed in one input string (spec part 8). */
 export const maxTokensPerInput = 2048;
 
-/** Characters tokenized between yields to the event loop, so a 10 MB body never stalls other requests. */
-const charactersPerTurn = 64 * 1024;
-
-/** What the gateway knows of a request's inputs after checking them. */
+/** What the gateway knows of a request's inputs before and after checking them. */
 export interface MeasuredInputs {
   /** How many inputs (embeddings to expect back). */
   count: number;
-  /** Upper bound of the input tokens: what the budget reservation assumes. */
+  /** Upper bound of the input tokens, without tokenizing: what the budget reservation assumes. */
   tokenBound: number;
-  /** The exact count (o200k_base), computed only if the supplier reports no usage. */
+  /**
+   * Checks every input against the 2,048-token limit (the error names the first offending input
+   * by its index). Tokenizing is the expensive part, so the pipeline calls this only once the
+   * request passed its key's rate limit and budget.
+   */
+  check(): Promise<void>;
+  /** The count (o200k_base), made only if the supplier reports no usage; after `check`. */
   countTokens(): number;
 }
 
 /**
- * Checks every input against the 2,048-token limit and bounds the request's tokens. A token
- * covers at least one UTF-8 byte, so a string of at most 2,048 bytes cannot exceed the limit and
- * is not tokenized here at all: its byte length is its bound. Longer strings are tokenized
- * (stopping at 2,049 tokens), yielding to the event loop every 64 K characters. Token arrays
- * count their length. The error names the first offending input by its index.
+ * Measures a request's inputs. A token covers at least one UTF-8 byte, so the byte length bounds
+ * a string's tokens, and a string of at most 2,048 bytes cannot exceed the limit: only longer
+ * strings are tokenized, by `check`, in slices on the shared counting lane and stopping at 2,049
+ * tokens — so the work is bounded by the limit, not by the input. Token arrays count their length.
  */
-export async function measureInputs(input: EmbeddingsRequest['input']): Promise<MeasuredInputs> {
+export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs {
   const { items, single } = inputsOf(input);
+  const paramOf = (index: number) => (single ? 'input' : `input[${index}]`);
   let tokenBound = 0;
-  let sinceYield = 0;
   for (const [index, item] of items.entries()) {
-    const param = single ? 'input' : `input[${index}]`;
+    const param = paramOf(index);
     if (typeof item !== 'string') {
-      if (item.length > maxTokensPerInput) throw tooLong(param, item.length);
+      if (item.length > maxTokensPerInput) throw tooLong(param, item.length, false);
       tokenBound += item.length;
       continue;
     }
     if (item.length === 0) throw new ApiError('invalid_input', { param, humanMessage: `${param} is an empty string; every input must have text` });
-    const bytes = Buffer.byteLength(item);
-    if (bytes <= maxTokensPerInput) {
-      tokenBound += bytes;
-      continue;
-    }
-    if (sinceYield > charactersPerTurn) {
-      await nextTurn();
-      sinceYield = 0;
-    }
-    sinceYield += item.length;
-    const tokens = isWithinTokenLimit(item, maxTokensPerInput);
-    if (tokens === false) throw tooLong(param, countTokens(item));
-    tokenBound += tokens;
+    tokenBound += Buffer.byteLength(item);
   }
+  /** Exact counts of the long strings, made by `check`. */
+  const counted = new Map<number, number>();
   return {
     count: items.length,
     tokenBound,
-    countTokens: () => items.reduce<number>((sum, item) => sum + (typeof item === 'string' ? countTokens(item) : item.length), 0),
+    check: async () => {
+      for (const [index, item] of items.entries()) {
+        if (typeof item !== 'string' || Buffer.byteLength(item) <= maxTokensPerInput) continue;
+        const tokens = await countTokensSliced([item], maxTokensPerInput);
+        if (tokens > maxTokensPerInput) throw tooLong(paramOf(index), tokens, true);
+        counted.set(index, tokens);
+      }
+    },
+    countTokens: () =>
+      items.reduce<number>((sum, item, index) => sum + (typeof item === 'string' ? (counted.get(index) ?? countTextTokens(item)) : item.length), 0),
   };
 }
 
@@ -66,10 +66,11 @@ function inputsOf(input: EmbeddingsRequest['input']): { items: readonly (string 
   return { items: input as (string | number[])[], single: false };
 }
 
-function tooLong(param: string, tokens: number): ApiError {
+/** `atLeast`: counting stopped at the first token over the limit, so `tokens` is a lower bound. */
+function tooLong(param: string, tokens: number, atLeast: boolean): ApiError {
   return new ApiError('invalid_input', {
     param,
-    humanMessage: `${param} has ${tokens} tokens; each input may have at most ${maxTokensPerInput} tokens`,
+    humanMessage: `${param} has ${tokens} tokens${atLeast ? ' or more' : ''}; each input may have at most ${maxTokensPerInput} tokens`,
     details: { tokens, limit: maxTokensPerInput },
   });
 }

@@ -17,7 +17,7 @@ interface UpstreamEmbeddings {
 /** `POST /v1/embeddings` through the shared pipeline to OpenAI-protocol suppliers. */
 async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = validateBody(embeddingsRequest, request.body);
-  const inputs = await measureInputs(body.input);
+  const inputs = measureInputs(body.input);
   const format = body.encoding_format ?? 'float';
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
@@ -26,6 +26,7 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
     region: body.region,
     needs: { protocols: ['openai'], capability: 'embeddings' },
     worstCaseUsd: (compliant) => (inputs.tokenBound * maxPrice(compliant, (r) => r.model.inputUsdPerMtok)) / 1e6,
+    admitted: () => inputs.check(),
     attempt: jsonAttempt(deps, request, reply, {
       publicModel: body.model,
       path: '/embeddings',

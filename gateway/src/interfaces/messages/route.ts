@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ModelCapability } from '../../../../core/config/index.js';
+import type { ModelCapability, ModelRoute } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
@@ -14,7 +14,7 @@ import { orderCandidates } from '../../routing/order-candidates.js';
 import { messagesSessionInputs } from '../../routing/session-inputs.js';
 import { tryCandidates } from '../../pipeline/failover.js';
 import { chatProtocols } from '../../translate/factory.js';
-import { countMessagesTokens } from '../../tokens/count.js';
+import { countMessagesTokens, maxCountedTokens } from '../../tokens/count.js';
 import { countTokensRequest, messagesRequest, type CountTokensRequest } from './schema.js';
 
 const versionPattern = /^\d{4}-\d{2}-\d{2}$/;
@@ -36,6 +36,23 @@ function messagesNeeds(body: CountTokensRequest): ModelCapability[] {
   const hasImage = body.messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'image'));
   if (hasImage) needs.push('vision');
   return needs;
+}
+
+/**
+ * Tokens counted when no route counts natively. Counting stops at what the largest context among
+ * the routes allows (`maxCountedTokens` where none says): a longer input could not be sent to the
+ * model anyway, and the work stays bounded by the limit whatever the body's size.
+ */
+async function countLocally(body: CountTokensRequest, model: string, routes: readonly ModelRoute[]): Promise<number> {
+  const limit = routes.reduce((max, r) => Math.max(max, r.model.contextWindow ?? maxCountedTokens), 0) || maxCountedTokens;
+  const tokens = await countMessagesTokens(body, limit);
+  if (tokens > limit) {
+    throw new ApiError('context_length', {
+      humanMessage: `The input has more than ${limit} tokens, more than model ${model} accepts`,
+      details: { limit },
+    });
+  }
+  return tokens;
 }
 
 /** `POST /v1/messages` and `/v1/messages/count_tokens` (Anthropic messages interface). */
@@ -71,7 +88,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     const native = orderCandidates(candidates, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).filter(
       (r) => r.supplier.protocol === 'anthropic',
     );
-    if (native.length === 0) return { input_tokens: countMessagesTokens(body) };
+    if (native.length === 0) return { input_tokens: await countLocally(body, model, candidates) };
     const upstreamBody: Record<string, unknown> = { ...body };
     delete upstreamBody.region;
     delete upstreamBody.metadata;
