@@ -46,6 +46,10 @@ export const settingsSchema = z.object({
   SVC_STORE_PREFIX: z.string().default('svc:'),
   SVC_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
   SVC_UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Deadline for a request's headers and body to arrive, counted from its first byte. */
+  SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Deadline for a request's headers to arrive. */
+  SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   SVC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   SVC_SESSION_TTL_MS: z.coerce.number().int().min(1_000).default(30 * 60_000),

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors/index.js';
 import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
+import { answerClientError, newRequestId } from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
-import { fromFrameworkError, sendError } from './http/render-error.js';
+import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
 import { RouteMethods } from './http/route-methods.js';
 import { registerSpeechRoutes } from './interfaces/audio/speech-route.js';
 import { registerTranscriptionRoutes } from './interfaces/audio/transcriptions-route.js';
@@ -47,7 +47,23 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // One log line per request comes from our onResponse hook, with the routing facts.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    // Deadlines for receiving a request (Node's server enforces them and reports a clientError):
+    // a client trickling its headers or body cannot hold a connection open indefinitely.
+    requestTimeout: deps.bodyTimeoutMs,
+    http: {
+      headersTimeout: Math.min(deps.headersTimeoutMs, deps.bodyTimeoutMs),
+      // How often Node checks those deadlines: the finer, the closer to the setting they fire.
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(deps.headersTimeoutMs, deps.bodyTimeoutMs) / 4))),
+    },
+    clientErrorHandler: answerClientError,
+    // Path parameters are at most ~140 characters (a payer id); past this the answer is 414.
+    routerOptions: { maxParamLength: maxPathParameterLength },
+    // Failures of URL decoding and routing, before any hook runs: answered in the catalogue shape.
+    frameworkErrors: (error, request, reply) => {
+      request.errorCode = fromFrameworkError(error).code;
+      return sendError(reply, error);
+    },
+    genReqId: () => newRequestId(),
     requestIdHeader: false,
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -125,6 +141,13 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       'request',
     );
   };
+  // Answered before the body finished arriving (refused key, body too large, …): the connection
+  // closes after the answer instead of reading — for as long as the client cares to trickle — a
+  // body nobody will use.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onResponse', async (request, reply) => {
     request.trace?.end(request, reply);
     finish(request, reply, reply.statusCode);

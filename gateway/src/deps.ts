@@ -46,6 +46,10 @@ export interface GatewayDeps {
   /** HMAC of the root admin key under the pepper. */
   adminKeyHash: string;
   bodyLimitBytes: number;
+  /** A request's headers and body must have arrived this long after it began (else 408, closed). */
+  bodyTimeoutMs: number;
+  /** A request's headers must have arrived this long after it began. */
+  headersTimeoutMs: number;
   /** An audio upload idle this long is abandoned. */
   uploadIdleMs: number;
   /** When the process started (ms), reported as models' `created`. */

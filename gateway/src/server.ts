@@ -114,6 +114,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     pepper: settings.SVC_KEY_PEPPER,
     adminKeyHash: hashSecret(settings.SVC_ADMIN_KEY, settings.SVC_KEY_PEPPER),
     bodyLimitBytes: settings.SVC_BODY_LIMIT_BYTES,
+    bodyTimeoutMs: settings.SVC_BODY_TIMEOUT_MS,
+    headersTimeoutMs: settings.SVC_HEADERS_TIMEOUT_MS,
     uploadIdleMs: settings.SVC_UPLOAD_IDLE_TIMEOUT_MS,
     startedAt: Date.now(),
   });

@@ -88,19 +88,22 @@ export function parseFirstResponse(text: string): Pick<RawExchange, 'status' | '
 }
 
 /**
- * Writes `chunks` to a fresh connection (each chunk once the previous was written) and reads
- * until the server closes or, after the first complete response, for at most `waitMs` more.
- * `waitMs` is a ceiling for the exchange, not an assertion: the caller asserts on what arrived.
+ * Writes `chunks` to a fresh connection (each once the previous was written, `intervalMs` apart:
+ * a trickling client) and reads until the server closes the connection. `waitMs` is a ceiling
+ * for the whole exchange, not an assertion: the caller asserts on what arrived and on
+ * `closedByServer`.
  */
-export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 10_000): Promise<RawExchange> {
+export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 10_000, intervalMs = 0): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const received: Buffer[] = [];
     let settled = false;
+    let pacing: NodeJS.Timeout | undefined;
     const finish = (closedByServer: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(ceiling);
+      clearTimeout(pacing);
       socket.destroy();
       const text = Buffer.concat(received).toString('latin1');
       resolve({ received: text, ...parseFirstResponse(text), closedByServer });
@@ -115,13 +118,17 @@ export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 
       else if (!settled) {
         settled = true;
         clearTimeout(ceiling);
+        clearTimeout(pacing);
         reject(error);
       }
     });
     socket.once('connect', () => {
       const writeNext = (i: number) => {
         if (i >= chunks.length || socket.destroyed) return;
-        socket.write(chunks[i]!, () => writeNext(i + 1));
+        socket.write(chunks[i]!, () => {
+          if (intervalMs === 0) writeNext(i + 1);
+          else pacing = setTimeout(() => writeNext(i + 1), intervalMs);
+        });
       };
       writeNext(0);
     });

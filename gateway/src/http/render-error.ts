@@ -1,6 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
 
+/** Longest path parameter routed (fastify's default is 100, shorter than a payer id may be). */
+export const maxPathParameterLength = 500;
+
 /**
  * Maps fastify's own failures (routing, body parsing, limits) to catalogue errors, so a client
  * never sees fastify's error shape or a 500 for something that has a code.
@@ -19,6 +22,13 @@ export function fromFrameworkError(err: unknown): ApiError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('invalid_request', { humanMessage: 'The Content-Length header does not match the body', cause: err });
     case 'FST_ERR_BAD_URL':
+      return new ApiError('invalid_request', { humanMessage: 'The request path is not valid (malformed percent-encoding)', cause: err });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('request_too_large', {
+        status: 414,
+        humanMessage: `A segment of the request path is longer than ${maxPathParameterLength} characters`,
+        cause: err,
+      });
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new ApiError('invalid_request', { cause: err });
     default:

@@ -149,7 +149,8 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
     const armIdleTimer = () => {
       clearTimeout(idle);
       idle = setTimeout(() => {
-        fail(new ApiError('request_timeout', { humanMessage: `The upload sent nothing for ${idleMs / 1000} s and was abandoned` }));
+        // 408: the client stalled, not anything behind the gateway (a 5xx would blame the service).
+        fail(new ApiError('request_timeout', { status: 408, humanMessage: `The upload sent nothing for ${idleMs / 1000} s and was abandoned` }));
         raw.destroy();
       }, idleMs);
       idle.unref();
