@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import type { PGlite } from '@electric-sql/pglite';
 import { migrationSource } from './migrations/index.js';
 
 /** An open connection pool to the system of record, plus how to shut it down. */
@@ -16,7 +17,13 @@ export interface Database {
 /** How to open the database: a PostgreSQL URL, or embedded PGlite in a directory (or memory). */
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolMax?: number }
-  | { kind: 'embedded'; dataDir: string | 'memory'; poolMax?: number };
+  | {
+      kind: 'embedded';
+      dataDir: string | 'memory';
+      poolMax?: number;
+      /** An open PGlite to serve instead of opening one on dataDir (tests start from a migrated snapshot); closed with the database. */
+      pglite?: PGlite;
+    };
 
 function knexForUrl(url: string, poolMax: number): Knex {
   return knexFactory({
@@ -45,17 +52,17 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
  * socket server queues them and keeps a transaction on the connection that opened it, so the
  * pool may hold several connections as long as the server allows more than the pool.
  */
-async function openEmbedded(dataDir: string | 'memory', poolMax: number): Promise<Database> {
+async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?: PGlite): Promise<Database> {
   const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-socket'),
   ]);
   let pgDir: string | undefined;
-  if (dataDir !== 'memory') {
+  if (dataDir !== 'memory' && !given) {
     pgDir = resolve(dataDir, 'pg');
     mkdirSync(pgDir, { recursive: true });
   }
-  const pglite = await PGlite.create(pgDir ? { dataDir: pgDir } : {});
+  const pglite = given ?? (await PGlite.create(pgDir ? { dataDir: pgDir } : {}));
   const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolMax + 4 });
   await server.start();
   const knex = knexForUrl(`postgres://postgres@${server.getServerConn()}/postgres?sslmode=disable`, poolMax);
@@ -80,7 +87,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       return openPostgres(target.url, target.poolMax ?? 10);
     case 'embedded':
       // PGlite runs one statement at a time; a small pool avoids long client-side queues.
-      return openEmbedded(target.dataDir, Math.min(target.poolMax ?? 4, 4));
+      return openEmbedded(target.dataDir, Math.min(target.poolMax ?? 4, 4), target.pglite);
     default: {
       const unreachable: never = target;
       throw new Error(`unknown database target ${JSON.stringify(unreachable)}`);

@@ -1,30 +1,95 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import knexFactory from 'knex';
+import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
 import { openDatabase, type Database } from './database.js';
 
 /**
  * A fresh, migrated database for one test: a new PostgreSQL database on the server named by
  * DATABASE_URL (dropped on close), or in-memory embedded PGlite when DATABASE_URL is unset.
  * Tests that run in parallel therefore never see each other's rows.
+ *
+ * Migrating is the slow part, so it happens once: on PostgreSQL into a template database that
+ * every test database is copied from, on PGlite into a data-directory snapshot each test loads.
  */
 export async function createTestDatabase(env: Record<string, string | undefined> = process.env): Promise<Database> {
   const url = env.DATABASE_URL;
-  if (!url) {
-    const db = await openDatabase({ kind: 'embedded', dataDir: 'memory' });
-    await db.migrate();
-    return db;
+  return url ? copyOfTemplate(url) : loadedSnapshot();
+}
+
+const migrationsDir = new URL('./migrations/', import.meta.url);
+
+/** Names and contents of the migration files: a changed or added migration changes the hash. */
+function migrationsFingerprint(): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(migrationsDir).filter((n) => /\.(ts|js)$/.test(n) && !n.endsWith('.d.ts')).sort()) {
+    hash.update(name).update('\0').update(readFileSync(new URL(name, migrationsDir))).update('\0');
   }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/* ------------------------------------------------------------------ PostgreSQL: a template database */
+
+const templates = new Map<string, Promise<string>>();
+
+/** The migrated template on this server, built by whichever process gets there first. */
+function templateOn(url: string): Promise<string> {
+  let template = templates.get(url);
+  if (!template) {
+    template = buildTemplateOnce(url);
+    templates.set(url, template);
+    template.catch(() => templates.delete(url)); // a failure is retried by the next caller
+  }
+  return template;
+}
+
+/**
+ * Creates `svc_tpl_<hash>` unless it exists. Test processes race for it, so the work is done
+ * under an advisory lock, and in a scratch database renamed into place when complete: a process
+ * killed mid-migration leaves a scratch database (dropped by the next builder), never a
+ * half-migrated template.
+ */
+async function buildTemplateOnce(url: string): Promise<string> {
+  const fingerprint = migrationsFingerprint();
+  const template = `svc_tpl_${fingerprint}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    // One session holds the lock; it is released when the session ends, even on a crash.
+    const lockKey = BigInt.asIntN(64, BigInt(`0x${fingerprint}`)).toString();
+    await admin.query('select pg_advisory_lock($1::bigint)', [lockKey]);
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [template]);
+    if (exists.rowCount) return template;
+    const stale = await admin.query<{ datname: string }>('select datname from pg_database where datname like $1', [`${template}_build_%`]);
+    for (const { datname } of stale.rows) await admin.query(`drop database if exists ${quoteIdent(datname)} with (force)`);
+
+    const scratch = `${template}_build_${randomBytes(4).toString('hex')}`;
+    await admin.query(`create database ${quoteIdent(scratch)}`);
+    const db = await openDatabase({ kind: 'postgres', url: withDatabase(url, scratch), poolMax: 1 });
+    try {
+      await db.migrate();
+    } finally {
+      await db.close();
+    }
+    await admin.query(`alter database ${quoteIdent(scratch)} rename to ${quoteIdent(template)}`);
+    await admin.query(`alter database ${quoteIdent(template)} is_template true`);
+    return template;
+  } finally {
+    await admin.end(); // ends the session, so releases the lock
+  }
+}
+
+async function copyOfTemplate(url: string): Promise<Database> {
+  const template = await templateOn(url);
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   try {
-    await admin.raw('create database ??', [name]);
+    await admin.raw('create database ?? template ??', [name, template]);
   } finally {
     await admin.destroy();
   }
-  const testUrl = new URL(url);
-  testUrl.pathname = `/${name}`;
-  const db = await openDatabase({ kind: 'postgres', url: testUrl.toString(), poolMax: 5 });
-  await db.migrate();
+  const db = await openDatabase({ kind: 'postgres', url: withDatabase(url, name), poolMax: 5 });
   return {
     ...db,
     close: async () => {
@@ -37,4 +102,46 @@ export async function createTestDatabase(env: Record<string, string | undefined>
       }
     },
   };
+}
+
+function withDatabase(url: string, name: string): string {
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return target.toString();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/* ------------------------------------------------------------------ PGlite: a data-directory snapshot */
+
+let snapshot: Promise<Blob> | undefined;
+
+/** This process's migrated PGlite data directory (a tarball), made on first use. */
+function migratedSnapshot(): Promise<Blob> {
+  if (!snapshot) {
+    snapshot = (async () => {
+      const pglite = await newPGlite();
+      const db = await openDatabase({ kind: 'embedded', dataDir: 'memory', pglite });
+      try {
+        await db.migrate();
+        return await pglite.dumpDataDir('none');
+      } finally {
+        await db.close();
+      }
+    })();
+    snapshot.catch(() => (snapshot = undefined)); // a failure is retried by the next caller
+  }
+  return snapshot;
+}
+
+async function loadedSnapshot(): Promise<Database> {
+  const pglite = await newPGlite(await migratedSnapshot());
+  return openDatabase({ kind: 'embedded', dataDir: 'memory', pglite });
+}
+
+async function newPGlite(loadDataDir?: Blob): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create(loadDataDir ? { loadDataDir } : {});
 }
