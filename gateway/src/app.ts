@@ -20,6 +20,7 @@ import { registerNativeResponsesRoutes } from './interfaces/native-responses/rou
 import { recordRequestMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
+import { isFailover } from './pipeline/attempts.js';
 
 /** The status requests abandoned by their client are counted with (nginx's "client closed request"). */
 const clientClosedRequest = 499;
@@ -129,7 +130,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
         model: routing?.model,
         supplier: routing?.attempts.at(-1)?.supplier,
-        failover: routing ? routing.attempts.length > 1 : undefined,
+        failover: routing ? isFailover(routing, routing.attempts.at(-1)?.supplier) : undefined,
         attempts: routing?.attempts.length ? routing.attempts : undefined,
         input_tokens: routing?.usage?.inputTokens,
         output_tokens: routing?.usage?.outputTokens,

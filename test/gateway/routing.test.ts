@@ -202,11 +202,12 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
     assert.equal(primary.requests.length, 1, 'the primary was tried once');
     assert.equal(secondary.requests.length, 1);
 
-    // Within the Retry-After the primary's circuit is open: not tried at all (no failover either).
+    // Within the Retry-After the primary's circuit is open: not tried at all, and the answer still
+    // reports that the preferred supplier was not used (docs/routing.md).
     for (let i = 0; i < 3; i++) {
       const reply = await ask(h.gateway.url, key);
       assert.equal(answeredBy(reply), 'secondary-eu');
-      assert.equal(reply.headers.get('x-svc-failover'), 'false');
+      assert.equal(reply.headers.get('x-svc-failover'), 'true');
     }
     assert.equal(primary.requests.length, 1, 'the primary is skipped while cooling down');
 
@@ -687,14 +688,14 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
     assert.equal(tripped.requests.length, 2);
     const onA = await ask(A, key);
     assert.equal(answeredBy(onA), 'shared-2');
-    assert.equal(onA.headers.get('x-svc-failover'), 'false');
+    assert.equal(onA.headers.get('x-svc-failover'), 'true', 'the preferred supplier was skipped (open circuit)');
     assert.equal(tripped.requests.length, 2, 'A opened the circuit after 2 failures');
 
     await sleep(250); // the opening is published to the other replicas
     for (let i = 0; i < 5; i++) {
       const reply = await ask(replicaB.url, key);
       assert.equal(answeredBy(reply), 'shared-2');
-      assert.equal(reply.headers.get('x-svc-failover'), 'false');
+      assert.equal(reply.headers.get('x-svc-failover'), 'true');
     }
     assert.equal(tripped.requests.length, 2, 'B sent nothing to the tripped supplier');
 

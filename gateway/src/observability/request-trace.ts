@@ -19,7 +19,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { injectTraceContext, traceContextFromHeaders } from '../../../core/telemetry/index.js';
-import type { AttemptRecord, InterfaceName, RoutingRecord } from '../pipeline/attempts.js';
+import { isFailover, type AttemptRecord, type InterfaceName, type RoutingRecord } from '../pipeline/attempts.js';
 import { interfaceLabel } from './request-labels.js';
 
 declare module 'fastify' {
@@ -108,7 +108,7 @@ export class RequestTrace {
     return this.span.spanContext().traceId;
   }
 
-  /** Starts the client span of attempt `index` (0 = first choice, later ones are failovers). */
+  /** Starts the client span of attempt `index` (0 = first tried; a failover when not the preferred supplier). */
   startAttempt(route: ModelRoute, index: number, routing: RoutingRecord): AttemptSpan {
     const operation = routing.interfaceName ? operationOf[routing.interfaceName] : 'chat';
     const provider = providerOf[route.supplier.protocol];
@@ -122,7 +122,7 @@ export class RequestTrace {
       'svc.model': route.model.id,
       'svc.supplier': route.supplier.name,
       'svc.region': route.supplier.region,
-      'svc.failover': index > 0,
+      'svc.failover': isFailover(routing, route.supplier.name),
       'svc.attempt': index,
     };
     const span = this.tracer.startSpan(
@@ -145,7 +145,7 @@ export class RequestTrace {
     if (answered) {
       span.setAttribute('svc.supplier', answered.supplier);
       span.setAttribute('svc.region', answered.region);
-      span.setAttribute('svc.failover', routing!.attempts.length > 1);
+      span.setAttribute('svc.failover', isFailover(routing!, answered.supplier));
     }
     if (routing?.usage) {
       span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, routing.usage.inputTokens);

@@ -4,7 +4,7 @@ import type { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { Reservation } from '../enforcement/enforce.js';
-import { routingRecord, type InterfaceName } from './attempts.js';
+import { isFailover, routingRecord, type InterfaceName } from './attempts.js';
 
 export type { InterfaceName } from './attempts.js';
 
@@ -29,7 +29,7 @@ export function auditRecordOf(request: FastifyRequest, key: KeyRecord, interface
     latencyMs: Math.round(Date.now() - receivedAt),
     status: error ? error.status : 200,
     code: error?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
-    failover: routing.attempts.length > 1,
+    failover: isFailover(routing, answered?.supplier),
     attempts: routing.attempts,
     session: routing.session ?? null,
   };

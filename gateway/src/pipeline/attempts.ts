@@ -32,6 +32,8 @@ export interface RoutingRecord {
    * written to the client; set by the streaming code, read by the time-to-first-byte metric.
    */
   firstByteMs: number | undefined;
+  /** The first-ranked supplier (routing/order-candidates.ts `preferred`), set once candidates are ranked. */
+  preferredSupplier?: string | undefined;
 }
 
 declare module 'fastify' {
@@ -45,6 +47,17 @@ declare module 'fastify' {
 export function routingRecord(request: FastifyRequest): RoutingRecord {
   request.routing ??= { interfaceName: undefined, model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined, upstreamMs: 0, firstByteMs: undefined };
   return request.routing;
+}
+
+/**
+ * Whether `supplier` answering this request is a failover: it is not the preferred (first-ranked)
+ * supplier, whether the preferred one failed or was skipped because its circuit was open. The
+ * one rule behind `x-svc-failover`, the audit record's `failover` and the request log line.
+ */
+export function isFailover(record: RoutingRecord, supplier: string | undefined): boolean {
+  if (supplier === undefined) return false;
+  if (record.preferredSupplier === undefined) return record.attempts.length > 1;
+  return supplier !== record.preferredSupplier;
 }
 
 /** Timing of one attempt between `begin` and `finish`. */

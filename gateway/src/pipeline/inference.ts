@@ -4,9 +4,10 @@ import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
-import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
+import { usageHeaders } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
+import { answerHeaders } from './answer-headers.js';
 import { noteUsage, routingRecord, type InterfaceName } from './attempts.js';
 import { serveRouted } from './serve-routed.js';
 import { callSupplier } from './supplier-call.js';
@@ -58,7 +59,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
     needs: { protocols: chatProtocols, capability: 'chat' },
     session: sessionOf(inference.session),
     worstCaseUsd: (compliant) => worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens),
-    attempt: async (route, index, signal) => {
+    attempt: async (route, _index, signal) => {
       const translator = createTranslator(inference.client, route.supplier.protocol, {
         route,
         publicModel,
@@ -67,7 +68,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       const call = translator.request();
       const started = performance.now();
       const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
-      const headers = () => routingHeaders(route, publicModel, index > 0, performance.now() - started);
+      const headers = () => answerHeaders(reply, route, publicModel, started);
       if (inference.stream) {
         const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
         noteUsage(record, route, translator.usage());

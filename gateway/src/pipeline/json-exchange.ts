@@ -3,7 +3,8 @@ import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { MediaUsage, TokenUsage } from '../routing/cost.js';
-import { routingHeaders, usageHeaders } from '../routing/routing-headers.js';
+import { usageHeaders } from '../routing/routing-headers.js';
+import { answerHeaders } from './answer-headers.js';
 import { noteUsage, routingRecord } from './attempts.js';
 import type { Attempt } from './failover.js';
 import { callSupplier } from './supplier-call.js';
@@ -51,7 +52,7 @@ function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): J
  * normalise, record usage and cost, set the routing and usage headers.
  */
 export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, exchange: JsonExchange): Attempt<unknown> {
-  return async (route, index, signal) => {
+  return async (route, _index, signal) => {
     const started = performance.now();
     const upstream = await callSupplier(
       deps.upstream,
@@ -64,7 +65,7 @@ export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: F
     const answer = readAnswer(exchange, await readJson(upstream, route), route);
     noteUsage(routingRecord(request), route, answer.usage, answer.media);
     void reply.headers({
-      ...routingHeaders(route, exchange.publicModel, index > 0, performance.now() - started),
+      ...answerHeaders(reply, route, exchange.publicModel, started),
       ...usageHeaders(route, answer.usage, answer.media),
     });
     return { value: answer.body };

@@ -6,7 +6,7 @@ import type { GatewayDeps } from '../deps.js';
 import { enforce } from '../enforcement/enforce.js';
 import { RequestCancellation } from '../http/cancellation.js';
 import { pickCandidates, type InterfaceNeeds } from '../routing/candidates.js';
-import { orderCandidates } from '../routing/order-candidates.js';
+import { rankCandidates } from '../routing/order-candidates.js';
 import type { Session } from '../routing/session-affinity.js';
 import { settleAndAudit } from './accounting.js';
 import { routingRecord, type InterfaceName } from './attempts.js';
@@ -63,10 +63,9 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
     sticky ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
     enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
   ]);
-  const candidates = orderCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).slice(
-    0,
-    deps.maxAttempts,
-  );
+  const ranking = rankCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random });
+  record.preferredSupplier = ranking.preferred?.supplier.name;
+  const candidates = ranking.ordered.slice(0, deps.maxAttempts);
 
   let value: T;
   try {

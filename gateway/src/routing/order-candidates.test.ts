@@ -1,7 +1,7 @@
 import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { buildCatalogue, type ModelRoute } from '../../../core/config/index.js';
-import { orderCandidates } from './order-candidates.js';
+import { orderCandidates, rankCandidates } from './order-candidates.js';
 
 function routes(suppliers: { name: string; priority: number; weight?: number }[]): readonly ModelRoute[] {
   const catalogue = buildCatalogue(
@@ -54,4 +54,14 @@ test('open circuits go last (still tried), a pinned healthy supplier goes first'
   assert.deepEqual(names(orderCandidates(candidates, { pinnedSupplier: 'c', isOpen: (s) => s === 'c', random: seeded(1) })), ['a', 'b', 'c']);
   // A pin to a supplier that is not a candidate (another region) changes nothing.
   assert.deepEqual(names(orderCandidates(candidates, { pinnedSupplier: 'zz', isOpen: () => false, random: seeded(1) })), ['a', 'b', 'c']);
+});
+
+test('the preferred route ignores health: an open circuit moves a route back, not out of first rank', () => {
+  const candidates = routes([{ name: 'a', priority: 1 }, { name: 'b', priority: 2 }, { name: 'c', priority: 3 }]);
+  const skipped = rankCandidates(candidates, { pinnedSupplier: null, isOpen: (s) => s === 'a', random: seeded(1) });
+  assert.deepEqual(names(skipped.ordered), ['b', 'c', 'a']);
+  assert.equal(skipped.preferred?.supplier.name, 'a');
+  // A session pin is the preference, open or not.
+  assert.equal(rankCandidates(candidates, { pinnedSupplier: 'c', isOpen: (s) => s === 'c', random: seeded(1) }).preferred?.supplier.name, 'c');
+  assert.equal(rankCandidates(candidates, { pinnedSupplier: 'zz', isOpen: () => false, random: seeded(1) }).preferred?.supplier.name, 'a');
 });

@@ -1,17 +1,26 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { callCostUsd, type MediaUsage, type TokenUsage } from './cost.js';
 
+/** Whether the answer came after a failover, and how long the request and its answering attempt took (ms). */
+export interface AnswerTiming {
+  failover: boolean;
+  latencyMs: number;
+  attemptLatencyMs: number;
+}
+
 /**
  * The routing headers known before the body (spec part 4): the public model that answered, who
- * served it, where, whether after a failover, and the supplier's latency.
+ * served it, where, whether after a failover, the request's latency in the gateway and the
+ * answering attempt's.
  */
-export function routingHeaders(route: ModelRoute, publicModel: string, failover: boolean, latencyMs: number): Record<string, string> {
+export function routingHeaders(route: ModelRoute, publicModel: string, timing: AnswerTiming): Record<string, string> {
   return {
     'x-svc-model': publicModel,
     'x-svc-supplier': route.supplier.name,
     'x-svc-region': route.supplier.region,
-    'x-svc-failover': String(failover),
-    'x-svc-latency-ms': String(Math.round(latencyMs)),
+    'x-svc-failover': String(timing.failover),
+    'x-svc-latency-ms': String(Math.round(timing.latencyMs)),
+    'x-svc-attempt-latency-ms': String(Math.round(timing.attemptLatencyMs)),
   };
 }
 

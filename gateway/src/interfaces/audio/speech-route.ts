@@ -3,12 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
+import { answerHeaders } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { Attempt } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { MediaUsage } from '../../routing/cost.js';
-import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
+import { usageHeaders } from '../../routing/routing-headers.js';
 import { maxPrice } from '../../routing/worst-case.js';
 import { maxSpeechCharacters, speechRequest, type SpeechRequest } from './speech-schema.js';
 
@@ -25,7 +26,7 @@ function characterCount(text: string): number {
 function speechAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, body: SpeechRequest, media: MediaUsage): Attempt<unknown> {
   const format = body.response_format ?? 'mp3';
   const { region: _region, ...forwarded } = body;
-  return async (route, index, signal) => {
+  return async (route, _index, signal) => {
     const voice = body.voice ?? route.model.defaultVoice;
     const started = performance.now();
     const upstream = await callSupplier(
@@ -45,7 +46,7 @@ function speechAttempt(deps: GatewayDeps, request: FastifyRequest, reply: Fastif
     raw.writeHead(200, {
       'content-type': audioTypes[format],
       'x-request-id': String(request.id),
-      ...routingHeaders(route, body.model, index > 0, performance.now() - started),
+      ...answerHeaders(reply, route, body.model, started),
       ...usageHeaders(route, undefined, media),
     });
     let lateError: ApiError | undefined;

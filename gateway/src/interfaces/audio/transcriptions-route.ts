@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
+import { answerHeaders } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { Attempt } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { callSupplier, RawRequestBody } from '../../pipeline/supplier-call.js';
 import type { MediaUsage, TokenUsage } from '../../routing/cost.js';
-import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
+import { usageHeaders } from '../../routing/routing-headers.js';
 import { maxPrice } from '../../routing/worst-case.js';
 import { wavSeconds } from './formats.js';
 import { languageCodes } from './languages.js';
@@ -80,7 +81,7 @@ function estimatedSeconds(file: AudioFile): number {
 }
 
 function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, form: TranscriptionForm, file: AudioFile): Attempt<unknown> {
-  return async (route, index, signal) => {
+  return async (route, _index, signal) => {
     const fields: FormField[] = [['model', route.model.upstream], ...form.forwarded];
     const body: MultipartBody = multipartBody(fields, file);
     const started = performance.now();
@@ -110,7 +111,7 @@ function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply:
     }
     const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : estimatedSeconds(file)) };
     noteUsage(routingRecord(request), route, reported.tokens, media);
-    void reply.headers({ ...routingHeaders(route, form.model, index > 0, performance.now() - started), ...usageHeaders(route, reported.tokens, media) });
+    void reply.headers({ ...answerHeaders(reply, route, form.model, started), ...usageHeaders(route, reported.tokens, media) });
     return { value: answer };
   };
 }

@@ -7,13 +7,14 @@ import { worstCaseUsd } from '../../enforcement/enforce.js';
 import type { AttemptSignal } from '../../http/cancellation.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { validateBody } from '../../http/validate.js';
+import { answerHeaders } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { TokenUsage } from '../../routing/cost.js';
-import { routingHeaders, usageHeaders } from '../../routing/routing-headers.js';
+import { usageHeaders } from '../../routing/routing-headers.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest } from './schema.js';
 
@@ -69,7 +70,7 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     region: body.region,
     needs: { protocols: ['openai-responses'], capability: 'chat' },
     worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, 4096),
-    attempt: (route, index, signal) => relayResponses(deps, request, reply, body.model, route, index, signal, upstreamBody),
+    attempt: (route, _index, signal) => relayResponses(deps, request, reply, body.model, route, signal, upstreamBody),
   });
 }
 
@@ -80,7 +81,6 @@ async function relayResponses(
   reply: FastifyReply,
   model: string,
   route: ModelRoute,
-  index: number,
   signal: AttemptSignal,
   upstreamBody: Record<string, unknown>,
 ): Promise<AttemptResult<unknown>> {
@@ -101,7 +101,7 @@ async function relayResponses(
     ...sseHeaders,
     'x-request-id': String(request.id),
     trailer: trailerNames,
-    ...routingHeaders(route, model, index > 0, performance.now() - started),
+    ...answerHeaders(reply, route, model, started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
   const meter = new ResponsesMeter();
