@@ -57,7 +57,8 @@ export function decodeAuditCursor(cursor: string): CursorPosition {
   }
   if (!Array.isArray(value) || value.length !== 2) throw new InvalidAuditCursorError();
   const [ts, requestId] = value as unknown[];
-  if (typeof ts !== 'string' || typeof requestId !== 'string' || requestId.length === 0) throw new InvalidAuditCursorError();
+  // Request ids are the gateway's own (req_ + hex) or a client's x-request-id: printable ASCII, never NUL.
+  if (typeof ts !== 'string' || typeof requestId !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(requestId)) throw new InvalidAuditCursorError();
   // Only the canonical form: rules out dates PostgreSQL and JavaScript would read differently.
   const time = Date.parse(ts);
   if (!Number.isFinite(time) || new Date(time).toISOString() !== ts) throw new InvalidAuditCursorError();

@@ -4,8 +4,15 @@ import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 
 // Constraints the spec leaves open, decided once here and documented in docs/keys.md.
 
-const name = z.string().trim().min(1, 'must not be empty').max(200);
-const modelList = z.array(z.string().min(1).max(200)).min(1).max(100);
+/**
+ * Text PostgreSQL can store: a NUL character is refused by `text` columns and an unpaired UTF-16
+ * surrogate has no UTF-8 encoding, so either would fail in the database as a 500.
+ */
+const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const storableText = (schema: z.ZodString) => schema.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
+
+const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
+const modelList = z.array(storableText(z.string().min(1).max(200))).min(1).max(100);
 /** The spec shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
@@ -13,7 +20,7 @@ const regions = z
 const money = z.number().min(0).max(1_000_000_000);
 const rpm = z.number().int().min(1).max(1_000_000);
 const metadata = z
-  .record(z.string().min(1).max(64), z.string().max(512))
+  .record(storableText(z.string().min(1).max(64)), storableText(z.string().max(512)))
   .refine((m) => Object.keys(m).length <= 32, 'holds at most 32 pairs');
 /** Payers are named `<kind>:<id>`: project, org, user (delegated or billing user) or key. */
 const payer = z.string().regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/, 'must look like project:<id>, org:<id>, user:<id> or key:<id>');
@@ -48,26 +55,33 @@ export const patchKeyRequest = z
 /** `GET /v1/manage/keys` query. */
 export const listKeysQuery = z.strictObject({
   status: z.enum(keyStatuses).optional(),
-  name_prefix: z.string().min(1).max(200).optional(),
+  name_prefix: storableText(z.string().min(1).max(200)).optional(),
   source: z.enum(['api', 'crd', 'portal', 'bootstrap']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().min(1).max(500).optional(),
+  cursor: z.string().regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned').max(500).optional(),
 });
 
-const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp').transform((v) => new Date(v));
+/** Years 1–9999: JavaScript reads dates far beyond what PostgreSQL and the ISO format agree on. */
+const earliest = Date.parse('0001-01-01T00:00:00Z');
+const latest = Date.parse('9999-12-31T23:59:59.999Z');
+const isoDate = z
+  .string()
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp')
+  .refine((v) => Date.parse(v) >= earliest && Date.parse(v) <= latest, 'must be between the years 1 and 9999')
+  .transform((v) => new Date(v));
 
 /** `GET /v1/manage/keys/{id}/audit` query. */
 export const auditQuery = z.strictObject({
   from: isoDate.optional(),
   to: isoDate.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().min(1).max(500).optional(),
+  cursor: z.string().regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned').max(500).optional(),
 });
 
 /** `POST /v1/manage/wallets/{payer}/credits`. */
 export const creditRequest = z.strictObject({
   amount_usd: z.number().positive().max(1_000_000),
-  reason: z.string().trim().min(1).max(500),
+  reason: storableText(z.string().trim().min(1).max(500)),
 });
 
 /** Path parameter of wallet routes. */
