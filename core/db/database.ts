@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { PGlite } from '@electric-sql/pglite';
+import { serveEmbeddedDatabase } from './embedded-server.js';
 import { migrationSource } from './migrations/index.js';
 
 /** An open connection pool to the system of record, plus how to shut it down. */
@@ -48,24 +49,20 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
 
 /**
  * Embedded PostgreSQL: PGlite (Postgres compiled to WASM) served on a loopback socket so the
- * same `pg` driver and SQL run as in production. PGlite executes one query at a time; the
- * socket server queues them and keeps a transaction on the connection that opened it, so the
- * pool may hold several connections as long as the server allows more than the pool.
+ * same `pg` driver and SQL run as in production. PGlite is one backend for every connection;
+ * the socket server (embedded-server.ts) gives it to one connection's exchange or transaction
+ * at a time, so the pool's connections queue instead of mixing their protocol messages.
  */
 async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?: PGlite): Promise<Database> {
-  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('@electric-sql/pglite-socket'),
-  ]);
+  const { PGlite } = await import('@electric-sql/pglite');
   let pgDir: string | undefined;
   if (dataDir !== 'memory' && !given) {
     pgDir = resolve(dataDir, 'pg');
     mkdirSync(pgDir, { recursive: true });
   }
   const pglite = given ?? (await PGlite.create(pgDir ? { dataDir: pgDir } : {}));
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: poolMax + 4 });
-  await server.start();
-  const knex = knexForUrl(`postgres://postgres@${server.getServerConn()}/postgres?sslmode=disable`, poolMax);
+  const server = await serveEmbeddedDatabase(pglite);
+  const knex = knexForUrl(server.url, poolMax);
   return {
     kind: 'embedded',
     knex,
