@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import type { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.js';
 import { serveEmbeddedDatabase } from './embedded-server.js';
 import { migrationSource } from './migrations/index.js';
 
@@ -56,11 +57,20 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
 async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?: PGlite): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   let pgDir: string | undefined;
+  let unlock = () => {};
   if (dataDir !== 'memory' && !given) {
+    // PGlite's files have one writer: a second process on the same directory is refused.
+    unlock = lockDataDir(dataDir);
     pgDir = resolve(dataDir, 'pg');
     mkdirSync(pgDir, { recursive: true });
   }
-  const pglite = given ?? (await PGlite.create(pgDir ? { dataDir: pgDir } : {}));
+  let pglite: PGlite;
+  try {
+    pglite = given ?? (await PGlite.create(pgDir ? { dataDir: pgDir } : {}));
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const server = await serveEmbeddedDatabase(pglite);
   const knex = knexForUrl(server.url, poolMax);
   return {
@@ -70,9 +80,13 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
       await knex.migrate.latest();
     },
     close: async () => {
-      await knex.destroy();
-      await server.stop();
-      await pglite.close();
+      try {
+        await knex.destroy();
+        await server.stop();
+        await pglite.close();
+      } finally {
+        unlock();
+      }
     },
   };
 }

@@ -1,1 +1,2 @@
 export * from './database.js';
+export * from './data-dir-lock.js';
