@@ -158,11 +158,5 @@ export function cleanupStack(): <T>(value: T, close: (value: T) => Promise<unkno
   };
 }
 
-/** Polls `check` until it is true or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The one polling helper, re-exported for the tests that take their support from here. */
+export { waitFor } from '../../test/support/wait-for.js';

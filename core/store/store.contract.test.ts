@@ -1,20 +1,30 @@
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { waitFor } from '../../test/support/wait-for.js';
 import { MemoryStore } from './memory-store.js';
 import { createRedisTestStore } from './testing.js';
 import type { Store } from './types.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+interface Opened {
+  store: Store;
+  /** Whether a stream read of this store is blocked waiting for entries right now. */
+  readerBlocked(): Promise<boolean>;
+  close(): Promise<void>;
+}
 
 /** The behaviour every Store must have; run against each implementation below. */
-function storeContract(name: string, open: () => Store): void {
+function storeContract(name: string, open: () => Opened): void {
   describe(`store contract: ${name}`, () => {
+    let opened: Opened;
     let store: Store;
     beforeAll(() => {
-      store = open();
+      opened = open();
+      store = opened.store;
     });
     afterAll(async () => {
-      await store.close();
+      await opened.close();
     });
 
     test('values: set, get, del, expiry', async () => {
@@ -23,9 +33,11 @@ function storeContract(name: string, open: () => Store): void {
       assert.equal(await store.pttl('a'), -1);
       assert.equal(await store.pttl('missing'), -2);
       await store.set('short', 'x', { ttlMs: 60 });
+      await store.set('long', 'x', { ttlMs: 600_000 });
       assert.ok((await store.pttl('short')) > 0);
-      await sleep(120);
-      assert.equal(await store.get('short'), null);
+      await waitFor('the short-lived value to expire', async () => (await store.get('short')) === null);
+      assert.equal(await store.pttl('short'), -2, 'gone, not only hidden');
+      assert.equal(await store.get('long'), 'x', 'a value with a longer expiry is still there');
       assert.equal(await store.del('a', 'missing'), 1);
       assert.equal(await store.get('a'), null);
     });
@@ -50,8 +62,8 @@ function storeContract(name: string, open: () => Store): void {
       assert.deepEqual(await store.streamGroupInfo('audit', 'writers'), { length: 2, pending: 1 });
       // w1 "crashed" holding entry 2: after the idle time w2 claims it.
       assert.deepEqual(await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 10_000, count: 10 }), []);
-      await sleep(30);
-      const claimed = await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 20, count: 10 });
+      let claimed: { id: string; fields: Record<string, string> }[] = [];
+      await waitFor('entry 2 to be idle for 20 ms and claimed', async () => (claimed = await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 20, count: 10 })).length > 0);
       assert.deepEqual(claimed.map((e) => e.fields.n), ['2']);
       await store.streamAck('audit', 'writers', claimed.map((e) => e.id));
       assert.equal(await store.streamDelete('audit', [id1]), 1);
@@ -60,31 +72,63 @@ function storeContract(name: string, open: () => Store): void {
 
     test('streams: a blocked reader wakes when an entry arrives', async () => {
       await store.streamCreateGroup('wake', 'g');
-      const started = Date.now();
-      const reading = store.streamReadGroup('wake', 'g', 'c', { count: 1, blockMs: 5_000 });
-      await sleep(50);
-      await store.streamAdd('wake', { hello: 'world' });
-      const entries = await reading;
-      assert.deepEqual(entries.map((e) => e.fields), [{ hello: 'world' }]);
-      assert.ok(Date.now() - started < 4_000);
+      const blockMs = 20_000;
+      let blockTimer: NodeJS.Timeout | undefined;
+      const blockEnded = new Promise<'the block ran out'>((resolve) => (blockTimer = setTimeout(() => resolve('the block ran out'), blockMs)));
+      try {
+        const reading = store.streamReadGroup('wake', 'g', 'c', { count: 1, blockMs });
+        await waitFor('the reader to block', () => opened.readerBlocked());
+        await store.streamAdd('wake', { hello: 'world' });
+        assert.equal(await Promise.race([reading.then(() => 'woken' as const), blockEnded]), 'woken', 'the entry ends the wait, not the block time');
+        assert.deepEqual((await reading).map((e) => e.fields), [{ hello: 'world' }]);
+      } finally {
+        clearTimeout(blockTimer);
+      }
     });
 
     test('pub/sub: subscribers get messages until they unsubscribe', async () => {
       const got: string[] = [];
+      const witness: string[] = [];
       const unsubscribe = await store.subscribe('keys-changed', (m) => got.push(m));
+      const unsubscribeWitness = await store.subscribe('keys-changed', (m) => witness.push(m));
       await store.publish('keys-changed', 'k1');
-      for (let i = 0; i < 50 && got.length < 1; i++) await sleep(10);
+      await waitFor('k1', () => got.length > 0);
       assert.deepEqual(got, ['k1']);
       await unsubscribe();
       await store.publish('keys-changed', 'k2');
-      await sleep(50);
+      // A subscriber still listening has k2, so the other would have had it by now too.
+      await waitFor('k2 at the remaining subscriber', () => witness.includes('k2'));
       assert.deepEqual(got, ['k1']);
+      await unsubscribeWitness();
     });
   });
 }
 
-storeContract('memory', () => new MemoryStore('t:'));
+storeContract('memory', () => {
+  const store = new MemoryStore('t:');
+  // MemoryStore registers a blocked read before streamReadGroup returns its promise.
+  return { store, readerBlocked: async () => true, close: () => store.close() };
+});
 if (process.env.REDIS_URL) {
   const url = process.env.REDIS_URL;
-  storeContract('redis', () => createRedisTestStore(url));
+  storeContract('redis', () => {
+    // Every connection of this store (its blocking readers are duplicates) carries this name,
+    // so CLIENT LIST shows when one of them is blocked.
+    const connectionName = `store-contract-${randomBytes(4).toString('hex')}`;
+    const named = new URL(url);
+    named.searchParams.set('connectionName', connectionName);
+    const store = createRedisTestStore(named.toString());
+    const probe = new Redis(url);
+    return {
+      store,
+      readerBlocked: async () => {
+        const clients = String(await probe.call('CLIENT', 'LIST')).split('\n');
+        return clients.some((c) => c.includes(` name=${connectionName} `) && / flags=\S*b/.test(c) && c.includes(' cmd=xreadgroup'));
+      },
+      close: async () => {
+        probe.disconnect();
+        await store.close();
+      },
+    };
+  });
 }

@@ -1,8 +1,11 @@
-/** Polls `check` until it holds; throws naming `what` after `timeoutMs` (no timing is asserted). */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+/**
+ * Polls `check` every `intervalMs` until it holds; throws naming `what` after `timeoutMs`.
+ * The timeout is a ceiling for a hung condition on a busy machine, never the assertion.
+ */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000, intervalMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
