@@ -1,0 +1,80 @@
+// The newcomer path end to end: `npm start`'s entry on free ports, the banner's export line and
+// curl call, a second start on the same data directory refused, a crashed start's lock taken over.
+import { afterEach, expect, test } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '../../test/support/wait-for.js';
+
+const root = join(import.meta.dirname, '../..');
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exitCode: () => number | null | undefined;
+}
+
+function start(dataDir: string, env: Record<string, string> = {}): Started {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'deploy/local/start.ts'], {
+    cwd: root,
+    // Free ports everywhere, so the test never collides with a developer's `npm start`.
+    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', SIM_PORT: '0', SVC_METRICS_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => void child.kill('SIGKILL'));
+  let output = '';
+  let exitCode: number | null | undefined;
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.on('exit', (code) => (exitCode = code));
+  return { child, output: () => output, exitCode: () => exitCode };
+}
+
+async function banner(started: Started): Promise<{ gateway: string; key: string }> {
+  await waitFor('the start banner', () => started.output().includes('Ctrl-C stops everything') || started.exitCode() !== undefined, 50_000);
+  const text = started.output();
+  const gateway = /gateway {5}(http:\/\/\S+)/.exec(text)?.[1];
+  const key = /^export SVC_KEY=(\S+)$/m.exec(text)?.[1];
+  if (!gateway || !key) throw new Error(`no banner:\n${text}`);
+  return { gateway, key };
+}
+
+test('npm start prints a key to export that answers the README call; one start per data directory', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-start-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const first = start(dataDir);
+  const { gateway, key } = await banner(first);
+  expect(first.output()).toMatch(/simulator {3}http:\/\/127\.0\.0\.1:\d+/);
+  expect(first.output()).toContain('metrics     off (SVC_METRICS_PORT=0)');
+  const response = await fetch(`${gateway}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello!' }] }),
+  });
+  expect(response.status).toBe(200);
+  const reply = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+  expect(reply.choices[0]!.message.content).toContain('Hello!');
+
+  const second = start(dataDir);
+  await waitFor('the second start to give up', () => second.exitCode() !== undefined, 50_000);
+  expect(second.exitCode()).toBe(1);
+  expect(second.output()).toContain(`in use by process ${first.child.pid}`);
+
+  // A start that died without cleaning up leaves a stale lock; the next start takes it over,
+  // keeps the demo key, and follows OTEL_* like the gateway's own entry point.
+  first.child.kill('SIGKILL');
+  await waitFor('the first start to die', () => first.exitCode() !== undefined);
+  const third = start(dataDir, { OTEL_TRACES_EXPORTER: 'console' });
+  const again = await banner(third);
+  expect(again.key).toBe(key);
+  expect(third.output()).toContain('tracing     OTEL_TRACES_EXPORTER=console');
+  third.child.kill('SIGTERM');
+  await waitFor('the third start to stop', () => third.exitCode() !== undefined, 30_000);
+  expect(third.exitCode()).toBe(0);
+});
