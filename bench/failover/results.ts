@@ -98,7 +98,7 @@ export function renderFailoverSection(timed: readonly TimedScenario[], circuits:
 |---|---|---:|---:|---:|---:|---:|---:|
 ${rows.join('\n')}
 
-Worst selection p99: ${us(worstP99)} µs — the spec promises < 200 ms, the aim is < 5 ms: ${
+Worst selection p99: ${us(worstP99)} µs — the API promises < 200 ms (docs/spec-conformance.md 8.9), the aim is < 5 ms: ${
     worstP99 < 5 ? '**met**' : worstP99 < 200 ? '**spec met, aim missed**' : '**spec missed**'
   }.
 

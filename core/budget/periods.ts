@@ -1,6 +1,6 @@
 import type { BudgetPeriod } from '../keys/record.js';
 
-/** Length of the `rolling` budget window (spec leaves it open; docs/keys.md). */
+/** Length of the `rolling` budget window (the API leaves it open; docs/keys.md). */
 export const rollingWindowDays = 30;
 const dayMs = 86_400_000;
 

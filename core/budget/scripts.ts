@@ -20,8 +20,8 @@ function countedSpend(redis: ScriptCommands, key: string, minBucket: number): nu
 }
 
 /**
- * The per-request enforcement step, atomic in one store round trip (design.md step 3): rate
- * limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
+ * The per-request enforcement step, atomic in one store round trip (docs/architecture.md
+ * §The request hot path, step 4): rate limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
  * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
  *
  * KEYS: rate window zset, budget hash, wallet balance.

@@ -12,9 +12,9 @@ export interface ApiErrorOptions {
   cause?: unknown;
   /** Sent as `Retry-After` and `retry_after_seconds`. */
   retryAfterSeconds?: number;
-  /** Structured, caller-safe facts the human message summarises (spec group A: "param/detail fields"). */
+  /** Structured, caller-safe facts the human message summarises (group A's "param/detail fields", docs/errors.md). */
   details?: Record<string, unknown>;
-  /** Overrides the catalogue status when the actual response status differs (spec part 7 rule 6). */
+  /** Overrides the catalogue status when the actual response status differs (docs/spec-conformance.md 7.6). */
   status?: number;
 }
 
@@ -34,7 +34,7 @@ function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
-/** A catalogue (or provider) error: `message` is the spec's formatted `<code> - <human_message>`. */
+/** A catalogue (or provider) error: `message` is the formatted `<code> - <human_message>` (docs/spec-conformance.md 7.3). */
 export class ApiError extends Error {
   readonly code: string;
   readonly status: number;
@@ -64,8 +64,8 @@ export class ApiError extends Error {
   }
 
   /**
-   * An error carrying a provider's own code (possibly a numeric JSON-RPC code) unchanged, as spec
-   * part 7 rule 5 requires; type and retry advice follow the status since the catalogue has no entry.
+   * An error carrying a provider's own code (possibly a numeric JSON-RPC code) unchanged, as
+   * docs/spec-conformance.md 7.5 requires; type and retry advice follow the status since the catalogue has no entry.
    */
   static fromProvider(
     code: string,
@@ -115,7 +115,7 @@ export interface ErrorBody {
     message: string;
     human_message: string;
     param: string | null;
-    /** Structured retry advice (spec part 7 rule 1), so automation need not parse text. */
+    /** Structured retry advice (docs/spec-conformance.md 7.1), so automation need not parse text. */
     retryable: boolean;
     /**
      * Caller-supplied facts plus `error_code` (the code again): the Anthropic SDK exposes
@@ -154,7 +154,7 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
 
 /**
  * Response headers that carry the retry decision. Both SDKs obey `x-should-retry` over their own
- * status rules; without it they would auto-retry 409 and 5xx codes the spec says not to repeat.
+ * status rules; without it they would auto-retry 409 and 5xx codes the API says not to repeat (docs/spec-conformance.md 7.2).
  */
 export function errorResponseHeaders(error: ApiError): Record<string, string> {
   const headers: Record<string, string> = { 'x-should-retry': String(error.retryable) };
@@ -172,7 +172,7 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /**
- * Splits a formatted `<code> - <human_message>` (spec part 7 rule 3): at the first ` - ` only,
+ * Splits a formatted `<code> - <human_message>` (docs/spec-conformance.md 7.3): at the first ` - ` only,
  * and only when the prefix is a catalogue code, since human text may itself contain ` - `.
  */
 export function splitFormattedMessage(message: string): { code: string; humanMessage: string } | undefined {

@@ -1,8 +1,8 @@
-// Spec part 7, Group A: the caller (or the resource it names) must change before a retry helps.
+// Group A (docs/errors.md; docs/spec-conformance.md §7): the caller (or the resource it names) must change before a retry helps.
 // Statuses by meaning: 400 malformed or unsupported input, 403 policy refusals, 404 unknown
 // things, 409 resource-state conflicts, 413 size caps, 422 well-formed requests the current
 // resource state cannot serve, 429 count/rate caps, 501 features not built or enabled here, and
-// 5xx where the spec files a supplier or gateway failure under A. Nothing here is retryable by
+// 5xx where the API files a supplier or gateway failure under A. Nothing here is retryable by
 // default except `retryable` and `pod_draining`, whose names are the retry advice.
 import type { CatalogueEntry, CatalogueGroup } from './catalogue-types.js';
 

@@ -1,4 +1,4 @@
-// Spec part 7, Group B: transient conditions where waiting and retrying with backoff is right.
+// Group B (docs/errors.md; docs/spec-conformance.md §7): transient conditions where waiting and retrying with backoff is right.
 // Statuses by meaning: 429 rate and capacity caps, 500 our own failures, 502 bad or unsafe
 // answers from upstream, 503 a dependency that is down, 504 something that took too long.
 // All retryable; the SDKs also retry these statuses on their own, bounded.

@@ -1,4 +1,4 @@
-// Spec part 7, Group C: a credential or session is missing, wrong or expired. All 401, none
+// Group C (docs/errors.md; docs/spec-conformance.md §7): a credential or session is missing, wrong or expired. All 401, none
 // retryable: sending the same rejected credentials again cannot succeed.
 import type { CatalogueEntry, CatalogueGroup } from './catalogue-types.js';
 

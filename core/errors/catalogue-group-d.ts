@@ -1,4 +1,4 @@
-// Spec part 7, Group D: the caller is known but policy (account, model, project, organisation)
+// Group D (docs/errors.md; docs/spec-conformance.md §7): the caller is known but policy (account, model, project, organisation)
 // forbids the request. All 403, none retryable: access must be granted first.
 import type { CatalogueEntry, CatalogueGroup } from './catalogue-types.js';
 

@@ -1,4 +1,4 @@
-// Spec part 7, "Codes with a specific action": each code carries the spec's own action text.
+// Codes with a specific action (docs/errors.md): each code carries the action the gateway API gives it.
 // Most of these touch money or side effects that may already have happened, so the statuses are
 // chosen to keep clients from blindly repeating the call: holds and unconfirmed outcomes are 409
 // (the resource is in a state that needs reconciling), payer problems 402, and only the two
@@ -8,7 +8,7 @@ import type { CatalogueEntry, CatalogueGroup } from './catalogue-types.js';
 /** A special-table entry: unlike group entries it must carry its own action. */
 type SpecialEntry = CatalogueEntry & { readonly action: string };
 
-// The spec lists payment_required and byok_budget_unknown in one row with one action.
+// The API lists payment_required and byok_budget_unknown in one row with one action.
 const payerAction =
   'Review the effective payer, balance, spending limits and payment configuration. Contact the billing administrator before retrying.';
 
@@ -18,7 +18,7 @@ export const specialErrors = {
   retryable: false,
   entries: {
     billing_limit_reached: {
-      // 403 is fixed by spec rule 4: a different API key cannot fund the payer.
+      // 403 is fixed by docs/spec-conformance.md 7.4: a different API key cannot fund the payer.
       status: 403,
       message: 'The account paying for this request has reached its billing limit or has no funds left',
       action:
@@ -90,7 +90,7 @@ export const specialErrors = {
     stream_interrupted: {
       status: 502,
       message: 'The response stream stopped before it was complete',
-      // The spec says "The stream stopped early. Same action as stream_error."; spelled out here
+      // The API says "The stream stopped early. Same action as stream_error."; spelled out here
       // so the rendered action does not send the reader to another code.
       action:
         'The stream stopped early. Treat output as incomplete and reconcile side effects before retrying non-idempotent work.',

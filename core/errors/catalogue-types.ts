@@ -1,7 +1,7 @@
 // Shapes shared by the per-group catalogue files and the merged catalogue. Kept apart from
 // catalogue.ts so the group files can type their data without importing the merge.
 
-/** Which action group of spec part 7 a code belongs to; `special` is the table of codes with their own action. */
+/** Which action group of the catalogue (docs/errors.md) a code belongs to; `special` is the table of codes with their own action. */
 export type ErrorGroup = 'special' | 'A' | 'B' | 'C' | 'D';
 
 /**
@@ -25,7 +25,7 @@ export type ErrorType =
  * `type` comes from the status, `retryable` and `action` from the group, unless overridden.
  */
 export interface CatalogueEntry {
-  /** HTTP status we chose for the code (the spec fixes only `billing_limit_reached`). */
+  /** HTTP status we chose for the code (the API fixes only `billing_limit_reached`, docs/spec-conformance.md 7.4). */
   readonly status: number;
   /** Default user-facing text; never contains the code itself. */
   readonly message: string;
@@ -33,14 +33,14 @@ export interface CatalogueEntry {
   readonly retryable?: boolean;
   /** Overrides the type derived from the status; use only when the status-derived type misleads. */
   readonly type?: ErrorType;
-  /** Overrides the group action text; every `special` code carries its own from the spec table. */
+  /** Overrides the group action text; every `special` code carries its own (docs/errors.md, codes with a specific action). */
   readonly action?: string;
 }
 
 /** A group file's data: the codes of one group plus the group's shared action and retry default. */
 export interface CatalogueGroup<Entries extends Readonly<Record<string, CatalogueEntry>>> {
   readonly group: ErrorGroup;
-  /** Action text from the spec, used for every entry without its own; `special` has none. */
+  /** Action text of the group (docs/errors.md), used for every entry without its own; `special` has none. */
   readonly action?: string;
   /** Retry default for entries that do not say. */
   readonly retryable: boolean;

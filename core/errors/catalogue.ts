@@ -1,5 +1,5 @@
-// The whole error catalogue of spec part 7, merged from the per-group data files into one
-// lookup. Types, retry defaults and actions are resolved here once so every interface renders
+// The whole error catalogue (docs/errors.md; docs/spec-conformance.md §7), merged from the
+// per-group data files into one lookup. Types, retry defaults and actions are resolved here once so every interface renders
 // the same thing for the same code.
 import { groupAErrors } from './catalogue-group-a.js';
 import { groupBErrors } from './catalogue-group-b.js';
@@ -39,7 +39,7 @@ export interface ErrorDefinition {
   readonly action: string;
 }
 
-/** The group data files in spec order; exported for the docs and the drift tests. */
+/** The group data files in the API's order (A, B, C, D, then the special codes); exported for the docs and the drift tests. */
 export const catalogueGroups = [specialErrors, groupAErrors, groupBErrors, groupCErrors, groupDErrors] as const;
 
 /**
@@ -94,7 +94,7 @@ function resolveCatalogue(): Readonly<Record<ErrorCode, ErrorDefinition>> {
   return Object.freeze(resolved) as Readonly<Record<ErrorCode, ErrorDefinition>>;
 }
 
-/** Every code of spec part 7 with its chosen status, type, retry advice, message and action. */
+/** Every catalogue code with its chosen status, type, retry advice, message and action. */
 export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDefinition>> = resolveCatalogue();
 
 /** True when the string is a catalogue code (own property, so `toString` and friends are not codes). */

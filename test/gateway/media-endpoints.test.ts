@@ -1,6 +1,6 @@
 // Embeddings, rerank, transcription and speech through the gateway: the official openai package
-// (and plain HTTP for rerank) against simulators, with routing headers, audit rows, the spec's
-// limits at their edges, capabilities per model, and failover — the same pipeline as chat.
+// (and plain HTTP for rerank) against simulators, with routing headers, audit rows, the API's
+// limits at their edges (docs/spec-conformance.md §8), capabilities per model, and failover — the same pipeline as chat.
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// POST /v1/messages and /v1/messages/count_tokens in Anthropic's wire format (protocols.md §2).
+// POST /v1/messages and /v1/messages/count_tokens in Anthropic's wire format (Anthropic's public Messages API reference).
 // Streams always carry `event:` lines: the Anthropic SDK silently drops bare `data:` frames.
 import { createHash } from 'node:crypto';
 import {

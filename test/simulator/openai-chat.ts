@@ -1,4 +1,4 @@
-// POST /v1/chat/completions in OpenAI's wire format, JSON and SSE (see protocols.md §1).
+// POST /v1/chat/completions in OpenAI's wire format, JSON and SSE (OpenAI's public API reference).
 import {
   estimateTokens,
   fragments,

@@ -1,4 +1,4 @@
-// POST /v1/responses in OpenAI's Responses format (protocols.md §4): the response object, or
+// POST /v1/responses in OpenAI's Responses format (OpenAI's public Responses API reference): the response object, or
 // with stream:true the `event: response.*` sequence with increasing sequence_number and no [DONE].
 import {
   estimateTokens,

@@ -6,7 +6,7 @@ import type { KeyDirectory } from './key-directory.js';
 /** Who is calling: a key (inference) or the root admin (management). */
 export type Caller = { kind: 'key'; key: KeyRecord } | { kind: 'admin' };
 
-/** Where a route accepts credentials from; `x-api-key` only where the spec allows it. */
+/** Where a route accepts credentials from; `x-api-key` only where docs/spec-conformance.md 5.2 allows it. */
 export interface CredentialSources {
   xApiKey: boolean;
 }

@@ -45,8 +45,9 @@ export function worstCaseUsd(routes: readonly ModelRoute[], inputBytes: number, 
 }
 
 /**
- * The enforcement step of design.md step 3 for one request, in one atomic store call: the key's
- * rate limit, a budget reservation of the worst-case cost and the payer's wallet reservation.
+ * The enforcement step for one request (docs/architecture.md §The request hot path, step 4),
+ * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost
+ * and the payer's wallet reservation.
  * A key without any of them costs no store call at all. Refusals are catalogue errors.
  */
 export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {

@@ -36,8 +36,8 @@ export interface RoutedCall<T> {
 }
 
 /**
- * The request pipeline every routed endpoint shares (design.md "One request through the
- * gateway", steps 3–8): region-compliant candidates with the needed capability, the enforcement
+ * The request pipeline every routed endpoint shares (docs/architecture.md §The request hot path,
+ * steps 3–7): region-compliant candidates with the needed capability, the enforcement
  * script (rate, budget and wallet reservation) pipelined with the session look-up, ordering by
  * session, priority, weight and health, the attempts with failover, then settlement and the
  * audit record — on success and on failure alike.
@@ -57,7 +57,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   const sticky = session !== undefined && compliant.length > 1;
   const receivedAt = deps.clock();
   // The session look-up and the enforcement script go out in the same tick, so the store client
-  // pipelines them: one round trip before the supplier call (design.md, hot-path budget).
+  // pipelines them: one round trip before the supplier call (docs/architecture.md, the hot path's budget).
   const [pinned, reservation] = await Promise.all([
     // A session store failure must neither fail the request nor leak the reservation.
     sticky ? deps.sessions.pinned(key.id, session).catch(() => null) : null,

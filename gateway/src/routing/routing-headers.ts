@@ -9,7 +9,7 @@ export interface AnswerTiming {
 }
 
 /**
- * The routing headers known before the body (spec part 4): the public model that answered, who
+ * The routing headers known before the body (docs/spec-conformance.md 4.12): the public model that answered, who
  * served it, where, whether after a failover, the request's latency in the gateway and the
  * answering attempt's.
  */

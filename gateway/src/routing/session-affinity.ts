@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Store } from '../../../core/store/index.js';
 
-/** Where a request's session identity came from (spec part 2 precedence, then the heuristic). */
+/** Where a request's session identity came from (docs/spec-conformance.md 2.6 precedence, then the heuristic). */
 export type SessionSource = 'header' | 'session_id' | 'sticky_key' | 'conversation';
 
 /** A request's session, if it has one. */
@@ -20,8 +20,8 @@ export interface SessionInputs {
 }
 
 /**
- * The request's session: `X-Session-Id` > `metadata.session_id` > `metadata.sticky_key` (spec
- * part 2); without any, a conversation is recognised by a hash of its system prompt and first
+ * The request's session: `X-Session-Id` > `metadata.session_id` > `metadata.sticky_key`
+ * (docs/spec-conformance.md 2.6); without any, a conversation is recognised by a hash of its system prompt and first
  * user message, which every later turn repeats.
  */
 export function sessionOf(inputs: SessionInputs): Session | undefined {

@@ -1,4 +1,4 @@
-/** Audio containers accepted for transcription (spec: WAV, MP3, M4A, FLAC, OGG, WebM). */
+/** Audio containers accepted for transcription (docs/spec-conformance.md 4.8: WAV, MP3, M4A, FLAC, OGG, WebM). */
 export type AudioFormat = 'wav' | 'mp3' | 'm4a' | 'flac' | 'ogg' | 'webm';
 
 /** Bytes of the file's beginning that format detection and the WAV duration need. */

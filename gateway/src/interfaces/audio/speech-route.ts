@@ -13,7 +13,7 @@ import { usageHeaders } from '../../routing/routing-headers.js';
 import { maxPrice } from '../../routing/worst-case.js';
 import { maxSpeechCharacters, speechRequest, type SpeechRequest } from './speech-schema.js';
 
-/** The Content-Type of each output format (spec part 4). */
+/** The Content-Type of each output format (docs/spec-conformance.md 4.9). */
 const audioTypes = { mp3: 'audio/mpeg', wav: 'audio/wav' } as const;
 
 /** Characters as people count them: Unicode code points, not UTF-16 units (an emoji is one). */

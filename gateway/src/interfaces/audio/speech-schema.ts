@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
-/** Longest speech input (spec part 8), in characters (Unicode code points). */
+/** Longest speech input (docs/spec-conformance.md 8.3), in characters (Unicode code points). */
 export const maxSpeechCharacters = 4096;
-/** Speech speed range (spec part 8). */
+/** Speech speed range (docs/spec-conformance.md 8.4). */
 export const speechSpeed = { min: 0.25, max: 4 } as const;
 
 /** `POST /v1/audio/speech` body; unknown fields (e.g. `instructions`) pass through. */

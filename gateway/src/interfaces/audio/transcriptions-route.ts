@@ -14,7 +14,7 @@ import { languageCodes } from './languages.js';
 import { multipartBody, type MultipartBody } from './multipart-body.js';
 import { readAudioUpload, refuseDeclaredSize, type AudioFile, type FormField } from './upload.js';
 
-/** The model used when the form names none (spec: default `whisper`). */
+/** The model used when the form names none (docs/spec-conformance.md 4.8: default `whisper`). */
 export const defaultTranscriptionModel = 'whisper';
 const responseFormats = new Set(['json', 'text', 'srt', 'verbose_json', 'vtt']);
 /**

@@ -9,7 +9,7 @@ import busboy from 'busboy';
 import { ApiError } from '../../../../core/errors/index.js';
 import { sniffAudioFormat, sniffBytes, type AudioFormat } from './formats.js';
 
-/** Largest audio file accepted (spec part 8: 25 MB). */
+/** Largest audio file accepted (docs/spec-conformance.md 8.2: 25 MB). */
 export const maxAudioBytes = 25 * 1024 * 1024;
 /** Room for the form's text fields and part headers around the file. */
 const formOverheadBytes = 1024 * 1024;

@@ -2,7 +2,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import { countTextTokens, countTokensSliced } from '../../tokens/count.js';
 import type { EmbeddingsRequest } from './schema.js';
 
-/** Tokens allowed in one input string (spec part 8). */
+/** Tokens allowed in one input string (docs/spec-conformance.md 8.1). */
 export const maxTokensPerInput = 2048;
 
 /** What the gateway knows of a request's inputs before and after checking them. */

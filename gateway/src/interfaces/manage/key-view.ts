@@ -2,7 +2,7 @@ import { readBudgetUsage } from '../../../../core/budget/index.js';
 import type { KeyRecord } from '../../../../core/keys/index.js';
 import type { Store } from '../../../../core/store/index.js';
 
-/** A key as the Management API shows it (spec part 2 read fields, plus the policy fields). */
+/** A key as the Management API shows it (docs/spec-conformance.md 2.3 read fields, plus the policy fields). */
 export async function keyView(store: Store, key: KeyRecord, now: Date): Promise<Record<string, unknown>> {
   const budget = await readBudgetUsage(store, key, now);
   // `budget_exhausted` is derived, not stored: it ends by itself when the period resets.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { regionInput } from '../../../../core/config/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 
-// Constraints the spec leaves open, decided once here and documented in docs/keys.md.
+// Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
 
 /**
  * Text PostgreSQL can store: a NUL character is refused by `text` columns and an unpaired UTF-16
@@ -13,7 +13,7 @@ export const storableText = (schema: z.ZodString) => schema.refine((v) => !unsto
 
 const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
 const modelList = z.array(storableText(z.string().min(1).max(200))).min(1).max(100);
-/** The spec shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
+/** The API shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
   .transform((v) => (typeof v === 'string' ? [v] : [...new Set(v)]));

@@ -19,7 +19,7 @@ import { countTokensRequest, messagesRequest, type CountTokensRequest } from './
 
 const versionPattern = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The spec's `ext-version` (and the SDKs' `anthropic-version`): optional, but a date when given. */
+/** The API's `ext-version` (docs/spec-conformance.md 9.2) (and the SDKs' `anthropic-version`): optional, but a date when given. */
 function checkVersionHeader(request: FastifyRequest): void {
   for (const name of ['anthropic-version', 'ext-version'] as const) {
     const value = request.headers[name];

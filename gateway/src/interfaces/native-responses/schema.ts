@@ -27,7 +27,7 @@ const functionCallOutputItem = z.looseObject({
 const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem]);
 
 /**
- * `POST /v1/native/responses` request (spec part 4): `input` must be a list of native input
+ * `POST /v1/native/responses` request (docs/spec-conformance.md 4.5): `input` must be a list of native input
  * messages and `stream` must be `true`; everything else passes through untouched.
  */
 export const nativeResponsesRequest = z.looseObject({

@@ -10,7 +10,7 @@ interface AnthropicErrorBody {
 
 /**
  * Maps an Anthropic-protocol supplier's error response. The provider's error type is kept as
- * the code (spec part 7 rule 5); 529 (overloaded) becomes 503 since clients of the OpenAI family
+ * the code (docs/spec-conformance.md 7.5); 529 (overloaded) becomes 503 since clients of the OpenAI family
  * know no 529; the supplier refusing our credential is never shown as the client's key problem.
  */
 export function mapAnthropicError(status: number, headers: IncomingHttpHeaders, text: string, supplier: string): ApiError {

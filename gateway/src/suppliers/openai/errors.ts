@@ -9,7 +9,7 @@ interface OpenAiErrorBody {
 
 /**
  * Maps an OpenAI-protocol supplier's error response to the error the client sees. The
- * provider's own code is kept (spec part 7 rule 5); a credential problem between us and the
+ * provider's own code is kept (docs/spec-conformance.md 7.5); a credential problem between us and the
  * supplier is never shown as the client's `invalid_api_key`.
  */
 export function mapOpenAiError(status: number, headers: IncomingHttpHeaders, text: string, supplier: string): ApiError {

@@ -1,4 +1,4 @@
-// Anthropic messages request → OpenAI chat-completions request (protocols.md §3).
+// Anthropic messages request → OpenAI chat-completions request (docs/interfaces.md §Translation rules).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';

@@ -1,4 +1,4 @@
-// OpenAI chat.completion → Anthropic message (protocols.md §3, stop reasons, usage).
+// OpenAI chat.completion → Anthropic message (docs/interfaces.md §Translation rules: stop reasons, usage).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import type { AnthropicMessage, AnthropicResponseBlock } from '../../wire/anthropic-messages.js';

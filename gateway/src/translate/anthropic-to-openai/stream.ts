@@ -1,4 +1,4 @@
-// Stream state machine B (protocols.md): OpenAI upstream chunks → Anthropic stream events, each
+// Stream state machine B (docs/interfaces.md §Translation rules): OpenAI upstream chunks → Anthropic stream events, each
 // framed with its `event:` line. One instance per request; all stream state lives here.
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';

@@ -1,5 +1,5 @@
 // OpenAI conversation → Anthropic system blocks and alternating user/assistant turns, with the
-// tool_use/tool_result pairing Anthropic enforces (protocols.md pitfalls 1, 2, 4, 5, 6).
+// tool_use/tool_result pairing Anthropic enforces (docs/interfaces.md §Translation rules 1, 2, 4, 5, 6).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ContentBlock } from '../../interfaces/messages/schema.js';

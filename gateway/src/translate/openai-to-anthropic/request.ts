@@ -1,4 +1,4 @@
-// OpenAI chat-completions request → Anthropic messages request (protocols.md §3).
+// OpenAI chat-completions request → Anthropic messages request (docs/interfaces.md §Translation rules).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';

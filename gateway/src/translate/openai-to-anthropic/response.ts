@@ -1,4 +1,4 @@
-// Anthropic message → OpenAI chat.completion (protocols.md §3, stop reasons, usage).
+// Anthropic message → OpenAI chat.completion (docs/interfaces.md §Translation rules: stop reasons, usage).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages.js';

@@ -1,4 +1,4 @@
-// Stream state machine A (protocols.md): Anthropic upstream events → OpenAI chat.completion.chunk
+// Stream state machine A (docs/interfaces.md §Translation rules): Anthropic upstream events → OpenAI chat.completion.chunk
 // frames. One instance per request; all stream state lives here.
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
@@ -74,7 +74,7 @@ export class AnthropicToOpenAiStream {
         throw providerStreamError(parsed.error?.type ?? 'api_error', parsed.error?.message ?? 'The supplier reported an error');
       default: {
         const unknown: never = parsed;
-        void unknown; // protocols.md: unknown events are ignored
+        void unknown; // unknown events are ignored (docs/interfaces.md, state machine A)
         return '';
       }
     }

@@ -1,5 +1,5 @@
-// Errors a supplier reports inside a 200 stream (or body) keep the supplier's own code (spec
-// part 7 rule 5); only the status is chosen here, so the client's SDK picks the right class.
+// Errors a supplier reports inside a 200 stream (or body) keep the supplier's own code
+// (docs/spec-conformance.md 7.5); only the status is chosen here, so the client's SDK picks the right class.
 import { ApiError } from '../../../../core/errors/index.js';
 
 /** The HTTP status that matches a supplier error type or code reported in-band. */

@@ -1,5 +1,5 @@
 // Tool-call arguments are a model-written string: often valid JSON, sometimes truncated, empty or
-// not an object at all (protocols.md pitfall 6). A translation must never throw on them.
+// not an object at all (docs/interfaces.md §Translation rules, rule 6). A translation must never throw on them.
 
 /** Parses JSON text, or returns undefined when it is not valid JSON. */
 export function parseJson(text: string): unknown {

@@ -1,4 +1,4 @@
-// SSE framing differs by family (protocols.md §0): the OpenAI SDK parses bare `data:` frames and
+// SSE framing differs by family (docs/interfaces.md §Streaming): the OpenAI SDK parses bare `data:` frames and
 // stops at `[DONE]`; the Anthropic SDK silently drops any frame without an `event:` line.
 
 /** A bare `data:` frame, as OpenAI chat-completion chunks travel. */

@@ -1,7 +1,7 @@
 // Anthropic refuses tool ids outside ^[a-zA-Z0-9_-]+$ while OpenAI-compatible suppliers and
 // clients send ids with dots, colons or other characters. Both tool_use.id and
 // tool_result.tool_use_id go through this one function, so a pair that matched before still
-// matches after (protocols.md pitfall 5).
+// matches after (docs/interfaces.md §Translation rules, rule 5).
 
 const disallowed = /[^a-zA-Z0-9_-]/g;
 
