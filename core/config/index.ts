@@ -3,6 +3,7 @@ import { parseSettings, type Settings } from './settings.js';
 
 export * from './catalogue.js';
 export * from './settings.js';
+export * from './portal-settings.js';
 export * from './shutdown.js';
 
 /** Everything a deployable is configured with: environment settings and the catalogue. */

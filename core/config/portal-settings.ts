@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { formatIssues } from './format-issues.js';
+import { ConfigError, settingsSchema } from './settings.js';
+
+const optional = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+const ms = (fallback: number) => z.coerce.number().int().min(1_000).default(fallback);
+
+/** One OpenID Connect provider's settings (`SVC_SSO_A_*`, `SVC_SSO_B_*`); absent issuer = provider off. */
+export interface SsoProviderSettings {
+  issuer: string | undefined;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  label: string;
+}
+
+/**
+ * The portal's settings: everything every deployable reads plus the portal's own. Documented in
+ * docs/portal.md; SVC_ADMIN_KEY is not used by the portal but stays required so one environment
+ * runs every deployable.
+ */
+export const portalSettingsSchema = settingsSchema.extend({
+  /** Public address of the portal: links in emails, the same-origin check, the OIDC redirect URIs. */
+  SVC_PORTAL_BASE_URL: z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, '')),
+  /** Outgoing mail server (`smtp://host:port`); unset, messages go to SVC_DATA_DIR/outbox/. */
+  /** Where API callers reach the gateway, shown in the portal's code samples. */
+  SVC_GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, '')).default('https://gateway.example.com'),
+  SVC_SMTP_URL: optional.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  SVC_MAIL_FROM: z.string().trim().min(3).default('svc portal <no-reply@localhost>'),
+  /** The account with this address becomes `owner` once its email is verified. */
+  SVC_OWNER_EMAIL: optional,
+  /** A session ends after this long without a request… */
+  SVC_PORTAL_SESSION_IDLE_MS: ms(2 * 60 * 60_000),
+  /** …and this long after sign-in whatever happens. */
+  SVC_PORTAL_SESSION_ABSOLUTE_MS: ms(7 * 24 * 60 * 60_000),
+  /** Failed sign-ins allowed per account, and per client address, in one throttle window. */
+  SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5),
+  SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
+  SVC_LOGIN_WINDOW_MS: ms(15 * 60_000),
+  /** Version of the terms and policies a user accepts; raising it asks everyone again. */
+  SVC_LEGAL_VERSION: z.string().trim().min(1).default('2026-01'),
+  SVC_SSO_A_ISSUER: optional,
+  SVC_SSO_A_CLIENT_ID: optional,
+  SVC_SSO_A_CLIENT_SECRET: optional,
+  SVC_SSO_A_LABEL: z.string().trim().min(1).default('Company SSO'),
+  SVC_SSO_B_ISSUER: optional,
+  SVC_SSO_B_CLIENT_ID: optional,
+  SVC_SSO_B_CLIENT_SECRET: optional,
+  SVC_SSO_B_LABEL: z.string().trim().min(1).default('Partner SSO'),
+});
+
+/** Parsed portal settings. */
+export type PortalSettings = z.infer<typeof portalSettingsSchema>;
+
+/** Parses the portal's environment once; a bad or missing setting throws a ConfigError naming it. */
+export function parsePortalSettings(env: Record<string, string | undefined>): PortalSettings {
+  const result = portalSettingsSchema.safeParse(env);
+  if (!result.success) throw new ConfigError(`invalid portal settings:\n${formatIssues(result.error.issues)}`);
+  return result.data;
+}
+
+/** The settings of provider `a` or `b`. */
+export function ssoProviderSettings(settings: PortalSettings, which: 'a' | 'b'): SsoProviderSettings {
+  return which === 'a'
+    ? { issuer: settings.SVC_SSO_A_ISSUER, clientId: settings.SVC_SSO_A_CLIENT_ID, clientSecret: settings.SVC_SSO_A_CLIENT_SECRET, label: settings.SVC_SSO_A_LABEL }
+    : { issuer: settings.SVC_SSO_B_ISSUER, clientId: settings.SVC_SSO_B_CLIENT_ID, clientSecret: settings.SVC_SSO_B_CLIENT_SECRET, label: settings.SVC_SSO_B_LABEL };
+}

@@ -1,0 +1,19 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Catalogue, PortalSettings } from '../../core/config/index.js';
+import type { Store } from '../../core/store/index.js';
+import type { PortalMetrics } from '../../core/telemetry/index.js';
+
+/** Everything the portal app needs, built in server.ts (or by a test) and passed in. */
+export interface PortalDeps {
+  settings: PortalSettings;
+  catalogue: Catalogue;
+  database: Knex;
+  store: Store;
+  logger: Logger;
+  metrics: PortalMetrics;
+  /** Milliseconds since the epoch; injectable so token and session lifetimes can be tested. */
+  clock: () => number;
+  /** The gateway's public base URL, for code samples. */
+  gatewayUrlHint: string;
+}

@@ -1,0 +1,58 @@
+// The one error reporter: every failure a route throws ends here, is logged with the request id,
+// counted, and answered as JSON (API callers) or as the error page (browsers).
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
+
+/** Whether the caller wants JSON rather than a page: API paths, JSON bodies, or an Accept asking for it. */
+export function wantsJson(req: Request): boolean {
+  if (req.path.startsWith('/api/')) return true;
+  if (req.is('application/json')) return true;
+  return req.accepts(['html', 'json']) === 'json';
+}
+
+/**
+ * The portal's JSON error body: the platform's catalogue error object under `error`, plus
+ * `code`, `message` and `human_message` at the top level (seed part 7.2), and `detail` listing
+ * the failing parameters of a validation error.
+ */
+export function portalErrorBody(error: ApiError, requestId: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...renderErrorBody(error, requestId), code: error.code, message: error.message, human_message: error.humanMessage };
+  const detail = error.details?.detail;
+  if (detail !== undefined) body.detail = detail;
+  return body;
+}
+
+/** Sends `error` negotiated as JSON or the error page. */
+export function sendError(req: Request, res: Response, error: ApiError): void {
+  res.status(error.status).set(errorResponseHeaders(error));
+  if (wantsJson(req)) {
+    res.json(portalErrorBody(error, res.locals.requestId as string));
+    return;
+  }
+  const detail = (error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? [];
+  res.render('errors/error', {
+    title: error.status === 404 ? 'Page not found' : 'Something needs attention',
+    status: error.status,
+    code: error.code,
+    humanMessage: error.humanMessage,
+    issues: detail.map((d) => ({ name: d.loc.slice(1).join('.'), where: String(d.loc[0]), msg: d.msg })),
+  });
+}
+
+/** The last middleware: unknown failures are 500 (logged with their stack), catalogue errors keep their status. */
+export function errorHandler(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // Body parsers throw http-errors (400 bad JSON, 413 too large): bad input, never a 500.
+    const status = (err as { status?: unknown }).status;
+    const typed = (err as { type?: unknown }).type;
+    let error: ApiError;
+    if (err instanceof ApiError) error = err;
+    else if (typed === 'entity.too.large') error = new ApiError('request_too_large', { cause: err });
+    else if (typeof status === 'number' && status >= 400 && status < 500) error = new ApiError('invalid_request', { status, humanMessage: 'The request body could not be read', cause: err });
+    else error = toApiError(err);
+    if (error.status >= 500) logger.error({ err, requestId: res.locals.requestId, route: req.route?.path }, 'request failed');
+    if (res.headersSent) return;
+    sendError(req, res, error);
+  };
+}

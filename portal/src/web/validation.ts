@@ -1,0 +1,84 @@
+// zod at the edge: path, query and body are checked before any handler runs, and a failure is
+// one 422 naming each parameter, where it was and what was expected (docs/portal.md).
+import type { NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../../core/errors/index.js';
+
+/** One failing parameter in a validation body. */
+export interface ValidationIssue {
+  /** Where the parameter was (`path`, `query`, `body`) and its name (nested fields follow). */
+  loc: (string | number)[];
+  /** What was expected, in words. */
+  msg: string;
+  /** zod's issue code: `invalid_type`, `too_big`, `invalid_format`… */
+  type: string;
+}
+
+/** The schemas of one route; absent parts are not checked. */
+export interface RouteSchemas<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  params?: P;
+  query?: Q;
+  body?: B;
+}
+
+/** The validated values a handler reads (`req.valid`). */
+export interface Valid {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: Record<string, unknown>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by validate(): the parsed, typed input of the route. */
+    valid?: Valid;
+  }
+}
+
+/** Issues of one failed parse, located. */
+function locate(where: 'path' | 'query' | 'body', error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({ loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+}
+
+/** The 422 for a list of issues; the first names `param` for clients that highlight one field. */
+export function validationError(issues: ValidationIssue[]): ApiError {
+  const first = issues[0];
+  const names = issues.map((i) => i.loc.slice(1).join('.') || i.loc[0]).join(', ');
+  return new ApiError('validation_error', {
+    status: 422,
+    humanMessage: `Some input is not valid: ${names}`,
+    ...(first ? { param: first.loc.slice(1).join('.') } : {}),
+    details: { detail: issues },
+  });
+}
+
+/** Middleware checking the route's params, query and body; handlers read `req.valid`. */
+export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(schemas: RouteSchemas<P, Q, B>) {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    const issues: ValidationIssue[] = [];
+    const valid: Valid = { params: {}, query: {}, body: {} };
+    const parts = [
+      ['path', schemas.params, req.params, 'params'],
+      ['query', schemas.query, req.query, 'query'],
+      ['body', schemas.body, req.body ?? {}, 'body'],
+    ] as const;
+    for (const [where, schema, input, key] of parts) {
+      if (!schema) continue;
+      const result = schema.safeParse(input);
+      if (result.success) valid[key] = result.data as Record<string, unknown>;
+      else issues.push(...locate(where, result.error));
+    }
+    if (issues.length > 0) return next(validationError(issues));
+    req.valid = valid;
+    next();
+  };
+}
+
+/** A path id that must be a positive integer (`*_id` parameters of the portal). */
+export const integerId = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
+  .transform(Number);
+
+/** A query string value given at most once (a repeated parameter is refused, not guessed). */
+export const singleString = (max: number) => z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);

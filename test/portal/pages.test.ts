@@ -1,0 +1,59 @@
+// Every public GET page of the portal answers 200 HTML with a title, the navigation and real
+// content; static assets carry cache headers; unknown paths are a 404 page, never a 500.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+
+/** The seed's public and session pages (the invite landing is tested with the invites). */
+export const publicPages = [
+  '/login', '/signup', '/forgot-password', '/reset-password', '/verify-email', '/', '/pricing', '/features', '/api-docs', '/guide',
+  '/security', '/models-public', '/controls', '/certifications', '/developers', '/agents', '/resources', '/partners', '/architecture',
+  '/platform', '/contact', '/legal/terms', '/legal/aup', '/legal/privacy', '/legal/cookies', '/legal/dpa', '/legal/refund',
+  '/legal/billing', '/legal/security', '/account/archived', '/account/suspended',
+];
+
+let harness: PortalHarness;
+beforeAll(async () => {
+  harness = await startPortalHarness();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe('public pages', () => {
+  it.each(publicPages)('%s answers 200 HTML with a title, navigation and content', async (path) => {
+    const response = await fetch(`${harness.url}${path}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await response.text();
+    expect(html).toMatch(/<title>[^<]+ · svc platform<\/title>/);
+    expect(html).toContain('<nav class="main-nav"');
+    expect(html).toMatch(/<h1>[^<]+<\/h1>/);
+    // Real content inside <main>, not just the layout around an empty page.
+    const main = /<main[^>]*>([\s\S]*)<\/main>/.exec(html)?.[1] ?? '';
+    expect(main.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().length).toBeGreaterThan(100);
+  });
+
+  it('prices every catalogue model on /pricing and /models-public', async () => {
+    const pricing = await (await fetch(`${harness.url}/pricing`)).text();
+    for (const id of harness.portal.deps.catalogue.routes.keys()) expect(pricing).toContain(`<code>${id}</code>`);
+    expect(pricing).toContain('$0.15 / 1M input tokens');
+    const models = await (await fetch(`${harness.url}/models-public`)).text();
+    expect(models).toContain('$0.006 / audio minute');
+  });
+
+  it('serves the stylesheet with cache headers', async () => {
+    const response = await fetch(`${harness.url}/static/css/site.css`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('public, max-age=86400');
+    expect(response.headers.get('etag')).toBeTruthy();
+  });
+
+  it('answers an unknown path with a 404 page, and JSON to a JSON caller', async () => {
+    const page = await fetch(`${harness.url}/no-such-page`);
+    expect(page.status).toBe(404);
+    expect(await page.text()).toContain('There is no page at this address');
+    const json = await fetch(`${harness.url}/no-such-page`, { headers: { accept: 'application/json' } });
+    expect(json.status).toBe(404);
+    expect(await json.json()).toMatchObject({ code: 'not_found', human_message: 'There is no page at this address', error: { code: 'not_found' } });
+  });
+});

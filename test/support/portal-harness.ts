@@ -1,0 +1,90 @@
+// A portal on loopback for HTTP and browser tests: a fresh test database (PostgreSQL from
+// DATABASE_URL, else PGlite), the shared test store (Redis from REDIS_URL, else memory), the
+// demo catalogue, and a log captured in memory so tests can check what was (not) logged.
+import { Writable } from 'node:stream';
+import { resolve } from 'node:path';
+import { pino } from 'pino';
+import { buildCatalogue, parsePortalSettings } from '../../core/config/index.js';
+import type { Database } from '../../core/db/index.js';
+import { createTestDatabase } from '../../core/db/testing.js';
+import type { Store } from '../../core/store/index.js';
+import { openSharedTestStores } from '../../core/store/testing.js';
+import { demoCatalogue } from '../../deploy/local/demo-catalogue.js';
+import { startPortal, type RunningPortal } from '../../portal/src/server.js';
+
+/** Settings every harness portal gets unless the test overrides them. */
+export const harnessSecrets = {
+  SVC_ADMIN_KEY: 'test-admin-key-0123456789abcdefghijklmnopqrstuvwxyz',
+  SVC_KEY_PEPPER: 'test-pepper-0123456789abcdefghijklmnopqrstuvwxyz',
+};
+
+/** A running portal plus what the test may look at. */
+export interface PortalHarness {
+  portal: RunningPortal;
+  url: string;
+  database: Database;
+  store: Store;
+  /** Every log line the portal wrote, as text. */
+  logText(): string;
+  /** Another portal instance on the same database and store (a second replica). */
+  replica(): Promise<RunningPortal>;
+  close(): Promise<void>;
+}
+
+/** Starts a portal; `settings` are extra environment variables (SVC_SMTP_URL, SVC_SSO_A_*…). */
+export async function startPortalHarness(options: { settings?: Record<string, string>; clock?: () => number; dataDir?: string } = {}): Promise<PortalHarness> {
+  const database = await createTestDatabase();
+  const stores = openSharedTestStores();
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = pino({ level: 'info', base: { service: 'portal' } }, sink);
+  // The demo catalogue `npm start` serves; no simulator is needed, the portal only reads prices.
+  const catalogue = buildCatalogue(demoCatalogue('http://127.0.0.1:9'), {});
+  const env = (baseUrl: string) => ({
+    ...harnessSecrets,
+    SVC_CATALOG: 'unused-catalogue-given-in-overrides.yaml',
+    SVC_HOST: '127.0.0.1',
+    PORTAL_PORT: '0',
+    SVC_METRICS_PORT: '0',
+    SVC_DATA_DIR: options.dataDir ?? resolve('.data/test-portal'),
+    SVC_PORTAL_BASE_URL: baseUrl,
+    ...options.settings,
+  });
+  // The base URL must be the portal's own origin (same-origin check, links), known only after
+  // listening; so the first start learns the port and the portal is restarted on it.
+  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), { database, store: stores.main, logger, catalogue, clock: options.clock });
+  const port = probe.port;
+  await probe.stop();
+  const replicaStores: Store[] = [];
+  const start = (p: number) => {
+    const store = stores.another();
+    if (store !== stores.main) replicaStores.push(store);
+    return startPortal(parsePortalSettings({ ...env(`http://127.0.0.1:${port}`), PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock });
+  };
+  const portal = await start(port);
+  const replicas: RunningPortal[] = [];
+  return {
+    portal,
+    url: portal.url,
+    database,
+    store: stores.main,
+    logText: () => lines.join(''),
+    replica: async () => {
+      const r = await start(0);
+      replicas.push(r);
+      return r;
+    },
+    close: async () => {
+      for (const r of replicas) await r.stop();
+      await portal.stop();
+      for (const s of replicaStores) await s.close();
+      await stores.main.close();
+      await database.close();
+    },
+  };
+}
