@@ -1,53 +1,70 @@
-import { test } from 'vitest';
+import { onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from './database.js';
+import { openDatabase, type Database } from './database.js';
 import { createTestDatabase } from './testing.js';
 
+/** Closes the database after the test, whether it passed or not (a second close is harmless). */
+function closedAfterTest(db: Database): Database {
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= db.close());
+  onTestFinished(close);
+  return { ...db, close };
+}
+
 test('migrations apply and are idempotent; concurrent transactions do not mix', async () => {
-  const db = await createTestDatabase();
-  try {
-    await db.migrate();
-    const columns = await db.knex('api_keys').columnInfo();
-    assert.ok('secret_hash' in columns);
-    // Two transactions interleaving on the pool: each sees only its own uncommitted row,
-    // and the one that rolls back leaves nothing behind.
-    const row = (id: string) => ({ id, kind: 'managed', name: id, secret_hash: id.padEnd(64, '0'), secret_hint: 'h', source: 'api' });
-    await Promise.all([
-      db.knex.transaction(async (trx) => {
-        await trx('api_keys').insert(row('k1'));
-        await new Promise((r) => setTimeout(r, 20));
-        assert.equal((await trx('api_keys').where({ id: 'k1' })).length, 1);
-      }),
-      db.knex
-        .transaction(async (trx) => {
-          await trx('api_keys').insert(row('k2'));
-          throw new Error('roll back');
-        })
-        .catch(() => undefined),
-    ]);
-    const ids = (await db.knex('api_keys').select('id')).map((r: { id: string }) => r.id);
-    assert.deepEqual(ids, ['k1']);
-  } finally {
-    await db.close();
-  }
+  const db = closedAfterTest(await createTestDatabase());
+  await db.migrate();
+  const columns = await db.knex('api_keys').columnInfo();
+  assert.ok('secret_hash' in columns);
+  // Two transactions on the pool at once: k1 is inserted, then another transaction begins,
+  // inserts k2 and rolls back after k1's transaction looked. On PostgreSQL k1's transaction
+  // looks while k2 is inserted and uncommitted; embedded PGlite runs one transaction at a time
+  // (its socket server holds the database for the open transaction), so there k2's waits.
+  const row = (id: string) => ({ id, kind: 'managed', name: id, secret_hash: id.padEnd(64, '0'), secret_hint: 'h', source: 'api' });
+  const latch = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    return { open, opened };
+  };
+  const k1Inserted = latch();
+  const k2Inserted = latch();
+  const k1Looked = latch();
+  const rolledBack = k1Inserted.opened.then(() =>
+    db.knex
+      .transaction(async (trx) => {
+        await trx('api_keys').insert(row('k2'));
+        k2Inserted.open();
+        await k1Looked.opened;
+        throw new Error('roll back');
+      })
+      .catch((error: Error) => error.message),
+  );
+  let seenInside: string[] = [];
+  await db.knex.transaction(async (trx) => {
+    await trx('api_keys').insert(row('k1'));
+    k1Inserted.open();
+    if (db.kind === 'postgres') await k2Inserted.opened;
+    seenInside = (await trx('api_keys').select('id')).map((r: { id: string }) => r.id);
+    k1Looked.open();
+  });
+  assert.equal(await rolledBack, 'roll back');
+  assert.deepEqual(seenInside, ['k1'], 'the open transaction sees its own row, not the other one');
+  const ids = (await db.knex('api_keys').select('id')).map((r: { id: string }) => r.id);
+  assert.deepEqual(ids, ['k1']);
 });
 
 test('embedded database keeps its rows across a restart', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-db-'));
-  try {
-    const first = await openDatabase({ kind: 'embedded', dataDir: dir });
-    await first.migrate();
-    await first.knex('api_keys').insert({ id: 'kept', kind: 'managed', name: 'kept', secret_hash: 'a'.repeat(64), secret_hint: 'h', source: 'api' });
-    await first.close();
-    const second = await openDatabase({ kind: 'embedded', dataDir: dir });
-    await second.migrate();
-    const rows = await second.knex('api_keys').select('id');
-    assert.deepEqual(rows, [{ id: 'kept' }]);
-    await second.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const first = closedAfterTest(await openDatabase({ kind: 'embedded', dataDir: dir }));
+  await first.migrate();
+  await first.knex('api_keys').insert({ id: 'kept', kind: 'managed', name: 'kept', secret_hash: 'a'.repeat(64), secret_hint: 'h', source: 'api' });
+  await first.close();
+  const second = closedAfterTest(await openDatabase({ kind: 'embedded', dataDir: dir }));
+  await second.migrate();
+  const rows = await second.knex('api_keys').select('id');
+  assert.deepEqual(rows, [{ id: 'kept' }]);
 });
