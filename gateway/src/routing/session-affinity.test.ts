@@ -1,4 +1,4 @@
-import { test } from 'vitest';
+import { onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../../core/store/index.js';
 import { SessionAffinity, sessionOf } from './session-affinity.js';
@@ -18,13 +18,16 @@ test('precedence: X-Session-Id > metadata.session_id > metadata.sticky_key > con
 });
 
 test('pins are per API key and expire', async () => {
-  const store = new MemoryStore('t:');
+  let now = Date.UTC(2025, 2, 14, 9, 0, 0);
+  const store = new MemoryStore('t:', () => now);
+  onTestFinished(() => store.close());
   const sessions = new SessionAffinity(store, 80);
   const session = { id: 'chat-1', source: 'header' as const };
   await sessions.pin('key_a', session, 'sim-eu');
   assert.equal(await sessions.pinned('key_a', session), 'sim-eu');
   assert.equal(await sessions.pinned('key_b', session), null, 'another tenant with the same session id is not pinned');
-  await new Promise((r) => setTimeout(r, 120));
-  assert.equal(await sessions.pinned('key_a', session), null);
-  await store.close();
+  now += 79;
+  assert.equal(await sessions.pinned('key_a', session), 'sim-eu', 'still pinned just before the TTL');
+  now += 1;
+  assert.equal(await sessions.pinned('key_a', session), null, 'expired after the TTL');
 });

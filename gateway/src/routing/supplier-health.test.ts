@@ -1,7 +1,8 @@
-import { test } from 'vitest';
+import { onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../core/errors/index.js';
 import { MemoryStore } from '../../../core/store/index.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 import { SupplierHealth } from './supplier-health.js';
 
 const policy = { failureThreshold: 3, windowMs: 10_000, cooldownMs: 1_000 };
@@ -10,6 +11,7 @@ const failure = new ApiError('upstream_error');
 test('the circuit opens at the threshold, closes after the cooldown, and re-opens on the first failure after', async () => {
   let now = 1_000_000;
   const store = new MemoryStore('t:', () => now);
+  onTestFinished(() => store.close());
   const health = new SupplierHealth(store, policy, () => now);
   await health.recordFailure('a', failure);
   await health.recordFailure('a', failure);
@@ -21,12 +23,12 @@ test('the circuit opens at the threshold, closes after the cooldown, and re-open
   assert.equal(health.isOpen('a'), false, 'closed after the cooldown');
   await health.recordFailure('a', failure);
   assert.equal(health.isOpen('a'), true, 'half-open: one failure soon after re-opens it');
-  await store.close();
 });
 
 test('a 429 with Retry-After cools the supplier down for that long at once', async () => {
   let now = 5_000_000;
   const store = new MemoryStore('t:', () => now);
+  onTestFinished(() => store.close());
   const health = new SupplierHealth(store, policy, () => now);
   await health.recordFailure('a', new ApiError('rate_limit_exceeded', { retryAfterSeconds: 5 }));
   assert.equal(health.isOpen('a'), true);
@@ -34,14 +36,17 @@ test('a 429 with Retry-After cools the supplier down for that long at once', asy
   assert.equal(health.isOpen('a'), true, 'Retry-After (5 s) outlasts the 1 s cooldown');
   now += 1_100;
   assert.equal(health.isOpen('a'), false);
-  await store.close();
 });
 
 test('a success clears the failure count; another replica learns of an opened circuit', async () => {
-  const store = new MemoryStore('t:');
-  const a = new SupplierHealth(store, policy);
-  const b = new SupplierHealth(store, policy);
+  // One fixed clock: the circuit's cooldown cannot run out while replica b learns of it.
+  const now = 9_000_000;
+  const store = new MemoryStore('t:', () => now);
+  onTestFinished(() => store.close());
+  const a = new SupplierHealth(store, policy, () => now);
+  const b = new SupplierHealth(store, policy, () => now);
   await b.start();
+  onTestFinished(() => b.stop());
   await a.recordFailure('s', failure);
   await a.recordFailure('s', failure);
   await a.recordSuccess('s');
@@ -50,11 +55,8 @@ test('a success clears the failure count; another replica learns of an opened ci
   await a.recordFailure('s', failure);
   await a.recordFailure('s', failure);
   assert.equal(a.isOpen('s'), true);
-  for (let i = 0; i < 50 && !b.isOpen('s'); i++) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(b.isOpen('s'), true, 'replica b skips the supplier too');
-  const late = new SupplierHealth(store, policy);
+  await waitFor('replica b to skip the supplier too', () => b.isOpen('s'));
+  const late = new SupplierHealth(store, policy, () => now);
   await late.load(['s']);
   assert.equal(late.isOpen('s'), true, 'a replica starting later loads the open circuit');
-  await b.stop();
-  await store.close();
 });
