@@ -4,6 +4,7 @@ import * as m002 from './002_audit_log.js';
 import * as m003 from './003_wallets.js';
 import * as m004 from './004_key_managed_by.js';
 import * as m005 from './005_region_policies.js';
+import * as m006 from './006_identity.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -21,6 +22,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['003_wallets', m003],
   ['004_key_managed_by', m004],
   ['005_region_policies', m005],
+  ['006_identity', m006],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -1,0 +1,60 @@
+// Invitations into an organisation: the link's secret goes by email, only its HMAC is stored.
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { hashSecret } from '../keys/index.js';
+import { tokenLifetimeMs } from './lifetimes.js';
+import type { Role } from './roles.js';
+import { tokenPattern } from './tokens.js';
+
+/** What the invite landing page shows. */
+export interface InviteSummary {
+  id: number;
+  email: string;
+  organisationName: string;
+  role: Role;
+  status: 'pending' | 'accepted' | 'revoked' | 'expired';
+  expiresAt: Date;
+}
+
+/** Invites and their single-use links. */
+export class InviteRepository {
+  constructor(
+    private readonly knex: Knex,
+    private readonly pepper: string,
+  ) {}
+
+  /** Creates a pending invite; the returned secret goes into the link and is stored nowhere. */
+  async create(invite: { email: string; organisationId: number; departmentId?: number | null; role: Role; invitedBy: number | null }, now: Date): Promise<{ id: number; secret: string }> {
+    const secret = randomBytes(32).toString('base64url');
+    const [row] = await this.knex('invites')
+      .insert({
+        email: invite.email,
+        organisation_id: invite.organisationId,
+        department_id: invite.departmentId ?? null,
+        role: invite.role,
+        invited_by: invite.invitedBy,
+        token_hash: hashSecret(secret, this.pepper),
+        expires_at: new Date(now.getTime() + tokenLifetimeMs.invite),
+        created_at: now,
+      })
+      .returning('id');
+    return { id: (row as { id: number }).id, secret };
+  }
+
+  /** The invite behind a link, whatever its state (the landing page explains an expired one). */
+  async findBySecret(secret: string, now: Date): Promise<InviteSummary | undefined> {
+    if (!tokenPattern.test(secret)) return undefined;
+    const row = await this.knex('invites')
+      .join('organisations', 'organisations.id', 'invites.organisation_id')
+      .where({ token_hash: hashSecret(secret, this.pepper) })
+      .first('invites.id', 'invites.email', 'invites.role', 'invites.status', 'invites.expires_at', 'organisations.name as organisation_name');
+    if (!row) return undefined;
+    const expired = row.status === 'pending' && (row.expires_at as Date).getTime() <= now.getTime();
+    return { id: row.id, email: row.email, organisationName: row.organisation_name, role: row.role, status: expired ? 'expired' : row.status, expiresAt: row.expires_at };
+  }
+
+  /** Revokes a pending invite; false when it was not pending. */
+  async revoke(id: number): Promise<boolean> {
+    return (await this.knex('invites').where({ id, status: 'pending' }).update({ status: 'revoked' })) === 1;
+  }
+}

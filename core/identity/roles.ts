@@ -1,0 +1,75 @@
+// Roles and the one permission table every portal route is checked against. The admin issue
+// adds its actions here; a route never compares roles itself.
+
+/** Roles from most to least powerful. */
+export const roles = ['owner', 'platform_admin', 'org_admin', 'department_admin', 'member'] as const;
+
+/** A user's role. */
+export type Role = (typeof roles)[number];
+
+/** Account states. */
+export const userStatuses = ['active', 'suspended', 'archived'] as const;
+
+/** A user's status. */
+export type UserStatus = (typeof userStatuses)[number];
+
+/** Higher is more powerful. */
+export function roleRank(role: Role): number {
+  return roles.length - roles.indexOf(role);
+}
+
+/** Whether `role` is at least `minimum`. */
+export function roleAtLeast(role: Role, minimum: Role): boolean {
+  return roleRank(role) >= roleRank(minimum);
+}
+
+/**
+ * Each action and the least role allowed to perform it. `scope` says how far the grant reaches:
+ * `self` (own account), `department`, `organisation`, or `platform` (every organisation).
+ */
+export const permissions = {
+  'dashboard.view': { minimum: 'member', scope: 'self' },
+  'profile.update': { minimum: 'member', scope: 'self' },
+  'legal.accept': { minimum: 'member', scope: 'self' },
+  'admin.view': { minimum: 'department_admin', scope: 'department' },
+  'admin.users.manage': { minimum: 'department_admin', scope: 'department' },
+  'admin.organisation.manage': { minimum: 'org_admin', scope: 'organisation' },
+  'admin.platform.manage': { minimum: 'platform_admin', scope: 'platform' },
+  'admin.owner.manage': { minimum: 'owner', scope: 'platform' },
+} as const satisfies Record<string, { minimum: Role; scope: 'self' | 'department' | 'organisation' | 'platform' }>;
+
+/** An action of the permission table. */
+export type Action = keyof typeof permissions;
+
+/** Who is asking: what authorisation needs to know, read fresh from the database per request. */
+export interface Principal {
+  id: number;
+  role: Role;
+  status: UserStatus;
+  organisationId: number | null;
+  departmentId: number | null;
+}
+
+/** What a request acts on, when it is someone else's: the target's organisation and department. */
+export interface Target {
+  organisationId: number | null;
+  departmentId: number | null;
+  userId?: number;
+}
+
+/**
+ * The one authorisation decision: the principal must be active, hold at least the action's role,
+ * and the target must lie within the reach of that role (owners and platform admins reach every
+ * organisation, org admins their own, department admins their department, members themselves).
+ */
+export function isAllowed(principal: Principal, action: Action, target?: Target): boolean {
+  if (principal.status !== 'active') return false;
+  const rule = permissions[action];
+  if (!roleAtLeast(principal.role, rule.minimum)) return false;
+  if (!target) return true;
+  if (roleAtLeast(principal.role, 'platform_admin')) return true;
+  if (principal.role === 'org_admin') return target.organisationId !== null && target.organisationId === principal.organisationId;
+  if (principal.role === 'department_admin')
+    return target.organisationId === principal.organisationId && target.departmentId !== null && target.departmentId === principal.departmentId;
+  return target.userId === principal.id;
+}
