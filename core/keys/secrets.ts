@@ -3,7 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 /** Kinds of credential: managed keys (Management API / CRDs), API tokens (portal), the admin key. */
 export type CredentialKind = 'managed' | 'token' | 'admin';
 
-/** Secret prefixes per kind; `svc_` and `svc-sk-` come from the spec. */
+/** Secret prefixes per kind; `svc_` and `svc-sk-` are the gateway API's (docs/spec-conformance.md 2.2). */
 export const secretPrefixes = {
   managed: 'svc-sk-',
   token: 'svc_',
