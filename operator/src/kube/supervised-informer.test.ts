@@ -1,4 +1,4 @@
-import { test } from 'vitest';
+import { onTestFinished, test, vi } from 'vitest';
 import assert from 'node:assert/strict';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { pino } from 'pino';
@@ -24,7 +24,13 @@ class ScriptedInformer implements ListWatchInformer<KubernetesObject> {
   }
 }
 
+/** Runs what is queued on the microtask queue (a start's settling), which always precedes setImmediate. */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
 test('restart backoff grows over consecutive failures and starts over after a normal watch end or an event', async () => {
+  // The restart waits are timers: fake ones step exactly onto each restart.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  onTestFinished(() => void vi.useRealTimers());
   const informer = new ScriptedInformer();
   const delays: number[] = [];
   const supervised = new SupervisedInformer(
@@ -36,11 +42,16 @@ test('restart backoff grows over consecutive failures and starts over after a no
   const failAndAwaitRestart = async () => {
     const starts = informer.starts;
     informer.emit('error', new Error('watch failed'));
-    while (informer.starts === starts) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setImmediate(r)); // let the start settle
+    const delay = delays.at(-1)!;
+    await vi.advanceTimersByTimeAsync(delay - 1);
+    assert.equal(informer.starts, starts, `no restart before its ${delay} ms backoff`);
+    await vi.advanceTimersByTimeAsync(1);
+    assert.equal(informer.starts, starts + 1, 'restarted after the backoff');
+    await settled();
   };
   supervised.start();
-  await new Promise((r) => setImmediate(r));
+  onTestFinished(() => supervised.stop());
+  await settled();
   for (let i = 0; i < 4; i++) await failAndAwaitRestart();
   // Jitter puts retry n in [50 %, 100 %] of 10 ms · 2^(n-1).
   assert.ok(delays[3]! >= 40, `the fourth retry in a row waits longer (${delays.join(', ')})`);
@@ -53,5 +64,4 @@ test('restart backoff grows over consecutive failures and starts over after a no
   informer.emit('add', { metadata: { name: 'x' } }); // the resumed watch delivered an event
   await failAndAwaitRestart();
   assert.ok(delays[8]! <= 10, `after an event the backoff starts over (${delays.join(', ')})`);
-  await supervised.stop();
 });
