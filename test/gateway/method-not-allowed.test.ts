@@ -20,7 +20,8 @@ describe('wrong method on a known path', () => {
     await h?.close();
   });
 
-  const call = (method: string, path: string, bearer: string) => fetch(`${h.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}` } });
+  const call = (method: string, path: string, bearer: string) =>
+    fetch(`${h.gateway.url}${path}`, { method, headers: { authorization: `Bearer ${bearer}` } });
 
   test('GET /v1/chat/completions is 405 with Allow: POST', async () => {
     const res = await call('GET', '/v1/chat/completions', key);

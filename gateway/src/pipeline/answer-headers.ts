@@ -9,7 +9,12 @@ import { isFailover, routingRecord } from './attempts.js';
  * arrival: authentication, enforcement, earlier attempts, the answering attempt up to now),
  * `x-svc-attempt-latency-ms` the answering attempt alone (from sending it to now).
  */
-export function answerHeaders(reply: FastifyReply, route: ModelRoute, publicModel: string, attemptStartedPerf: number): Record<string, string> {
+export function answerHeaders(
+  reply: FastifyReply,
+  route: ModelRoute,
+  publicModel: string,
+  attemptStartedPerf: number,
+): Record<string, string> {
   return routingHeaders(route, publicModel, {
     failover: isFailover(routingRecord(reply.request), route.supplier.name),
     latencyMs: reply.elapsedTime,

@@ -4,7 +4,7 @@ import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
-import { usageHeaders } from '../routing/routing-headers.js';
+import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
 import { answerHeaders } from './answer-headers.js';
@@ -70,7 +70,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
       const headers = () => answerHeaders(reply, route, publicModel, started);
       if (inference.stream) {
-        const outcome = await streamToClient(reply, upstream, translator, headers, () => usageHeaders(route, translator.usage()));
+        const outcome = await streamToClient(reply, upstream, translator, headers, () => usageTotals(route, translator.usage()));
         noteUsage(record, route, translator.usage());
         return { value: reply as unknown, lateError: outcome.error };
       }

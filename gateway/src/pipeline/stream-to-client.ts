@@ -2,6 +2,8 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import type { UpstreamResponse } from '../http/upstream-client.js';
+import { totalsHeaders, type UsageTotals } from '../routing/routing-headers.js';
+import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { Translator } from '../translate/types.js';
 import { routingRecord } from './attempts.js';
 
@@ -13,7 +15,7 @@ export const sseHeaders = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** Trailers announced on every stream; filled in by the caller's `trailers()` at the end. */
+/** Trailers announced on every stream; filled in from the caller's `totals()` at the end. */
 export const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
 
 /** What happened to a stream, for the caller's accounting. */
@@ -28,14 +30,16 @@ export interface StreamOutcome {
  * The status line and headers are sent with the first translated frame, so an upstream that
  * fails before producing anything still yields a proper HTTP error (thrown to the caller).
  * After the first byte a failure becomes the client family's in-stream error event — never a
- * silent clean end.
+ * silent clean end. At the end the call's totals follow the last frame as a `: svc-totals`
+ * comment and as HTTP trailers (the translator has already put them in the family's own final
+ * usage event, where the protocol has one).
  */
 export async function streamToClient(
   reply: FastifyReply,
   upstream: UpstreamResponse,
   translator: Translator,
   headers: () => Record<string, string>,
-  trailers: () => Record<string, string>,
+  totals: () => UsageTotals | undefined,
 ): Promise<StreamOutcome> {
   const raw = reply.raw;
   let started = false;
@@ -43,7 +47,7 @@ export async function streamToClient(
     started = true;
     routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
-    // Totals (tokens, cost) are only known at the end: they follow as HTTP trailers.
+    // Totals (tokens, cost) are only known at the end: they follow as a comment and HTTP trailers.
     raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), trailer: trailerNames, ...headers() });
   };
   const write = (text: string) => {
@@ -82,7 +86,11 @@ export async function streamToClient(
     if (!raw.destroyed) raw.write(translator.streamError(error));
   }
   if (started) {
-    if (!raw.destroyed) raw.addTrailers(trailers());
+    if (!raw.destroyed) {
+      const final = totals();
+      if (final) raw.write(totalsComment(final));
+      raw.addTrailers(totalsHeaders(final));
+    }
     raw.end();
   }
   return { started, error: failure ? toApiError(failure) : undefined };

@@ -29,12 +29,38 @@ export function formatUsd(usd: number): string {
   return usd.toFixed(9).replace(/\.?0+$/, '') || '0';
 }
 
+/**
+ * A call's totals as a client can read them in a response body or stream (the `svc` object and
+ * the final `: svc-totals` comment of streams): the same values as the usage headers, cost as
+ * the same exact decimal string.
+ */
+export interface UsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: string;
+}
+
+/** The call's totals once usage is known; undefined when it is not. */
+export function usageTotals(route: ModelRoute, usage: TokenUsage | undefined, media?: MediaUsage): UsageTotals | undefined {
+  if (!usage && !media) return undefined;
+  return {
+    input_tokens: usage?.inputTokens ?? 0,
+    output_tokens: usage?.outputTokens ?? 0,
+    cost_usd: formatUsd(callCostUsd(route.model, usage, media)),
+  };
+}
+
+/** The usage headers (or stream trailers) carrying totals; empty when they are not known. */
+export function totalsHeaders(totals: UsageTotals | undefined): Record<string, string> {
+  if (!totals) return {};
+  return {
+    'x-svc-input-tokens': String(totals.input_tokens),
+    'x-svc-output-tokens': String(totals.output_tokens),
+    'x-svc-cost-usd': totals.cost_usd,
+  };
+}
+
 /** Token and cost headers (or stream trailers), once usage is known; empty when it is not. */
 export function usageHeaders(route: ModelRoute, usage: TokenUsage | undefined, media?: MediaUsage): Record<string, string> {
-  if (!usage && !media) return {};
-  return {
-    'x-svc-input-tokens': String(usage?.inputTokens ?? 0),
-    'x-svc-output-tokens': String(usage?.outputTokens ?? 0),
-    'x-svc-cost-usd': formatUsd(callCostUsd(route.model, usage, media)),
-  };
+  return totalsHeaders(usageTotals(route, usage, media));
 }

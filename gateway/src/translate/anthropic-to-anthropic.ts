@@ -1,6 +1,7 @@
 import { ApiError } from '../../../core/errors/index.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
+import { usageTotals } from '../routing/routing-headers.js';
 import type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { anthropicStreamErrorFrame } from './shared/stream-errors.js';
@@ -10,7 +11,8 @@ import type { SseEvent, TranslationContext, Translator, UpstreamCall } from './t
 /**
  * Anthropic client → Anthropic-protocol supplier: native passthrough with the upstream model
  * id; gateway-only fields are removed (Anthropic refuses unknown metadata keys). Events are
- * re-framed unchanged except `message_start.message.model`, which reports the public id.
+ * re-framed unchanged except `message_start.message.model`, which reports the public id, and
+ * `message_delta`, which also carries the call's totals as `svc`.
  */
 export class AnthropicToAnthropic implements Translator {
   private input: Partial<AnthropicUsage> = {};
@@ -62,6 +64,8 @@ export class AnthropicToAnthropic implements Translator {
         // Usage in message_delta is cumulative: the last value is the total.
         this.outputTokens = data.usage.output_tokens;
         if (data.usage.input_tokens !== undefined) this.input = { ...this.input, ...data.usage };
+        // The call's totals so far, with their cost, for clients that cannot read trailers (docs/interfaces.md).
+        out = JSON.stringify({ ...data, svc: usageTotals(this.context.route, this.usage()) });
         break;
       case 'message_stop':
         this.stopped = true;

@@ -1,6 +1,7 @@
 import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
+import { usageTotals } from '../routing/routing-headers.js';
 import type { OpenAiChatChunk, OpenAiChatCompletion } from '../wire/openai-chat.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
@@ -14,8 +15,8 @@ const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
 /**
  * OpenAI client → OpenAI-protocol supplier: the request passes through with the upstream model
  * id and without gateway-only fields. Usage is always requested upstream (for metering) and
- * the usage chunk is only forwarded when the client asked for it. Chunks keep their bytes
- * except `model`, which reports the public id.
+ * the usage chunk is only forwarded when the client asked for it, with the call's totals added
+ * as `svc`. Chunks keep their content except `model`, which reports the public id.
  */
 export class OpenAiToOpenAi implements Translator {
   private seenUsage: TokenUsage | undefined;
@@ -72,6 +73,8 @@ export class OpenAiToOpenAi implements Translator {
     if (usageOnly && this.request_.stream_options?.include_usage !== true) return '';
     chunk.model = this.context.publicModel;
     if (this.request_.stream_options?.include_usage !== true) delete chunk.usage;
+    // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
+    if (chunk.usage) return dataFrame({ ...chunk, svc: usageTotals(this.context.route, this.seenUsage) });
     return dataFrame(chunk);
   }
 

@@ -14,7 +14,8 @@ import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { TokenUsage } from '../../routing/cost.js';
-import { usageHeaders } from '../../routing/routing-headers.js';
+import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
+import { totalsComment } from '../../translate/shared/sse-frames.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest } from './schema.js';
 
@@ -117,7 +118,12 @@ async function relayResponses(
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError));
   }
   noteUsage(record, route, meter.usage);
-  if (!raw.destroyed) raw.addTrailers(usageHeaders(route, meter.usage));
+  if (!raw.destroyed) {
+    // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.
+    const totals = usageTotals(route, meter.usage);
+    if (totals) raw.write(totalsComment(totals));
+    raw.addTrailers(totalsHeaders(totals));
+  }
   raw.end();
   return { value: reply, lateError };
 }

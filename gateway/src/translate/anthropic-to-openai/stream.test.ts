@@ -101,6 +101,8 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
           type: 'message_delta',
           delta: { stop_reason: 'end_turn', stop_sequence: null },
           usage: { input_tokens: 20, output_tokens: 7, cache_creation_input_tokens: 0, cache_read_input_tokens: 100 },
+          // The call's totals at the route's prices: 20 × $1 + 100 cached × $0.1 + 7 × $2 per million.
+          svc: { input_tokens: 120, output_tokens: 7, cost_usd: '0.000044' },
         },
       },
       { event: 'message_stop', data: { type: 'message_stop' } },
@@ -148,6 +150,7 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
           type: 'message_delta',
           delta: { stop_reason: 'tool_use', stop_sequence: null },
           usage: { input_tokens: 50, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          svc: { input_tokens: 50, output_tokens: 20, cost_usd: '0.00009' },
         },
       },
       { event: 'message_stop', data: { type: 'message_stop' } },

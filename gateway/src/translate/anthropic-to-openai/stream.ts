@@ -2,6 +2,7 @@
 // framed with its `event:` line. One instance per request; all stream state lives here.
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
+import type { UsageTotals } from '../../routing/routing-headers.js';
 import type { AnthropicStopReason, AnthropicStreamEvent } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatChunk, OpenAiToolCallDelta, OpenAiUsage } from '../../wire/openai-chat.js';
 import type { SseEvent } from '../types.js';
@@ -40,6 +41,8 @@ export class OpenAiToAnthropicStream {
   constructor(
     private readonly publicModel: string,
     private readonly names: ToolNameMap,
+    /** The call's totals for a usage (tokens and cost), added to message_delta as `svc`. */
+    private readonly totals: (usage: TokenUsage) => UsageTotals | undefined,
   ) {}
 
   /** One upstream event → zero or more client frames. Throws ApiError for an upstream error chunk. */
@@ -91,7 +94,8 @@ export class OpenAiToAnthropicStream {
     if (this.finished) return '';
     let out = this.ensureStarted() + this.closeOpen();
     const usage = this.usageSeen === undefined ? { output_tokens: 0 } : anthropicUsageFrom(this.usageSeen);
-    out += frame({ type: 'message_delta', delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null }, usage });
+    const delta: AnthropicStreamEvent = { type: 'message_delta', delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null }, usage };
+    out += this.usageSeen === undefined ? frame(delta) : eventFrame(delta.type, { ...delta, svc: this.totals(this.usageSeen) });
     out += frame({ type: 'message_stop' });
     this.finished = true;
     return out;

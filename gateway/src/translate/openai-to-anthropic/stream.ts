@@ -2,6 +2,7 @@
 // frames. One instance per request; all stream state lives here.
 import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
+import type { UsageTotals } from '../../routing/routing-headers.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatChunk, OpenAiToolCallDelta } from '../../wire/openai-chat.js';
 import type { SseEvent } from '../types.js';
@@ -43,6 +44,8 @@ export class AnthropicToOpenAiStream {
     private readonly publicModel: string,
     private readonly jsonMode: boolean,
     private readonly includeUsage: boolean,
+    /** The call's totals for a usage (tokens and cost), added to the usage chunk as `svc`. */
+    private readonly totals: (usage: TokenUsage) => UsageTotals | undefined,
   ) {}
 
   /** One upstream event → zero or more client frames. Throws ApiError for an upstream `error` event. */
@@ -183,8 +186,9 @@ export class AnthropicToOpenAiStream {
   private stop(): string {
     let out = this.finishSent ? '' : this.finish('stop');
     if (this.includeUsage) {
-      const usage = this.usage() ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
-      const chunk: OpenAiChatChunk = {
+      const seen = this.usage();
+      const usage = seen ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+      const chunk: OpenAiChatChunk & { svc?: UsageTotals | undefined } = {
         id: this.id,
         object: 'chat.completion.chunk',
         created: this.created,
@@ -192,6 +196,7 @@ export class AnthropicToOpenAiStream {
         choices: [],
         usage: openAiUsageFrom(usage),
       };
+      if (seen) chunk.svc = this.totals(seen);
       out += dataFrame(chunk);
     }
     this.finished = true;

@@ -2,6 +2,7 @@
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../../routing/cost.js';
+import { usageTotals } from '../../routing/routing-headers.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { openAiStreamErrorFrame } from '../shared/stream-errors.js';
 import { anthropicRequestFrom } from './request.js';
@@ -62,7 +63,9 @@ export class OpenAiToAnthropic implements Translator {
     if (this.stream === undefined) {
       const format = this.clientRequest.response_format?.type;
       const jsonMode = this.jsonMode || format === 'json_object' || format === 'json_schema';
-      this.stream = new AnthropicToOpenAiStream(this.context.publicModel, jsonMode, this.clientRequest.stream_options?.include_usage === true);
+      this.stream = new AnthropicToOpenAiStream(this.context.publicModel, jsonMode, this.clientRequest.stream_options?.include_usage === true, (usage) =>
+        usageTotals(this.context.route, usage),
+      );
     }
     return this.stream;
   }

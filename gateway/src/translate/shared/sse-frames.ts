@@ -13,3 +13,12 @@ export const doneFrame = 'data: [DONE]\n\n';
 export function eventFrame(type: string, payload: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
+
+/**
+ * The stream's last line: a comment (`: ` line) with the call's totals as JSON. Every SSE parser
+ * (both official SDKs, browsers' EventSource) ignores comments, so it is safe after the terminal
+ * frame; a client reading the raw stream finds the totals there without HTTP trailers.
+ */
+export function totalsComment(totals: unknown): string {
+  return `: svc-totals ${JSON.stringify(totals)}\n\n`;
+}
