@@ -1,6 +1,6 @@
-// The gateway driven by the official SDKs in all four pairings of client family and supplier
-// protocol: OpenAI client → openai / anthropic supplier, Anthropic client → anthropic / openai
-// supplier. The model id picks the supplier (and so its protocol). Each scenario is written once,
+// The gateway driven by the official SDKs in every pairing of client family and supplier
+// protocol: OpenAI client → openai / anthropic / openai-responses supplier, Anthropic client →
+// anthropic / openai / openai-responses supplier. The model id picks the supplier (and so its protocol). Each scenario is written once,
 // against a small family-neutral "driver" per SDK, and run for every pairing; what the simulator
 // received upstream is checked against the supplier protocol's shape. Also: the native Responses
 // lane through the OpenAI SDK, count_tokens, `auto` and models.list() through both SDKs.
@@ -250,7 +250,7 @@ const textOf = (content: unknown): string =>
 interface Pairing {
   title: string;
   client: 'openai' | 'anthropic';
-  model: 'gpt-x' | 'claude-x';
+  model: 'gpt-x' | 'claude-x' | 'resp-x';
 }
 
 const pairings: Pairing[] = [
@@ -258,9 +258,11 @@ const pairings: Pairing[] = [
   { title: 'OpenAI client → anthropic supplier (translated)', client: 'openai', model: 'claude-x' },
   { title: 'Anthropic client → anthropic supplier (passthrough)', client: 'anthropic', model: 'claude-x' },
   { title: 'Anthropic client → openai supplier (translated)', client: 'anthropic', model: 'gpt-x' },
+  { title: 'OpenAI client → openai-responses supplier (bridged to the Responses API)', client: 'openai', model: 'resp-x' },
+  { title: 'Anthropic client → openai-responses supplier (translated and bridged)', client: 'anthropic', model: 'resp-x' },
 ];
 
-describe('official SDKs through the gateway, all four client/supplier pairings', () => {
+describe('official SDKs through the gateway, every client/supplier pairing', () => {
   let h: GatewayHarness;
   let key: string;
   let openai: OpenAI;
@@ -332,6 +334,11 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
           assert.equal(upstreamPath(p.model), '/v1/messages');
           assert.ok(Number.isInteger(body.max_tokens) && (body.max_tokens as number) > 0, `max_tokens ${String(body.max_tokens)}`);
           assert.deepEqual(list(body.messages).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
+        } else if (protocol === 'openai-responses') {
+          assert.equal(upstreamPath(p.model), '/v1/responses');
+          assert.deepEqual(list(body.input).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
+          assert.equal(body.store, false, 'chat requests are not stored by the Responses supplier');
+          if (p.client === 'anthropic') assert.equal(body.max_output_tokens, 512);
         } else {
           assert.equal(upstreamPath(p.model), '/v1/chat/completions');
           assert.deepEqual(list(body.messages).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
@@ -373,6 +380,16 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
           );
           assert.equal(asJson(body.tool_choice).type, 'any');
           assert.notEqual(asJson(body.tool_choice).disable_parallel_tool_use, true);
+        } else if (protocol === 'openai-responses') {
+          assert.deepEqual(
+            list(body.tools).map((t) => [t.type, t.name, t.parameters, t.strict]),
+            [
+              ['function', 'get_weather', weatherSchema, false],
+              ['function', 'get_time', timeSchema, false],
+            ],
+          );
+          assert.equal(body.tool_choice, 'required');
+          assert.notEqual(body.parallel_tool_calls, false);
         } else {
           assert.deepEqual(
             list(body.tools).map((t) => [t.type, asJson(t.function).name, asJson(t.function).parameters]),
@@ -406,6 +423,19 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
         assert.deepEqual(answer.toolCalls, []);
         assert.match(answer.text, /^Simulated reply to: /);
 
+        if (protocol === 'openai-responses') {
+          const input = list(upstream(p.model).input);
+          assert.deepEqual(
+            input.map((item) => item.type ?? item.role),
+            ['user', 'function_call', 'function_call', 'function_call_output', 'function_call_output'],
+          );
+          const calls = input.filter((item) => item.type === 'function_call');
+          assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments as string)]), expectedToolCalls.map((c) => [c.name, c.input]));
+          const outputs = input.filter((item) => item.type === 'function_call_output');
+          assert.deepEqual(outputs.map((o) => o.call_id), calls.map((c) => c.call_id));
+          assert.deepEqual(outputs.map((o) => o.output), results.map((r) => r.content));
+          return;
+        }
         const messages = list(upstream(p.model).messages);
         if (protocol === 'anthropic') {
           assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'user']);
@@ -433,8 +463,21 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
         assert.equal(short.stop, driver().stops.length);
         assert.equal(short.text, replyText(prompt).slice(0, 8));
         const body = upstream(p.model);
-        assert.equal(body.max_tokens ?? body.max_completion_tokens, 2);
+        assert.equal(body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens, 2);
 
+        if (protocol === 'openai-responses') {
+          // The Responses API has no stop sequences: refused, naming the client's own field.
+          await assert.rejects(driver().plain({ model: p.model, stop: ['reply'], turns: [{ role: 'user', text: prompt }] }), (error: unknown) => {
+            // The OpenAI SDK keeps the body's `error` object, the Anthropic SDK the whole body.
+            const e = error as { status?: number; error?: { code?: string; param?: string; error?: { code?: string; param?: string } } };
+            const body = p.client === 'anthropic' ? e.error?.error : e.error;
+            assert.equal(e.status, 400);
+            assert.equal(body?.code, 'unsupported_parameter');
+            assert.equal(body?.param, p.client === 'anthropic' ? 'stop_sequences' : 'stop');
+            return true;
+          });
+          return;
+        }
         const stopped = await driver().plain({ model: p.model, stop: ['reply'], turns: [{ role: 'user', text: prompt }] });
         assert.equal(stopped.text, 'Simulated ');
         assert.ok(driver().stops.stopSequence.includes(stopped.stop ?? ''), `stop reason ${stopped.stop}`);
@@ -447,6 +490,14 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
         const reply = await driver().plain({ model: p.model, turns: [{ role: 'user', text, image: PNG_1X1 }] });
         assert.equal(reply.text, replyText(text));
         assert.equal(reply.stop, driver().stops.end);
+        if (protocol === 'openai-responses') {
+          const parts = list(list(upstream(p.model).input)[0]!.content);
+          const image = parts.find((b) => b.type === 'input_image');
+          assert.ok(image, JSON.stringify(parts));
+          assert.equal(image.image_url, `data:image/png;base64,${PNG_1X1}`);
+          assert.equal(parts.map((b) => (b.type === 'input_text' ? b.text : '')).join(''), text);
+          return;
+        }
         const content = list(list(upstream(p.model).messages)[0]!.content);
         if (protocol === 'anthropic') {
           const image = content.find((b) => b.type === 'image');
@@ -466,6 +517,11 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
         const reply = await driver().plain({ model: p.model, system, turns: [{ role: 'user', text: prompt }] });
         assert.equal(reply.text, replyText(prompt));
         const body = upstream(p.model);
+        if (protocol === 'openai-responses') {
+          assert.equal(body.instructions, system);
+          assert.deepEqual(list(body.input).map((m) => m.role), ['user']);
+          return;
+        }
         const messages = list(body.messages);
         if (protocol === 'anthropic') {
           assert.equal(textOf(body.system), system);
@@ -614,12 +670,12 @@ describe('official SDKs through the gateway, all four client/supplier pairings',
   });
 });
 
-describe('auto never picks a model the calling interface cannot serve', () => {
+describe('auto on the chat interfaces may pick a model served only by Responses API suppliers', () => {
   let h: GatewayHarness;
   let key: string;
 
   beforeAll(async () => {
-    // The cheapest model is served only on the native Responses lane; chat interfaces must skip it.
+    // The cheapest model is served only by a Responses API supplier; chat interfaces reach it through the bridge.
     h = await startGatewayHarness([
       { name: 'rs', protocol: 'openai-responses', region: 'EU', models: [{ id: 'resp-cheap', input_usd_per_mtok: 0.01, output_usd_per_mtok: 0.01 }] },
       { name: 'oa', protocol: 'openai', region: 'EU', models: [{ id: 'gpt-x', input_usd_per_mtok: 0.1, output_usd_per_mtok: 0.4 }] },
@@ -630,12 +686,13 @@ describe('auto never picks a model the calling interface cannot serve', () => {
     await h.close();
   });
 
-  test('chat completions and messages with auto skip a responses-only model', async () => {
+  test('chat completions and messages with auto choose the cheapest model, a responses-only one included', async () => {
     const openai = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 0 });
     const chat = await openai.chat.completions.create({ model: 'auto', messages: [{ role: 'user', content: 'x' }] });
-    assert.equal(chat.model, 'gpt-x');
+    assert.equal(chat.model, 'resp-cheap');
     const anthropic = new Anthropic({ baseURL: h.gateway.url, apiKey: key, maxRetries: 0 });
     const message = await anthropic.messages.create({ model: 'auto', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] });
-    assert.equal(message.model, 'gpt-x');
+    assert.equal(message.model, 'resp-cheap');
+    assert.equal(message.stop_reason, 'end_turn');
   });
 });

@@ -1,9 +1,9 @@
 import type { SupplierProtocol } from '../../../core/config/index.js';
-import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import { AnthropicToAnthropic } from './anthropic-to-anthropic.js';
 import { AnthropicToOpenAi } from './anthropic-to-openai/index.js';
+import { ChatViaResponses } from './chat-via-responses/translator.js';
 import { OpenAiToAnthropic } from './openai-to-anthropic/index.js';
 import { OpenAiToOpenAi } from './openai-to-openai.js';
 import type { TranslationContext, Translator } from './types.js';
@@ -11,8 +11,8 @@ import type { TranslationContext, Translator } from './types.js';
 /** A validated client request, tagged with its interface family. */
 export type ClientRequest = { family: 'openai'; body: ChatCompletionRequest } | { family: 'anthropic'; body: MessagesRequest };
 
-/** Supplier protocols that can serve a chat-style request from either client family. */
-export const chatProtocols: readonly SupplierProtocol[] = ['openai', 'anthropic'];
+/** Supplier protocols that can serve a chat-style request from either client family: all of them. */
+export const chatProtocols: readonly SupplierProtocol[] = ['openai', 'anthropic', 'openai-responses'];
 
 /**
  * The translator for a client family and a supplier protocol: one instance per request.
@@ -25,8 +25,8 @@ export function createTranslator(client: ClientRequest, protocol: SupplierProtoc
     case 'anthropic':
       return client.family === 'openai' ? new OpenAiToAnthropic(client.body, context) : new AnthropicToAnthropic(client.body, context);
     case 'openai-responses':
-      // Responses suppliers serve the native lane only (/v1/native/responses), untranslated.
-      throw new ApiError('capability_unsupported', { humanMessage: 'This supplier serves the native responses lane only' });
+      // The client's translator toward OpenAI chat, with chat ↔ Responses bridged underneath.
+      return new ChatViaResponses(createTranslator(client, 'openai', context), client.family);
     default: {
       const unreachable: never = protocol;
       throw new Error(`no translator for protocol ${String(unreachable)}`);
