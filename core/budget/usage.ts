@@ -40,3 +40,10 @@ export async function readBudgetUsage(store: Store, key: KeyRecord, now: Date): 
     exhausted: toMicro(usedUsd) >= toMicro(key.budgetLimitUsd),
   };
 }
+
+/** The usage of a key that has spent nothing in its current window (a key just created). */
+export function unspentBudget(key: KeyRecord, now: Date): BudgetUsage {
+  if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
+  const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
+  return { usedUsd: 0, remainingUsd: key.budgetLimitUsd, resetsAt: resetsAt(window, new Map()), exhausted: key.budgetLimitUsd <= 0 };
+}

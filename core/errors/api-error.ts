@@ -1,6 +1,7 @@
 // The error every layer throws and every interface renders. It carries the catalogue's decision
 // (status, type, retry advice) so the renderers never choose again.
 import { errorDefinition, errorTypeForStatus, isErrorCode, type ErrorCode, type ErrorType } from './catalogue.js';
+import { outageMessages, outageSource } from './dependency-outage.js';
 
 /** Per-occurrence detail layered over a catalogue code's defaults. */
 export interface ApiErrorOptions {
@@ -168,6 +169,9 @@ export function errorResponseHeaders(error: ApiError): Record<string, string> {
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // A store or database outage is a dependency being down: 503, worth retrying, not a bug.
+  const outage = outageSource(err);
+  if (outage) return new ApiError('service_unavailable', { humanMessage: outageMessages[outage], retryAfterSeconds: 2, cause: err });
   return new ApiError('internal_error', { cause: err });
 }
 

@@ -32,6 +32,11 @@ export class MemoryData implements ScriptCommands {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
+  /** Forgets every value. */
+  clear(): void {
+    this.slots.clear();
+  }
+
   nowMs(): number {
     return this.clock();
   }

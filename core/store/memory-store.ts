@@ -23,6 +23,12 @@ export class MemoryStore implements Store {
     this.sweeper.unref();
   }
 
+  /** Loses every key, stream and consumer group, as a Redis restarted without its data would (fault tests). */
+  flushAll(): void {
+    this.data.clear();
+    this.streams.clear();
+  }
+
   private k(key: string): string {
     return this.prefix + key;
   }

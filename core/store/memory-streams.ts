@@ -30,6 +30,13 @@ export class MemoryStreams {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
+  /** Forgets every stream and group; blocked readers wake up and find nothing. */
+  clear(): void {
+    const streams = [...this.streams.values()];
+    this.streams.clear();
+    for (const s of streams) for (const wake of [...s.waiters]) wake();
+  }
+
   private stream(name: string): Stream {
     let s = this.streams.get(name);
     if (!s) {

@@ -169,7 +169,7 @@ describe('ManagedKey through the operator', () => {
 
     // The suspension reaches the row, then its announcement fails; the retry finds the row as
     // wanted. Without the owed announcement the gateway would use its cached copy for minutes.
-    flaky.failNext('set', (key) => key === keyCacheKey(hash));
+    flaky.failNext('del', (key) => key === keyCacheKey(hash));
     await bed.patchManagedKeySpec('blip', { state: 'Suspended' });
     await waitFor('status to follow the suspension', async () => conditionOf(await bed.readManagedKey('blip'), 'Ready')?.reason === 'Suspended');
     assert.equal(flaky.failures, 1, 'the announcement failed once');

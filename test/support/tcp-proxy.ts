@@ -12,6 +12,8 @@ export interface TcpProxy {
    * a black-holed network, where requests hang instead of failing.
    */
   blackHole(): void;
+  /** After cut(): accepts and forwards again on the same port, as a healed partition would. */
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,5 +60,22 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     blackHoled = true;
     for (const upstream of upstreams) upstream.destroy(); // unpipes; the clients keep being read
   };
-  return { url: `http://127.0.0.1:${port}`, cut, blackHole, close: cut };
+  let finished = false;
+  const restore = async () => {
+    if (finished || !closed) return;
+    await closed;
+    closed = undefined;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  };
+  const close = () => {
+    finished = true;
+    return cut();
+  };
+  return { url: `http://127.0.0.1:${port}`, cut, blackHole, restore, close };
 }

@@ -1,5 +1,14 @@
 import { LRUCache } from 'lru-cache';
-import { keyCacheKey, keyCacheTtlMs, keyChangeChannel, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
+import {
+  fillCachedKey,
+  keyCacheKey,
+  keyCacheTtlMs,
+  keyChangeChannel,
+  keyGenerationKey,
+  readCachedKey,
+  type KeyRecord,
+  type KeyRepository,
+} from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 
 /** Tuning for the in-process key cache. */
@@ -9,16 +18,26 @@ export interface KeyDirectoryOptions {
   positiveTtlMs?: number;
   /** How long an unknown hash is remembered, so a flood of bad keys does not reach PostgreSQL. */
   negativeTtlMs?: number;
+  /**
+   * How long a key read from PostgreSQL while the store was unreachable is trusted: without the
+   * store there is no pub/sub, so this bounds how long a change made meanwhile goes unseen.
+   */
+  degradedTtlMs?: number;
 }
 
 /**
  * Finds the key for a secret hash: in-process LRU first (no I/O on the hot path), then the
  * shared store, then PostgreSQL (which refills the store). Writers announce changes on the
- * store's pub/sub channel and every replica evicts at once.
+ * store's pub/sub channel and every replica evicts at once. A refill is conditional on the
+ * key's change counter (core/keys/change-feed.ts), so a record read before a revoke can never
+ * be cached after it. When the store is unreachable, keys are read from PostgreSQL directly.
  */
 export class KeyDirectory {
   private readonly cache: LRUCache<string, { record: KeyRecord | null }>;
   private readonly negativeTtlMs: number;
+  private readonly degradedTtlMs: number;
+  /** Evictions heard so far: a look-up that overlapped one does not cache what it read. */
+  private evictions = 0;
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -28,34 +47,58 @@ export class KeyDirectory {
   ) {
     this.cache = new LRUCache({ max: options.maxEntries ?? 50_000, ttl: options.positiveTtlMs ?? 60_000 });
     this.negativeTtlMs = options.negativeTtlMs ?? 5_000;
+    this.degradedTtlMs = options.degradedTtlMs ?? 5_000;
   }
 
   /** Subscribes to key changes; call once before serving. */
   async start(): Promise<void> {
-    this.unsubscribe = await this.store.subscribe(keyChangeChannel, (secretHash) => this.cache.delete(secretHash));
+    this.unsubscribe = await this.store.subscribe(keyChangeChannel, (secretHash) => this.evict(secretHash));
   }
 
   async stop(): Promise<void> {
     await this.unsubscribe?.();
   }
 
+  /** Forgets what this process holds for a hash (a change heard, or made here). */
+  evict(secretHash: string): void {
+    this.evictions++;
+    this.cache.delete(secretHash);
+  }
+
   /** The key for this hash, or undefined when no key has it. */
   async find(secretHash: string): Promise<KeyRecord | undefined> {
     const hit = this.cache.get(secretHash);
     if (hit) return hit.record ?? undefined;
-    const cached = await this.store.get(keyCacheKey(secretHash));
-    if (cached) {
-      const record = JSON.parse(cached) as KeyRecord;
-      this.cache.set(secretHash, { record });
+    const evictionsBefore = this.evictions;
+    let cached: { json: string | null; generation: string };
+    try {
+      cached = await this.store.runScript(readCachedKey, [keyCacheKey(secretHash), keyGenerationKey(secretHash)], []);
+    } catch {
+      return this.findWithoutStore(secretHash, evictionsBefore);
+    }
+    if (cached.json) {
+      const record = JSON.parse(cached.json) as KeyRecord;
+      if (this.evictions === evictionsBefore) this.cache.set(secretHash, { record });
       return record;
     }
     const record = await this.repository.findByHash(secretHash);
     if (record) {
-      await this.store.set(keyCacheKey(secretHash), JSON.stringify(record), { ttlMs: keyCacheTtlMs });
-      this.cache.set(secretHash, { record });
-    } else {
+      const filled = await this.store
+        .runScript(fillCachedKey, [keyCacheKey(secretHash), keyGenerationKey(secretHash)], [cached.generation, JSON.stringify(record), keyCacheTtlMs])
+        .catch(() => false);
+      // Not filled: a change was announced while PostgreSQL was read (or the store failed), so
+      // this answer serves this request only.
+      if (filled && this.evictions === evictionsBefore) this.cache.set(secretHash, { record });
+    } else if (this.evictions === evictionsBefore) {
       this.cache.set(secretHash, { record: null }, { ttl: this.negativeTtlMs });
     }
+    return record;
+  }
+
+  /** The store is unreachable: PostgreSQL answers, trusted only briefly (no pub/sub meanwhile). */
+  private async findWithoutStore(secretHash: string, evictionsBefore: number): Promise<KeyRecord | undefined> {
+    const record = await this.repository.findByHash(secretHash);
+    if (this.evictions === evictionsBefore) this.cache.set(secretHash, { record: record ?? null }, { ttl: Math.min(this.degradedTtlMs, record ? Infinity : this.negativeTtlMs) });
     return record;
   }
 }

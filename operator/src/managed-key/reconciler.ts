@@ -40,7 +40,7 @@ export class ManagedKeyReconciler {
   private readonly owed: OwedAnnouncements;
 
   constructor(private readonly deps: ManagedKeyReconcilerDeps) {
-    this.owed = new OwedAnnouncements((secretHash) => announceKeyChange(deps.store, secretHash, undefined));
+    this.owed = new OwedAnnouncements((secretHash) => announceKeyChange(deps.store, secretHash));
   }
 
   /** Reconciles the ManagedKey `<namespace>/<name>`. */
@@ -92,7 +92,7 @@ export class ManagedKeyReconciler {
     switch (rowPlan.action) {
       case 'create':
         key = (await this.deps.keys.create({ kind: 'managed', source: 'crd', managedBy: owner, ...desired }, apiKey)).record;
-        await this.announce(key.secretHash, key);
+        await this.announce(key.secretHash);
         this.deps.logger.info({ managedKey: ref, keyId: key.id }, 'key created');
         break;
       case 'update': {
@@ -100,11 +100,11 @@ export class ManagedKeyReconciler {
         if (rowPlan.rotate) {
           const oldHash = updated.secretHash;
           updated = (await this.deps.keys.replaceSecret(updated.id, apiKey))!;
-          await this.announce(oldHash, undefined);
+          await this.announce(oldHash);
           this.deps.logger.info({ managedKey: ref, keyId: updated.id }, 'key secret replaced from its Secret');
         }
         if (rowPlan.patch) updated = (await this.deps.keys.update(updated.id, rowPlan.patch))!;
-        await this.announce(updated.secretHash, updated);
+        await this.announce(updated.secretHash);
         key = updated;
         break;
       }
@@ -159,7 +159,7 @@ export class ManagedKeyReconciler {
     for (const row of rows) {
       if (row.managedBy === null || live.has(row.managedBy)) continue;
       await this.deps.keys.delete(row.id);
-      await this.announce(row.secretHash, undefined);
+      await this.announce(row.secretHash);
       this.deps.logger.info({ keyId: row.id, owner: row.managedBy }, 'orphaned key deleted: its ManagedKey is gone');
       removed++;
     }
@@ -167,15 +167,15 @@ export class ManagedKeyReconciler {
   }
 
   /** Tells the gateways that a key changed; a failure leaves its eviction owed, paid by the next reconcile. */
-  private announce(secretHash: string, record: KeyRecord | undefined): Promise<void> {
-    return this.owed.announce(secretHash, () => announceKeyChange(this.deps.store, secretHash, record));
+  private announce(secretHash: string): Promise<void> {
+    return this.owed.announce(secretHash, () => announceKeyChange(this.deps.store, secretHash));
   }
 
   private async deleteKeys(ownerPrefix: string): Promise<void> {
     const keys: KeyRecord[] = await this.deps.keys.listManagedByPrefix(ownerPrefix);
     for (const key of keys) {
       await this.deps.keys.delete(key.id);
-      await this.announce(key.secretHash, undefined);
+      await this.announce(key.secretHash);
     }
   }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuditRepository, InvalidAuditCursorError } from '../../../../core/audit/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
-import { announceKeyChange, InvalidCursorError, KeyRepository, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
+import { InvalidCursorError, KeyAnnouncer, KeyRepository, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
 import { keyView } from './key-view.js';
@@ -43,7 +43,24 @@ function refuseIfImmutable(key: KeyRecord): void {
 /** Management API for keys under `/v1/manage/keys` (docs/keys.md). */
 export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayDeps, repository: KeyRepository): void {
   const now = () => new Date(deps.clock());
-  const publish = (key: KeyRecord) => announceKeyChange(deps.store, key.secretHash, key);
+  const announcer = new KeyAnnouncer(deps.store, { logger: (facts, message) => deps.logger.warn(facts, message) });
+  app.addHook('onClose', async () => announcer.stop());
+  /**
+   * Tells every replica that the key changed. A change the replicas cannot hear yet is not done:
+   * the answer is 503 and the announcement is retried in the background until the store takes
+   * it; repeating the call announces again, so retries converge.
+   */
+  const publish = async (key: KeyRecord) => {
+    deps.keys.evict(key.secretHash);
+    try {
+      await announcer.announce(key.secretHash);
+    } catch (error) {
+      throw new ApiError('service_unavailable', {
+        humanMessage: `Key ${key.id} is ${key.status} in the database, but the gateways could not be told yet (the shared store is unreachable); this is retried automatically — repeat the call to confirm`,
+        cause: error,
+      });
+    }
+  };
 
   app.post('/v1/manage/keys', async (request, reply: FastifyReply) => {
     requireAdmin(request);
@@ -61,9 +78,12 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
       metadata: body.metadata ?? {},
       payerId: body.payer ?? null,
     });
-    await publish(record);
+    // The secret is shown only now, so a failed announcement must not cost the answer: it stays
+    // owed and is retried (a new key is in no cache yet but replicas' negative caches).
+    deps.keys.evict(record.secretHash);
+    await announcer.announce(record.secretHash).catch(() => undefined);
     void reply.code(201);
-    return { ...(await keyView(deps.store, record, now())), key: secret };
+    return { ...(await keyView(deps.store, record, now(), { noSpendYet: true })), key: secret };
   });
 
   app.get('/v1/manage/keys', async (request) => {
@@ -117,8 +137,8 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     requireAdmin(request);
     const key = await loadKey(repository, request);
     if (key.source === 'crd') refuseIfImmutable(key);
-    if (key.status === 'revoked') return keyView(deps.store, key, now()); // idempotent
-    const revoked = (await repository.update(key.id, { status: 'revoked' }))!;
+    // Idempotent, and a repeat announces again: a revoke whose announcement failed converges.
+    const revoked = key.status === 'revoked' ? key : (await repository.update(key.id, { status: 'revoked' }))!;
     await publish(revoked);
     return keyView(deps.store, revoked, now());
   };

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'vitest';
+import { toApiError } from './api-error.js';
+import { outageSource } from './dependency-outage.js';
+
+function withFields(message: string, fields: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), fields);
+}
+
+describe('dependency outages (issue 13 finding 7)', () => {
+  it('a Redis command that gave up is 503 service_unavailable, retryable, naming the store', () => {
+    const error = toApiError(withFields('Reached the max retries per request limit (which is 2).', { name: 'MaxRetriesPerRequestError' }));
+    assert.equal(error.code, 'service_unavailable');
+    assert.equal(error.status, 503);
+    assert.equal(error.retryable, true);
+    assert.match(error.humanMessage, /Redis/);
+    assert.equal(toApiError(new Error('Connection is closed.')).code, 'service_unavailable');
+  });
+
+  it('PostgreSQL connection failures are 503 naming the database, also when wrapped', () => {
+    for (const cause of [
+      withFields('terminating connection due to administrator command', { code: '57P01' }),
+      withFields('connection failure', { code: '08006' }),
+      withFields('Knex: Timeout acquiring a connection. The pool is probably full.', { name: 'KnexTimeoutError' }),
+      new Error('Connection terminated unexpectedly'),
+    ]) {
+      const error = toApiError(new Error('query failed', { cause }));
+      assert.equal(error.status, 503, cause.message);
+      assert.match(error.humanMessage, /PostgreSQL/);
+    }
+    assert.equal(outageSource(withFields('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' })), 'network');
+  });
+
+  it('anything else stays internal_error, and data errors are not outages', () => {
+    assert.equal(toApiError(new Error('boom')).code, 'internal_error');
+    assert.equal(toApiError(withFields('duplicate key', { code: '23505' })).code, 'internal_error');
+    assert.equal(toApiError(withFields('ERR wrong number of arguments', { name: 'ReplyError' })).code, 'internal_error');
+  });
+});

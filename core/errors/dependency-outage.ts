@@ -1,0 +1,55 @@
+// Which thrown values mean "a data store the gateway depends on is unreachable" — a 503 the
+// client may retry, not a 500 bug. Recognised by shape, so this module needs neither ioredis
+// nor pg: those libraries' connection failures are what a Redis or PostgreSQL outage throws.
+
+/** The dependency an outage error came from, as far as its shape tells. */
+export type OutageSource = 'store' | 'database' | 'network';
+
+/** Socket-level failures: the peer is gone, refused or silent. */
+const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * ioredis: a command given up after its retries, or sent on a closed connection. Matched by
+ * name and message; these strings are ioredis's own and stable across its versions.
+ */
+function isStoreOutage(error: { name?: unknown; message?: unknown }): boolean {
+  if (error.name === 'MaxRetriesPerRequestError') return true;
+  const message = typeof error.message === 'string' ? error.message : '';
+  return (
+    message === 'Connection is closed.' ||
+    message.startsWith("Stream isn't writeable") ||
+    message.startsWith('Reached the max retries per request limit')
+  );
+}
+
+/**
+ * pg and knex: SQLSTATE class 08 (connection exception), 57P01–57P03 (the server shutting down
+ * or starting), 53300 (too many connections), a pool that could not hand out a connection in
+ * time, or the connection dropping mid-query.
+ */
+function isDatabaseOutage(error: { name?: unknown; message?: unknown; code?: unknown }): boolean {
+  const code = typeof error.code === 'string' ? error.code : '';
+  if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300') return true;
+  if (error.name === 'KnexTimeoutError') return true;
+  const message = typeof error.message === 'string' ? error.message : '';
+  return message.startsWith('Connection terminated') || message === 'Client has encountered a connection error and is not queryable';
+}
+
+/** The outage `error` (or one of its causes) stands for, or undefined for any other failure. */
+export function outageSource(error: unknown): OutageSource | undefined {
+  for (let current: unknown = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    const e = current as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    if (isStoreOutage(e)) return 'store';
+    if (isDatabaseOutage(e)) return 'database';
+    if (typeof e.code === 'string' && networkCodes.has(e.code)) return 'network';
+    current = e.cause;
+  }
+  return undefined;
+}
+
+/** What a client is told for each source: what is down and that retrying is the remedy. */
+export const outageMessages: Record<OutageSource, string> = {
+  store: "The gateway's shared store (Redis) is unreachable; retry in a few seconds",
+  database: "The gateway's database (PostgreSQL) is unreachable; retry in a few seconds",
+  network: 'A service the gateway depends on is unreachable; retry in a few seconds',
+};
