@@ -6,12 +6,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { RunningSimulator } from '../simulator/server.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const model = 'gpt-4o-mini';
 
 describe('routing headers: latency and failover', () => {
   let h: GatewayHarness;
   let key: string;
+  let keyId: string;
   let primary: RunningSimulator;
   let secondary: RunningSimulator;
 
@@ -24,7 +26,13 @@ describe('routing headers: latency and failover', () => {
       // Only a 429 with Retry-After opens a circuit in this file.
       { settings: { SVC_CIRCUIT_FAILURES: '100000' } },
     );
-    key = await h.createKey();
+    // Through the Management API, so the key's audit log can be read back by id.
+    const created = await fetch(`${h.gateway.url}/v1/manage/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'routing-headers' }),
+    });
+    ({ id: keyId, key } = (await created.json()) as { id: string; key: string });
     primary = h.simulators.get('primary-eu')!;
     secondary = h.simulators.get('secondary-eu')!;
   });
@@ -48,6 +56,8 @@ describe('routing headers: latency and failover', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-svc-supplier')).toBe('primary-eu');
     expect(res.headers.get('x-svc-failover')).toBe('false');
+    expect(res.headers.get('x-svc-latency-ms')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-svc-attempt-latency-ms')).toMatch(/^\d+$/);
     const { latency, attempt } = timing(res);
     expect(Number.isInteger(latency)).toBe(true);
     expect(Number.isInteger(attempt)).toBe(true);
@@ -83,5 +93,19 @@ describe('routing headers: latency and failover', () => {
     expect(skipped.headers.get('x-svc-supplier')).toBe('secondary-eu');
     expect(skipped.headers.get('x-svc-failover')).toBe('true');
     expect(secondary.requests.length).toBeGreaterThan(0);
+
+    // The audit record follows the same rule: one attempt, on the secondary, and a failover.
+    const requestId = skipped.headers.get('x-request-id');
+    let row: { failover: boolean; supplier: string; attempts: unknown[] } | undefined;
+    await waitFor('the skipped request in the audit log', async () => {
+      const res = await fetch(`${h.gateway.url}/v1/manage/keys/${keyId}/audit?limit=50`, {
+        headers: { authorization: `Bearer ${h.adminKey}` },
+      });
+      const page = (await res.json()) as { data: { request_id: string; failover: boolean; supplier: string; attempts: unknown[] }[] };
+      row = page.data.find((r) => r.request_id === requestId);
+      return row !== undefined;
+    });
+    expect(row).toMatchObject({ supplier: 'secondary-eu', failover: true });
+    expect(row!.attempts).toHaveLength(1);
   });
 });
