@@ -4,7 +4,7 @@ import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
-import { answerClientError, newRequestId } from './http/client-errors.js';
+import { answerClientError, answerOutsideRoutes, newRequestId } from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
 import { RouteMethods } from './http/route-methods.js';
@@ -55,6 +55,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       headersTimeout: Math.min(deps.headersTimeoutMs, deps.bodyTimeoutMs),
       // How often Node checks those deadlines: the finer, the closer to the setting they fire.
       connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(Math.min(deps.headersTimeoutMs, deps.bodyTimeoutMs) / 4))),
+      // Node would answer a missing Host with a bare 400; the onRequest hook answers it instead.
+      requireHostHeader: false,
     },
     clientErrorHandler: answerClientError,
     // Path parameters are at most ~140 characters (a payer id); past this the answer is 414.
@@ -74,6 +76,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     childLoggerFactory: (logger) => logger,
   });
   let draining = false;
+  answerOutsideRoutes(app.server);
 
   registerJsonBodyParser(app);
 
@@ -102,6 +105,9 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // The Anthropic SDK reads its request id from `request-id`.
     if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
     const path = request.url.split('?', 1)[0]!;
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      throw new ApiError('invalid_request', { param: 'host', humanMessage: 'An HTTP/1.1 request must carry a Host header' });
+    }
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
     request.caller = await authenticate(request.headers, { xApiKey: xApiKeyPaths.has(path) }, {

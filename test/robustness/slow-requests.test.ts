@@ -31,7 +31,7 @@ describe('slow and stalled requests', () => {
   const trickle = [...body.slice(0, -1)];
 
   test('a body trickled past the deadline is answered 408 in the catalogue shape and the connection closed', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}` }, body.length), ...trickle], ceilingMs, 50);
+    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}` }, body.length), ...trickle], { waitMs: ceilingMs, intervalMs: 50 });
     assert.equal(exchange.closedByServer, true, 'the gateway closed the connection');
     assert.equal(exchange.status, 408, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(exchange.status!, exchange.body, exchange.headers['content-type']), []);
@@ -42,7 +42,7 @@ describe('slow and stalled requests', () => {
     const exchange = await rawExchange(
       h.gateway.port,
       [`POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n--b\r\n`],
-      ceilingMs,
+      { waitMs: ceilingMs },
     );
     assert.equal(exchange.closedByServer, true);
     assert.ok(exchange.status === 408, exchange.received.slice(0, 300));
@@ -50,7 +50,7 @@ describe('slow and stalled requests', () => {
   });
 
   test('a request without a key is answered 401 and its connection closed without reading the trickled body', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', {}, body.length), ...trickle], ceilingMs, 50);
+    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', {}, body.length), ...trickle], { waitMs: ceilingMs, intervalMs: 50 });
     assert.equal(exchange.status, 401, exchange.received.slice(0, 300));
     assert.equal(exchange.headers.connection, 'close');
     assert.deepEqual(catalogueShapeProblems(401, exchange.body, exchange.headers['content-type']), []);
@@ -58,14 +58,14 @@ describe('slow and stalled requests', () => {
   });
 
   test('headers that never finish arriving are answered 408 in the catalogue shape', async () => {
-    const exchange = await rawExchange(h.gateway.port, ['GET /v1/models HTTP/1.1\r\nhost: gateway\r\n', 'x-slow: 1\r\n'], ceilingMs, 50);
+    const exchange = await rawExchange(h.gateway.port, ['GET /v1/models HTTP/1.1\r\nhost: gateway\r\n', 'x-slow: 1\r\n'], { waitMs: ceilingMs, intervalMs: 50 });
     assert.equal(exchange.closedByServer, true);
     assert.equal(exchange.status, 408, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(408, exchange.body, exchange.headers['content-type']), []);
   });
 
   test('a request that arrives in time is served as before', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}`, connection: 'close' }, body.length) + body], ceilingMs);
+    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}`, connection: 'close' }, body.length) + body], { waitMs: ceilingMs });
     assert.equal(exchange.status, 200, exchange.received.slice(0, 300));
   });
 });

@@ -70,8 +70,9 @@ export interface RawExchange {
   closedByServer: boolean;
 }
 
-/** Parses the first HTTP/1.1 response in `text` (Content-Length framed). */
+/** Parses the first final (not 1xx) HTTP/1.1 response in `text` (Content-Length framed). */
 export function parseFirstResponse(text: string): Pick<RawExchange, 'status' | 'headers' | 'body'> {
+  while (/^HTTP\/1\.[01] 1\d\d /.test(text) && text.includes('\r\n\r\n')) text = text.slice(text.indexOf('\r\n\r\n') + 4);
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return { status: undefined, headers: {}, body: '' };
   const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
@@ -87,13 +88,22 @@ export function parseFirstResponse(text: string): Pick<RawExchange, 'status' | '
   return { status: Number.isFinite(status) ? status : undefined, headers, body };
 }
 
+/** How a raw exchange behaves. */
+export interface RawExchangeOptions {
+  /** Ceiling of the whole exchange (not an assertion: the caller asserts on `closedByServer`). */
+  waitMs?: number;
+  /** Pause between chunks: a trickling client. */
+  intervalMs?: number;
+  /** Half-close the connection after the last chunk (a client that sent all it will send). */
+  end?: boolean;
+}
+
 /**
- * Writes `chunks` to a fresh connection (each once the previous was written, `intervalMs` apart:
- * a trickling client) and reads until the server closes the connection. `waitMs` is a ceiling
- * for the whole exchange, not an assertion: the caller asserts on what arrived and on
- * `closedByServer`.
+ * Writes `chunks` to a fresh connection (each once the previous was written) and reads until the
+ * server closes the connection.
  */
-export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 10_000, intervalMs = 0): Promise<RawExchange> {
+export function rawExchange(port: number, chunks: (string | Buffer)[], options: RawExchangeOptions = {}): Promise<RawExchange> {
+  const { waitMs = 10_000, intervalMs = 0, end = false } = options;
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const received: Buffer[] = [];
@@ -124,7 +134,11 @@ export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 
     });
     socket.once('connect', () => {
       const writeNext = (i: number) => {
-        if (i >= chunks.length || socket.destroyed) return;
+        if (socket.destroyed) return;
+        if (i >= chunks.length) {
+          if (end) socket.end();
+          return;
+        }
         socket.write(chunks[i]!, () => {
           if (intervalMs === 0) writeNext(i + 1);
           else pacing = setTimeout(() => writeNext(i + 1), intervalMs);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, errorResponseHeaders, renderErrorBody } from '../../../core/errors/index.js';
 
@@ -56,4 +56,30 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   else socket.end();
   socket.resume();
   setTimeout(() => socket.destroy(), lingerMs).unref();
+}
+
+/**
+ * The requests Node's server would answer itself, outside any route, with a bare status: an
+ * `Expect` other than 100-continue (417) and CONNECT (Node closes the connection without a word).
+ * Both get the catalogue shape here.
+ */
+export function answerOutsideRoutes(server: Server): void {
+  server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const error = new ApiError('invalid_request', { status: 417, param: 'expect', humanMessage: 'The only expectation the gateway meets is "Expect: 100-continue"' });
+    const requestId = newRequestId();
+    const body = JSON.stringify(renderErrorBody(error, requestId));
+    response.writeHead(error.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+      connection: 'close',
+      ...errorResponseHeaders(error),
+    });
+    response.end(body);
+  });
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    const error = new ApiError('method_not_allowed', { humanMessage: 'The gateway is not a proxy; CONNECT is not allowed' });
+    socket.end(rawErrorResponse(error, newRequestId()));
+    setTimeout(() => socket.destroy(), lingerMs).unref();
+  });
 }

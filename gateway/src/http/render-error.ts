@@ -31,8 +31,17 @@ export function fromFrameworkError(err: unknown): ApiError {
       });
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new ApiError('invalid_request', { cause: err });
-    default:
+    case 'FST_ERR_NOT_FOUND':
+      // A method the router does not know at all (PRI, made-up tokens) skips the not-found handler.
+      return new ApiError('not_found', { humanMessage: 'There is no such method and path on this gateway', cause: err });
+    default: {
+      // Any other refusal fastify makes of a request is the client's, whatever its code: never a 500.
+      const status = (err as { statusCode?: unknown } | null)?.statusCode;
+      if (typeof code === 'string' && code.startsWith('FST_') && typeof status === 'number' && status >= 400 && status < 500) {
+        return new ApiError('invalid_request', { status, cause: err });
+      }
       return toApiError(err);
+    }
   }
 }
 

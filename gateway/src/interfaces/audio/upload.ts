@@ -160,6 +160,8 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
       if (!failed) armIdleTimer();
     });
     parser.on('field', (name, value, info) => {
+      // busboy reports a part with an empty name as a field named undefined.
+      if (!name) return fail(new ApiError('validation_error', { humanMessage: 'Every form field needs a name' }));
       if (info.valueTruncated) return fail(new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is longer than 64 KiB` }));
       fields.push([name, value]);
     });
