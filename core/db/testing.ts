@@ -1,5 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import knexFactory from 'knex';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
@@ -11,7 +14,8 @@ import { openDatabase, type Database } from './database.js';
  * Tests that run in parallel therefore never see each other's rows.
  *
  * Migrating is the slow part, so it happens once: on PostgreSQL into a template database that
- * every test database is copied from, on PGlite into a data-directory snapshot each test loads.
+ * every test database is copied from, on PGlite into a data-directory snapshot each test loads
+ * (kept in the temp directory, so the test processes that follow skip initdb and migrations too).
  */
 export async function createTestDatabase(env: Record<string, string | undefined> = process.env): Promise<Database> {
   const url = env.DATABASE_URL;
@@ -118,22 +122,62 @@ function quoteIdent(name: string): string {
 
 let snapshot: Promise<Blob> | undefined;
 
-/** This process's migrated PGlite data directory (a tarball), made on first use. */
+/** A migrated PGlite data directory (a tarball): this process's, else the temp directory's, else made now. */
 function migratedSnapshot(): Promise<Blob> {
   if (!snapshot) {
     snapshot = (async () => {
+      const file = snapshotFile();
+      const cached = readSnapshot(file);
+      if (cached) return cached;
       const pglite = await newPGlite();
       const db = await openDatabase({ kind: 'embedded', dataDir: 'memory', pglite });
+      let made: Blob;
       try {
         await db.migrate();
-        return await pglite.dumpDataDir('none');
+        made = await pglite.dumpDataDir('none');
       } finally {
         await db.close();
       }
+      await writeSnapshot(file, made);
+      return made;
     })();
     snapshot.catch(() => (snapshot = undefined)); // a failure is retried by the next caller
   }
   return snapshot;
+}
+
+/** Named by the migrations and the PGlite version: either changing makes a new snapshot. */
+function snapshotFile(): string {
+  const pgliteEntry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
+  const pglitePackage = readFileSync(join(dirname(pgliteEntry), '..', 'package.json'), 'utf8');
+  const version = (JSON.parse(pglitePackage) as { version: string }).version;
+  return join(tmpdir(), 'svc-test-pglite', `${migrationsFingerprint()}-pglite-${version}.tar`);
+}
+
+function readSnapshot(file: string): Blob | undefined {
+  try {
+    return new Blob([readFileSync(file)]);
+  } catch {
+    return undefined; // none yet
+  }
+}
+
+/**
+ * Written whole under a private name and renamed into place, so a reader never sees half a file;
+ * snapshots of other migrations (40 MB each) are removed: a reader that opened one keeps it.
+ */
+async function writeSnapshot(file: string, made: Blob): Promise<void> {
+  const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
+    renameSync(partial, file);
+    for (const other of readdirSync(dirname(file))) {
+      if (other.endsWith('.tar') && join(dirname(file), other) !== file) rmSync(join(dirname(file), other), { force: true });
+    }
+  } catch {
+    rmSync(partial, { force: true }); // no cache: the next process migrates again, nothing worse
+  }
 }
 
 async function loadedSnapshot(): Promise<Database> {
