@@ -8,3 +8,4 @@ export * from './organisations.js';
 export * from './invites.js';
 export * from './lifetimes.js';
 export * from './password-rule.js';
+export * from './passwords.js';

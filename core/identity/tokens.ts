@@ -49,6 +49,17 @@ export class OneTimeTokens {
     return { userId: (row as { user_id: number | null }).user_id, payload: (row as { payload: Record<string, unknown> }).payload };
   }
 
+  /** Who a token belongs to, if it is usable, without using it (a form can be checked first). */
+  async peek(purpose: TokenPurpose, secret: string, now: Date): Promise<ConsumedToken | undefined> {
+    if (!tokenPattern.test(secret)) return undefined;
+    const row = await this.knex('one_time_tokens')
+      .where({ purpose, token_hash: hashSecret(secret, this.pepper) })
+      .whereNull('used_at')
+      .where('expires_at', '>', now)
+      .first(['user_id', 'payload']);
+    return row ? { userId: row.user_id as number | null, payload: row.payload as Record<string, unknown> } : undefined;
+  }
+
   /** Invalidates a user's unused tokens of one purpose (a new reset link voids the older ones). */
   async revokeUnused(purpose: TokenPurpose, userId: number, now: Date): Promise<void> {
     await this.knex('one_time_tokens').where({ purpose, user_id: userId }).whereNull('used_at').update({ used_at: now });

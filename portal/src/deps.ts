@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Catalogue, PortalSettings } from '../../core/config/index.js';
+import type { OneTimeTokens, SessionRepository, UserRepository, InviteRepository } from '../../core/identity/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { PortalMetrics } from '../../core/telemetry/index.js';
+import type { Mailer } from './mail/mailer.js';
 
 /** Everything the portal app needs, built in server.ts (or by a test) and passed in. */
 export interface PortalDeps {
@@ -16,4 +18,9 @@ export interface PortalDeps {
   clock: () => number;
   /** The gateway's public base URL, for code samples. */
   gatewayUrlHint: string;
+  users: UserRepository;
+  tokens: OneTimeTokens;
+  sessions: SessionRepository;
+  invites: InviteRepository;
+  mailer: Mailer;
 }

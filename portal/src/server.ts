@@ -6,7 +6,9 @@ import { loadCatalogue, type Catalogue, type PortalSettings } from '../../core/c
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import { createLogger, createMetricsRegistry, createPortalMetrics, sqlStateClassLabel, startMetricsServer, type MetricsServer } from '../../core/telemetry/index.js';
+import { InviteRepository, OneTimeTokens, SessionRepository, UserRepository } from '../../core/identity/index.js';
 import { createPortal } from './app.js';
+import { createMailer } from './mail/mailer.js';
 import type { PortalDeps } from './deps.js';
 
 /** A listening portal and how to stop it. */
@@ -25,6 +27,8 @@ export interface PortalOverrides {
   logger?: Logger;
   clock?: () => number;
   catalogue?: Catalogue;
+  /** Where outbox-mode email links are announced (default: the console). */
+  announce?: (line: string) => void;
   /** Serve /metrics on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
   metricsOnEphemeralPort?: boolean;
 }
@@ -47,8 +51,18 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
     metrics,
     clock: overrides.clock ?? Date.now,
     gatewayUrlHint: settings.SVC_GATEWAY_PUBLIC_URL,
+    users: new UserRepository(database.knex),
+    tokens: new OneTimeTokens(database.knex, settings.SVC_KEY_PEPPER),
+    sessions: new SessionRepository(database.knex),
+    invites: new InviteRepository(database.knex, settings.SVC_KEY_PEPPER),
+    mailer: createMailer({ smtpUrl: settings.SVC_SMTP_URL, from: settings.SVC_MAIL_FROM, dataDir: settings.SVC_DATA_DIR, announce: overrides.announce ?? ((line) => console.log(line)) }),
   };
   const app = createPortal(deps);
+  // Reads ignore expired sessions already; this only keeps the table small.
+  const purge = setInterval(() => {
+    deps.sessions.purgeExpired(new Date(deps.clock())).catch((error: unknown) => logger.warn({ err: error }, 'session purge failed'));
+  }, 10 * 60_000);
+  purge.unref();
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(settings.PORTAL_PORT, settings.SVC_HOST, (error?: Error) => (error ? reject(error) : resolve(s)));
   });
@@ -73,7 +87,9 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
           server.closeIdleConnections();
         });
         clearTimeout(grace);
+        clearInterval(purge);
         await metricsServer?.close();
+        deps.mailer.close();
         if (!overrides.store) await store.close();
         if (!overrides.database) await database.close();
       })()),

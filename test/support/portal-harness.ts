@@ -2,7 +2,9 @@
 // DATABASE_URL, else PGlite), the shared test store (Redis from REDIS_URL, else memory), the
 // demo catalogue, and a log captured in memory so tests can check what was (not) logged.
 import { Writable } from 'node:stream';
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { buildCatalogue, parsePortalSettings } from '../../core/config/index.js';
 import type { Database } from '../../core/db/index.js';
@@ -24,6 +26,10 @@ export interface PortalHarness {
   url: string;
   database: Database;
   store: Store;
+  /** Lines announced for outbox-mode email (recipient, file and link), newest last. */
+  mail: string[];
+  /** The last emailed link to `email` whose URL contains `pathPart` (outbox mode). */
+  lastLink(email: string, pathPart: string): string | undefined;
   /** Every log line the portal wrote, as text. */
   logText(): string;
   /** Another portal instance on the same database and store (a second replica). */
@@ -34,8 +40,12 @@ export interface PortalHarness {
 /** Starts a portal; `settings` are extra environment variables (SVC_SMTP_URL, SVC_SSO_A_*…). */
 export async function startPortalHarness(options: { settings?: Record<string, string>; clock?: () => number; dataDir?: string } = {}): Promise<PortalHarness> {
   const database = await createTestDatabase();
+  // Outbox files of this harness only; removed at close.
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'svc-portal-')));
   const stores = openSharedTestStores();
   const lines: string[] = [];
+  const mail: string[] = [];
+  const announce = (line: string) => mail.push(line);
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(chunk.toString('utf8'));
@@ -51,20 +61,20 @@ export async function startPortalHarness(options: { settings?: Record<string, st
     SVC_HOST: '127.0.0.1',
     PORTAL_PORT: '0',
     SVC_METRICS_PORT: '0',
-    SVC_DATA_DIR: options.dataDir ?? resolve('.data/test-portal'),
+    SVC_DATA_DIR: dataDir,
     SVC_PORTAL_BASE_URL: baseUrl,
     ...options.settings,
   });
   // The base URL must be the portal's own origin (same-origin check, links), known only after
   // listening; so the first start learns the port and the portal is restarted on it.
-  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), { database, store: stores.main, logger, catalogue, clock: options.clock });
+  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), { database, store: stores.main, logger, catalogue, clock: options.clock, announce });
   const port = probe.port;
   await probe.stop();
   const replicaStores: Store[] = [];
   const start = (p: number) => {
     const store = stores.another();
     if (store !== stores.main) replicaStores.push(store);
-    return startPortal(parsePortalSettings({ ...env(`http://127.0.0.1:${port}`), PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock });
+    return startPortal(parsePortalSettings({ ...env(`http://127.0.0.1:${port}`), PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock, announce });
   };
   const portal = await start(port);
   const replicas: RunningPortal[] = [];
@@ -73,6 +83,13 @@ export async function startPortalHarness(options: { settings?: Record<string, st
     url: portal.url,
     database,
     store: stores.main,
+    mail,
+    lastLink: (email, pathPart) =>
+      mail
+        .filter((m) => m.includes(`email to ${email} `))
+        .map((m) => /link: (\S+)/.exec(m)?.[1])
+        .filter((l): l is string => Boolean(l && l.includes(pathPart)))
+        .at(-1),
     logText: () => lines.join(''),
     replica: async () => {
       const r = await start(0);
@@ -85,6 +102,7 @@ export async function startPortalHarness(options: { settings?: Record<string, st
       for (const s of replicaStores) await s.close();
       await stores.main.close();
       await database.close();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -82,3 +82,10 @@ export const integerId = z
 
 /** A query string value given at most once (a repeated parameter is refused, not guessed). */
 export const singleString = (max: number) => z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);
+
+/** Parses a request body against `schema`, throwing the 422 validation error on failure. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body ?? {});
+  if (!result.success) throw validationError(locate('body', result.error));
+  return result.data;
+}

@@ -18,7 +18,7 @@ const notices = {
   check_email: 'Check your inbox: we sent you a link to verify your email address.',
 } as const;
 
-/** GET /login, /signup, /forgot-password, /reset-password. (/verify-email lives with its action.) */
+/** GET /login, /signup, /forgot-password, /reset-password (/verify-email is an action: routes.ts). */
 export function authPagesRouter(deps: PortalDeps): Router {
   const router = Router();
   const sso = configuredSsoButtons(deps.settings);
@@ -35,7 +35,6 @@ export function authPagesRouter(deps: PortalDeps): Router {
     const { token } = req.valid!.query as z.infer<typeof tokenQuery>;
     res.render('auth/reset-password', { title: 'Choose a new password', token: token ?? '', passwordRule });
   });
-  router.get('/verify-email', (_req, res) => res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours }));
   return router;
 }
 

@@ -1,0 +1,147 @@
+// The account actions: JSON bodies and HTML forms both. A JSON caller gets JSON (errors in the
+// catalogue shape); a form gets a redirect, or the same form again with the problem explained.
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { ApiError, toApiError } from '../../../../core/errors/index.js';
+import { passwordRule, type User, type UserRepository } from '../../../../core/identity/index.js';
+import { wantsJson } from '../../web/errors.js';
+import { isLanguage, languageCookie } from '../../web/layout.js';
+import { endSession } from '../../web/principal.js';
+import { sessionCookie } from '../../web/session.js';
+import { parseBody, singleString, validate } from '../../web/validation.js';
+import { z } from 'zod';
+import { configuredSsoButtons } from '../sso/providers.js';
+import { verifyHours } from './pages.js';
+import { safeReturnTo } from './return-to.js';
+import { emailBody, languageBody, loginBody, registerBody, resetBody } from './schemas.js';
+import type { AccountService } from './service.js';
+import { signIn } from './sign-in.js';
+
+/** The public summary of a user in JSON answers. */
+export function userJson(user: User): Record<string, unknown> {
+  return { id: user.id, email: user.email, name: user.displayName, role: user.role, status: user.status, email_verified: user.emailVerified, language: user.language };
+}
+
+type Page = { view: string; locals: Record<string, unknown> };
+
+/**
+ * Runs an action; a refusal goes to the error handler for JSON callers and re-renders `page` for
+ * forms (with the status and the human message). Unexpected failures always go to the handler.
+ */
+function action(page: (req: Request) => Page, run: (req: Request, res: Response) => Promise<void>) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    try {
+      await run(req, res);
+    } catch (error) {
+      if (!(error instanceof ApiError) || wantsJson(req) || error.status >= 500) return next(error);
+      const { view, locals } = page(req);
+      res.status(error.status).render(view, { ...locals, error: error.humanMessage, values: { email: (req.body as { email?: unknown })?.email, name: (req.body as { name?: unknown })?.name } });
+    }
+  };
+}
+
+/** The router of /auth/*, /verify-email, /logout and /set-language. */
+export function accountRouter(deps: { accounts: AccountService; users: UserRepository; settings: { SVC_LEGAL_VERSION: string }; ssoSettings: Parameters<typeof configuredSsoButtons>[0]; clock: () => number }): Router {
+  const router = Router();
+  const { accounts } = deps;
+  const sso = configuredSsoButtons(deps.ssoSettings);
+  const signupPage = (): Page => ({ view: 'auth/signup', locals: { title: 'Create your account', sso, passwordRule, legalVersion: deps.settings.SVC_LEGAL_VERSION } });
+  const loginPage = (req: Request): Page => ({ view: 'auth/login', locals: { title: 'Sign in', sso, returnTo: safeReturnTo((req.body as { return_to?: string })?.return_to) } });
+
+  router.post(
+    '/auth/register',
+    action(signupPage, async (req, res) => {
+      const body = parseBody(registerBody, req.body);
+      // A form's unchecked box sends nothing, so for forms absent means "not accepted".
+      const acceptTerms = body.accept_terms ?? (req.is('application/json') ? undefined : false);
+      const user = await accounts.register({ email: body.email, password: body.password, name: body.name, acceptTerms });
+      if (wantsJson(req)) res.status(201).json({ user: userJson(user), verification: 'sent' });
+      else res.redirect(303, '/login?notice=check_email');
+    }),
+  );
+
+  router.post(
+    '/auth/login',
+    async (req, res, next) => {
+      try {
+        const body = parseBody(loginBody, req.body);
+        const user = await accounts.signIn({ email: body.email, password: body.password, address: req.ip ?? 'unknown' });
+        await signIn(req, user.id, deps.clock());
+        const destination = safeReturnTo(body.return_to) ?? '/dashboard';
+        if (wantsJson(req)) res.json({ user: userJson(user), redirect: destination });
+        else res.redirect(303, destination);
+      } catch (error) {
+        const apiError = toApiError(error);
+        // A browser whose account is suspended or archived is shown the page that explains it.
+        if (apiError.code === 'account_status' && !wantsJson(req)) return res.redirect(303, String(apiError.details?.redirect ?? '/account/suspended'));
+        if (!(error instanceof ApiError) || wantsJson(req) || apiError.status >= 500) return next(error);
+        const { view, locals } = loginPage(req);
+        res.status(apiError.status).set(apiError.retryAfterSeconds ? { 'retry-after': String(apiError.retryAfterSeconds) } : {}).render(view, { ...locals, error: apiError.humanMessage, values: { email: (req.body as { email?: unknown })?.email } });
+      }
+    },
+  );
+
+  const sameAnswer = 'If an account exists for this address, we have sent it an email. Check your inbox (and spam folder).';
+  router.post(
+    '/auth/forgot-password',
+    action(() => ({ view: 'auth/forgot-password', locals: { title: 'Reset your password', resetMinutes: 30 } }), async (req, res) => {
+      const { email } = parseBody(emailBody, req.body);
+      await accounts.forgotPassword(email);
+      if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
+      else res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: 30, notice: sameAnswer });
+    }),
+  );
+
+  router.post(
+    '/auth/resend-verification',
+    action(() => ({ view: 'auth/verify-email', locals: { title: 'Verify your email', verified: false, verifyHours } }), async (req, res) => {
+      const { email } = parseBody(emailBody, req.body);
+      await accounts.resendVerification(email);
+      if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
+      else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, notice: sameAnswer });
+    }),
+  );
+
+  router.post(
+    '/auth/reset-password',
+    action(
+      (req) => ({ view: 'auth/reset-password', locals: { title: 'Choose a new password', token: String((req.body as { token?: unknown })?.token ?? ''), passwordRule } }),
+      async (req, res) => {
+        const body = parseBody(resetBody, req.body);
+        const user = await accounts.resetPassword(body.token, body.password);
+        if (wantsJson(req)) res.json({ user: userJson(user), redirect: '/login' });
+        else res.redirect(303, '/login?notice=reset');
+      },
+    ),
+  );
+
+  const verifyQuery = z.object({ token: singleString(200).optional() });
+  router.get('/verify-email', validate({ query: verifyQuery }), async (req, res, next) => {
+    const { token } = req.valid!.query as z.infer<typeof verifyQuery>;
+    if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours });
+    try {
+      const user = await accounts.verifyEmail(token);
+      if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });
+      res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours });
+    } catch (error) {
+      if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
+      res.status(error.status).render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, error: error.humanMessage });
+    }
+  });
+
+  router.get('/logout', async (req, res) => {
+    await endSession(req);
+    res.clearCookie(sessionCookie, { path: '/' });
+    if (wantsJson(req)) res.json({ signed_out: true });
+    else res.redirect(303, '/login?notice=signed_out');
+  });
+
+  router.post('/set-language', async (req, res) => {
+    const body = parseBody(languageBody, req.body);
+    if (!isLanguage(body.language)) throw new ApiError('validation_error', { status: 422, param: 'language', humanMessage: 'Unknown language', details: { detail: [{ loc: ['body', 'language'], msg: 'must be one of en, de, fr, es', type: 'invalid_value' }] } });
+    res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
+    if (req.user) await deps.users.setLanguage(req.user.id, body.language, new Date(deps.clock()));
+    if (wantsJson(req)) res.json({ language: body.language, saved_to_profile: Boolean(req.user) });
+    else res.redirect(303, safeReturnTo(body.return_to) ?? '/');
+  });
+  return router;
+}

@@ -1,0 +1,20 @@
+// Request bodies of the account actions (JSON or HTML form; both arrive as objects of strings
+// or JSON values). Field names follow the seed: email, password, name, token.
+import { z } from 'zod';
+
+const email = z.string({ message: 'must be an email address' }).trim().max(320, 'must be at most 320 characters').pipe(z.email({ message: 'must be an email address' }));
+const password = z.string({ message: 'is required' }).min(1, 'is required').max(1024, 'must be at most 1024 characters');
+/** true, "true", "on" (a checked box) mean yes; false/"false" no; absent stays undefined. */
+const yes = z.union([z.boolean(), z.enum(['true', 'on', 'false'])]).transform((v) => v === true || v === 'true' || v === 'on');
+
+export const registerBody = z.object({
+  email,
+  password,
+  name: z.string({ message: 'is required' }).trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
+  accept_terms: yes.optional(),
+});
+export const loginBody = z.object({ email, password, return_to: z.string().max(500).optional() });
+export const emailBody = z.object({ email });
+export const resetBody = z.object({ token: z.string({ message: 'is required' }).min(1, 'is required').max(200), password });
+export const languageBody = z.object({ language: z.string({ message: 'is required' }), return_to: z.string().max(500).optional() });
+export const acceptBody = z.object({ accept: yes, provider: z.enum(['sso-a', 'sso-b']).optional() });

@@ -1,0 +1,147 @@
+// Account actions as plain functions of plain input: no req/res here, so tests and jobs can call
+// them. Every refusal is a catalogue ApiError; the routes decide between JSON and a page.
+import { ApiError } from '../../../../core/errors/index.js';
+import {
+  EmailTakenError,
+  hashPassword,
+  passwordWeakness,
+  verifyPassword,
+  type OneTimeTokens,
+  type SessionRepository,
+  type User,
+  type UserRepository,
+} from '../../../../core/identity/index.js';
+import { actionMessage, type Mailer } from '../../mail/mailer.js';
+import type { LoginThrottle } from './throttle.js';
+
+/** What the account service works with. */
+export interface AccountDeps {
+  users: UserRepository;
+  tokens: OneTimeTokens;
+  sessions: SessionRepository;
+  mailer: Mailer;
+  throttle: LoginThrottle;
+  baseUrl: string;
+  ownerEmail: string | undefined;
+  legalVersion: string;
+  clock: () => number;
+}
+
+/** Where an account in a state other than active is sent. */
+export const accountStatusPage = { suspended: '/account/suspended', archived: '/account/archived' } as const;
+
+/** Registration, sign-in, verification and password reset. */
+export class AccountService {
+  constructor(private readonly deps: AccountDeps) {}
+
+  private now(): Date {
+    return new Date(this.deps.clock());
+  }
+
+  /** Creates an account and sends its verification email. `acceptTerms` false → tos_not_accepted. */
+  async register(input: { email: string; password: string; name: string; acceptTerms: boolean | undefined }): Promise<User> {
+    if (input.acceptTerms === false) throw new ApiError('tos_not_accepted', { param: 'accept_terms' });
+    const weakness = passwordWeakness(input.password, input.email);
+    if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'password' });
+    let user: User;
+    try {
+      user = await this.deps.users.create(
+        { email: input.email, displayName: input.name, passwordHash: await hashPassword(input.password), legalVersion: input.acceptTerms ? this.deps.legalVersion : null },
+        this.now(),
+      );
+    } catch (error) {
+      if (error instanceof EmailTakenError) throw new ApiError('email_taken', { param: 'email' });
+      throw error;
+    }
+    await this.sendVerification(user);
+    return user;
+  }
+
+  private async sendVerification(user: User): Promise<void> {
+    const token = await this.deps.tokens.mint('verify_email', user.id, this.now());
+    await this.deps.mailer.send(
+      actionMessage(
+        user.email,
+        'Verify your email address',
+        `Hello ${user.displayName}, please confirm that this is your email address to finish creating your account.`,
+        'Verify my email address',
+        `${this.deps.baseUrl}/verify-email?token=${token}`,
+        'The link works once and expires in 24 hours. If you did not sign up, ignore this message.',
+      ),
+    );
+  }
+
+  /** Checks a password sign-in; the answer never says whether an unknown address exists. */
+  async signIn(input: { email: string; password: string; address: string }): Promise<User> {
+    await this.deps.throttle.check(input.email, input.address);
+    const found = await this.deps.users.findForSignIn(input.email);
+    if (found && !found.user.hasPassword) {
+      await this.deps.throttle.recordFailure(input.email, input.address);
+      throw new ApiError('sso_only');
+    }
+    const ok = await verifyPassword(found?.passwordHash ?? null, input.password);
+    if (!found || !ok) {
+      await this.deps.throttle.recordFailure(input.email, input.address);
+      throw new ApiError('invalid_credentials');
+    }
+    const { user } = found;
+    if (user.status !== 'active') {
+      throw new ApiError('account_status', {
+        humanMessage: user.status === 'suspended' ? 'This account is suspended' : 'This account is archived',
+        details: { status: user.status, redirect: accountStatusPage[user.status] },
+      });
+    }
+    if (!user.emailVerified) throw new ApiError('email_not_verified');
+    await this.deps.throttle.recordSuccess(input.email, input.address);
+    return user;
+  }
+
+  /** Uses a verification link; the owner address becomes owner here. */
+  async verifyEmail(token: string): Promise<User> {
+    const used = await this.deps.tokens.consume('verify_email', token, this.now());
+    if (!used?.userId) throw new ApiError('invalid_token', { humanMessage: 'This verification link is not valid: it may have been used already or expired' });
+    return this.deps.users.markEmailVerified(used.userId, this.now(), this.deps.ownerEmail);
+  }
+
+  /** Sends a new verification link if the address has an unverified account; silent otherwise. */
+  async resendVerification(email: string): Promise<void> {
+    const user = await this.deps.users.findByEmail(email);
+    if (user && !user.emailVerified && user.status === 'active') await this.sendVerification(user);
+  }
+
+  /** Sends a reset link if the address has an active account; silent otherwise (same answer). */
+  async forgotPassword(email: string): Promise<void> {
+    const user = await this.deps.users.findByEmail(email);
+    if (!user || user.status !== 'active') return;
+    const now = this.now();
+    await this.deps.tokens.revokeUnused('reset_password', user.id, now);
+    const token = await this.deps.tokens.mint('reset_password', user.id, now);
+    await this.deps.mailer.send(
+      actionMessage(
+        user.email,
+        'Reset your password',
+        `Hello ${user.displayName}, someone (hopefully you) asked to reset the password of your account.`,
+        'Choose a new password',
+        `${this.deps.baseUrl}/reset-password?token=${token}`,
+        'The link works once and expires in 30 minutes. If you did not ask, ignore this message: your password stays unchanged.',
+      ),
+    );
+  }
+
+  /** Sets a new password from a reset link; every session of the account ends. */
+  async resetPassword(token: string, password: string): Promise<User> {
+    const invalid = () => new ApiError('invalid_token', { param: 'token', humanMessage: 'This reset link is not valid: it may have been used already or expired' });
+    const peeked = await this.deps.tokens.peek('reset_password', token, this.now());
+    const user = peeked?.userId ? await this.deps.users.findById(peeked.userId) : undefined;
+    if (!user) throw invalid();
+    // Checked before the link is used, so a refused password does not burn it.
+    const weakness = passwordWeakness(password, user.email);
+    if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'password' });
+    if (!(await this.deps.tokens.consume('reset_password', token, this.now()))) throw invalid();
+    await this.deps.users.setPasswordHash(user.id, await hashPassword(password), this.now());
+    // Receiving the link proves the address, so an unverified account becomes verified.
+    const updated = await this.deps.users.markEmailVerified(user.id, this.now(), this.deps.ownerEmail);
+    await this.deps.sessions.destroyForUser(user.id);
+    return updated;
+  }
+}

@@ -1,0 +1,52 @@
+// Sign-in throttling shared by every portal replica through the store: failed attempts are
+// counted per account (by a hash of the lowercased email, whether or not it exists) and per
+// client address within a window; past either limit, sign-in is refused with 429 until the
+// window ends. Unknown and known addresses are counted alike, so the answer reveals nothing.
+import { createHmac } from 'node:crypto';
+import { ApiError } from '../../../../core/errors/index.js';
+import type { Store } from '../../../../core/store/index.js';
+
+/** Limits of the throttle. */
+export interface ThrottleLimits {
+  perAccount: number;
+  perAddress: number;
+  windowMs: number;
+}
+
+/** Counts failed sign-ins and refuses attempts past the limits. */
+export class LoginThrottle {
+  constructor(
+    private readonly store: Store,
+    private readonly pepper: string,
+    private readonly limits: ThrottleLimits,
+  ) {}
+
+  private keys(email: string, address: string): { account: string; address: string } {
+    const account = createHmac('sha256', this.pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
+    return { account: `portal:login-fail:account:${account}`, address: `portal:login-fail:address:${address}` };
+  }
+
+  /** Throws 429 rate_limit_exceeded (with Retry-After) when either counter is at its limit. */
+  async check(email: string, address: string): Promise<void> {
+    const keys = this.keys(email, address);
+    const [account, byAddress] = await Promise.all([this.store.get(keys.account), this.store.get(keys.address)]);
+    const blocked = Number(account ?? 0) >= this.limits.perAccount ? keys.account : Number(byAddress ?? 0) >= this.limits.perAddress ? keys.address : undefined;
+    if (!blocked) return;
+    const ttl = await this.store.pttl(blocked);
+    throw new ApiError('rate_limit_exceeded', {
+      humanMessage: 'Too many failed sign-in attempts; wait a few minutes before trying again',
+      retryAfterSeconds: Math.max(1, Math.ceil((ttl > 0 ? ttl : this.limits.windowMs) / 1000)),
+    });
+  }
+
+  /** Records a failed attempt against both counters. */
+  async recordFailure(email: string, address: string): Promise<void> {
+    const keys = this.keys(email, address);
+    await Promise.all([this.store.incrBy(keys.account, 1, this.limits.windowMs), this.store.incrBy(keys.address, 1, this.limits.windowMs)]);
+  }
+
+  /** A successful sign-in clears the account's counter (not the address's). */
+  async recordSuccess(email: string, address: string): Promise<void> {
+    await this.store.del(this.keys(email, address).account);
+  }
+}

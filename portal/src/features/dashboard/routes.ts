@@ -1,0 +1,24 @@
+// The signed-in dashboard shell: who you are, where to start. The dashboard issue fills it in.
+import { Router } from 'express';
+import type { PortalDeps } from '../../deps.js';
+import { requireAction } from '../../web/principal.js';
+
+/** GET /dashboard. */
+export function dashboardRouter(deps: PortalDeps): Router {
+  const router = Router();
+  router.get('/dashboard', requireAction('dashboard.view'), (req, res) => {
+    const user = req.user!;
+    res.render('dashboard/index', {
+      title: 'Dashboard',
+      account: {
+        name: user.displayName,
+        email: user.email,
+        role: user.role.replace('_', ' '),
+        legalAccepted: user.legalVersion === deps.settings.SVC_LEGAL_VERSION,
+        legalVersion: deps.settings.SVC_LEGAL_VERSION,
+      },
+      gatewayUrl: deps.gatewayUrlHint,
+    });
+  });
+  return router;
+}

@@ -1,0 +1,61 @@
+// Outgoing email through nodemailer: SMTP when SVC_SMTP_URL is set; otherwise each message is
+// written to SVC_DATA_DIR/outbox/ as an .eml file and its link announced on the console, so a
+// newcomer can verify an account without a mail server. Links never go to the JSON log.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import nodemailer, { type Transporter } from 'nodemailer';
+
+/** One message: plain text plus a simple HTML version, and the link it carries. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  /** The action link inside, announced in outbox mode. */
+  link: string;
+}
+
+/** Sends the portal's email. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  close(): void;
+}
+
+/** The mailer the settings ask for. `announce` prints outbox links (console in main.ts). */
+export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; announce: (line: string) => void }): Mailer {
+  if (options.smtpUrl) {
+    const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
+    return {
+      send: async (m) => {
+        await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      },
+      close: () => transport.close(),
+    };
+  }
+  const outbox = resolve(options.dataDir, 'outbox');
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  return {
+    send: async (m) => {
+      const info = await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+      await mkdir(outbox, { recursive: true });
+      const file = join(outbox, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.eml`);
+      await writeFile(file, info.message as Buffer, { mode: 0o600 });
+      options.announce(`email to ${m.to} ("${m.subject}") written to ${file}\n  link: ${m.link}`);
+    },
+    close: () => transport.close(),
+  };
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A message with one call to action: text and HTML from the same words. */
+export function actionMessage(to: string, subject: string, intro: string, action: string, link: string, outro: string): MailMessage {
+  return {
+    to,
+    subject,
+    link,
+    text: `${intro}\n\n${action}: ${link}\n\n${outro}\n`,
+    html: `<p>${escapeHtml(intro)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p><p>${escapeHtml(outro)}</p>`,
+  };
+}

@@ -1,0 +1,56 @@
+// Loads the signed-in user from the session on every request, fresh from the database, so a
+// role change or suspension takes effect at the next click; and the one guard every protected
+// route uses: requireAction(action), which asks core/identity's isAllowed.
+import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../../../core/errors/index.js';
+import { isAllowed, type Action, type Target, type User, type UserRepository } from '../../../core/identity/index.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The signed-in, active user, when there is one. */
+    user?: User;
+  }
+}
+
+/** Ends the session's sign-in (destroys its row); resolves when done. */
+export function endSession(req: Request): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!req.session) return resolve();
+    req.session.destroy((error: unknown) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Middleware: req.user and the layout's user summary from the session, or nothing. */
+export function loadPrincipal(users: UserRepository, clock: () => number, absoluteMs: number) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const userId = req.session?.userId;
+    if (userId === undefined) return next();
+    const user = await users.findById(userId);
+    const tooOld = clock() - (req.session.signedInAt ?? 0) > absoluteMs;
+    if (!user || user.status !== 'active' || tooOld) {
+      await endSession(req);
+      return next();
+    }
+    req.user = user;
+    (res.locals.layout as { user?: unknown }).user = { id: user.id, displayName: user.displayName, role: user.role };
+    res.locals.user = { id: user.id };
+    next();
+  };
+}
+
+/**
+ * The guard of every signed-in route: no user → invalid_session (browsers are sent to sign in),
+ * not allowed → 403 forbidden. `target` picks what the request acts on, for scoped actions.
+ */
+export function requireAction(action: Action, target?: (req: Request) => Target | Promise<Target>) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const user = req.user;
+    if (!user) {
+      if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `/login?return_to=${encodeURIComponent(req.originalUrl)}`);
+      return next(new ApiError('invalid_session', { humanMessage: 'Sign in to continue' }));
+    }
+    const on = target ? await target(req) : undefined;
+    if (!isAllowed(user, action, on)) return next(new ApiError('forbidden'));
+    next();
+  };
+}

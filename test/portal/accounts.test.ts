@@ -1,0 +1,272 @@
+// Accounts over HTTP: registration, verification, sign-in, sessions, reset, each auth error code
+// from its trigger, the same-origin check, throttling across two replicas, and clean logs.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PortalClient } from '../support/portal-client.js';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+
+let harness: PortalHarness;
+beforeAll(async () => {
+  harness = await startPortalHarness({ settings: { SVC_OWNER_EMAIL: 'Owner@Example.com', SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' } });
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+const password = 'correct horse 7 battery';
+let counter = 0;
+const uniqueEmail = () => `user${++counter}-${Date.now()}@example.com`;
+
+/** Registers, verifies through the emailed link, and returns a signed-in client. */
+async function signedInUser(email = uniqueEmail()): Promise<PortalClient> {
+  const client = new PortalClient(harness.url);
+  expect((await client.postJson('/auth/register', { email, password, name: 'Test User' })).status).toBe(201);
+  const link = harness.lastLink(email, '/verify-email?token=');
+  expect((await client.get(new URL(link!).pathname + new URL(link!).search, { accept: 'application/json' })).status).toBe(200);
+  expect((await client.postJson('/auth/login', { email, password })).status).toBe(200);
+  return client;
+}
+
+describe('registration', () => {
+  it('creates an account, emails a verification link, and refuses sign-in until it is used', async () => {
+    const email = uniqueEmail();
+    const client = new PortalClient(harness.url);
+    const created = await client.postJson('/auth/register', { email, password, name: 'Ana' });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ user: { email, name: 'Ana', role: 'member', email_verified: false }, verification: 'sent' });
+    const early = await client.postJson('/auth/login', { email, password });
+    expect(early.status).toBe(403);
+    expect(await early.json()).toMatchObject({ code: 'email_not_verified' });
+
+    const link = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    const page = await client.get(link.pathname + link.search);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('Your email address is verified');
+    const again = await client.get(link.pathname + link.search);
+    expect(again.status).toBe(401);
+    expect(await again.text()).toContain('not valid');
+    expect((await client.postJson('/auth/login', { email, password })).status).toBe(200);
+  });
+
+  it.each([
+    [{ password: 'short1' }, 400, 'weak_password'],
+    [{ accept_terms: false }, 403, 'tos_not_accepted'],
+  ])('refuses %j with %i %s', async (change, status, code) => {
+    const client = new PortalClient(harness.url);
+    const response = await client.postJson('/auth/register', { email: uniqueEmail(), password, name: 'X', ...change });
+    expect(response.status).toBe(status);
+    expect(await response.json()).toMatchObject({ code, error: { code }, human_message: expect.any(String), message: expect.stringContaining(code) });
+  });
+
+  it('refuses an address already registered in another case with email_taken', async () => {
+    const email = uniqueEmail();
+    const client = new PortalClient(harness.url);
+    expect((await client.postJson('/auth/register', { email, password, name: 'A' })).status).toBe(201);
+    const response = await client.postJson('/auth/register', { email: email.toUpperCase(), password, name: 'B' });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({ code: 'email_taken' });
+  });
+
+  it('answers missing and malformed fields with 422 naming each', async () => {
+    const response = await new PortalClient(harness.url).postJson('/auth/register', { email: 'not-an-email' });
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as { code: string; detail: { loc: string[] }[] };
+    expect(body.code).toBe('validation_error');
+    expect(body.detail.map((d) => d.loc.join('.')).sort()).toEqual(['body.email', 'body.name', 'body.password']);
+  });
+
+  it('accepts the HTML form, and refuses it without the terms box ticked', async () => {
+    const client = new PortalClient(harness.url);
+    const email = uniqueEmail();
+    const refused = await client.postForm('/auth/register', { email, password, name: 'Form' });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('terms of service must be accepted');
+    const created = await client.postForm('/auth/register', { email, password, name: 'Form', accept_terms: 'true' });
+    expect(created.status).toBe(303);
+    expect(created.headers.get('location')).toBe('/login?notice=check_email');
+  });
+
+  it('makes SVC_OWNER_EMAIL the owner once verified', async () => {
+    const client = await signedInUser('owner@example.com');
+    const me = await client.postJson('/auth/login', { email: 'OWNER@example.com', password });
+    expect(await me.json()).toMatchObject({ user: { role: 'owner' } });
+  });
+});
+
+describe('sign-in and sessions', () => {
+  it('gives a new opaque HttpOnly SameSite=Lax session id at each sign-in, and the dashboard with it', async () => {
+    const email = uniqueEmail();
+    const client = await signedInUser(email);
+    const first = client.cookies.get('svc_portal_sid');
+    expect(first).toBeTruthy();
+    const login = await client.postJson('/auth/login', { email, password });
+    const setCookie = login.headers.getSetCookie().join('\n');
+    expect(setCookie).toMatch(/svc_portal_sid=[^;]+; Path=\/; Expires=[^;]+; HttpOnly; SameSite=Lax/);
+    expect(setCookie).not.toContain('Secure');
+    expect(client.cookies.get('svc_portal_sid')).not.toBe(first);
+    const dashboard = await client.get('/dashboard');
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).toContain('Welcome, Test User');
+  });
+
+  it('sends a signed-out browser to sign in, and a JSON caller gets invalid_session', async () => {
+    const anonymous = new PortalClient(harness.url);
+    const page = await anonymous.get('/dashboard');
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/login?return_to=%2Fdashboard');
+    const json = await anonymous.get('/dashboard', { accept: 'application/json' });
+    expect(json.status).toBe(401);
+    expect(await json.json()).toMatchObject({ code: 'invalid_session' });
+  });
+
+  it('ends the session at logout, for the old cookie too', async () => {
+    const client = await signedInUser();
+    const cookie = client.cookieHeader();
+    const out = await client.get('/logout');
+    expect(out.status).toBe(303);
+    const replay = await fetch(`${harness.url}/dashboard`, { headers: { cookie }, redirect: 'manual' });
+    expect(replay.status).toBe(303);
+  });
+
+  it('answers a wrong password and an unknown address identically with invalid_credentials', async () => {
+    const email = uniqueEmail();
+    await signedInUser(email);
+    const client = new PortalClient(harness.url);
+    const wrong = await client.postJson('/auth/login', { email, password: 'not the password 1' });
+    const unknown = await client.postJson('/auth/login', { email: uniqueEmail(), password: 'not the password 1' });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    const strip = (b: Record<string, unknown>) => ({ ...b, request_id: undefined, error: { ...(b.error as object), request_id: undefined } });
+    expect(strip((await wrong.json()) as Record<string, unknown>)).toEqual(strip((await unknown.json()) as Record<string, unknown>));
+  });
+
+  it('refuses password sign-in to an SSO-only account with sso_only', async () => {
+    const email = uniqueEmail();
+    await harness.portal.deps.users.create({ email, displayName: 'SSO', passwordHash: null, legalVersion: '1', emailVerified: true }, new Date());
+    const response = await new PortalClient(harness.url).postJson('/auth/login', { email, password });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: 'sso_only' });
+  });
+
+  it('signs a suspended account out everywhere and answers account_status (a browser is sent to the account page)', async () => {
+    const email = uniqueEmail();
+    const client = await signedInUser(email);
+    const user = await harness.portal.deps.users.findByEmail(email);
+    await harness.portal.deps.users.setStatus(user!.id, 'suspended', new Date());
+    expect((await client.get('/dashboard')).status).toBe(303);
+    const json = await client.postJson('/auth/login', { email, password });
+    expect(json.status).toBe(403);
+    expect(await json.json()).toMatchObject({ code: 'account_status', error: { details: { status: 'suspended', redirect: '/account/suspended' } } });
+    const form = await client.postForm('/auth/login', { email, password });
+    expect(form.status).toBe(303);
+    expect(form.headers.get('location')).toBe('/account/suspended');
+    await harness.portal.deps.users.setStatus(user!.id, 'archived', new Date());
+    expect((await client.postForm('/auth/login', { email, password })).headers.get('location')).toBe('/account/archived');
+  });
+});
+
+describe('password reset', () => {
+  it('answers the same whether or not the address exists, and resets from the emailed link once', async () => {
+    const email = uniqueEmail();
+    const client = await signedInUser(email);
+    const anonymous = new PortalClient(harness.url);
+    const known = await anonymous.postJson('/auth/forgot-password', { email });
+    const unknown = await anonymous.postJson('/auth/forgot-password', { email: uniqueEmail() });
+    expect(known.status).toBe(202);
+    expect(await known.json()).toEqual(await unknown.json());
+
+    const link = new URL(harness.lastLink(email, '/reset-password?token=')!);
+    const token = link.searchParams.get('token')!;
+    const weak = await anonymous.postJson('/auth/reset-password', { token, password: 'short' });
+    expect(weak.status).toBe(400);
+    expect(await weak.json()).toMatchObject({ code: 'weak_password' });
+    const newPassword = 'a brand new password 9';
+    expect((await anonymous.postJson('/auth/reset-password', { token, password: newPassword })).status).toBe(200);
+    expect((await anonymous.postJson('/auth/reset-password', { token, password: newPassword })).status).toBe(401);
+    // The reset ended the old session, and only the new password works.
+    expect((await client.get('/dashboard')).status).toBe(303);
+    expect((await anonymous.postJson('/auth/login', { email, password })).status).toBe(401);
+    expect((await anonymous.postJson('/auth/login', { email, password: newPassword })).status).toBe(200);
+  });
+
+  it('resends verification with the same answer for any address', async () => {
+    const email = uniqueEmail();
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/register', { email, password, name: 'R' });
+    const before = harness.mail.length;
+    const known = await client.postJson('/auth/resend-verification', { email });
+    const unknown = await client.postJson('/auth/resend-verification', { email: uniqueEmail() });
+    expect(await known.json()).toEqual(await unknown.json());
+    expect(harness.mail.length).toBe(before + 1);
+  });
+});
+
+describe('same-origin check', () => {
+  it('refuses a cross-origin POST with 403 csrf_rejected and changes nothing', async () => {
+    const email = uniqueEmail();
+    const evil = new PortalClient(harness.url, 'https://evil.example');
+    const response = await evil.postJson('/auth/register', { email, password, name: 'Evil' });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: 'csrf_rejected' });
+    expect(await harness.portal.deps.users.findByEmail(email)).toBeUndefined();
+    const byReferer = await fetch(`${harness.url}/auth/register`, { method: 'POST', headers: { referer: 'https://evil.example/x', 'content-type': 'application/json' }, body: JSON.stringify({ email, password, name: 'E' }) });
+    expect(byReferer.status).toBe(403);
+    const byFetchSite = await fetch(`${harness.url}/auth/register`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body: JSON.stringify({ email, password, name: 'E' }) });
+    expect(byFetchSite.status).toBe(403);
+    expect(await harness.portal.deps.users.findByEmail(email)).toBeUndefined();
+  });
+});
+
+describe('login throttling', () => {
+  it('holds across two portal replicas sharing the store', async () => {
+    const email = uniqueEmail();
+    await signedInUser(email);
+    const replica = await harness.replica();
+    const viaA = new PortalClient(harness.url, harness.url);
+    const viaB = new PortalClient(replica.url, harness.url);
+    for (let i = 0; i < 3; i++) expect((await (i % 2 ? viaB : viaA).postJson('/auth/login', { email, password: `wrong password ${i}x` })).status).toBe(401);
+    const blocked = await viaB.postJson('/auth/login', { email, password });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await blocked.json()).toMatchObject({ code: 'rate_limit_exceeded' });
+    expect((await viaA.postJson('/auth/login', { email, password })).status).toBe(429);
+  });
+});
+
+describe('validation and language', () => {
+  it('answers a repeated query parameter with 422 naming it (JSON) or an error page (HTML)', async () => {
+    const json = await fetch(`${harness.url}/verify-email?token=a&token=b`, { headers: { accept: 'application/json' } });
+    expect(json.status).toBe(422);
+    expect(await json.json()).toMatchObject({ code: 'validation_error', detail: [{ loc: ['query', 'token'], msg: 'must be given once, as text' }] });
+    const page = await fetch(`${harness.url}/verify-email?token=a&token=b`);
+    expect(page.status).toBe(422);
+    expect(await page.text()).toContain('<strong>token</strong> (query)');
+  });
+
+  it('stores the language in a cookie, and in the profile when signed in', async () => {
+    const email = uniqueEmail();
+    const client = await signedInUser(email);
+    const response = await client.postForm('/set-language', { language: 'de', return_to: '/pricing' });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/pricing');
+    expect(client.cookies.get('svc_lang')).toBe('de');
+    expect((await harness.portal.deps.users.findByEmail(email))?.language).toBe('de');
+    expect(await (await client.get('/pricing')).text()).toContain('<html lang="de">');
+    expect((await client.postJson('/set-language', { language: 'xx' })).status).toBe(422);
+  });
+});
+
+describe('logs', () => {
+  it('never contain a password, a token or a session id', async () => {
+    const email = uniqueEmail();
+    const client = await signedInUser(email);
+    const sid = decodeURIComponent(client.cookies.get('svc_portal_sid')!);
+    const log = harness.logText();
+    expect(log).toContain('"route":"/auth/login"');
+    expect(log).not.toContain(password);
+    expect(log).not.toContain(sid.slice(2, 20));
+    for (const line of harness.mail) {
+      const token = /token=([^\s&]+)/.exec(line)?.[1];
+      if (token) expect(log).not.toContain(token);
+    }
+  });
+});
