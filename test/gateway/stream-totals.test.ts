@@ -174,6 +174,28 @@ describe('stream totals for SDKs and browsers', () => {
     });
   }
 
+  test('a stream cut by its supplier ends with the error event, then the totals seen so far', async () => {
+    // The Anthropic supplier reports input tokens in message_start, so they are known before the cut.
+    const supplier = h.simulators.get(models['claude-x'].supplier)!;
+    supplier.setFaults({ cutAfterEvents: 4 });
+    try {
+      const cut = await rawStream(`${h.gateway.url}/v1/messages`, key, {
+        model: 'claude-x',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: 'cut me off' }],
+      });
+      const { before, totals } = totalsComment(cut.text);
+      expect(before).toMatch(/^event: error\n/);
+      expect(before).toContain('stream_interrupted');
+      expect(totals.input_tokens).toBeGreaterThan(0);
+      expect(cut.trailers['x-svc-input-tokens']).toBe(String(totals.input_tokens));
+      expectCost(totals, 'claude-x');
+    } finally {
+      supplier.setFaults(undefined);
+    }
+  });
+
   test('native lane: the comment follows response.completed and matches its usage and the trailers', async () => {
     const native = await rawStream(`${h.gateway.url}/v1/native/responses`, key, {
       model: 'resp-x',
