@@ -10,6 +10,8 @@ import { accountRouter } from './features/auth/routes.js';
 import { AccountService } from './features/auth/service.js';
 import { LoginThrottle } from './features/auth/throttle.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
+import { legalRouter } from './features/legal/routes.js';
+import { inviteRouter } from './features/pages/invite.js';
 import { pagesRouter } from './features/pages/routes.js';
 import { errorHandler } from './web/errors.js';
 import { layoutLocals } from './web/layout.js';
@@ -67,6 +69,8 @@ export function createPortal(deps: PortalDeps): Express {
 
   app.use(pagesRouter(deps));
   app.use(accountRouter({ accounts, users: deps.users, settings, ssoSettings: settings, clock: deps.clock }));
+  app.use(inviteRouter(deps));
+  app.use(legalRouter(deps));
   app.use(dashboardRouter(deps));
   app.use(authPagesRouter(deps));
 

@@ -3,6 +3,7 @@
 // route uses: requireAction(action), which asks core/identity's isAllowed.
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../../core/errors/index.js';
+import { wantsJson } from './errors.js';
 import { isAllowed, type Action, type Target, type User, type UserRepository } from '../../../core/identity/index.js';
 
 declare module 'express-serve-static-core' {
@@ -46,7 +47,7 @@ export function requireAction(action: Action, target?: (req: Request) => Target 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const user = req.user;
     if (!user) {
-      if (req.method === 'GET' && req.accepts(['html', 'json']) === 'html') return res.redirect(303, `/login?return_to=${encodeURIComponent(req.originalUrl)}`);
+      if (req.method === 'GET' && !wantsJson(req)) return res.redirect(303, `/login?return_to=${encodeURIComponent(req.originalUrl)}`);
       return next(new ApiError('invalid_session', { humanMessage: 'Sign in to continue' }));
     }
     const on = target ? await target(req) : undefined;

@@ -1,0 +1,71 @@
+// The invite landing page, path-parameter validation, and the legal acceptance API.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PortalClient } from '../support/portal-client.js';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+
+let harness: PortalHarness;
+beforeAll(async () => {
+  harness = await startPortalHarness({ settings: { SVC_LEGAL_VERSION: '2026-02' } });
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe('/invite/{token}', () => {
+  it('shows the invitation with a sign-in button, and explains a revoked one', async () => {
+    const { deps } = harness.portal;
+    const org = await new (await import('../../core/identity/index.js')).OrganisationRepository(deps.database).create('Acme Research', `acme-${Date.now()}`, new Date());
+    const { id, secret } = await deps.invites.create({ email: 'new.hire@example.com', organisationId: org.id, role: 'department_admin', invitedBy: null }, new Date());
+    const page = await fetch(`${harness.url}/invite/${secret}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('<title>Join Acme Research · svc platform</title>');
+    expect(html).toContain('new.hire@example.com');
+    expect(html).toContain('department admin');
+    expect(html).toContain(`href="/login?return_to=%2Finvite%2F${secret}"`);
+    await deps.invites.revoke(id);
+    expect(await (await fetch(`${harness.url}/invite/${secret}`)).text()).toContain('This invitation was withdrawn');
+  });
+
+  it('answers an unknown token with a 404 page and an over-long one with 422 naming the parameter', async () => {
+    const unknown = await fetch(`${harness.url}/invite/${'a'.repeat(43)}`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('This invitation link is not valid');
+    const long = await fetch(`${harness.url}/invite/${'a'.repeat(300)}`, { headers: { accept: 'application/json' } });
+    expect(long.status).toBe(422);
+    expect(await long.json()).toMatchObject({
+      code: 'validation_error',
+      message: expect.stringMatching(/^validation_error - /),
+      human_message: expect.stringContaining('token'),
+      detail: [{ loc: ['path', 'token'], type: 'too_big' }],
+      error: { code: 'validation_error', param: 'token' },
+    });
+  });
+});
+
+describe('/api/legal', () => {
+  it('needs a session, then reports and records acceptance of the version in force', async () => {
+    const anonymous = await fetch(`${harness.url}/api/legal/status`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ code: 'invalid_session' });
+
+    const email = `legal-${Date.now()}@example.com`;
+    await harness.portal.deps.users.create({ email, displayName: 'L', passwordHash: null, legalVersion: '2025-01', emailVerified: true }, new Date());
+    const user = await harness.portal.deps.users.findByEmail(email);
+    // Signed in through a session row made the way signIn makes it.
+    const client = new PortalClient(harness.url);
+    await harness.portal.deps.users.setPasswordHash(user!.id, await (await import('../../core/identity/index.js')).hashPassword('legal test password 1'), new Date());
+    expect((await client.postJson('/auth/login', { email, password: 'legal test password 1' })).status).toBe(200);
+
+    expect(await (await client.get('/api/legal/status')).json()).toEqual({ current_version: '2026-02', accepted_version: '2025-01', accepted: false });
+    const wrong = await client.postJson('/api/legal/accept', { version: '2025-01' });
+    expect(wrong.status).toBe(422);
+    const accepted = await client.postJson('/api/legal/accept', {});
+    expect(await accepted.json()).toEqual({ current_version: '2026-02', accepted_version: '2026-02', accepted: true });
+    expect(await (await client.get('/api/legal/status')).json()).toMatchObject({ accepted: true });
+  });
+
+  it('shows the version in force on the legal pages', async () => {
+    expect(await (await fetch(`${harness.url}/legal/terms`)).text()).toContain('Version 2026-02');
+  });
+});
