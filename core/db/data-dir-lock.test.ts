@@ -69,7 +69,7 @@ test('the embedded database locks its directory while open: a second process can
   second.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let code: number | null = null;
   second.on('exit', (exitCode) => (code = exitCode));
-  await waitFor('the second process to give up', () => code !== null, 30_000);
+  await waitFor('the second process to give up', () => code !== null, 50_000);
   expect(code).toBe(3);
   expect(stderr).toContain(`in use by process ${process.pid}`);
 

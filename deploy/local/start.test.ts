@@ -36,7 +36,7 @@ function start(dataDir: string, env: Record<string, string> = {}): Started {
 }
 
 async function banner(started: Started): Promise<{ gateway: string; key: string }> {
-  await waitFor('the start banner', () => started.output().includes('Ctrl-C stops everything') || started.exitCode() !== undefined, 50_000);
+  await waitFor('the start banner', () => started.output().includes('Ctrl-C stops everything') || started.exitCode() !== undefined, 90_000);
   const text = started.output();
   const gateway = /gateway {5}(http:\/\/\S+)/.exec(text)?.[1];
   const key = /^export SVC_KEY=(\S+)$/m.exec(text)?.[1];
@@ -44,7 +44,8 @@ async function banner(started: Started): Promise<{ gateway: string; key: string 
   return { gateway, key };
 }
 
-test('npm start prints a key to export that answers the README call; one start per data directory', async () => {
+// Three process starts (tsx, PGlite, migrations): slow on a busy machine, so a generous ceiling.
+test('npm start prints a key to export that answers the README call; one start per data directory', { timeout: 240_000 }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-start-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -62,7 +63,7 @@ test('npm start prints a key to export that answers the README call; one start p
   expect(reply.choices[0]!.message.content).toContain('Hello!');
 
   const second = start(dataDir);
-  await waitFor('the second start to give up', () => second.exitCode() !== undefined, 50_000);
+  await waitFor('the second start to give up', () => second.exitCode() !== undefined, 90_000);
   expect(second.exitCode()).toBe(1);
   expect(second.output()).toContain(`in use by process ${first.child.pid}`);
 
@@ -75,6 +76,6 @@ test('npm start prints a key to export that answers the README call; one start p
   expect(again.key).toBe(key);
   expect(third.output()).toContain('tracing     OTEL_TRACES_EXPORTER=console');
   third.child.kill('SIGTERM');
-  await waitFor('the third start to stop', () => third.exitCode() !== undefined, 30_000);
+  await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);
   expect(third.exitCode()).toBe(0);
 });
