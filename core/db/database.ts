@@ -48,6 +48,11 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   };
 }
 
+/** Where the embedded database keeps PGlite's files under the data directory. */
+export function embeddedFilesDir(dataDir: string): string {
+  return resolve(dataDir, 'pg');
+}
+
 /**
  * Embedded PostgreSQL: PGlite (Postgres compiled to WASM) served on a loopback socket so the
  * same `pg` driver and SQL run as in production. PGlite is one backend for every connection;
@@ -61,7 +66,7 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
   if (dataDir !== 'memory' && !given) {
     // PGlite's files have one writer: a second process on the same directory is refused.
     unlock = lockDataDir(dataDir);
-    pgDir = resolve(dataDir, 'pg');
+    pgDir = embeddedFilesDir(dataDir);
     mkdirSync(pgDir, { recursive: true });
   }
   let pglite: PGlite;

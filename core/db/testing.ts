@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import knexFactory from 'knex';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { openDatabase, type Database } from './database.js';
+import { embeddedFilesDir, openDatabase, type Database } from './database.js';
 
 /**
  * A fresh, migrated database for one test: a new PostgreSQL database on the server named by
@@ -172,12 +172,39 @@ async function writeSnapshot(file: string, made: Blob): Promise<void> {
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
     renameSync(partial, file);
+    const current = basename(file, '.tar');
     for (const other of readdirSync(dirname(file))) {
-      if (other.endsWith('.tar') && join(dirname(file), other) !== file) rmSync(join(dirname(file), other), { force: true });
+      if (/\.(tar|files)$/.test(other) && !other.startsWith(current)) rmSync(join(dirname(file), other), { recursive: true, force: true });
     }
   } catch {
     rmSync(partial, { force: true }); // no cache: the next process migrates again, nothing worse
   }
+}
+
+/**
+ * Fills a new data directory with the migrated database, for a test that starts a process on the
+ * embedded database (SVC_DATA_DIR): the process then opens it without initdb and migrations.
+ */
+export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
+  cpSync(await unpackedSnapshot(), embeddedFilesDir(dataDir), { recursive: true });
+}
+
+/** The snapshot unpacked into PGlite's files beside its tarball, once: copying them is quicker than unpacking. */
+async function unpackedSnapshot(): Promise<string> {
+  const unpacked = snapshotFile().replace(/\.tar$/, '.files');
+  if (existsSync(join(unpacked, 'PG_VERSION'))) return unpacked;
+  const partial = `${unpacked}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  mkdirSync(partial, { recursive: true });
+  try {
+    const pglite = await newPGlite(await migratedSnapshot(), partial);
+    await pglite.close();
+    renameSync(partial, unpacked);
+  } catch (error) {
+    if (!existsSync(join(unpacked, 'PG_VERSION'))) throw error; // else another process unpacked it first
+  } finally {
+    rmSync(partial, { recursive: true, force: true });
+  }
+  return unpacked;
 }
 
 async function loadedSnapshot(): Promise<Database> {
@@ -185,7 +212,7 @@ async function loadedSnapshot(): Promise<Database> {
   return openDatabase({ kind: 'embedded', dataDir: 'memory', pglite });
 }
 
-async function newPGlite(loadDataDir?: Blob): Promise<PGlite> {
+async function newPGlite(loadDataDir?: Blob, dataDir?: string): Promise<PGlite> {
   const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create(loadDataDir ? { loadDataDir } : {});
+  return PGlite.create({ ...(loadDataDir && { loadDataDir }), ...(dataDir && { dataDir }) });
 }
