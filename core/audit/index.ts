@@ -3,3 +3,4 @@ export * from './buffer.js';
 export * from './writer.js';
 export * from './repository.js';
 export { monthPartition, type AuditLogger } from './partitions.js';
+export * from './journal.js';

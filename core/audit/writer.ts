@@ -35,6 +35,8 @@ export interface AuditWriterOptions {
    * work happens exactly once per record. Throwing rolls the batch back and it is retried.
    */
   onBatch?: (trx: Knex.Transaction, records: AuditRecord[]) => Promise<void>;
+  /** Told after each commit which records are now in PostgreSQL (inserted or already there): the journal stops watching them. */
+  onWritten?: (records: AuditRecord[]) => void;
   logger?: AuditLogger;
 }
 
@@ -261,9 +263,11 @@ export class AuditWriter {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.partitions.ensureFor(batch.map((p) => p.record.timestamp));
-        const { inserted, skipped } = await insertAuditBatch(this.knex, batch.map((p) => p.record), this.options.onBatch);
+        const records = batch.map((p) => p.record);
+        const { inserted, skipped } = await insertAuditBatch(this.knex, records, this.options.onBatch);
         this.counters.written += inserted;
         this.counters.duplicates += skipped;
+        this.options.onWritten?.(records);
         return;
       } catch (error) {
         const cls = sqlStateClass(error);

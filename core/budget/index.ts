@@ -1,3 +1,4 @@
 export * from './periods.js';
 export * from './scripts.js';
 export * from './usage.js';
+export * from './recovery.js';

@@ -4,12 +4,23 @@ import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '../store/memory-store.js';
 import { createRedisTestStore } from '../store/testing.js';
 import type { Store } from '../store/types.js';
+import { loadBudgetIfAbsent } from './recovery.js';
 import { enforceRequest, settleReservation } from './scripts.js';
 
 const keys = ['rate', 'budget', 'wallet'];
 /** ARGV for enforceRequest. */
 function args(o: { rpm?: number; reserve: number; cap?: number; bucket?: number; minBucket?: number; wallet?: boolean }): (string | number)[] {
   return [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
+}
+
+/** The counter as a rebuild leaves it for a key that has spent nothing. */
+async function emptyCounter(store: Store, bucket = 0): Promise<void> {
+  await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, bucket, 0]);
+}
+
+/** KEYS of settleReservation with a fresh settlement marker. */
+function settleKeys(): string[] {
+  return ['budget', 'wallet', `settled:${randomUUID()}`];
 }
 
 function enforcementContract(name: string, open: () => Store): void {
@@ -26,24 +37,46 @@ function enforcementContract(name: string, open: () => Store): void {
 
     test('200 concurrent reservations against a budget covering 10: exactly 10 admitted, never above the cap', async () => {
       const store = fresh();
+      await emptyCounter(store);
       const verdicts = await Promise.all(Array.from({ length: 200 }, () => store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))));
       assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
       assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
       assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000' });
     });
 
+    test('a missing budget counter is budget_unknown and reserves nothing; a rebuilt one is never overwritten', async () => {
+      const store = fresh();
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 })), { kind: 'budget_unknown' });
+      assert.deepEqual(await store.hashGetAll('budget'), {});
+      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, 0, 9_500]), true);
+      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, 0, 0]), false);
+      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))).kind, 'budget_exceeded');
+    });
+
+    test('a settlement applied twice (a retry after a lost reply) counts once', async () => {
+      const store = fresh();
+      await emptyCounter(store);
+      await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
+      const once = settleKeys();
+      await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
+      await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+    });
+
     test('settling returns the unspent part; releasing returns all of it', async () => {
       const store = fresh();
+      await emptyCounter(store);
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
-      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 5_000, 1_200, 1, 0]);
+      await store.runScript(settleReservation, settleKeys(), [0, 5_000, 1_200, 1, 0, 60_000]);
       assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
-      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 5_000, 0, 1, 0]);
+      await store.runScript(settleReservation, settleKeys(), [0, 5_000, 0, 1, 0, 60_000]);
       assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
     });
 
     test('rate limit: rpm admitted per window, refusal says when to retry and reserves nothing', async () => {
       const store = fresh();
+      await emptyCounter(store);
       const verdicts = [];
       for (let i = 0; i < 4; i++) verdicts.push(await store.runScript(enforceRequest, keys, args({ rpm: 3, reserve: 10, cap: 1_000 })));
       assert.deepEqual(verdicts.map((v) => v.kind), ['admitted', 'admitted', 'admitted', 'rate_limited']);
@@ -58,12 +91,13 @@ function enforcementContract(name: string, open: () => Store): void {
       await store.set('wallet', '150');
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_empty', balanceMicro: 50 });
-      await store.runScript(settleReservation, ['budget', 'wallet'], [0, 100, 30, 0, 1]);
+      await store.runScript(settleReservation, settleKeys(), [0, 100, 30, 0, 1, 60_000]);
       assert.equal(await store.get('wallet'), '120');
     });
 
     test('rolling buckets: buckets older than the window stop counting and are dropped', async () => {
       const store = fresh();
+      await emptyCounter(store, 100);
       await store.runScript(enforceRequest, keys, args({ reserve: 700, cap: 1_000, bucket: 100, minBucket: 71 }));
       assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 129, minBucket: 100 }))).kind, 'budget_exceeded');
       assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 130, minBucket: 101 }))).kind, 'admitted');

@@ -7,7 +7,12 @@ export type EnforcementVerdict =
   | { kind: 'budget_exceeded'; usedMicro: number }
   | { kind: 'wallet_empty'; balanceMicro: number }
   /** The payer's balance is not in the store yet: load it from PostgreSQL and ask again. */
-  | { kind: 'wallet_unknown' };
+  | { kind: 'wallet_unknown' }
+  /**
+   * The key's budget counter is not in the store (a new period, or a store that lost its data):
+   * rebuild it from PostgreSQL and ask again — a missing counter never reads as "nothing spent".
+   */
+  | { kind: 'budget_unknown' };
 
 /** Sums the counted buckets of a budget hash, deleting buckets that left the window. */
 function countedSpend(redis: ScriptCommands, key: string, minBucket: number): number {
@@ -48,6 +53,7 @@ if rpm > 0 then
   end
 end
 if cap >= 0 then
+  if redis.call('EXISTS', KEYS[2]) == 0 then return {5, 0} end
   local used = 0
   local flat = redis.call('HGETALL', KEYS[2])
   for i = 1, #flat, 2 do
@@ -84,6 +90,7 @@ return {0, 0}
       if (redis.zcard(rateKey) >= rpm) return [1, redis.zfirst(rateKey)![1] + window - now];
     }
     if (cap >= 0) {
+      if (redis.pttl(budgetKey) === -2) return [5, 0];
       const used = countedSpend(redis, budgetKey, Number(args[5]));
       if (used + reserve > cap) return [2, used];
     }
@@ -116,6 +123,8 @@ return {0, 0}
         return { kind: 'wallet_empty', balanceMicro: value };
       case 4:
         return { kind: 'wallet_unknown' };
+      case 5:
+        return { kind: 'budget_unknown' };
       default:
         throw new Error(`enforce_request returned unknown verdict ${String(kind)}`);
     }
@@ -124,12 +133,17 @@ return {0, 0}
 
 /**
  * Settles a reservation once the actual cost is known (or releases it, with actual = 0): the
- * budget bucket and the wallet get back what was reserved and not spent.
- * KEYS: budget hash, wallet balance. ARGV: bucket, reserveMicro, actualMicro, budgeted (0/1), walletEnforced (0/1).
+ * budget bucket and the wallet get back what was reserved and not spent. Exactly once per
+ * request: the marker makes a settlement retried after a lost reply (or resent by the client
+ * library on reconnection) change nothing twice. A counter or mirror the store lost is left
+ * alone: its rebuild counts the request from PostgreSQL.
+ * KEYS: budget hash, wallet balance, settlement marker. ARGV: bucket, reserveMicro, actualMicro,
+ * budgeted (0/1), walletEnforced (0/1), marker ttl ms.
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
   lua: `
+if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) == false then return 0 end
 local unspent = tonumber(ARGV[2]) - tonumber(ARGV[3])
 if ARGV[4] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], ARGV[1], -unspent)
@@ -140,7 +154,9 @@ end
 return 0
 `,
   memory(redis, keys, args) {
-    const [budgetKey, walletKey] = keys as [string, string];
+    const [budgetKey, walletKey, marker] = keys as [string, string, string];
+    if (redis.get(marker) !== null) return 0;
+    redis.set(marker, '1', Number(args[5]));
     const unspent = Number(args[1]) - Number(args[2]);
     if (args[3] === '1' && unspent !== 0 && redis.pttl(budgetKey) !== -2) redis.hincrBy(budgetKey, args[0]!, -unspent);
     if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);

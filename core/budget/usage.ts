@@ -23,12 +23,17 @@ export interface BudgetUsage {
   exhausted: boolean;
 }
 
-/** Reads a key's spend in its current budget window from the store (reservations included). */
-export async function readBudgetUsage(store: Store, key: KeyRecord, now: Date): Promise<BudgetUsage> {
+/**
+ * Reads a key's spend in its current budget window from the store (reservations included).
+ * When the store has no counter (nothing spent yet, or the store lost it), `fromAuditLog`
+ * — when given — supplies the settled spend PostgreSQL knows, so a lost counter is not shown as 0.
+ */
+export async function readBudgetUsage(store: Store, key: KeyRecord, now: Date, fromAuditLog?: () => Promise<ReadonlyMap<number, number>>): Promise<BudgetUsage> {
   if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
   const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
   const raw = await store.hashGetAll(window.counterKey);
-  const buckets = new Map(Object.entries(raw).map(([bucket, micro]) => [Number(bucket), Number(micro)]));
+  let buckets = new Map(Object.entries(raw).map(([bucket, micro]) => [Number(bucket), Number(micro)]));
+  if (buckets.size === 0 && fromAuditLog) buckets = new Map(await fromAuditLog());
   let usedMicro = 0;
   for (const [bucket, micro] of buckets) if (bucket >= window.minBucket) usedMicro += micro;
   const usedUsd = usedMicro / microPerUsd;

@@ -76,9 +76,12 @@ export class WalletLedger {
     return { entry: toEntry(row as EntryRow), balanceUsd: (await this.balanceMicro(payerId)) / microPerUsd };
   }
 
-  /** Loads the ledger balance into the store unless a mirror is already there (cold start). */
-  async loadMirror(payerId: string): Promise<void> {
-    const balance = await this.balanceMicro(payerId);
+  /**
+   * Loads the ledger balance into the store unless a mirror is already there (cold start, or a
+   * store that lost it), less `pendingMicro`: debits not yet in the ledger and reservations in flight.
+   */
+  async loadMirror(payerId: string, pendingMicro = 0): Promise<void> {
+    const balance = (await this.balanceMicro(payerId)) - pendingMicro;
     await this.store.runScript(setIfAbsent, [walletKey(payerId)], [balance]);
   }
 

@@ -1,13 +1,14 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { AuditBuffer } from '../../core/audit/index.js';
+import type { AuditJournal } from '../../core/audit/index.js';
 import type { KeyRepository } from '../../core/keys/index.js';
 import type { WalletLedger } from '../../core/wallets/index.js';
 import type { Catalogue } from '../../core/config/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { GatewayMetrics } from '../../core/telemetry/index.js';
 import type { KeyDirectory } from './auth/key-directory.js';
+import type { SpendRecovery } from './enforcement/spend-recovery.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import type { SessionAffinity } from './routing/session-affinity.js';
 import type { SupplierHealth } from './routing/supplier-health.js';
@@ -31,7 +32,10 @@ export interface GatewayDeps {
   /** PostgreSQL, for the Management API's reads (never on the inference hot path). */
   database: Knex;
   wallets: WalletLedger;
-  audit: AuditBuffer;
+  /** Rebuilds budget counters and wallet mirrors the store lost; retries refused settlements. */
+  spend: SpendRecovery;
+  /** Where each request's audit record goes (stream, else spill; checked against PostgreSQL). */
+  audit: AuditJournal;
   /** Milliseconds since the epoch; injectable so budget periods can be tested at any instant. */
   clock: () => number;
   upstream: UpstreamClient;

@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
-import { AuditBuffer, AuditWriter } from '../../core/audit/index.js';
+import { join } from 'node:path';
+import type { Knex } from 'knex';
+import { AuditBuffer, AuditJournal, AuditWriter, type AuditRecord } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
@@ -18,6 +20,7 @@ import {
 } from '../../core/telemetry/index.js';
 import { createApp } from './app.js';
 import { KeyDirectory } from './auth/key-directory.js';
+import { SpendRecovery } from './enforcement/spend-recovery.js';
 import { RegionPolicyRepository } from '../../core/regions/index.js';
 import { RegionPolicyDirectory } from './routing/region-policy-directory.js';
 import { UpstreamClient } from './http/upstream-client.js';
@@ -76,16 +79,27 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const wallets = new WalletLedger(database.knex, store);
   // Each gateway writes the shared audit stream to PostgreSQL; wallet debits go in the same
   // transaction as their audit rows, so a retried batch can neither lose nor double-charge.
+  const recordDebits = (trx: Knex.Transaction, records: AuditRecord[]) =>
+    WalletLedger.recordDebits(
+      trx,
+      records.flatMap((r) => (r.payerId ? [{ payerId: r.payerId, requestId: r.requestId, costUsd: r.costUsd }] : [])),
+    );
+  // The request path appends through the journal: it spills what the stream refuses and writes
+  // to PostgreSQL directly what the stream lost (docs/reliability.md).
+  const auditJournal = new AuditJournal(new AuditBuffer(store), database.knex, {
+    spillDir: join(settings.SVC_DATA_DIR, 'audit-spill'),
+    onBatch: recordDebits,
+    logger,
+  });
+  await auditJournal.start();
   const auditWriter = new AuditWriter(store, database.knex, {
     consumer: overrides.auditConsumer ?? `${hostname()}-${process.pid}`,
     logger,
-    onBatch: (trx, records) =>
-      WalletLedger.recordDebits(
-        trx,
-        records.flatMap((r) => (r.payerId ? [{ payerId: r.payerId, requestId: r.requestId, costUsd: r.costUsd }] : [])),
-      ),
+    onBatch: recordDebits,
+    onWritten: (records) => auditJournal.confirm(records),
   });
   await auditWriter.start();
+  const spend = new SpendRecovery(database.knex, auditJournal, wallets, { logger: (facts, message) => logger.warn(facts, message) });
   const health = new SupplierHealth(store, {
     failureThreshold: settings.SVC_CIRCUIT_FAILURES,
     windowMs: settings.SVC_CIRCUIT_WINDOW_MS,
@@ -103,7 +117,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     keyRepository,
     database: database.knex,
     wallets,
-    audit: new AuditBuffer(store),
+    spend,
+    audit: auditJournal,
     clock: overrides.clock ?? Date.now,
     upstream,
     health,
@@ -150,6 +165,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       // instance the work (and is bounded, so a database outage cannot block shutdown).
       await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
       await auditWriter.stop();
+      // What the journal still watches is in the stream or its spill file: the next process (or
+      // another replica's writer) writes it.
+      spend.stop();
+      await auditJournal.stop();
       await upstream.close();
       database.knex.off('query-error', countQueryError);
       if (!overrides.store) await store.close();

@@ -10,7 +10,8 @@ import {
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
-import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
+import { walletKey } from '../../../core/wallets/index.js';
+import type { SpendRecovery } from './spend-recovery.js';
 
 /** A reservation made before the supplier call; settle it exactly once with the actual cost. */
 export interface Reservation {
@@ -20,12 +21,15 @@ export interface Reservation {
 
 const nothingReserved: Reservation = { settle: async () => undefined };
 
-/** What enforcement needs beyond the key: the store, the ledger and the clock. */
+/** What enforcement needs beyond the key: the store, the clock, and what rebuilds lost counters. */
 export interface EnforcementDeps {
   store: Store;
-  wallets: WalletLedger;
+  spend: SpendRecovery;
   clock: () => number;
 }
+
+/** How long a settlement's marker keeps a retried settlement from counting twice. */
+const settlementMarkerTtlMs = 10 * 60_000;
 
 /** Sliding window of `rate_limit_rpm`. */
 const rateWindowMs = 60_000;
@@ -71,8 +75,11 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     walletEnforced ? 1 : 0,
   ];
   let verdict = await deps.store.runScript(enforceRequest, keys, args);
-  if (verdict.kind === 'wallet_unknown') {
-    await deps.wallets.loadMirror(key.payerId!); // cold start only: the mirror then stays in the store
+  // A counter or mirror missing from the store (a new period, a cold start, a store that lost
+  // its data) is rebuilt from PostgreSQL, then asked again; at most once each.
+  for (let rebuilds = 0; rebuilds < 2 && (verdict.kind === 'budget_unknown' || verdict.kind === 'wallet_unknown'); rebuilds++) {
+    if (verdict.kind === 'budget_unknown') await deps.spend.rebuildBudget(deps.store, key, window, now);
+    else await deps.spend.rebuildWallet(key.payerId!, wallet);
     verdict = await deps.store.runScript(enforceRequest, keys, args);
   }
   switch (verdict.kind) {
@@ -97,12 +104,16 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       });
     case 'wallet_unknown':
       throw new ApiError('billing_unavailable', { details: { payer: key.payerId } });
+    case 'budget_unknown':
+      throw new ApiError('current_quota_unavailable', { humanMessage: "This key's budget counter could not be rebuilt; retry in a few seconds" });
     default: {
       const unreachable: never = verdict;
       throw new Error(`unknown verdict ${JSON.stringify(unreachable)}`);
     }
   }
   if (reserveMicro === 0) return nothingReserved;
+  // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
+  const release = deps.spend.hold([...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : [])], reserveMicro);
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -110,7 +121,10 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       settled = true;
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
-      await deps.store.runScript(settleReservation, [window.counterKey, wallet], [window.bucket, reserveMicro, toMicro(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0]);
+      // A settlement the store refuses is retried until it takes it (exactly once: the marker).
+      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`];
+      const settleArgs = [window.bucket, reserveMicro, toMicro(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0, settlementMarkerTtlMs];
+      await deps.spend.settle(() => deps.store.runScript(settleReservation, settleKeys, settleArgs), release);
     },
   };
 }

@@ -1,12 +1,15 @@
-import { readBudgetUsage, unspentBudget } from '../../../../core/budget/index.js';
+import type { Knex } from 'knex';
+import { readBudgetUsage, spendFromAuditLog, unspentBudget } from '../../../../core/budget/index.js';
 import type { KeyRecord } from '../../../../core/keys/index.js';
 import type { Store } from '../../../../core/store/index.js';
 
 /** A key as the Management API shows it (docs/spec-conformance.md 2.3 read fields, plus the policy fields). */
-export async function keyView(store: Store, key: KeyRecord, now: Date, options: { noSpendYet?: boolean } = {}): Promise<Record<string, unknown>> {
+export async function keyView(store: Store, key: KeyRecord, now: Date, options: { noSpendYet?: boolean; database?: Knex } = {}): Promise<Record<string, unknown>> {
   // A key just created has spent nothing: its view needs no store read (which could fail and
-  // lose the answer that carries the secret).
-  const budget = options.noSpendYet ? unspentBudget(key, now) : await readBudgetUsage(store, key, now);
+  // lose the answer that carries the secret). A counter the store lost is read from the audit log.
+  const database = options.database;
+  const fromAuditLog = database ? () => spendFromAuditLog(database, key.id, key.budgetPeriod ?? 'monthly', now) : undefined;
+  const budget = options.noSpendYet ? unspentBudget(key, now) : await readBudgetUsage(store, key, now, fromAuditLog);
   // `budget_exhausted` is derived, not stored: it ends by itself when the period resets.
   const status = key.status === 'active' && budget.exhausted ? 'budget_exhausted' : key.status;
   return {

@@ -97,7 +97,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
         ...(query.source && { source: query.source }),
         ...(query.cursor && { cursor: query.cursor }),
       });
-      const data = await Promise.all(page.data.map((k) => keyView(deps.store, k, now())));
+      const data = await Promise.all(page.data.map((k) => keyView(deps.store, k, now(), { database: deps.database })));
       return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
     } catch (error) {
       if (error instanceof InvalidCursorError) throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
@@ -107,7 +107,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
 
   app.get('/v1/manage/keys/:id', async (request) => {
     requireAdmin(request);
-    return keyView(deps.store, await loadKey(repository, request), now());
+    return keyView(deps.store, await loadKey(repository, request), now(), { database: deps.database });
   });
 
   app.patch('/v1/manage/keys/:id', async (request) => {
@@ -130,7 +130,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     };
     const updated = (await repository.update(key.id, patch))!;
     await publish(updated);
-    return keyView(deps.store, updated, now());
+    return keyView(deps.store, updated, now(), { database: deps.database });
   });
 
   const revoke = async (request: FastifyRequest) => {
@@ -140,7 +140,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     // Idempotent, and a repeat announces again: a revoke whose announcement failed converges.
     const revoked = key.status === 'revoked' ? key : (await repository.update(key.id, { status: 'revoked' }))!;
     await publish(revoked);
-    return keyView(deps.store, revoked, now());
+    return keyView(deps.store, revoked, now(), { database: deps.database });
   };
   app.post('/v1/manage/keys/:id/revoke', revoke);
   app.delete('/v1/manage/keys/:id', revoke);

@@ -1,0 +1,132 @@
+import type { Knex } from 'knex';
+import type { AuditJournal } from '../../../core/audit/index.js';
+import {
+  bucketOf,
+  loadBudgetArgs,
+  loadBudgetIfAbsent,
+  spendFromAuditLog,
+  toMicro,
+  windowStart,
+  type BudgetWindow,
+} from '../../../core/budget/index.js';
+import type { KeyRecord } from '../../../core/keys/index.js';
+import type { Store } from '../../../core/store/index.js';
+import type { WalletLedger } from '../../../core/wallets/index.js';
+
+/** Where the recovery reports a settlement it could not make yet. */
+export type RecoveryLogger = (facts: object, message: string) => void;
+
+/**
+ * What this gateway knows about spend that the store may have lost: the reservations it holds
+ * in flight, the settlements the store refused (retried until it takes them), and — through the
+ * audit journal — records not yet in PostgreSQL. When a budget counter or a wallet mirror is
+ * missing from the store (it restarted empty, or never had it), it is rebuilt from PostgreSQL
+ * plus these, so a lost counter never reads as "nothing spent" (issue 13 finding 4).
+ *
+ * A counter rebuilt by another replica does not know this replica's in-flight reservations;
+ * docs/reliability.md bounds what that can cost.
+ */
+export class SpendRecovery {
+  /** Store key (budget counter or wallet mirror) → micro-USD reserved in flight by this process. */
+  private readonly held = new Map<string, number>();
+  private readonly owedSettlements: (() => Promise<void>)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly knex: Knex,
+    private readonly journal: AuditJournal,
+    private readonly wallets: WalletLedger,
+    private readonly options: { retryMs?: number; logger?: RecoveryLogger } = {},
+  ) {}
+
+  /** Counts a reservation as in flight on these store keys; the returned function ends it. */
+  hold(storeKeys: readonly string[], micro: number): () => void {
+    for (const key of storeKeys) this.held.set(key, (this.held.get(key) ?? 0) + micro);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const key of storeKeys) {
+        const left = (this.held.get(key) ?? 0) - micro;
+        if (left > 0) this.held.set(key, left);
+        else this.held.delete(key);
+      }
+    };
+  }
+
+  /**
+   * Runs a settlement; when the store refuses it, keeps it (and its reservation in flight, so
+   * a rebuilt counter still counts it) and retries every `retryMs` until the store takes it.
+   */
+  async settle(settlement: () => Promise<void>, release: () => void): Promise<void> {
+    const attempt = async () => {
+      await settlement();
+      release();
+    };
+    try {
+      await attempt();
+    } catch (error) {
+      this.owedSettlements.push(attempt);
+      this.scheduleRetry();
+      throw error;
+    }
+  }
+
+  /** Settlements still owed to the store (tests, logs). */
+  get owedCount(): number {
+    return this.owedSettlements.length;
+  }
+
+  /** Rebuilds a key's missing budget counter: the audit log, records not yet written, reservations in flight. */
+  async rebuildBudget(store: Store, key: KeyRecord, window: BudgetWindow, now: Date): Promise<void> {
+    const period = key.budgetPeriod ?? 'monthly';
+    const spend = await spendFromAuditLog(this.knex, key.id, period, now);
+    const from = windowStart(period, now).getTime();
+    // May count a record PostgreSQL already has but the journal has not heard of yet: that errs
+    // towards refusing, never towards overspending.
+    for (const record of this.journal.unconfirmed()) {
+      const at = new Date(record.timestamp);
+      if (record.keyId !== key.id || at.getTime() < from) continue;
+      const bucket = bucketOf(period, at);
+      spend.set(bucket, (spend.get(bucket) ?? 0) + toMicro(record.costUsd));
+    }
+    spend.set(window.bucket, (spend.get(window.bucket) ?? 0) + (this.held.get(window.counterKey) ?? 0));
+    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend));
+  }
+
+  /** Loads a payer's missing wallet mirror: the ledger, less debits not yet written and reservations in flight. */
+  async rebuildWallet(payerId: string, walletStoreKey: string): Promise<void> {
+    let pending = this.held.get(walletStoreKey) ?? 0;
+    for (const record of this.journal.unconfirmed())
+      if (record.payerId === payerId && record.costUsd > 0) pending += toMicro(record.costUsd);
+    await this.wallets.loadMirror(payerId, pending);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private scheduleRetry(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.retryOwed(), this.options.retryMs ?? 1_000);
+    this.timer.unref();
+  }
+
+  private async retryOwed(): Promise<void> {
+    this.timer = undefined;
+    while (this.owedSettlements.length > 0) {
+      try {
+        await this.owedSettlements[0]!();
+        this.owedSettlements.shift();
+      } catch (error) {
+        this.options.logger?.(
+          { owed: this.owedSettlements.length, err: error instanceof Error ? error.message : String(error) },
+          'settlements still owed to the store; retrying',
+        );
+        this.scheduleRetry();
+        return;
+      }
+    }
+  }
+}
