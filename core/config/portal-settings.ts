@@ -42,6 +42,15 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_LOGIN_WINDOW_MS: ms(15 * 60_000),
   /** Version of the terms and policies a user accepts; raising it asks everyone again. */
   SVC_LEGAL_VERSION: z.string().trim().min(1).default('2026-01'),
+  /**
+   * Reseller portal origins (comma-separated `https://host[:port]`) an SSO sign-in may be handed
+   * off to with a one-time token; empty, no hand-off is made.
+   */
+  SVC_PORTAL_HANDOFF_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^https?$/ }).transform((o) => new URL(o).origin))),
   SVC_SSO_A_ISSUER: optional,
   SVC_SSO_A_CLIENT_ID: optional,
   SVC_SSO_A_CLIENT_SECRET: optional,

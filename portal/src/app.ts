@@ -11,6 +11,7 @@ import { AccountService } from './features/auth/service.js';
 import { LoginThrottle } from './features/auth/throttle.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
 import { legalRouter } from './features/legal/routes.js';
+import { ssoRouter } from './features/sso/routes.js';
 import { inviteRouter } from './features/pages/invite.js';
 import { pagesRouter } from './features/pages/routes.js';
 import { errorHandler } from './web/errors.js';
@@ -69,6 +70,7 @@ export function createPortal(deps: PortalDeps): Express {
 
   app.use(pagesRouter(deps));
   app.use(accountRouter({ accounts, users: deps.users, settings, ssoSettings: settings, clock: deps.clock }));
+  app.use(ssoRouter(deps, deps.oidcProviders));
   app.use(inviteRouter(deps));
   app.use(legalRouter(deps));
   app.use(dashboardRouter(deps));

@@ -5,6 +5,8 @@ import type { OneTimeTokens, SessionRepository, UserRepository, InviteRepository
 import type { Store } from '../../core/store/index.js';
 import type { PortalMetrics } from '../../core/telemetry/index.js';
 import type { Mailer } from './mail/mailer.js';
+import type { OidcProvider } from './features/sso/oidc.js';
+import type { SsoProviderId } from './features/sso/providers.js';
 
 /** Everything the portal app needs, built in server.ts (or by a test) and passed in. */
 export interface PortalDeps {
@@ -23,4 +25,6 @@ export interface PortalDeps {
   sessions: SessionRepository;
   invites: InviteRepository;
   mailer: Mailer;
+  /** The configured identity providers (none, one or both). */
+  oidcProviders: ReadonlyMap<SsoProviderId, OidcProvider>;
 }

@@ -9,6 +9,7 @@ import { createLogger, createMetricsRegistry, createPortalMetrics, sqlStateClass
 import { InviteRepository, OneTimeTokens, SessionRepository, UserRepository } from '../../core/identity/index.js';
 import { createPortal } from './app.js';
 import { createMailer } from './mail/mailer.js';
+import { createOidcProviders } from './features/sso/oidc.js';
 import type { PortalDeps } from './deps.js';
 
 /** A listening portal and how to stop it. */
@@ -55,6 +56,7 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
     tokens: new OneTimeTokens(database.knex, settings.SVC_KEY_PEPPER),
     sessions: new SessionRepository(database.knex),
     invites: new InviteRepository(database.knex, settings.SVC_KEY_PEPPER),
+    oidcProviders: createOidcProviders(settings),
     mailer: createMailer({ smtpUrl: settings.SVC_SMTP_URL, from: settings.SVC_MAIL_FROM, dataDir: settings.SVC_DATA_DIR, announce: overrides.announce ?? ((line) => console.log(line)) }),
   };
   const app = createPortal(deps);

@@ -38,7 +38,15 @@ export interface PortalHarness {
 }
 
 /** Starts a portal; `settings` are extra environment variables (SVC_SMTP_URL, SVC_SSO_A_*…). */
-export async function startPortalHarness(options: { settings?: Record<string, string>; clock?: () => number; dataDir?: string } = {}): Promise<PortalHarness> {
+export async function startPortalHarness(
+  options: {
+    settings?: Record<string, string>;
+    /** Settings that depend on the portal's own address (an OpenID Provider's redirect URI). */
+    settingsFor?: (baseUrl: string) => Promise<Record<string, string>>;
+    clock?: () => number;
+    dataDir?: string;
+  } = {},
+): Promise<PortalHarness> {
   const database = await createTestDatabase();
   // Outbox files of this harness only; removed at close.
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'svc-portal-')));
@@ -71,10 +79,12 @@ export async function startPortalHarness(options: { settings?: Record<string, st
   const port = probe.port;
   await probe.stop();
   const replicaStores: Store[] = [];
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const late = options.settingsFor ? await options.settingsFor(baseUrl) : {};
   const start = (p: number) => {
     const store = stores.another();
     if (store !== stores.main) replicaStores.push(store);
-    return startPortal(parsePortalSettings({ ...env(`http://127.0.0.1:${port}`), PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock, announce });
+    return startPortal(parsePortalSettings({ ...env(baseUrl), ...late, PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock, announce });
   };
   const portal = await start(port);
   const replicas: RunningPortal[] = [];

@@ -27,7 +27,12 @@ export function authPagesRouter(deps: PortalDeps): Router {
     const query = req.valid!.query as z.infer<typeof loginQuery>;
     res.render('auth/login', { title: 'Sign in', values: {}, sso, returnTo: safeReturnTo(query.return_to), notice: query.notice ? notices[query.notice] : undefined });
   });
-  router.get('/signup', (_req, res) => res.render('auth/signup', { title: 'Create your account', values: {}, sso, passwordRule, legalVersion }));
+  const signupQuery = z.object({ terms: z.enum(['required']).optional() });
+  router.get('/signup', validate({ query: signupQuery }), (req, res) => {
+    // Sent here by an SSO callback for a new user who has not accepted the terms yet.
+    const termsRequired = (req.valid!.query as z.infer<typeof signupQuery>).terms === 'required';
+    res.render('auth/signup', { title: 'Create your account', values: {}, sso, passwordRule, legalVersion, error: termsRequired ? 'Accept the terms of service below to finish signing up with single sign-on.' : undefined });
+  });
   router.get('/forgot-password', (_req, res) =>
     res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: tokenLifetimeMs.reset_password / 60_000 }),
   );

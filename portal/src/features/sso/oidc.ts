@@ -1,0 +1,106 @@
+// The two OpenID Connect relying parties (openid-client's function API): discovery once per
+// provider (retried after a failure), authorization code with PKCE, state and nonce, ID token
+// validated by the library. An http:// issuer is accepted only on a loopback address.
+import * as oidc from 'openid-client';
+import { ApiError } from '../../../../core/errors/index.js';
+import { ConfigError, ssoProviderSettings, type PortalSettings } from '../../../../core/config/index.js';
+import type { SsoProviderId } from './providers.js';
+
+/** What the callback learns about the person who signed in. */
+export interface SsoIdentity {
+  subject: string;
+  email: string | undefined;
+  emailVerified: boolean;
+  name: string | undefined;
+}
+
+/** What must survive the round trip to the provider (kept server-side, keyed by state). */
+export interface PendingSsoLogin {
+  provider: SsoProviderId;
+  codeVerifier: string;
+  state: string;
+  nonce: string;
+}
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** Whether an issuer address may be used: https anywhere, http only on loopback. */
+export function issuerAllowed(issuer: URL): boolean {
+  return issuer.protocol === 'https:' || (issuer.protocol === 'http:' && loopbackHosts.has(issuer.hostname));
+}
+
+/** One configured provider: builds authorization URLs and completes callbacks. */
+export class OidcProvider {
+  private configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(
+    readonly id: SsoProviderId,
+    private readonly issuer: URL,
+    private readonly clientId: string,
+    private readonly clientSecret: string | undefined,
+    readonly redirectUri: string,
+  ) {}
+
+  private config(): Promise<oidc.Configuration> {
+    if (!this.configuration) {
+      const insecure = this.issuer.protocol === 'http:';
+      this.configuration = oidc.discovery(this.issuer, this.clientId, this.clientSecret, undefined, insecure ? { execute: [oidc.allowInsecureRequests] } : undefined);
+      // A failed discovery (provider down) is retried by the next sign-in, not remembered.
+      this.configuration.catch(() => (this.configuration = undefined));
+    }
+    return this.configuration.catch((cause: unknown) => {
+      throw new ApiError('provider_unavailable', { humanMessage: 'The identity provider cannot be reached right now; try again shortly', cause });
+    });
+  }
+
+  /** The provider's authorization URL and what the callback needs to check it. */
+  async start(): Promise<{ url: URL; pending: PendingSsoLogin }> {
+    const config = await this.config();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const pending: PendingSsoLogin = { provider: this.id, codeVerifier, state: oidc.randomState(), nonce: oidc.randomNonce() };
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: this.redirectUri,
+      scope: 'openid email profile',
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state: pending.state,
+      nonce: pending.nonce,
+    });
+    return { url, pending };
+  }
+
+  /** Exchanges the callback's code (PKCE, state, nonce and the ID token all checked). */
+  async complete(callbackUrl: URL, pending: PendingSsoLogin): Promise<SsoIdentity> {
+    const config = await this.config();
+    let claims: Record<string, unknown> & { sub: string };
+    try {
+      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
+      const idToken = tokens.claims();
+      if (!idToken) throw new Error('no ID token');
+      claims = { ...idToken };
+      // Many providers put email and name only in the userinfo answer, not in the ID token.
+      if (claims.email === undefined) claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), ...claims, sub: idToken.sub };
+    } catch (cause) {
+      throw new ApiError('invalid_token', { humanMessage: 'The identity provider’s answer could not be verified; please sign in again', cause });
+    }
+    return {
+      subject: claims.sub,
+      email: typeof claims.email === 'string' ? claims.email : undefined,
+      emailVerified: claims.email_verified === true,
+      name: typeof claims.name === 'string' ? claims.name : undefined,
+    };
+  }
+}
+
+/** The configured providers by id; a provider with a non-loopback http issuer is a configuration error. */
+export function createOidcProviders(settings: PortalSettings): Map<SsoProviderId, OidcProvider> {
+  const providers = new Map<SsoProviderId, OidcProvider>();
+  for (const [id, which] of [['sso-a', 'a'], ['sso-b', 'b']] as const) {
+    const p = ssoProviderSettings(settings, which);
+    if (!p.issuer || !p.clientId) continue;
+    const issuer = new URL(p.issuer);
+    if (!issuerAllowed(issuer)) throw new ConfigError(`SVC_SSO_${which.toUpperCase()}_ISSUER: an http:// issuer is allowed only on a loopback address`);
+    providers.set(id, new OidcProvider(id, issuer, p.clientId, p.clientSecret, `${settings.SVC_PORTAL_BASE_URL}/oauth/${id}/login/callback/`));
+  }
+  return providers;
+}

@@ -1,0 +1,150 @@
+// Sign-in with both identity providers against a real OpenID Provider library on loopback:
+// PKCE, state and nonce, the accept-terms step for new SSO users, linking by verified email,
+// sso_only at password sign-in, unconfigured providers, and the single-use reseller hand-off.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PortalClient } from '../support/portal-client.js';
+import { startOidcProvider, type TestAccount, type TestOidcProvider } from '../support/oidc-provider.js';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+
+let harness: PortalHarness;
+const providers: Record<'sso-a' | 'sso-b', TestOidcProvider | undefined> = { 'sso-a': undefined, 'sso-b': undefined };
+beforeAll(async () => {
+  harness = await startPortalHarness({
+    settingsFor: async (baseUrl) => {
+      providers['sso-a'] = await startOidcProvider({ redirectUri: `${baseUrl}/oauth/sso-a/login/callback/` });
+      providers['sso-b'] = await startOidcProvider({ redirectUri: `${baseUrl}/oauth/sso-b/login/callback/`, clientId: 'portal-b' });
+      const a = providers['sso-a'];
+      const b = providers['sso-b'];
+      return {
+        SVC_SSO_A_ISSUER: a.issuer, SVC_SSO_A_CLIENT_ID: a.clientId, SVC_SSO_A_CLIENT_SECRET: a.clientSecret, SVC_SSO_A_LABEL: 'Acme Login',
+        SVC_SSO_B_ISSUER: b.issuer, SVC_SSO_B_CLIENT_ID: b.clientId, SVC_SSO_B_CLIENT_SECRET: b.clientSecret, SVC_SSO_B_LABEL: 'Partner ID',
+        SVC_PORTAL_HANDOFF_ORIGINS: baseUrl,
+      };
+    },
+  });
+});
+afterAll(async () => {
+  await harness?.close();
+  await providers['sso-a']?.close();
+  await providers['sso-b']?.close();
+});
+
+/** Follows the provider's redirects (with its own cookies) until it sends the browser back to the portal. */
+async function throughProvider(start: string): Promise<string> {
+  const jar = new Map<string, string>();
+  let url = start;
+  for (let hop = 0; hop < 10; hop++) {
+    if (url.startsWith(harness.url)) return url;
+    const response = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    const location = response.headers.get('location');
+    if (!location) throw new Error(`provider stopped at ${url} with ${response.status}: ${await response.text()}`);
+    url = new URL(location, url).href;
+  }
+  throw new Error('too many redirects at the provider');
+}
+
+/** Runs a whole SSO sign-in for `client`; returns the portal's answer to the callback. */
+async function ssoSignIn(client: PortalClient, provider: 'sso-a' | 'sso-b', account: TestAccount, startQuery = ''): Promise<Response> {
+  providers[provider]!.signInAs(account);
+  const start = await client.get(`/auth/${provider}${startQuery}`);
+  expect(start.status).toBe(303);
+  const authorize = new URL(start.headers.get('location')!);
+  expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+  expect(authorize.searchParams.get('state')).toBeTruthy();
+  expect(authorize.searchParams.get('nonce')).toBeTruthy();
+  const back = new URL(await throughProvider(authorize.href));
+  return client.get(back.pathname + back.search);
+}
+
+const account = (name: string, emailVerified = true): TestAccount => ({ sub: `sub-${name}-${Date.now()}`, email: `${name}-${Date.now()}@example.com`, emailVerified, name: `SSO ${name}` });
+
+describe('SSO sign-in', () => {
+  it.each(['sso-a', 'sso-b'] as const)('%s: a new user is sent to accept the terms, then signed in after accepting', async (provider) => {
+    const person = account(provider);
+    const client = new PortalClient(harness.url);
+    const refused = await ssoSignIn(client, provider, person);
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get('location')).toBe('/signup?terms=required');
+    expect(await harness.portal.deps.users.findByEmail(person.email)).toBeUndefined();
+
+    const accepted = await client.postForm('/auth/accept-tos', { accept: 'true', provider });
+    expect(accepted.headers.get('location')).toBe(`/auth/${provider}`);
+    const done = await ssoSignIn(client, provider, person);
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/dashboard');
+    expect(await (await client.get('/dashboard')).text()).toContain(`Welcome, SSO ${provider}`);
+    const user = await harness.portal.deps.users.findByEmail(person.email);
+    expect(user).toMatchObject({ hasPassword: false, emailVerified: true });
+
+    // Password sign-in to this SSO-only account is refused with sso_only.
+    const password = await new PortalClient(harness.url).postJson('/auth/login', { email: person.email, password: 'whatever password 1' });
+    expect(await password.json()).toMatchObject({ code: 'sso_only' });
+  });
+
+  it('answers tos_not_accepted to a JSON caller and accepts {accept: true} as JSON', async () => {
+    const client = new PortalClient(harness.url);
+    const json = await client.postJson('/auth/accept-tos', { accept: true });
+    expect(await json.json()).toEqual({ accepted: true, version: harness.portal.deps.settings.SVC_LEGAL_VERSION });
+    expect(client.cookies.get('svc_tos')).toBe(harness.portal.deps.settings.SVC_LEGAL_VERSION);
+    const refused = await new PortalClient(harness.url).postJson('/auth/accept-tos', { accept: false });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: 'tos_not_accepted' });
+  });
+
+  it('links an existing account only when the provider says the email is verified', async () => {
+    const email = `linked-${Date.now()}@example.com`;
+    await harness.portal.deps.users.create({ email, displayName: 'Existing', passwordHash: null, legalVersion: '1', emailVerified: true }, new Date());
+    const unverified = await ssoSignIn(new PortalClient(harness.url), 'sso-a', { sub: `u-${Date.now()}`, email, emailVerified: false, name: 'X' });
+    expect(unverified.status).toBe(409);
+    const client = new PortalClient(harness.url);
+    const verified = await ssoSignIn(client, 'sso-b', { sub: `v-${Date.now()}`, email, emailVerified: true, name: 'X' });
+    expect(verified.headers.get('location')).toBe('/dashboard');
+    expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
+  });
+
+  it('refuses a callback whose state was not started in this browser', async () => {
+    const client = new PortalClient(harness.url);
+    providers['sso-a']!.signInAs(account('csrf'));
+    const start = await client.get('/auth/sso-a');
+    const back = new URL(await throughProvider(start.headers.get('location')!));
+    const stranger = await new PortalClient(harness.url).get(back.pathname + back.search, { accept: 'application/json' });
+    expect(stranger.status).toBe(401);
+    expect(await stranger.json()).toMatchObject({ code: 'invalid_token' });
+  });
+
+  it('hands a sign-in off to a reseller origin with a one-time token that works once', async () => {
+    const person = account('handoff');
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/accept-tos', { accept: true });
+    const answer = await ssoSignIn(client, 'sso-a', person, `?handoff_origin=${encodeURIComponent(harness.url)}`);
+    const target = new URL(answer.headers.get('location')!);
+    expect(target.origin + target.pathname).toBe(`${harness.url}/auth/sso/complete`);
+    const reseller = new PortalClient(harness.url);
+    const first = await reseller.get(target.pathname + target.search);
+    expect(first.status).toBe(303);
+    expect((await reseller.get('/dashboard')).status).toBe(200);
+    const second = await new PortalClient(harness.url).get(target.pathname + target.search, { accept: 'application/json' });
+    expect(second.status).toBe(401);
+    expect(await second.json()).toMatchObject({ code: 'invalid_token' });
+    const notAllowed = await client.get(`/auth/sso-a?handoff_origin=${encodeURIComponent('https://evil.example')}`, { accept: 'application/json' });
+    expect(notAllowed.status).toBe(422);
+  });
+});
+
+describe('an unconfigured provider', () => {
+  it('answers a clear 404, not a 500', async () => {
+    const bare = await startPortalHarness();
+    try {
+      const response = await fetch(`${bare.url}/auth/sso-b`, { headers: { accept: 'application/json' }, redirect: 'manual' });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 'not_found', human_message: 'Sign-in with sso-b is not configured on this portal' });
+    } finally {
+      await bare.close();
+    }
+  });
+});
