@@ -42,7 +42,7 @@ export interface GatewayOverrides {
   database?: Database;
   store?: Store;
   logger?: Logger;
-  /** Clock for budget periods (tests move it); defaults to Date.now. */
+  /** Clock for budget periods and circuit cooldowns (tests move it); defaults to Date.now. */
   clock?: () => number;
   /** Consumer name of this instance's audit writer (default hostname-pid). */
   auditConsumer?: string;
@@ -100,11 +100,15 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   });
   await auditWriter.start();
   const spend = new SpendRecovery(database.knex, auditJournal, wallets, { logger: (facts, message) => logger.warn(facts, message) });
-  const health = new SupplierHealth(store, {
-    failureThreshold: settings.SVC_CIRCUIT_FAILURES,
-    windowMs: settings.SVC_CIRCUIT_WINDOW_MS,
-    cooldownMs: settings.SVC_CIRCUIT_COOLDOWN_MS,
-  });
+  const health = new SupplierHealth(
+    store,
+    {
+      failureThreshold: settings.SVC_CIRCUIT_FAILURES,
+      windowMs: settings.SVC_CIRCUIT_WINDOW_MS,
+      cooldownMs: settings.SVC_CIRCUIT_COOLDOWN_MS,
+    },
+    overrides.clock,
+  );
   await health.start();
   await health.load(config.catalogue.suppliers.map((s) => s.name));
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });

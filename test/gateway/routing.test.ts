@@ -5,6 +5,8 @@
 // supplier side of a client disconnect) a small node:http supplier of the test's own stands in.
 // Each scenario group has its own harness so circuit state and session pins never leak between
 // groups; requests that should not be pinned by the conversation heuristic get unique texts.
+// Nothing here waits a fixed time: cooldowns run on a clock the test moves, circuit changes are
+// awaited on the gateways' own /metrics, and what a request did is read from its audit record.
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +18,9 @@ import { replyText } from '../simulator/deterministic.js';
 import type { RunningSimulator } from '../simulator/server.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
-import { startGatewayHarness, type GatewayHarness, type HarnessOptions, type HarnessSupplier } from '../support/gateway-harness.js';
+import { startGatewayHarness, type GatewayHarness, type HarnessAuditRecord, type HarnessOptions, type HarnessSupplier } from '../support/gateway-harness.js';
+import { scrape } from '../observability/scrape.js';
+import { waitFor } from '../support/wait-for.js';
 
 const model = 'gpt-4o-mini';
 /** A failure threshold no test reaches: circuits stay closed unless a 429 with Retry-After opens one. */
@@ -37,7 +41,32 @@ const harness = (suppliers: HarnessSupplier[], options: HarnessOptions = {}) => 
 let counter = 0;
 /** A text no other request uses, so the conversation heuristic does not pin the request. */
 const unique = (label: string) => `${label} number ${++counter} ${randomUUID()}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A clock the test moves by hand, for the gateways' circuit cooldowns. */
+function manualClock(): { now: () => number; advance(ms: number): void } {
+  let now = Date.now();
+  return {
+    now: () => now,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+/** Waits until the gateway (harness option `metrics`) reports the supplier's circuit open (1) or closed (0). */
+async function circuitReported(gateway: { metricsUrl: string | undefined }, supplier: string, open: boolean): Promise<void> {
+  await waitFor(`the circuit of ${supplier} ${open ? 'open' : 'closed'} on ${gateway.metricsUrl}`, async () => {
+    const samples = (await scrape(gateway.metricsUrl!)).matching('svc_gateway_supplier_circuit_open', { supplier });
+    return samples.length === 1 && samples[0]!.value === (open ? 1 : 0);
+  });
+}
+
+/** The key's audit records once `count` of them are written (the audit writer is asynchronous). */
+async function auditRecords(h: GatewayHarness, keyId: string, count: number): Promise<HarnessAuditRecord[]> {
+  let records: HarnessAuditRecord[] = [];
+  await waitFor(`${count} audit records of key ${keyId}`, async () => (records = await h.auditOf(keyId)).length >= count);
+  return records;
+}
 
 interface JsonReply {
   status: number;
@@ -169,17 +198,21 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
   let key: string;
   let primary: RunningSimulator;
   let secondary: RunningSimulator;
+  const clock = manualClock();
 
   beforeAll(async () => {
-    h = await harness([
-      { name: 'primary-eu', region: 'EU', priority: 1 },
-      { name: 'secondary-eu', region: 'EU', priority: 2 },
-    ]);
+    h = await harness(
+      [
+        { name: 'primary-eu', region: 'EU', priority: 1 },
+        { name: 'secondary-eu', region: 'EU', priority: 2 },
+      ],
+      { clock: clock.now, metrics: true },
+    );
     key = await h.createKey();
     primary = h.simulators.get('primary-eu')!;
     secondary = h.simulators.get('secondary-eu')!;
   });
-  afterAll(() => h.close());
+  afterAll(() => h?.close());
 
   test('without faults the primary answers, x-svc-failover: false', async () => {
     const reply = await ask(h.gateway.url, key);
@@ -194,17 +227,20 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
     const { data, response } = await client.chat.completions
       .create({ model, messages: [{ role: 'user', content: unique('Rate limited please') }] })
       .withResponse();
-    const limitedAt = Date.now();
     assert.ok((data.choices[0]!.message.content ?? '').startsWith('Simulated reply to:'));
     assert.equal(response.headers.get('x-svc-supplier'), 'secondary-eu');
     assert.equal(response.headers.get('x-svc-region'), 'EU');
     assert.equal(response.headers.get('x-svc-failover'), 'true');
     assert.equal(primary.requests.length, 1, 'the primary was tried once');
     assert.equal(secondary.requests.length, 1);
+    // The 429 is reported to the supplier's health after the answer went out.
+    await circuitReported(h.gateway, 'primary-eu', true);
 
     // Within the Retry-After the primary's circuit is open: not tried at all, and the answer still
-    // reports that the preferred supplier was not used (docs/routing.md).
-    for (let i = 0; i < 3; i++) {
+    // reports that the preferred supplier was not used (docs/routing.md). The clock stands still,
+    // then moves to the last millisecond of the Retry-After.
+    for (const advanceMs of [0, 0, 999]) {
+      clock.advance(advanceMs);
       const reply = await ask(h.gateway.url, key);
       assert.equal(answeredBy(reply), 'secondary-eu');
       assert.equal(reply.headers.get('x-svc-failover'), 'true');
@@ -212,7 +248,7 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
     assert.equal(primary.requests.length, 1, 'the primary is skipped while cooling down');
 
     // Issue: "Retry-After from a 429 cools that supplier down (its circuit opens for that long)".
-    await sleep(Math.max(0, limitedAt + 1_000 + 400 - Date.now()));
+    clock.advance(1);
     const reply = await ask(h.gateway.url, key);
     assert.equal(
       answeredBy(reply),
@@ -226,6 +262,7 @@ describe('failover on 429 and the Retry-After cooldown (default circuit settings
 describe('Retry-After longer than the circuit cooldown (SVC_CIRCUIT_COOLDOWN_MS=100)', () => {
   let h: GatewayHarness;
   let key: string;
+  const clock = manualClock();
 
   beforeAll(async () => {
     h = await harness(
@@ -233,62 +270,74 @@ describe('Retry-After longer than the circuit cooldown (SVC_CIRCUIT_COOLDOWN_MS=
         { name: 'primary-eu', region: 'EU' },
         { name: 'secondary-eu', region: 'EU' },
       ],
-      { settings: { SVC_CIRCUIT_COOLDOWN_MS: '100' } },
+      { settings: { SVC_CIRCUIT_COOLDOWN_MS: '100' }, clock: clock.now, metrics: true },
     );
     key = await h.createKey();
   });
-  afterAll(() => h.close());
+  afterAll(() => h?.close());
 
   test('the primary is skipped for the whole Retry-After, then used again', async () => {
     const primary = h.simulators.get('primary-eu')!;
     primary.setFaults({ status: 429, retryAfterSeconds: 1, failFirst: 1 });
     const first = await ask(h.gateway.url, key);
-    const limitedAt = Date.now();
     assert.equal(answeredBy(first), 'secondary-eu');
     assert.equal(first.headers.get('x-svc-failover'), 'true');
+    await circuitReported(h.gateway, 'primary-eu', true);
 
-    await sleep(500); // past the 100 ms cooldown, within the 1 s Retry-After
+    clock.advance(500); // past the 100 ms cooldown, within the 1 s Retry-After
     assert.equal(answeredBy(await ask(h.gateway.url, key)), 'secondary-eu');
     assert.equal(primary.requests.length, 1);
 
-    await sleep(Math.max(0, limitedAt + 1_000 + 300 - Date.now()));
+    clock.advance(500); // the Retry-After is over
     assert.equal(answeredBy(await ask(h.gateway.url, key)), 'primary-eu');
     assert.equal(primary.requests.length, 2);
   });
 });
 
 describe('timeouts and connection failures fail over', () => {
-  // undici's own headersTimeout/bodyTimeout run on its coarse "fast timers" (499 ms ticks): a
-  // 300 ms first-byte timeout built on them fires after 0.5–1 s, which the bounds below catch.
   const firstByteTimeoutMs = 300;
-  const marginMs = 150;
+  // A whole-call deadline far beyond any test's ceiling: when the hanging attempt ends, the
+  // first-byte timeout ended it. (A refused connection shows in its code: provider_unavailable,
+  // where a connect timeout would be provider_timeout.)
+  const neverMs = 600_000;
   let h: GatewayHarness;
   let key: string;
+  let keyId: string;
 
   beforeAll(async () => {
     h = await harness(
       [
         // EU: the primary never answers; US: nothing listens on the primary's port.
-        { name: 'hang-eu', region: 'EU', priority: 1, first_byte_timeout_ms: firstByteTimeoutMs, simulator: { faults: { hang: true } } },
+        { name: 'hang-eu', region: 'EU', priority: 1, first_byte_timeout_ms: firstByteTimeoutMs, timeout_ms: neverMs, simulator: { faults: { hang: true } } },
         { name: 'ok-eu', region: 'EU', priority: 2 },
         { name: 'refused-us', region: 'US', priority: 1, baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, connect_timeout_ms: 1_000 },
         { name: 'ok-us', region: 'US', priority: 2 },
       ],
       { settings: noCircuit },
     );
-    key = await h.createKey();
+    ({ id: keyId, secret: key } = await h.createKeyWithId());
   });
-  afterAll(() => h.close());
+  afterAll(() => h?.close());
 
-  test('primary hangs → the secondary answers soon after the first-byte timeout', async () => {
+  /** The failed first attempt and the answering second one of a request, from its audit record. */
+  async function attemptsOf(requestId: string | null): Promise<HarnessAuditRecord['attempts']> {
+    let record: HarnessAuditRecord | undefined;
+    await waitFor(`the audit record of ${requestId}`, async () => (record = (await h.auditOf(keyId)).find((r) => r.request_id === requestId)) !== undefined);
+    return record!.attempts;
+  }
+
+  test('primary hangs → the secondary answers once the first-byte timeout ends the attempt', async () => {
     const started = performance.now();
     const reply = await ask(h.gateway.url, key, { region: 'EU' });
     const elapsed = performance.now() - started;
     assert.equal(answeredBy(reply), 'ok-eu');
     assert.equal(reply.headers.get('x-svc-failover'), 'true');
     assert.equal(h.simulators.get('hang-eu')!.requests.length, 1);
-    assert.ok(elapsed > firstByteTimeoutMs, `elapsed ${elapsed.toFixed(0)} ms > ${firstByteTimeoutMs} ms`);
-    assert.ok(elapsed < firstByteTimeoutMs + marginMs, `elapsed ${elapsed.toFixed(0)} ms < ${firstByteTimeoutMs + marginMs} ms`);
+    assert.ok(elapsed >= firstByteTimeoutMs, `elapsed ${elapsed.toFixed(0)} ms ≥ ${firstByteTimeoutMs} ms: the failover waited for the timeout`);
+    const [failed, answered] = await attemptsOf(reply.headers.get('x-request-id'));
+    assert.deepEqual([failed?.supplier, failed?.outcome, failed?.code], ['hang-eu', 'failed', 'provider_timeout']);
+    assert.ok(failed!.latencyMs >= firstByteTimeoutMs - 1, `the failed attempt took ${failed!.latencyMs} ms`);
+    assert.deepEqual([answered?.supplier, answered?.outcome], ['ok-eu', 'ok']);
   });
 
   test('a streaming request whose primary hangs fails over the same way', async () => {
@@ -303,15 +352,18 @@ describe('timeouts and connection failures fail over', () => {
     assert.equal(res.headers.get('x-svc-supplier'), 'ok-eu');
     assert.equal(res.headers.get('x-svc-failover'), 'true');
     assert.ok((await res.text()).includes('[DONE]'));
-    assert.ok(elapsed > firstByteTimeoutMs && elapsed < firstByteTimeoutMs + marginMs, `elapsed ${elapsed.toFixed(0)} ms`);
+    assert.ok(elapsed >= firstByteTimeoutMs, `elapsed ${elapsed.toFixed(0)} ms`);
+    const [failed] = await attemptsOf(res.headers.get('x-request-id'));
+    assert.deepEqual([failed?.supplier, failed?.code], ['hang-eu', 'provider_timeout']);
   });
 
-  test('connection refused by the primary → the secondary answers at once', async () => {
-    const started = performance.now();
+  test('connection refused by the primary → the secondary answers at once (no timeout involved)', async () => {
     const reply = await ask(h.gateway.url, key, { region: 'US' });
     assert.equal(answeredBy(reply), 'ok-us');
     assert.equal(reply.headers.get('x-svc-failover'), 'true');
-    assert.ok(performance.now() - started < 500);
+    const [failed, answered] = await attemptsOf(reply.headers.get('x-request-id'));
+    assert.deepEqual([failed?.supplier, failed?.outcome, failed?.code], ['refused-us', 'failed', 'provider_unavailable']);
+    assert.deepEqual([answered?.supplier, answered?.outcome], ['ok-us', 'ok']);
   });
 });
 
@@ -658,7 +710,7 @@ describe('session affinity', () => {
 describe('the circuit breaker is shared by gateway replicas through the store', () => {
   let h: GatewayHarness;
   let key: string;
-  let replicaB: { url: string };
+  let replicaB: { url: string; metricsUrl: string | undefined };
 
   beforeAll(async () => {
     h = await harness(
@@ -668,12 +720,12 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
         { name: 'other-1', region: 'EU', priority: 1, models: [{ id: 'other-model' }] },
         { name: 'other-2', region: 'EU', priority: 2, models: [{ id: 'other-model' }] },
       ],
-      { settings: { SVC_CIRCUIT_FAILURES: '2' } },
+      { settings: { SVC_CIRCUIT_FAILURES: '2' }, metrics: true },
     );
     key = await h.createKey();
     replicaB = await h.startReplica();
   });
-  afterAll(() => h.close());
+  afterAll(() => h?.close());
 
   test('tripped through replica A, replica B (and a replica started later) skip the supplier', async () => {
     const tripped = h.simulators.get('shared-1')!;
@@ -686,12 +738,13 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
       assert.equal(reply.headers.get('x-svc-failover'), 'true');
     }
     assert.equal(tripped.requests.length, 2);
+    await circuitReported(h.gateway, 'shared-1', true); // recorded after the answers went out
     const onA = await ask(A, key);
     assert.equal(answeredBy(onA), 'shared-2');
     assert.equal(onA.headers.get('x-svc-failover'), 'true', 'the preferred supplier was skipped (open circuit)');
     assert.equal(tripped.requests.length, 2, 'A opened the circuit after 2 failures');
 
-    await sleep(250); // the opening is published to the other replicas
+    await circuitReported(replicaB, 'shared-1', true); // the opening is published to the other replicas
     for (let i = 0; i < 5; i++) {
       const reply = await ask(replicaB.url, key);
       assert.equal(answeredBy(reply), 'shared-2');
@@ -710,7 +763,9 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
     assert.equal(answeredBy(await ask(h.gateway.url, key, { model: 'other-model' })), 'other-2');
     assert.equal(answeredBy(await ask(replicaB.url, key, { model: 'other-model' })), 'other-2');
     assert.equal(sim.requests.length, 2);
-    await sleep(250);
+    // Whichever replica counted the second failure opened the circuit and told the other.
+    await circuitReported(h.gateway, 'other-1', true);
+    await circuitReported(replicaB, 'other-1', true);
     for (const url of [h.gateway.url, replicaB.url, h.gateway.url, replicaB.url]) {
       assert.equal(answeredBy(await ask(url, key, { model: 'other-model' })), 'other-2');
     }
@@ -720,8 +775,10 @@ describe('the circuit breaker is shared by gateway replicas through the store', 
 
 describe('a client that disconnects aborts the supplier request', () => {
   let h: GatewayHarness;
-  let key: string;
   let fake: FakeSupplier;
+  // slow-eu's timeouts are far beyond any test's ceiling: when its socket closes, the client's
+  // disconnect closed it.
+  const neverMs = 600_000;
 
   beforeAll(async () => {
     fake = await startFakeSupplier((_req, res, body) => {
@@ -738,18 +795,20 @@ describe('a client that disconnects aborts the supplier request', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
         return;
       }
-      // A stream that drips one chunk every 50 ms, forever.
+      // A stream that sends a chunk at once, then one every 50 ms, forever.
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       let i = 0;
-      const timer = setInterval(() => {
+      const drip = () => {
         const chunk = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: `w${i++} ` }, finish_reason: null }] };
         res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      }, 50);
+      };
+      drip();
+      const timer = setInterval(drip, 50);
       res.on('close', () => clearInterval(timer));
     });
     h = await harness(
       [
-        { name: 'slow-eu', region: 'EU', priority: 1, baseUrl: fake.url, first_byte_timeout_ms: 5_000, timeout_ms: 10_000 },
+        { name: 'slow-eu', region: 'EU', priority: 1, baseUrl: fake.url, first_byte_timeout_ms: neverMs, timeout_ms: neverMs },
         { name: 'backup-eu', region: 'EU', priority: 2 },
         // The same fake supplier with a short whole-call deadline.
         // Priorities 3 and 4: only calls with region US reach them.
@@ -759,81 +818,76 @@ describe('a client that disconnects aborts the supplier request', () => {
       // A low threshold, so a client disconnect wrongly counted as a supplier failure shows.
       { settings: { SVC_CIRCUIT_FAILURES: '2' } },
     );
-    key = await h.createKey();
   });
   afterAll(async () => {
-    await h.close();
-    await fake.close();
+    await h?.close();
+    await fake?.close();
   });
 
-  async function waitForClose(count: number, deadlineMs: number): Promise<void> {
-    const until = performance.now() + deadlineMs;
-    while (fake.closedAt.length < count && performance.now() < until) await sleep(10);
-  }
+  /** Waits until the fake supplier saw `count` of its requests' sockets close. */
+  const suppliersClosed = (count: number) => waitFor(`${count} supplier requests closed`, () => fake.closedAt.length >= count);
 
-  test('waiting for the first byte: aborting the client fetch closes the supplier socket, no failover', async () => {
-    const controller = new AbortController();
-    const pending = fetch(`${h.gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model, messages: [{ role: 'user', content: unique('never answered') }] }),
-      signal: controller.signal,
-    });
-    await sleep(200);
-    assert.equal(fake.requests.length, 1, 'the supplier got the request');
-    assert.equal(fake.closedAt.length, 0);
-    const abortedAt = performance.now();
-    controller.abort();
-    await assert.rejects(pending);
-    await waitForClose(1, 2_000);
-    assert.equal(fake.closedAt.length, 1, 'the supplier request was closed');
-    assert.ok(fake.closedAt[0]! - abortedAt < 500, `closed ${(fake.closedAt[0]! - abortedAt).toFixed(0)} ms after the abort`);
-    await sleep(100);
-    assert.equal(h.simulators.get('backup-eu')!.requests.length, 0, 'no failover for a cancelled request');
-  });
-
-  test('mid-stream: aborting the client closes the supplier stream', async () => {
+  /** A stream through the gateway that the client leaves after its first chunk; the supplier that served it. */
+  async function leaveMidStream(key: string, text: string): Promise<string | null> {
     const controller = new AbortController();
     const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: unique('drip') }] }),
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: unique(text) }] }),
       signal: controller.signal,
     });
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get('x-svc-supplier'), 'slow-eu');
-    const reader = res.body!.getReader();
-    const { value } = await reader.read();
+    const { value } = await res.body!.getReader().read();
     assert.match(new TextDecoder().decode(value), /w0/);
-    const abortedAt = performance.now();
     controller.abort();
-    await waitForClose(2, 2_000);
-    assert.equal(fake.closedAt.length, 2, 'the supplier stream was closed');
-    assert.ok(fake.closedAt[1]! - abortedAt < 500, `closed ${(fake.closedAt[1]! - abortedAt).toFixed(0)} ms after the abort`);
+    return res.headers.get('x-svc-supplier');
+  }
+
+  test('waiting for the first byte: aborting the client fetch closes the supplier socket, no failover', async () => {
+    const { id, secret } = await h.createKeyWithId();
+    const controller = new AbortController();
+    const pending = fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: unique('never answered') }] }),
+      signal: controller.signal,
+    });
+    await waitFor('the supplier to get the request', () => fake.requests.length === 1);
+    assert.equal(fake.closedAt.length, 0);
+    controller.abort();
+    await assert.rejects(pending);
+    await suppliersClosed(1); // no timeout of slow-eu can do it: the disconnect did
+    // The request's audit record is written once its attempts are over: one attempt, no failover.
+    const [record] = await auditRecords(h, id, 1);
+    assert.deepEqual(
+      record!.attempts.map((a) => a.supplier),
+      ['slow-eu'],
+    );
+    assert.equal(h.simulators.get('backup-eu')!.requests.length, 0, 'no failover for a cancelled request');
+  });
+
+  test('mid-stream: aborting the client closes the supplier stream', async () => {
+    const key = await h.createKey();
+    const closedBefore = fake.closedAt.length;
+    assert.equal(await leaveMidStream(key, 'drip'), 'slow-eu');
+    await suppliersClosed(closedBefore + 1); // no timeout of slow-eu can do it: the disconnect did
   });
 
   test('client disconnects are not supplier failures: the circuit stays closed', async () => {
+    const { id, secret } = await h.createKeyWithId();
     // Two more mid-stream disconnects (three in all, threshold 2), each after real output.
     for (let i = 0; i < 2; i++) {
-      const controller = new AbortController();
-      const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: unique('drip and leave') }] }),
-        signal: controller.signal,
-      });
-      const supplier = res.headers.get('x-svc-supplier');
-      await res.body!.getReader().read();
-      controller.abort();
-      await waitForClose(fake.requests.length, 2_000);
+      const supplier = await leaveMidStream(secret, 'drip and leave');
+      await suppliersClosed(fake.requests.length);
       assert.equal(
         supplier,
         'slow-eu',
         `disconnect ${i + 2}: a healthy supplier whose clients hung up mid-stream must keep its circuit closed (the stream went to the backup)`,
       );
     }
-    await sleep(100);
-    const reply = await ask(h.gateway.url, key);
+    // Their audit records are written after any health update of theirs was made.
+    await auditRecords(h, id, 2);
+    const reply = await ask(h.gateway.url, secret);
     assert.equal(
       answeredBy(reply),
       'slow-eu',
@@ -843,14 +897,13 @@ describe('a client that disconnects aborts the supplier request', () => {
   });
 
   test('the whole-call deadline (timeout_ms 600): a silent supplier fails over, a stream past it ends with provider_timeout', async () => {
+    const key = await h.createKey();
     let started = performance.now();
     const silent = await ask(h.gateway.url, key, { region: 'US', messages: [{ role: 'user', content: unique('never answered') }] });
     let elapsed = performance.now() - started;
     assert.equal(answeredBy(silent), 'backup-us');
     assert.equal(silent.headers.get('x-svc-failover'), 'true');
-    // Only an upper bound: the first-byte timeout (min(first_byte_timeout_ms, timeout_ms) = 600) races the
-    // deadline here, and its imprecision is what the first-byte tests above pin down.
-    assert.ok(elapsed < 600 + 300, `failed over after ${elapsed.toFixed(0)} ms`);
+    assert.ok(elapsed >= 600, `failed over after ${elapsed.toFixed(0)} ms, not before the deadline`);
 
     started = performance.now();
     const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
@@ -863,8 +916,10 @@ describe('a client that disconnects aborts the supplier request', () => {
     elapsed = performance.now() - started;
     const last = JSON.parse(frames.at(-1)!) as { error?: { code: string } };
     assert.equal(last.error?.code, 'provider_timeout');
-    assert.ok(frames.length > 5, 'output before the deadline reached the client');
-    assert.ok(elapsed > 600 && elapsed < 600 + 300, `stream ended after ${elapsed.toFixed(0)} ms`);
+    // The supplier never stops dripping (and never pauses long enough for the between-chunk
+    // timeout): only the deadline ends the stream, after the output it let through.
+    assert.ok(frames.length >= 2, 'output before the deadline reached the client');
+    assert.ok(elapsed >= 600, `stream ended after ${elapsed.toFixed(0)} ms, not before the deadline`);
   });
 });
 

@@ -49,7 +49,7 @@ export interface HarnessOptions {
   settings?: Record<string, string>;
   /** The gateway's logger (default: silent). */
   logger?: Logger;
-  /** Clock of every gateway of the harness (budget periods), default Date.now. */
+  /** Clock of every gateway of the harness (budget periods, circuit cooldowns), default Date.now. */
   clock?: () => number;
   /**
    * A migrated database the caller owns and closes (e.g. one shared by several harnesses of a
@@ -73,6 +73,10 @@ export interface GatewayHarness {
   config: Config;
   /** Creates a key through the repository and returns its secret. */
   createKey(input?: Partial<NewKey>): Promise<string>;
+  /** Creates a key through the repository; its id (for the Management API) and secret. */
+  createKeyWithId(input?: Partial<NewKey>): Promise<{ id: string; secret: string }>;
+  /** The key's audit records, newest first, as the Management API lists them (written asynchronously: poll). */
+  auditOf(keyId: string): Promise<HarnessAuditRecord[]>;
   /**
    * Starts another gateway replica with the same config over the same database and store
    * contents: with REDIS_URL a separate RedisStore object on the same key prefix (as two pods
@@ -80,6 +84,16 @@ export interface GatewayHarness {
    */
   startReplica(options?: { logger?: Logger }): Promise<RunningGateway>;
   close(): Promise<void>;
+}
+
+/** An audit record as `GET /v1/manage/keys/{id}/audit` returns it (the fields tests read). */
+export interface HarnessAuditRecord {
+  request_id: string;
+  supplier: string | null;
+  status: number;
+  code: string | null;
+  failover: boolean;
+  attempts: { supplier: string; outcome: 'ok' | 'failed'; status: number; code?: string; latencyMs: number }[];
 }
 
 const defaultSuppliers: HarnessSupplier[] = [{ name: 'sim-eu', region: 'EU' }];
@@ -145,6 +159,15 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
     pepper,
     config,
     createKey: async (input = {}) => (await repository.create({ kind: 'managed', name: 'test', source: 'api', ...input })).secret,
+    createKeyWithId: async (input = {}) => {
+      const { record, secret } = await repository.create({ kind: 'managed', name: 'test', source: 'api', ...input });
+      return { id: record.id, secret };
+    },
+    auditOf: async (keyId) => {
+      const res = await fetch(`${gateway.url}/v1/manage/keys/${keyId}/audit?limit=100`, { headers: { authorization: `Bearer ${adminKey}` } });
+      if (res.status !== 200) throw new Error(`audit of ${keyId} answered ${res.status}: ${await res.text()}`);
+      return ((await res.json()) as { data: HarnessAuditRecord[] }).data;
+    },
     startReplica: async (replicaOptions = {}) => {
       const replicaStore = stores.another();
       const replica = await startGateway(config, {
