@@ -40,7 +40,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use('/static', express.static(publicDir, { maxAge: '1d', etag: true, index: false, fallthrough: true }));
   const { settings } = deps;
   const https = settings.SVC_PORTAL_BASE_URL.startsWith('https://');
-  app.use(securityHeaders(https));
+  app.use(securityHeaders(https, [...deps.oidcProviders.values()].map((p) => p.issuerOrigin)));
   app.use(express.urlencoded({ extended: false, limit: '64kb' }));
   app.use(express.json({ limit: '256kb' }));
   app.use(layoutLocals);

@@ -31,11 +31,16 @@ export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: (
   };
 }
 
-/** Security headers on every answer: no framing, no sniffing, a strict referrer and a CSP without inline script. */
-export function securityHeaders(https: boolean) {
+/**
+ * Security headers on every answer: no framing, no sniffing, a strict referrer and a CSP without
+ * inline script. `formTargets` are the identity providers' origins: the sign-up form's
+ * accept-terms post redirects there, and Chromium applies form-action to that redirect.
+ */
+export function securityHeaders(https: boolean, formTargets: readonly string[] = []) {
+  const formAction = ["'self'", ...formTargets].join(' ');
   return (_req: Request, res: Response, next: NextFunction): void => {
     res.set({
-      'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'",
+      'content-security-policy': `default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action ${formAction}`,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'strict-origin-when-cross-origin',

@@ -32,6 +32,8 @@ export function issuerAllowed(issuer: URL): boolean {
 /** One configured provider: builds authorization URLs and completes callbacks. */
 export class OidcProvider {
   private configuration: Promise<oidc.Configuration> | undefined;
+  /** Where the browser is sent to sign in (for the CSP's form-action). */
+  readonly issuerOrigin: string;
 
   constructor(
     readonly id: SsoProviderId,
@@ -39,7 +41,9 @@ export class OidcProvider {
     private readonly clientId: string,
     private readonly clientSecret: string | undefined,
     readonly redirectUri: string,
-  ) {}
+  ) {
+    this.issuerOrigin = issuer.origin;
+  }
 
   private config(): Promise<oidc.Configuration> {
     if (!this.configuration) {
