@@ -1,5 +1,7 @@
-// Drift tests between spec part 7 and the catalogue. spec-codes.json is a copy of the spec's code
-// lists so the test runs without the spec; when the spec is present, the copy is checked against it.
+// Drift tests between the gateway API's error catalogue (docs/spec-conformance.md part 7) and
+// core/errors. spec-codes.json is the repository's copy of the specification's code lists, so the
+// tests run on the repository alone. Whoever holds the specification text can also check that copy
+// (and the action texts) against it: SVC_SPEC_FILE=/path/to/gateway-api-spec.txt npm test -- core/errors
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, it } from 'vitest';
@@ -28,8 +30,8 @@ type SpecCodes = z.infer<typeof specCodesSchema>;
 const groups: readonly ErrorGroup[] = ['special', 'A', 'B', 'C', 'D'];
 
 const fixture = specCodesSchema.parse(JSON.parse(readFileSync(new URL('./spec-codes.json', import.meta.url), 'utf8')));
-const specPath = new URL('../shared/seeds/000_d9282ffcbb1d2d1b.txt', new URL('../../', import.meta.url));
-const specMissing = existsSync(specPath) ? false : 'spec file not present';
+const specPath = process.env.SVC_SPEC_FILE ?? '';
+const specMissing = specPath !== '' && existsSync(specPath) ? false : 'SVC_SPEC_FILE not set to the specification text';
 
 function specPart7(): string {
   const text = readFileSync(specPath, 'utf8');
@@ -63,7 +65,7 @@ function parseSpecCodes(part7: string): SpecCodes {
 }
 
 describe('spec code fixture', () => {
-  it('matches spec part 7', { skip: Boolean(specMissing) }, () => {
+  it('matches the specification text, when SVC_SPEC_FILE names it', { skip: Boolean(specMissing) }, () => {
     assert.deepEqual(fixture, parseSpecCodes(specPart7()));
   });
 
@@ -135,7 +137,7 @@ describe('error catalogue', () => {
     for (const code of mustNotRepeat) assert.equal(errorCatalogue[code as ErrorCode].retryable, false, code);
   });
 
-  it('carries the spec action text of each special code, and the group text otherwise', { skip: Boolean(specMissing) }, () => {
+  it('carries the specification\'s action text of each special code, and the group text otherwise', { skip: Boolean(specMissing) }, () => {
     const part7 = specPart7();
     const special = parseSpecialTable(part7);
     for (const [code, action] of special) {
