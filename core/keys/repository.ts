@@ -152,6 +152,19 @@ export class KeyRepository {
     return row ? toRecord(row as KeyRow) : undefined;
   }
 
+  /**
+   * Secret hashes of keys changed (created, rotated, updated) at or after `since` — all keys
+   * without it — and the latest change time seen, for an incremental index of known hashes.
+   */
+  async hashesChangedSince(since: Date | undefined): Promise<{ hashes: string[]; latest: Date | undefined }> {
+    let builder = this.knex<KeyRow>('api_keys').select('secret_hash', 'updated_at');
+    if (since) builder = builder.where('updated_at', '>=', since);
+    const rows = (await builder) as Pick<KeyRow, 'secret_hash' | 'updated_at'>[];
+    let latest: Date | undefined;
+    for (const row of rows) if (!latest || new Date(row.updated_at) > latest) latest = new Date(row.updated_at);
+    return { hashes: rows.map((r) => r.secret_hash), latest };
+  }
+
   /** The key with this id, or undefined. */
   async findById(id: string): Promise<KeyRecord | undefined> {
     const row = await this.knex<KeyRow>('api_keys').where({ id }).first();

@@ -10,6 +10,7 @@ import {
   type KeyRepository,
 } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
+import { KnownKeys } from './known-keys.js';
 
 /** Tuning for the in-process key cache. */
 export interface KeyDirectoryOptions {
@@ -18,6 +19,8 @@ export interface KeyDirectoryOptions {
   positiveTtlMs?: number;
   /** How long an unknown hash is remembered, so a flood of bad keys does not reach PostgreSQL. */
   negativeTtlMs?: number;
+  /** How often, at most, a hash missing from the known-keys index re-reads changed keys. */
+  knownKeysRefreshMs?: number;
   /**
    * How long a key read from PostgreSQL while the store was unreachable is trusted: without the
    * store there is no pub/sub, so this bounds how long a change made meanwhile goes unseen.
@@ -39,6 +42,7 @@ export class KeyDirectory {
   /** Evictions heard so far: a look-up that overlapped one does not cache what it read. */
   private evictions = 0;
   private unsubscribe: (() => Promise<void>) | undefined;
+  private readonly known: KnownKeys;
 
   constructor(
     private readonly store: Store,
@@ -48,19 +52,26 @@ export class KeyDirectory {
     this.cache = new LRUCache({ max: options.maxEntries ?? 50_000, ttl: options.positiveTtlMs ?? 60_000 });
     this.negativeTtlMs = options.negativeTtlMs ?? 5_000;
     this.degradedTtlMs = options.degradedTtlMs ?? 5_000;
+    this.known = new KnownKeys(repository, { refreshMs: options.knownKeysRefreshMs ?? 250 });
   }
 
-  /** Subscribes to key changes; call once before serving. */
+  /** Subscribes to key changes and loads the known-keys index; call once before serving. */
   async start(): Promise<void> {
-    this.unsubscribe = await this.store.subscribe(keyChangeChannel, (secretHash) => this.evict(secretHash));
+    this.unsubscribe = await this.store.subscribe(keyChangeChannel, (secretHash) => {
+      this.known.add(secretHash); // an announced hash may be a key just created elsewhere
+      this.evict(secretHash);
+    });
+    // Without the index every unknown hash is looked up, as before; it is retried on use.
+    await this.known.load().catch(() => undefined);
   }
 
   async stop(): Promise<void> {
     await this.unsubscribe?.();
   }
 
-  /** Forgets what this process holds for a hash (a change heard, or made here). */
+  /** Forgets what this process holds for a hash (a change heard, or made here) and knows it may exist. */
   evict(secretHash: string): void {
+    this.known.add(secretHash);
     this.evictions++;
     this.cache.delete(secretHash);
   }
@@ -69,6 +80,8 @@ export class KeyDirectory {
   async find(secretHash: string): Promise<KeyRecord | undefined> {
     const hit = this.cache.get(secretHash);
     if (hit) return hit.record ?? undefined;
+    // A guessed key is refused here, without a store or database round trip.
+    if (!(await this.known.mayExist(secretHash))) return undefined;
     const evictionsBefore = this.evictions;
     let cached: { json: string | null; generation: string };
     try {
