@@ -1,40 +1,82 @@
-import { afterAll, beforeAll, describe, test } from 'vitest';
+// The gateway as a process (npm run gateway), configured by environment only, as Kubernetes runs
+// it: start-up refusals name what is wrong, and SIGTERM drains the request in flight.
+import { afterAll, beforeAll, describe, onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { openDatabase } from '../../core/db/index.js';
+import { seedEmbeddedDataDir } from '../../core/db/testing.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
-import { startSimulator, type RunningSimulator } from '../simulator/server.js';
+import { waitFor } from '../support/wait-for.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
-/** Runs `npm run gateway`'s entry point with only environment configuration, as Kubernetes does. */
-function spawnGateway(env: Record<string, string>): { child: ChildProcess; output: () => string } {
+/** Runs `npm run gateway`'s entry point with only environment configuration, as Kubernetes does; killed when the test ends. */
+function spawnGateway(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/src/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  return { child, output: () => output };
+  return { child, output: () => output, exited };
 }
 
-async function waitFor(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** A supplier that holds every chat completion until the test releases it. */
+async function startHeldSupplier(): Promise<{ url: string; received: () => number; release(): void; close(): Promise<void> }> {
+  const held: ServerResponse[] = [];
+  let released = false;
+  const answer = (res: ServerResponse) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        id: 'chatcmpl-held',
+        object: 'chat.completion',
+        created: 0,
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'held answer' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+      }),
+    );
+  let received = 0;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received += 1;
+      if (released) answer(res);
+      else held.push(res);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    received: () => received,
+    release: () => {
+      released = true;
+      for (const res of held.splice(0)) answer(res);
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
 }
 
 describe('the gateway process (npm run gateway)', () => {
-  let sim: RunningSimulator;
+  let supplier: Awaited<ReturnType<typeof startHeldSupplier>>;
   let dir: string;
   let catalogue: string;
   const baseEnv = () => ({
@@ -44,76 +86,73 @@ describe('the gateway process (npm run gateway)', () => {
     SVC_DATA_DIR: join(dir, 'data'),
     SVC_HOST: '127.0.0.1',
     SVC_METRICS_PORT: '0',
+    PORT: '0',
     LOG_LEVEL: 'warn',
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `proc-test-${process.pid}:` } : {}),
   });
 
   beforeAll(async () => {
-    sim = await startSimulator({ name: 'proc-sim' });
+    supplier = await startHeldSupplier();
     dir = mkdtempSync(join(tmpdir(), 'svc-proc-'));
     catalogue = join(dir, 'catalog.yaml');
     writeFileSync(
       catalogue,
-      `suppliers:\n  - name: sim-eu\n    protocol: openai\n    base_url: ${sim.url}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
+      `suppliers:\n  - name: held-eu\n    protocol: openai\n    base_url: ${supplier.url}\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
     );
   });
   afterAll(async () => {
-    await sim.close();
-    rmSync(dir, { recursive: true, force: true });
+    await supplier?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
     if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `proc-test-${process.pid}:`);
   });
 
   test('a bad catalogue stops start-up with a message naming the field', async () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'suppliers:\n  - name: x\n    protocol: carrier-pigeon\n    base_url: http://127.0.0.1:1/v1\n    region: EU\n    models: []\n');
-    const { child, output } = spawnGateway({ ...baseEnv(), SVC_CATALOG: bad, PORT: '0' });
-    const [code] = (await once(child, 'exit')) as [number];
-    assert.equal(code, 1);
+    const { exited, output } = spawnGateway({ ...baseEnv(), SVC_CATALOG: bad });
+    assert.equal(await exited, 1);
     assert.match(output(), /configuration error: invalid catalogue .*bad\.yaml/);
     assert.match(output(), /suppliers\[0\]\.protocol/);
     assert.match(output(), /suppliers\[0\]\.models/);
   });
 
   test('a missing admin key stops start-up naming SVC_ADMIN_KEY', async () => {
-    const env: Record<string, string> = { ...baseEnv(), PORT: '0' };
+    const env: Record<string, string> = baseEnv();
     delete env.SVC_ADMIN_KEY;
-    const { child, output } = spawnGateway(env);
-    const [code] = (await once(child, 'exit')) as [number];
-    assert.equal(code, 1);
+    const { exited, output } = spawnGateway(env);
+    assert.equal(await exited, 1);
     assert.match(output(), /SVC_ADMIN_KEY/);
   });
 
   test('SIGTERM: stops accepting, finishes the request in flight, exits 0', async () => {
-    const env = { ...baseEnv(), PORT: String(20_000 + Math.floor(Math.random() * 20_000)) };
-    // The key is created in the gateway's own embedded database before it starts.
+    const env = baseEnv();
+    // The key is created in the gateway's own embedded database (a migrated copy) before it starts.
+    await seedEmbeddedDataDir(env.SVC_DATA_DIR);
     const db = await openDatabase({ kind: 'embedded', dataDir: env.SVC_DATA_DIR });
-    await db.migrate();
     const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'drain', source: 'api' });
     await db.close();
 
-    const { child, output } = spawnGateway(env);
-    try {
-      await waitFor(() => output().includes('gateway listening on'), 'the gateway to listen');
-      const base = `http://127.0.0.1:${env.PORT}`;
-      assert.equal((await fetch(`${base}/health`)).status, 200);
-      sim.setFaults({ latencyMs: 1_500 }); // the supplier takes 1.5 s; SIGTERM arrives meanwhile
-      const inFlight = fetch(`${base}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow one' }] }),
-      });
-      await waitFor(() => sim.requests.some((r) => JSON.stringify(r.body).includes('slow one')), 'the supplier to receive the call');
-      child.kill('SIGTERM');
-      const response = await inFlight;
-      assert.equal(response.status, 200, 'the request in flight completes');
-      assert.equal(((await response.json()) as { object: string }).object, 'chat.completion');
-      const [code] = (await once(child, 'exit')) as [number];
-      assert.equal(code, 0, output());
-      assert.match(output(), /SIGTERM: draining/);
-      await assert.rejects(fetch(`${base}/health`), 'no longer accepting connections');
-    } finally {
-      sim.setFaults(undefined);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
+    const { child, exited, output } = spawnGateway(env);
+    let base = '';
+    await waitFor('the gateway to listen', () => {
+      base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
+      return base !== '';
+    }, 60_000);
+    assert.equal((await fetch(`${base}/health`)).status, 200);
+    const inFlight = fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow one' }] }),
+    });
+    await waitFor('the supplier to receive the call', () => supplier.received() === 1);
+    child.kill('SIGTERM');
+    // The supplier answers only once the gateway is draining: the request is in flight throughout.
+    await waitFor('the gateway to start draining', () => /SIGTERM: draining/.test(output()));
+    supplier.release();
+    const response = await inFlight;
+    assert.equal(response.status, 200, 'the request in flight completes');
+    assert.equal(((await response.json()) as { object: string }).object, 'chat.completion');
+    assert.equal(await exited, 0, output());
+    await assert.rejects(fetch(`${base}/health`), 'no longer accepting connections');
   });
 });
