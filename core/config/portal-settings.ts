@@ -27,7 +27,10 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_PORTAL_BASE_URL: z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, '')),
   /** Outgoing mail server (`smtp://host:port`); unset, messages go to SVC_DATA_DIR/outbox/. */
   /** Where API callers reach the gateway, shown in the portal's code samples. */
-  SVC_GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, '')).default('https://gateway.example.com'),
+  SVC_GATEWAY_PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((v) => v.replace(/\/+$/, ''))
+    .default('https://gateway.example.com'),
   SVC_SMTP_URL: optional.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   SVC_MAIL_FROM: z.string().trim().min(3).default('svc portal <no-reply@localhost>'),
   /** The account with this address becomes `owner` once its email is verified. */
@@ -49,7 +52,12 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_PORTAL_HANDOFF_ORIGINS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.url({ protocol: /^https?$/ }).transform((o) => new URL(o).origin))),
   SVC_SSO_A_ISSUER: optional,
   SVC_SSO_A_CLIENT_ID: optional,
@@ -74,6 +82,16 @@ export function parsePortalSettings(env: Record<string, string | undefined>): Po
 /** The settings of provider `a` or `b`. */
 export function ssoProviderSettings(settings: PortalSettings, which: 'a' | 'b'): SsoProviderSettings {
   return which === 'a'
-    ? { issuer: settings.SVC_SSO_A_ISSUER, clientId: settings.SVC_SSO_A_CLIENT_ID, clientSecret: settings.SVC_SSO_A_CLIENT_SECRET, label: settings.SVC_SSO_A_LABEL }
-    : { issuer: settings.SVC_SSO_B_ISSUER, clientId: settings.SVC_SSO_B_CLIENT_ID, clientSecret: settings.SVC_SSO_B_CLIENT_SECRET, label: settings.SVC_SSO_B_LABEL };
+    ? {
+        issuer: settings.SVC_SSO_A_ISSUER,
+        clientId: settings.SVC_SSO_A_CLIENT_ID,
+        clientSecret: settings.SVC_SSO_A_CLIENT_SECRET,
+        label: settings.SVC_SSO_A_LABEL,
+      }
+    : {
+        issuer: settings.SVC_SSO_B_ISSUER,
+        clientId: settings.SVC_SSO_B_CLIENT_ID,
+        clientSecret: settings.SVC_SSO_B_CLIENT_SECRET,
+        label: settings.SVC_SSO_B_LABEL,
+      };
 }

@@ -24,7 +24,10 @@ export class InviteRepository {
   ) {}
 
   /** Creates a pending invite; the returned secret goes into the link and is stored nowhere. */
-  async create(invite: { email: string; organisationId: number; departmentId?: number | null; role: Role; invitedBy: number | null }, now: Date): Promise<{ id: number; secret: string }> {
+  async create(
+    invite: { email: string; organisationId: number; departmentId?: number | null; role: Role; invitedBy: number | null },
+    now: Date,
+  ): Promise<{ id: number; secret: string }> {
     const secret = randomBytes(32).toString('base64url');
     const [row] = await this.knex('invites')
       .insert({
@@ -47,10 +50,24 @@ export class InviteRepository {
     const row = await this.knex('invites')
       .join('organisations', 'organisations.id', 'invites.organisation_id')
       .where({ token_hash: hashSecret(secret, this.pepper) })
-      .first('invites.id', 'invites.email', 'invites.role', 'invites.status', 'invites.expires_at', 'organisations.name as organisation_name');
+      .first(
+        'invites.id',
+        'invites.email',
+        'invites.role',
+        'invites.status',
+        'invites.expires_at',
+        'organisations.name as organisation_name',
+      );
     if (!row) return undefined;
     const expired = row.status === 'pending' && (row.expires_at as Date).getTime() <= now.getTime();
-    return { id: row.id, email: row.email, organisationName: row.organisation_name, role: row.role, status: expired ? 'expired' : row.status, expiresAt: row.expires_at };
+    return {
+      id: row.id,
+      email: row.email,
+      organisationName: row.organisation_name,
+      role: row.role,
+      status: expired ? 'expired' : row.status,
+      expiresAt: row.expires_at,
+    };
   }
 
   /** Revokes a pending invite; false when it was not pending. */

@@ -14,6 +14,7 @@ export function passwordWeakness(password: string, email: string): string | unde
   if (!/\p{L}/u.test(password) || !/[^\p{L}]/u.test(password)) return 'The password must contain letters and at least one digit or symbol';
   if (new Set(password).size < 4) return 'The password repeats too few different characters';
   const local = email.split('@')[0]?.toLowerCase() ?? '';
-  if (password.toLowerCase() === email.toLowerCase() || (local.length >= 4 && password.toLowerCase().includes(local))) return 'The password must not contain your email address';
+  if (password.toLowerCase() === email.toLowerCase() || (local.length >= 4 && password.toLowerCase().includes(local)))
+    return 'The password must not contain your email address';
   return undefined;
 }

@@ -20,7 +20,9 @@ describe('UserRepository', () => {
     const users = new UserRepository(database.knex);
     const ana = await users.create({ email: 'Ana@Example.com', displayName: 'Ana', passwordHash: 'h', legalVersion: '1' }, now);
     expect(ana).toMatchObject({ email: 'Ana@Example.com', role: 'member', status: 'active', emailVerified: false, hasPassword: true });
-    await expect(users.create({ email: 'ana@example.COM', displayName: 'Other', passwordHash: null, legalVersion: null }, now)).rejects.toBeInstanceOf(EmailTakenError);
+    await expect(
+      users.create({ email: 'ana@example.COM', displayName: 'Other', passwordHash: null, legalVersion: null }, now),
+    ).rejects.toBeInstanceOf(EmailTakenError);
     expect((await users.findByEmail('ANA@example.com'))?.id).toBe(ana.id);
   });
 
@@ -84,7 +86,11 @@ describe('InviteRepository', () => {
     const invites = new InviteRepository(database.knex, pepper);
     const org = await orgs.create('Acme', 'acme', now);
     const { id, secret } = await invites.create({ email: 'new@example.com', organisationId: org.id, role: 'member', invitedBy: null }, now);
-    expect(await invites.findBySecret(secret, now)).toMatchObject({ organisationName: 'Acme', status: 'pending', email: 'new@example.com' });
+    expect(await invites.findBySecret(secret, now)).toMatchObject({
+      organisationName: 'Acme',
+      status: 'pending',
+      email: 'new@example.com',
+    });
     expect((await invites.findBySecret(secret, later(8 * 24 * 3_600_000)))?.status).toBe('expired');
     expect(await invites.revoke(id)).toBe(true);
     expect(await invites.revoke(id)).toBe(false);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { isAllowed, roleAtLeast, type Principal } from './roles.js';
 
-const user = (role: Principal['role'], extra: Partial<Principal> = {}): Principal => ({ id: 1, role, status: 'active', organisationId: 10, departmentId: 100, ...extra });
+const user = (role: Principal['role'], extra: Partial<Principal> = {}): Principal => ({
+  id: 1,
+  role,
+  status: 'active',
+  organisationId: 10,
+  departmentId: 100,
+  ...extra,
+});
 
 describe('isAllowed', () => {
   it('ranks owner > platform_admin > org_admin > department_admin > member', () => {

@@ -70,6 +70,8 @@ export function isAllowed(principal: Principal, action: Action, target?: Target)
   if (roleAtLeast(principal.role, 'platform_admin')) return true;
   if (principal.role === 'org_admin') return target.organisationId !== null && target.organisationId === principal.organisationId;
   if (principal.role === 'department_admin')
-    return target.organisationId === principal.organisationId && target.departmentId !== null && target.departmentId === principal.departmentId;
+    return (
+      target.organisationId === principal.organisationId && target.departmentId !== null && target.departmentId === principal.departmentId
+    );
   return target.userId === principal.id;
 }

@@ -162,12 +162,19 @@ export class UserRepository {
 
   /** The user linked to an identity provider's subject. */
   async findByIdentity(provider: string, subject: string): Promise<User | undefined> {
-    const row = await this.knex<UserRow>('users').join('user_identities', 'users.id', 'user_identities.user_id').where({ provider, subject }).select('users.*').first();
+    const row = await this.knex<UserRow>('users')
+      .join('user_identities', 'users.id', 'user_identities.user_id')
+      .where({ provider, subject })
+      .select('users.*')
+      .first();
     return row ? toUser(row) : undefined;
   }
 
   /** Links an identity provider's subject to a user (idempotent). */
   async linkIdentity(userId: number, provider: string, subject: string, now: Date): Promise<void> {
-    await this.knex('user_identities').insert({ user_id: userId, provider, subject, created_at: now }).onConflict(['provider', 'subject']).ignore();
+    await this.knex('user_identities')
+      .insert({ user_id: userId, provider, subject, created_at: now })
+      .onConflict(['provider', 'subject'])
+      .ignore();
   }
 }

@@ -40,14 +40,26 @@ export function createPortal(deps: PortalDeps): Express {
   app.use('/static', express.static(publicDir, { maxAge: '1d', etag: true, index: false, fallthrough: true }));
   const { settings } = deps;
   const https = settings.SVC_PORTAL_BASE_URL.startsWith('https://');
-  app.use(securityHeaders(https, [...deps.oidcProviders.values()].map((p) => p.issuerOrigin)));
+  app.use(
+    securityHeaders(
+      https,
+      [...deps.oidcProviders.values()].map((p) => p.issuerOrigin),
+    ),
+  );
   app.use(express.urlencoded({ extended: false, limit: '64kb' }));
   app.use(express.json({ limit: '256kb' }));
   app.use(layoutLocals);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.use(sessionMiddleware({ sessions: deps.sessions, pepper: settings.SVC_KEY_PEPPER, idleMs: settings.SVC_PORTAL_SESSION_IDLE_MS, secure: https }));
+  app.use(
+    sessionMiddleware({
+      sessions: deps.sessions,
+      pepper: settings.SVC_KEY_PEPPER,
+      idleMs: settings.SVC_PORTAL_SESSION_IDLE_MS,
+      secure: https,
+    }),
+  );
   app.use(sameOriginCheck(settings.SVC_PORTAL_BASE_URL));
   app.use(loadPrincipal(deps.users, deps.clock, settings.SVC_PORTAL_SESSION_ABSOLUTE_MS));
 
@@ -69,7 +81,7 @@ export function createPortal(deps: PortalDeps): Express {
   });
 
   app.use(pagesRouter(deps));
-  app.use(accountRouter({ accounts, users: deps.users, settings, ssoSettings: settings, clock: deps.clock }));
+  app.use(accountRouter({ accounts, users: deps.users, settings, ssoSettings: settings, clock: deps.clock, metrics: deps.metrics }));
   app.use(ssoRouter(deps, deps.oidcProviders));
   app.use(inviteRouter(deps));
   app.use(legalRouter(deps));

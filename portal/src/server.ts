@@ -5,7 +5,14 @@ import type { Logger } from 'pino';
 import { loadCatalogue, type Catalogue, type PortalSettings } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
-import { createLogger, createMetricsRegistry, createPortalMetrics, sqlStateClassLabel, startMetricsServer, type MetricsServer } from '../../core/telemetry/index.js';
+import {
+  createLogger,
+  createMetricsRegistry,
+  createPortalMetrics,
+  sqlStateClassLabel,
+  startMetricsServer,
+  type MetricsServer,
+} from '../../core/telemetry/index.js';
 import { InviteRepository, OneTimeTokens, SessionRepository, UserRepository } from '../../core/identity/index.js';
 import { createPortal } from './app.js';
 import { createMailer } from './mail/mailer.js';
@@ -57,7 +64,12 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
     sessions: new SessionRepository(database.knex),
     invites: new InviteRepository(database.knex, settings.SVC_KEY_PEPPER),
     oidcProviders: createOidcProviders(settings),
-    mailer: createMailer({ smtpUrl: settings.SVC_SMTP_URL, from: settings.SVC_MAIL_FROM, dataDir: settings.SVC_DATA_DIR, announce: overrides.announce ?? ((line) => console.log(line)) }),
+    mailer: createMailer({
+      smtpUrl: settings.SVC_SMTP_URL,
+      from: settings.SVC_MAIL_FROM,
+      dataDir: settings.SVC_DATA_DIR,
+      announce: overrides.announce ?? ((line) => console.log(line)),
+    }),
   };
   const app = createPortal(deps);
   // Reads ignore expired sessions already; this only keeps the table small.
@@ -72,7 +84,10 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
   const host = settings.SVC_HOST === '0.0.0.0' || settings.SVC_HOST === '::' ? '127.0.0.1' : settings.SVC_HOST;
   const metricsServer: MetricsServer | undefined =
     overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
-      ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT })
+      ? await startMetricsServer(registry, {
+          host: settings.SVC_HOST,
+          port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT,
+        })
       : undefined;
 
   let stopping: Promise<void> | undefined;

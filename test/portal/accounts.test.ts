@@ -32,7 +32,10 @@ describe('registration', () => {
     const client = new PortalClient(harness.url);
     const created = await client.postJson('/auth/register', { email, password, name: 'Ana' });
     expect(created.status).toBe(201);
-    expect(await created.json()).toMatchObject({ user: { email, name: 'Ana', role: 'member', email_verified: false }, verification: 'sent' });
+    expect(await created.json()).toMatchObject({
+      user: { email, name: 'Ana', role: 'member', email_verified: false },
+      verification: 'sent',
+    });
     const early = await client.postJson('/auth/login', { email, password });
     expect(early.status).toBe(403);
     expect(await early.json()).toMatchObject({ code: 'email_not_verified' });
@@ -54,7 +57,12 @@ describe('registration', () => {
     const client = new PortalClient(harness.url);
     const response = await client.postJson('/auth/register', { email: uniqueEmail(), password, name: 'X', ...change });
     expect(response.status).toBe(status);
-    expect(await response.json()).toMatchObject({ code, error: { code }, human_message: expect.any(String), message: expect.stringContaining(code) });
+    expect(await response.json()).toMatchObject({
+      code,
+      error: { code },
+      human_message: expect.any(String),
+      message: expect.stringContaining(code),
+    });
   });
 
   it('refuses an address already registered in another case with email_taken', async () => {
@@ -135,13 +143,20 @@ describe('sign-in and sessions', () => {
     const unknown = await client.postJson('/auth/login', { email: uniqueEmail(), password: 'not the password 1' });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    const strip = (b: Record<string, unknown>) => ({ ...b, request_id: undefined, error: { ...(b.error as object), request_id: undefined } });
+    const strip = (b: Record<string, unknown>) => ({
+      ...b,
+      request_id: undefined,
+      error: { ...(b.error as object), request_id: undefined },
+    });
     expect(strip((await wrong.json()) as Record<string, unknown>)).toEqual(strip((await unknown.json()) as Record<string, unknown>));
   });
 
   it('refuses password sign-in to an SSO-only account with sso_only', async () => {
     const email = uniqueEmail();
-    await harness.portal.deps.users.create({ email, displayName: 'SSO', passwordHash: null, legalVersion: '1', emailVerified: true }, new Date());
+    await harness.portal.deps.users.create(
+      { email, displayName: 'SSO', passwordHash: null, legalVersion: '1', emailVerified: true },
+      new Date(),
+    );
     const response = await new PortalClient(harness.url).postJson('/auth/login', { email, password });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ code: 'sso_only' });
@@ -155,7 +170,10 @@ describe('sign-in and sessions', () => {
     expect((await client.get('/dashboard')).status).toBe(303);
     const json = await client.postJson('/auth/login', { email, password });
     expect(json.status).toBe(403);
-    expect(await json.json()).toMatchObject({ code: 'account_status', error: { details: { status: 'suspended', redirect: '/account/suspended' } } });
+    expect(await json.json()).toMatchObject({
+      code: 'account_status',
+      error: { details: { status: 'suspended', redirect: '/account/suspended' } },
+    });
     const form = await client.postForm('/auth/login', { email, password });
     expect(form.status).toBe(303);
     expect(form.headers.get('location')).toBe('/account/suspended');
@@ -208,9 +226,17 @@ describe('same-origin check', () => {
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ code: 'csrf_rejected' });
     expect(await harness.portal.deps.users.findByEmail(email)).toBeUndefined();
-    const byReferer = await fetch(`${harness.url}/auth/register`, { method: 'POST', headers: { referer: 'https://evil.example/x', 'content-type': 'application/json' }, body: JSON.stringify({ email, password, name: 'E' }) });
+    const byReferer = await fetch(`${harness.url}/auth/register`, {
+      method: 'POST',
+      headers: { referer: 'https://evil.example/x', 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password, name: 'E' }),
+    });
     expect(byReferer.status).toBe(403);
-    const byFetchSite = await fetch(`${harness.url}/auth/register`, { method: 'POST', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' }, body: JSON.stringify({ email, password, name: 'E' }) });
+    const byFetchSite = await fetch(`${harness.url}/auth/register`, {
+      method: 'POST',
+      headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password, name: 'E' }),
+    });
     expect(byFetchSite.status).toBe(403);
     expect(await harness.portal.deps.users.findByEmail(email)).toBeUndefined();
   });
@@ -223,7 +249,8 @@ describe('login throttling', () => {
     const replica = await harness.replica();
     const viaA = new PortalClient(harness.url, harness.url);
     const viaB = new PortalClient(replica.url, harness.url);
-    for (let i = 0; i < 3; i++) expect((await (i % 2 ? viaB : viaA).postJson('/auth/login', { email, password: `wrong password ${i}x` })).status).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await (i % 2 ? viaB : viaA).postJson('/auth/login', { email, password: `wrong password ${i}x` })).status).toBe(401);
     const blocked = await viaB.postJson('/auth/login', { email, password });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -236,7 +263,10 @@ describe('validation and language', () => {
   it('answers a repeated query parameter with 422 naming it (JSON) or an error page (HTML)', async () => {
     const json = await fetch(`${harness.url}/verify-email?token=a&token=b`, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(422);
-    expect(await json.json()).toMatchObject({ code: 'validation_error', detail: [{ loc: ['query', 'token'], msg: 'must be given once, as text' }] });
+    expect(await json.json()).toMatchObject({
+      code: 'validation_error',
+      detail: [{ loc: ['query', 'token'], msg: 'must be given once, as text' }],
+    });
     const page = await fetch(`${harness.url}/verify-email?token=a&token=b`);
     expect(page.status).toBe(422);
     expect(await page.text()).toContain('<strong>token</strong> (query)');

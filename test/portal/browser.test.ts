@@ -23,8 +23,14 @@ beforeAll(async () => {
       const b = await startOidcProvider({ redirectUri: `${baseUrl}/oauth/sso-b/login/callback/`, clientId: 'portal-b' });
       providers.push(a, b);
       return {
-        SVC_SSO_A_ISSUER: a.issuer, SVC_SSO_A_CLIENT_ID: a.clientId, SVC_SSO_A_CLIENT_SECRET: a.clientSecret, SVC_SSO_A_LABEL: 'Acme Login',
-        SVC_SSO_B_ISSUER: b.issuer, SVC_SSO_B_CLIENT_ID: b.clientId, SVC_SSO_B_CLIENT_SECRET: b.clientSecret, SVC_SSO_B_LABEL: 'Partner ID',
+        SVC_SSO_A_ISSUER: a.issuer,
+        SVC_SSO_A_CLIENT_ID: a.clientId,
+        SVC_SSO_A_CLIENT_SECRET: a.clientSecret,
+        SVC_SSO_A_LABEL: 'Acme Login',
+        SVC_SSO_B_ISSUER: b.issuer,
+        SVC_SSO_B_CLIENT_ID: b.clientId,
+        SVC_SSO_B_CLIENT_SECRET: b.clientSecret,
+        SVC_SSO_B_LABEL: 'Partner ID',
       };
     },
   });
@@ -88,7 +94,10 @@ describe('in the browser', () => {
 
   it('resets a forgotten password from the emailed link', async () => {
     const email = `reset-${Date.now()}@example.com`;
-    await harness.portal.deps.users.create({ email, displayName: 'Rita Reset', passwordHash: null, legalVersion: '1', emailVerified: true }, new Date());
+    await harness.portal.deps.users.create(
+      { email, displayName: 'Rita Reset', passwordHash: null, legalVersion: '1', emailVerified: true },
+      new Date(),
+    );
     const context = await newContext();
     try {
       const page = await context.newPage();
@@ -116,7 +125,12 @@ describe('in the browser', () => {
     ['sso-a', 'Acme Login', 0],
     ['sso-b', 'Partner ID', 1],
   ] as const)('signs a new user in with %s through the accept-terms step', async (id, label, index) => {
-    const person = { sub: `browser-${id}-${Date.now()}`, email: `sso-${id}-${Date.now()}@example.com`, emailVerified: true, name: `Sam ${id}` };
+    const person = {
+      sub: `browser-${id}-${Date.now()}`,
+      email: `sso-${id}-${Date.now()}@example.com`,
+      emailVerified: true,
+      name: `Sam ${id}`,
+    };
     providers[index]!.signInAs(person);
     const context = await newContext();
     try {

@@ -14,8 +14,15 @@ afterAll(async () => {
 describe('/invite/{token}', () => {
   it('shows the invitation with a sign-in button, and explains a revoked one', async () => {
     const { deps } = harness.portal;
-    const org = await new (await import('../../core/identity/index.js')).OrganisationRepository(deps.database).create('Acme Research', `acme-${Date.now()}`, new Date());
-    const { id, secret } = await deps.invites.create({ email: 'new.hire@example.com', organisationId: org.id, role: 'department_admin', invitedBy: null }, new Date());
+    const org = await new (await import('../../core/identity/index.js')).OrganisationRepository(deps.database).create(
+      'Acme Research',
+      `acme-${Date.now()}`,
+      new Date(),
+    );
+    const { id, secret } = await deps.invites.create(
+      { email: 'new.hire@example.com', organisationId: org.id, role: 'department_admin', invitedBy: null },
+      new Date(),
+    );
     const page = await fetch(`${harness.url}/invite/${secret}`);
     expect(page.status).toBe(200);
     const html = await page.text();
@@ -50,14 +57,25 @@ describe('/api/legal', () => {
     expect(await anonymous.json()).toMatchObject({ code: 'invalid_session' });
 
     const email = `legal-${Date.now()}@example.com`;
-    await harness.portal.deps.users.create({ email, displayName: 'L', passwordHash: null, legalVersion: '2025-01', emailVerified: true }, new Date());
+    await harness.portal.deps.users.create(
+      { email, displayName: 'L', passwordHash: null, legalVersion: '2025-01', emailVerified: true },
+      new Date(),
+    );
     const user = await harness.portal.deps.users.findByEmail(email);
     // Signed in through a session row made the way signIn makes it.
     const client = new PortalClient(harness.url);
-    await harness.portal.deps.users.setPasswordHash(user!.id, await (await import('../../core/identity/index.js')).hashPassword('legal test password 1'), new Date());
+    await harness.portal.deps.users.setPasswordHash(
+      user!.id,
+      await (await import('../../core/identity/index.js')).hashPassword('legal test password 1'),
+      new Date(),
+    );
     expect((await client.postJson('/auth/login', { email, password: 'legal test password 1' })).status).toBe(200);
 
-    expect(await (await client.get('/api/legal/status')).json()).toEqual({ current_version: '2026-02', accepted_version: '2025-01', accepted: false });
+    expect(await (await client.get('/api/legal/status')).json()).toEqual({
+      current_version: '2026-02',
+      accepted_version: '2025-01',
+      accepted: false,
+    });
     const wrong = await client.postJson('/api/legal/accept', { version: '2025-01' });
     expect(wrong.status).toBe(422);
     const accepted = await client.postJson('/api/legal/accept', {});

@@ -5,10 +5,37 @@ import { startPortalHarness, type PortalHarness } from '../support/portal-harnes
 
 /** The seed's public and session pages (the invite landing is tested with the invites). */
 export const publicPages = [
-  '/login', '/signup', '/forgot-password', '/reset-password', '/verify-email', '/', '/pricing', '/features', '/api-docs', '/guide',
-  '/security', '/models-public', '/controls', '/certifications', '/developers', '/agents', '/resources', '/partners', '/architecture',
-  '/platform', '/contact', '/legal/terms', '/legal/aup', '/legal/privacy', '/legal/cookies', '/legal/dpa', '/legal/refund',
-  '/legal/billing', '/legal/security', '/account/archived', '/account/suspended',
+  '/login',
+  '/signup',
+  '/forgot-password',
+  '/reset-password',
+  '/verify-email',
+  '/',
+  '/pricing',
+  '/features',
+  '/api-docs',
+  '/guide',
+  '/security',
+  '/models-public',
+  '/controls',
+  '/certifications',
+  '/developers',
+  '/agents',
+  '/resources',
+  '/partners',
+  '/architecture',
+  '/platform',
+  '/contact',
+  '/legal/terms',
+  '/legal/aup',
+  '/legal/privacy',
+  '/legal/cookies',
+  '/legal/dpa',
+  '/legal/refund',
+  '/legal/billing',
+  '/legal/security',
+  '/account/archived',
+  '/account/suspended',
 ];
 
 let harness: PortalHarness;
@@ -30,7 +57,12 @@ describe('public pages', () => {
     expect(html).toMatch(/<h1>[^<]+<\/h1>/);
     // Real content inside <main>, not just the layout around an empty page.
     const main = /<main[^>]*>([\s\S]*)<\/main>/.exec(html)?.[1] ?? '';
-    expect(main.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().length).toBeGreaterThan(100);
+    expect(
+      main
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim().length,
+    ).toBeGreaterThan(100);
   });
 
   it('prices every catalogue model on /pricing and /models-public', async () => {
@@ -54,6 +86,10 @@ describe('public pages', () => {
     expect(await page.text()).toContain('There is no page at this address');
     const json = await fetch(`${harness.url}/no-such-page`, { headers: { accept: 'application/json' } });
     expect(json.status).toBe(404);
-    expect(await json.json()).toMatchObject({ code: 'not_found', human_message: 'There is no page at this address', error: { code: 'not_found' } });
+    expect(await json.json()).toMatchObject({
+      code: 'not_found',
+      human_message: 'There is no page at this address',
+      error: { code: 'not_found' },
+    });
   });
 });

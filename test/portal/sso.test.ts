@@ -16,8 +16,14 @@ beforeAll(async () => {
       const a = providers['sso-a'];
       const b = providers['sso-b'];
       return {
-        SVC_SSO_A_ISSUER: a.issuer, SVC_SSO_A_CLIENT_ID: a.clientId, SVC_SSO_A_CLIENT_SECRET: a.clientSecret, SVC_SSO_A_LABEL: 'Acme Login',
-        SVC_SSO_B_ISSUER: b.issuer, SVC_SSO_B_CLIENT_ID: b.clientId, SVC_SSO_B_CLIENT_SECRET: b.clientSecret, SVC_SSO_B_LABEL: 'Partner ID',
+        SVC_SSO_A_ISSUER: a.issuer,
+        SVC_SSO_A_CLIENT_ID: a.clientId,
+        SVC_SSO_A_CLIENT_SECRET: a.clientSecret,
+        SVC_SSO_A_LABEL: 'Acme Login',
+        SVC_SSO_B_ISSUER: b.issuer,
+        SVC_SSO_B_CLIENT_ID: b.clientId,
+        SVC_SSO_B_CLIENT_SECRET: b.clientSecret,
+        SVC_SSO_B_LABEL: 'Partner ID',
         SVC_PORTAL_HANDOFF_ORIGINS: baseUrl,
       };
     },
@@ -61,7 +67,12 @@ async function ssoSignIn(client: PortalClient, provider: 'sso-a' | 'sso-b', acco
   return client.get(back.pathname + back.search);
 }
 
-const account = (name: string, emailVerified = true): TestAccount => ({ sub: `sub-${name}-${Date.now()}`, email: `${name}-${Date.now()}@example.com`, emailVerified, name: `SSO ${name}` });
+const account = (name: string, emailVerified = true): TestAccount => ({
+  sub: `sub-${name}-${Date.now()}`,
+  email: `${name}-${Date.now()}@example.com`,
+  emailVerified,
+  name: `SSO ${name}`,
+});
 
 describe('SSO sign-in', () => {
   it.each(['sso-a', 'sso-b'] as const)('%s: a new user is sent to accept the terms, then signed in after accepting', async (provider) => {
@@ -98,8 +109,16 @@ describe('SSO sign-in', () => {
 
   it('links an existing account only when the provider says the email is verified', async () => {
     const email = `linked-${Date.now()}@example.com`;
-    await harness.portal.deps.users.create({ email, displayName: 'Existing', passwordHash: null, legalVersion: '1', emailVerified: true }, new Date());
-    const unverified = await ssoSignIn(new PortalClient(harness.url), 'sso-a', { sub: `u-${Date.now()}`, email, emailVerified: false, name: 'X' });
+    await harness.portal.deps.users.create(
+      { email, displayName: 'Existing', passwordHash: null, legalVersion: '1', emailVerified: true },
+      new Date(),
+    );
+    const unverified = await ssoSignIn(new PortalClient(harness.url), 'sso-a', {
+      sub: `u-${Date.now()}`,
+      email,
+      emailVerified: false,
+      name: 'X',
+    });
     expect(unverified.status).toBe(409);
     const client = new PortalClient(harness.url);
     const verified = await ssoSignIn(client, 'sso-b', { sub: `v-${Date.now()}`, email, emailVerified: true, name: 'X' });
@@ -131,7 +150,9 @@ describe('SSO sign-in', () => {
     const second = await new PortalClient(harness.url).get(target.pathname + target.search, { accept: 'application/json' });
     expect(second.status).toBe(401);
     expect(await second.json()).toMatchObject({ code: 'invalid_token' });
-    const notAllowed = await client.get(`/auth/sso-a?handoff_origin=${encodeURIComponent('https://evil.example')}`, { accept: 'application/json' });
+    const notAllowed = await client.get(`/auth/sso-a?handoff_origin=${encodeURIComponent('https://evil.example')}`, {
+      accept: 'application/json',
+    });
     expect(notAllowed.status).toBe(422);
   });
 });
@@ -142,7 +163,10 @@ describe('an unconfigured provider', () => {
     try {
       const response = await fetch(`${bare.url}/auth/sso-b`, { headers: { accept: 'application/json' }, redirect: 'manual' });
       expect(response.status).toBe(404);
-      expect(await response.json()).toMatchObject({ code: 'not_found', human_message: 'Sign-in with sso-b is not configured on this portal' });
+      expect(await response.json()).toMatchObject({
+        code: 'not_found',
+        human_message: 'Sign-in with sso-b is not configured on this portal',
+      });
     } finally {
       await bare.close();
     }

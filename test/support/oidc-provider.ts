@@ -34,7 +34,14 @@ export async function startOidcProvider(options: { redirectUri: string; clientId
   let next: TestAccount | undefined;
 
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [options.redirectUri],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     pkce: { required: () => true },
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
@@ -42,7 +49,9 @@ export async function startOidcProvider(options: { redirectUri: string; clientId
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx, id) => {
       const account = accounts.get(id);
-      return account ? { accountId: id, claims: () => ({ sub: id, email: account.email, email_verified: account.emailVerified, name: account.name }) } : undefined;
+      return account
+        ? { accountId: id, claims: () => ({ sub: id, email: account.email, email_verified: account.emailVerified, name: account.name }) }
+        : undefined;
     },
   });
   const callback = provider.callback();

@@ -15,7 +15,11 @@ export class PortalClient {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 
-  async request(method: string, path: string, options: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Response> {
+  async request(
+    method: string,
+    path: string,
+    options: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...(method === 'GET' ? {} : { origin: this.origin }), ...options.headers };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     let body: string | undefined;

@@ -75,7 +75,14 @@ export async function startPortalHarness(
   });
   // The base URL must be the portal's own origin (same-origin check, links), known only after
   // listening; so the first start learns the port and the portal is restarted on it.
-  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), { database, store: stores.main, logger, catalogue, clock: options.clock, announce });
+  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), {
+    database,
+    store: stores.main,
+    logger,
+    catalogue,
+    clock: options.clock,
+    announce,
+  });
   const port = probe.port;
   await probe.stop();
   const replicaStores: Store[] = [];
@@ -84,7 +91,14 @@ export async function startPortalHarness(
   const start = (p: number) => {
     const store = stores.another();
     if (store !== stores.main) replicaStores.push(store);
-    return startPortal(parsePortalSettings({ ...env(baseUrl), ...late, PORTAL_PORT: String(p) }), { database, store, logger, catalogue, clock: options.clock, announce });
+    return startPortal(parsePortalSettings({ ...env(baseUrl), ...late, PORTAL_PORT: String(p) }), {
+      database,
+      store,
+      logger,
+      catalogue,
+      clock: options.clock,
+      announce,
+    });
   };
   const portal = await start(port);
   const replicas: RunningPortal[] = [];

@@ -40,7 +40,9 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw('create unique index users_email_lower_unique on users (lower(email))');
   await knex.raw("alter table users add constraint users_status_check check (status in ('active', 'suspended', 'archived'))");
-  await knex.raw("alter table users add constraint users_role_check check (role in ('owner', 'platform_admin', 'org_admin', 'department_admin', 'member'))");
+  await knex.raw(
+    "alter table users add constraint users_role_check check (role in ('owner', 'platform_admin', 'org_admin', 'department_admin', 'member'))",
+  );
   await knex.schema.createTable('user_identities', (t) => {
     t.string('provider', 32).notNullable();
     t.string('subject', 255).notNullable();

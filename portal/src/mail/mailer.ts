@@ -23,7 +23,12 @@ export interface Mailer {
 }
 
 /** The mailer the settings ask for. `announce` prints outbox links (console in main.ts). */
-export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; announce: (line: string) => void }): Mailer {
+export function createMailer(options: {
+  smtpUrl: string | undefined;
+  from: string;
+  dataDir: string;
+  announce: (line: string) => void;
+}): Mailer {
   if (options.smtpUrl) {
     const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
     return {

@@ -17,7 +17,12 @@ export function wantsJson(req: Request): boolean {
  * the failing parameters of a validation error.
  */
 export function portalErrorBody(error: ApiError, requestId: string): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...renderErrorBody(error, requestId), code: error.code, message: error.message, human_message: error.humanMessage };
+  const body: Record<string, unknown> = {
+    ...renderErrorBody(error, requestId),
+    code: error.code,
+    message: error.message,
+    human_message: error.humanMessage,
+  };
   const detail = error.details?.detail;
   if (detail !== undefined) body.detail = detail;
   return body;
@@ -49,7 +54,8 @@ export function errorHandler(logger: Logger) {
     let error: ApiError;
     if (err instanceof ApiError) error = err;
     else if (typed === 'entity.too.large') error = new ApiError('request_too_large', { cause: err });
-    else if (typeof status === 'number' && status >= 400 && status < 500) error = new ApiError('invalid_request', { status, humanMessage: 'The request body could not be read', cause: err });
+    else if (typeof status === 'number' && status >= 400 && status < 500)
+      error = new ApiError('invalid_request', { status, humanMessage: 'The request body could not be read', cause: err });
     else error = toApiError(err);
     if (error.status >= 500) logger.error({ err, requestId: res.locals.requestId, route: req.route?.path }, 'request failed');
     if (res.headersSent) return;

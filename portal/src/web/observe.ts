@@ -23,7 +23,15 @@ export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: (
       metrics.requests.inc({ route, method: req.method, status: String(res.statusCode) });
       metrics.requestDuration.observe({ route, method: req.method }, seconds);
       logger.info(
-        { requestId, method: req.method, route, path: req.path, status: res.statusCode, durationMs: Math.round(seconds * 1000), userId: res.locals.user?.id },
+        {
+          requestId,
+          method: req.method,
+          route,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Math.round(seconds * 1000),
+          userId: res.locals.user?.id,
+        },
         'request',
       );
     });

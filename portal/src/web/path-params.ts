@@ -10,8 +10,24 @@ const stringIds = new Set(['job_id', 'pm_id', 'operation_id', 'model_id']);
 
 /** The integer `*_id` parameters the portal's routes use. */
 export const integerParamNames = [
-  'key_id', 'user_id', 'org_id', 'department_id', 'invite_id', 'report_id', 'schedule_id', 'run_id', 'budget_id', 'alert_id',
-  'promotion_id', 'provider_id', 'price_id', 'conversation_id', 'project_id', 'request_id', 'payment_id', 'token_id',
+  'key_id',
+  'user_id',
+  'org_id',
+  'department_id',
+  'invite_id',
+  'report_id',
+  'schedule_id',
+  'run_id',
+  'budget_id',
+  'alert_id',
+  'promotion_id',
+  'provider_id',
+  'price_id',
+  'conversation_id',
+  'project_id',
+  'request_id',
+  'payment_id',
+  'token_id',
 ].filter((name) => !stringIds.has(name));
 
 const integerId = z.string().regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer');
@@ -26,6 +42,10 @@ export function applyPathParamRules(router: Router): void {
     });
   }
   router.param('token', (_req, _res, next, value: string) => {
-    next(tokenParam.safeParse(value).success ? undefined : validationError([{ loc: ['path', 'token'], msg: 'must be at most 200 characters', type: 'too_big' }]));
+    next(
+      tokenParam.safeParse(value).success
+        ? undefined
+        : validationError([{ loc: ['path', 'token'], msg: 'must be at most 200 characters', type: 'too_big' }]),
+    );
   });
 }

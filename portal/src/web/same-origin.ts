@@ -8,7 +8,10 @@ import { ApiError } from '../../../core/errors/index.js';
 const unsafeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Whether the request's origin headers agree with `origin` (undefined when none is present). */
-export function sameOriginVerdict(headers: { origin?: string | undefined; referer?: string | undefined; fetchSite?: string | undefined }, origin: string): boolean | undefined {
+export function sameOriginVerdict(
+  headers: { origin?: string | undefined; referer?: string | undefined; fetchSite?: string | undefined },
+  origin: string,
+): boolean | undefined {
   if (headers.origin !== undefined) return headers.origin === origin;
   if (headers.referer !== undefined) {
     try {
@@ -26,8 +29,14 @@ export function sameOriginCheck(baseUrl: string) {
   const origin = new URL(baseUrl).origin;
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (!unsafeMethods.has(req.method)) return next();
-    const verdict = sameOriginVerdict({ origin: req.get('origin'), referer: req.get('referer'), fetchSite: req.get('sec-fetch-site') }, origin);
-    if (verdict === false) return next(new ApiError('csrf_rejected', { humanMessage: 'This request did not come from a page of this portal, so it was refused' }));
+    const verdict = sameOriginVerdict(
+      { origin: req.get('origin'), referer: req.get('referer'), fetchSite: req.get('sec-fetch-site') },
+      origin,
+    );
+    if (verdict === false)
+      return next(
+        new ApiError('csrf_rejected', { humanMessage: 'This request did not come from a page of this portal, so it was refused' }),
+      );
     next();
   };
 }

@@ -62,7 +62,12 @@ class PortalSessionStore extends Store {
 }
 
 /** The session middleware. The cookie signature key is derived from the pepper, never the pepper itself. */
-export function sessionMiddleware(options: { sessions: SessionRepository; pepper: string; idleMs: number; secure: boolean }): RequestHandler {
+export function sessionMiddleware(options: {
+  sessions: SessionRepository;
+  pepper: string;
+  idleMs: number;
+  secure: boolean;
+}): RequestHandler {
   return session({
     name: sessionCookie,
     secret: createHmac('sha256', options.pepper).update('portal session cookie').digest('base64url'),

@@ -37,7 +37,11 @@ declare module 'express-serve-static-core' {
 
 /** Issues of one failed parse, located. */
 function locate(where: 'path' | 'query' | 'body', error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({ loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+  return error.issues.map((issue) => ({
+    loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+    msg: issue.message,
+    type: issue.code,
+  }));
 }
 
 /** The 422 for a list of issues; the first names `param` for clients that highlight one field. */
@@ -81,7 +85,8 @@ export const integerId = z
   .transform(Number);
 
 /** A query string value given at most once (a repeated parameter is refused, not guessed). */
-export const singleString = (max: number) => z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);
+export const singleString = (max: number) =>
+  z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);
 
 /** Parses a request body against `schema`, throwing the 422 validation error on failure. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {

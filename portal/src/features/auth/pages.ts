@@ -8,7 +8,10 @@ import { validate, singleString } from '../../web/validation.js';
 import { configuredSsoButtons } from '../sso/providers.js';
 import { safeReturnTo } from './return-to.js';
 
-const loginQuery = z.object({ return_to: singleString(500).optional(), notice: z.enum(['verified', 'reset', 'signed_out', 'check_email']).optional() });
+const loginQuery = z.object({
+  return_to: singleString(500).optional(),
+  notice: z.enum(['verified', 'reset', 'signed_out', 'check_email']).optional(),
+});
 const tokenQuery = z.object({ token: singleString(200).optional() });
 
 const notices = {
@@ -25,13 +28,26 @@ export function authPagesRouter(deps: PortalDeps): Router {
   const legalVersion = deps.settings.SVC_LEGAL_VERSION;
   router.get('/login', validate({ query: loginQuery }), (req, res) => {
     const query = req.valid!.query as z.infer<typeof loginQuery>;
-    res.render('auth/login', { title: 'Sign in', values: {}, sso, returnTo: safeReturnTo(query.return_to), notice: query.notice ? notices[query.notice] : undefined });
+    res.render('auth/login', {
+      title: 'Sign in',
+      values: {},
+      sso,
+      returnTo: safeReturnTo(query.return_to),
+      notice: query.notice ? notices[query.notice] : undefined,
+    });
   });
   const signupQuery = z.object({ terms: z.enum(['required']).optional() });
   router.get('/signup', validate({ query: signupQuery }), (req, res) => {
     // Sent here by an SSO callback for a new user who has not accepted the terms yet.
     const termsRequired = (req.valid!.query as z.infer<typeof signupQuery>).terms === 'required';
-    res.render('auth/signup', { title: 'Create your account', values: {}, sso, passwordRule, legalVersion, error: termsRequired ? 'Accept the terms of service below to finish signing up with single sign-on.' : undefined });
+    res.render('auth/signup', {
+      title: 'Create your account',
+      values: {},
+      sso,
+      passwordRule,
+      legalVersion,
+      error: termsRequired ? 'Accept the terms of service below to finish signing up with single sign-on.' : undefined,
+    });
   });
   router.get('/forgot-password', (_req, res) =>
     res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: tokenLifetimeMs.reset_password / 60_000 }),

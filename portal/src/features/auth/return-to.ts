@@ -4,6 +4,6 @@
  */
 export function safeReturnTo(value: string | undefined): string | undefined {
   if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return undefined;
-  if (/[\u0000-\u001f\\]/.test(value)) return undefined;
+  if (value.includes('\\') || [...value].some((c) => c.charCodeAt(0) < 0x20)) return undefined;
   return value;
 }

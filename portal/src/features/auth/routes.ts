@@ -3,6 +3,7 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ApiError, toApiError } from '../../../../core/errors/index.js';
 import { passwordRule, type User, type UserRepository } from '../../../../core/identity/index.js';
+import type { PortalMetrics } from '../../../../core/telemetry/index.js';
 import { wantsJson } from '../../web/errors.js';
 import { isLanguage, languageCookie } from '../../web/layout.js';
 import { endSession } from '../../web/principal.js';
@@ -18,7 +19,15 @@ import { signIn } from './sign-in.js';
 
 /** The public summary of a user in JSON answers. */
 export function userJson(user: User): Record<string, unknown> {
-  return { id: user.id, email: user.email, name: user.displayName, role: user.role, status: user.status, email_verified: user.emailVerified, language: user.language };
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.displayName,
+    role: user.role,
+    status: user.status,
+    email_verified: user.emailVerified,
+    language: user.language,
+  };
 }
 
 type Page = { view: string; locals: Record<string, unknown> };
@@ -34,18 +43,37 @@ function action(page: (req: Request) => Page, run: (req: Request, res: Response)
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req) || error.status >= 500) return next(error);
       const { view, locals } = page(req);
-      res.status(error.status).render(view, { ...locals, error: error.humanMessage, values: { email: (req.body as { email?: unknown })?.email, name: (req.body as { name?: unknown })?.name } });
+      res
+        .status(error.status)
+        .render(view, {
+          ...locals,
+          error: error.humanMessage,
+          values: { email: (req.body as { email?: unknown })?.email, name: (req.body as { name?: unknown })?.name },
+        });
     }
   };
 }
 
 /** The router of /auth/*, /verify-email, /logout and /set-language. */
-export function accountRouter(deps: { accounts: AccountService; users: UserRepository; settings: { SVC_LEGAL_VERSION: string }; ssoSettings: Parameters<typeof configuredSsoButtons>[0]; clock: () => number }): Router {
+export function accountRouter(deps: {
+  accounts: AccountService;
+  users: UserRepository;
+  settings: { SVC_LEGAL_VERSION: string };
+  ssoSettings: Parameters<typeof configuredSsoButtons>[0];
+  clock: () => number;
+  metrics: PortalMetrics;
+}): Router {
   const router = Router();
   const { accounts } = deps;
   const sso = configuredSsoButtons(deps.ssoSettings);
-  const signupPage = (): Page => ({ view: 'auth/signup', locals: { title: 'Create your account', sso, passwordRule, legalVersion: deps.settings.SVC_LEGAL_VERSION } });
-  const loginPage = (req: Request): Page => ({ view: 'auth/login', locals: { title: 'Sign in', sso, returnTo: safeReturnTo((req.body as { return_to?: string })?.return_to) } });
+  const signupPage = (): Page => ({
+    view: 'auth/signup',
+    locals: { title: 'Create your account', sso, passwordRule, legalVersion: deps.settings.SVC_LEGAL_VERSION },
+  });
+  const loginPage = (req: Request): Page => ({
+    view: 'auth/login',
+    locals: { title: 'Sign in', sso, returnTo: safeReturnTo((req.body as { return_to?: string })?.return_to) },
+  });
 
   router.post(
     '/auth/register',
@@ -59,52 +87,64 @@ export function accountRouter(deps: { accounts: AccountService; users: UserRepos
     }),
   );
 
-  router.post(
-    '/auth/login',
-    async (req, res, next) => {
-      try {
-        const body = parseBody(loginBody, req.body);
-        const user = await accounts.signIn({ email: body.email, password: body.password, address: req.ip ?? 'unknown' });
-        await signIn(req, user.id, deps.clock());
-        const destination = safeReturnTo(body.return_to) ?? '/dashboard';
-        if (wantsJson(req)) res.json({ user: userJson(user), redirect: destination });
-        else res.redirect(303, destination);
-      } catch (error) {
-        const apiError = toApiError(error);
-        // A browser whose account is suspended or archived is shown the page that explains it.
-        if (apiError.code === 'account_status' && !wantsJson(req)) return res.redirect(303, String(apiError.details?.redirect ?? '/account/suspended'));
-        if (!(error instanceof ApiError) || wantsJson(req) || apiError.status >= 500) return next(error);
-        const { view, locals } = loginPage(req);
-        res.status(apiError.status).set(apiError.retryAfterSeconds ? { 'retry-after': String(apiError.retryAfterSeconds) } : {}).render(view, { ...locals, error: apiError.humanMessage, values: { email: (req.body as { email?: unknown })?.email } });
-      }
-    },
-  );
+  router.post('/auth/login', async (req, res, next) => {
+    try {
+      const body = parseBody(loginBody, req.body);
+      const user = await accounts.signIn({ email: body.email, password: body.password, address: req.ip ?? 'unknown' });
+      await signIn(req, user.id, deps.clock());
+      deps.metrics.logins.inc({ method: 'password', result: 'success' });
+      const destination = safeReturnTo(body.return_to) ?? '/dashboard';
+      if (wantsJson(req)) res.json({ user: userJson(user), redirect: destination });
+      else res.redirect(303, destination);
+    } catch (error) {
+      const apiError = toApiError(error);
+      deps.metrics.logins.inc({ method: 'password', result: 'failure' });
+      // A browser whose account is suspended or archived is shown the page that explains it.
+      if (apiError.code === 'account_status' && !wantsJson(req))
+        return res.redirect(303, String(apiError.details?.redirect ?? '/account/suspended'));
+      if (!(error instanceof ApiError) || wantsJson(req) || apiError.status >= 500) return next(error);
+      const { view, locals } = loginPage(req);
+      res
+        .status(apiError.status)
+        .set(apiError.retryAfterSeconds ? { 'retry-after': String(apiError.retryAfterSeconds) } : {})
+        .render(view, { ...locals, error: apiError.humanMessage, values: { email: (req.body as { email?: unknown })?.email } });
+    }
+  });
 
   const sameAnswer = 'If an account exists for this address, we have sent it an email. Check your inbox (and spam folder).';
   router.post(
     '/auth/forgot-password',
-    action(() => ({ view: 'auth/forgot-password', locals: { title: 'Reset your password', resetMinutes: 30 } }), async (req, res) => {
-      const { email } = parseBody(emailBody, req.body);
-      await accounts.forgotPassword(email);
-      if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
-      else res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: 30, notice: sameAnswer });
-    }),
+    action(
+      () => ({ view: 'auth/forgot-password', locals: { title: 'Reset your password', resetMinutes: 30 } }),
+      async (req, res) => {
+        const { email } = parseBody(emailBody, req.body);
+        await accounts.forgotPassword(email);
+        if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
+        else res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: 30, notice: sameAnswer });
+      },
+    ),
   );
 
   router.post(
     '/auth/resend-verification',
-    action(() => ({ view: 'auth/verify-email', locals: { title: 'Verify your email', verified: false, verifyHours } }), async (req, res) => {
-      const { email } = parseBody(emailBody, req.body);
-      await accounts.resendVerification(email);
-      if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
-      else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, notice: sameAnswer });
-    }),
+    action(
+      () => ({ view: 'auth/verify-email', locals: { title: 'Verify your email', verified: false, verifyHours } }),
+      async (req, res) => {
+        const { email } = parseBody(emailBody, req.body);
+        await accounts.resendVerification(email);
+        if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
+        else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, notice: sameAnswer });
+      },
+    ),
   );
 
   router.post(
     '/auth/reset-password',
     action(
-      (req) => ({ view: 'auth/reset-password', locals: { title: 'Choose a new password', token: String((req.body as { token?: unknown })?.token ?? ''), passwordRule } }),
+      (req) => ({
+        view: 'auth/reset-password',
+        locals: { title: 'Choose a new password', token: String((req.body as { token?: unknown })?.token ?? ''), passwordRule },
+      }),
       async (req, res) => {
         const body = parseBody(resetBody, req.body);
         const user = await accounts.resetPassword(body.token, body.password);
@@ -124,7 +164,9 @@ export function accountRouter(deps: { accounts: AccountService; users: UserRepos
       res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours });
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
-      res.status(error.status).render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, error: error.humanMessage });
+      res
+        .status(error.status)
+        .render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, error: error.humanMessage });
     }
   });
 
@@ -137,7 +179,13 @@ export function accountRouter(deps: { accounts: AccountService; users: UserRepos
 
   router.post('/set-language', async (req, res) => {
     const body = parseBody(languageBody, req.body);
-    if (!isLanguage(body.language)) throw new ApiError('validation_error', { status: 422, param: 'language', humanMessage: 'Unknown language', details: { detail: [{ loc: ['body', 'language'], msg: 'must be one of en, de, fr, es', type: 'invalid_value' }] } });
+    if (!isLanguage(body.language))
+      throw new ApiError('validation_error', {
+        status: 422,
+        param: 'language',
+        humanMessage: 'Unknown language',
+        details: { detail: [{ loc: ['body', 'language'], msg: 'must be one of en, de, fr, es', type: 'invalid_value' }] },
+      });
     res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
     if (req.user) await deps.users.setLanguage(req.user.id, body.language, new Date(deps.clock()));
     if (wantsJson(req)) res.json({ language: body.language, saved_to_profile: Boolean(req.user) });

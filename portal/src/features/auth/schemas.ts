@@ -2,7 +2,11 @@
 // or JSON values). Field names follow the seed: email, password, name, token.
 import { z } from 'zod';
 
-const email = z.string({ message: 'must be an email address' }).trim().max(320, 'must be at most 320 characters').pipe(z.email({ message: 'must be an email address' }));
+const email = z
+  .string({ message: 'must be an email address' })
+  .trim()
+  .max(320, 'must be at most 320 characters')
+  .pipe(z.email({ message: 'must be an email address' }));
 const password = z.string({ message: 'is required' }).min(1, 'is required').max(1024, 'must be at most 1024 characters');
 /** true, "true", "on" (a checked box) mean yes; false/"false" no; absent stays undefined. */
 const yes = z.union([z.boolean(), z.enum(['true', 'on', 'false'])]).transform((v) => v === true || v === 'true' || v === 'on');

@@ -46,7 +46,12 @@ export class AccountService {
     let user: User;
     try {
       user = await this.deps.users.create(
-        { email: input.email, displayName: input.name, passwordHash: await hashPassword(input.password), legalVersion: input.acceptTerms ? this.deps.legalVersion : null },
+        {
+          email: input.email,
+          displayName: input.name,
+          passwordHash: await hashPassword(input.password),
+          legalVersion: input.acceptTerms ? this.deps.legalVersion : null,
+        },
         this.now(),
       );
     } catch (error) {
@@ -99,7 +104,10 @@ export class AccountService {
   /** Uses a verification link; the owner address becomes owner here. */
   async verifyEmail(token: string): Promise<User> {
     const used = await this.deps.tokens.consume('verify_email', token, this.now());
-    if (!used?.userId) throw new ApiError('invalid_token', { humanMessage: 'This verification link is not valid: it may have been used already or expired' });
+    if (!used?.userId)
+      throw new ApiError('invalid_token', {
+        humanMessage: 'This verification link is not valid: it may have been used already or expired',
+      });
     return this.deps.users.markEmailVerified(used.userId, this.now(), this.deps.ownerEmail);
   }
 
@@ -130,7 +138,11 @@ export class AccountService {
 
   /** Sets a new password from a reset link; every session of the account ends. */
   async resetPassword(token: string, password: string): Promise<User> {
-    const invalid = () => new ApiError('invalid_token', { param: 'token', humanMessage: 'This reset link is not valid: it may have been used already or expired' });
+    const invalid = () =>
+      new ApiError('invalid_token', {
+        param: 'token',
+        humanMessage: 'This reset link is not valid: it may have been used already or expired',
+      });
     const peeked = await this.deps.tokens.peek('reset_password', token, this.now());
     const user = peeked?.userId ? await this.deps.users.findById(peeked.userId) : undefined;
     if (!user) throw invalid();

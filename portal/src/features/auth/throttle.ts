@@ -30,7 +30,12 @@ export class LoginThrottle {
   async check(email: string, address: string): Promise<void> {
     const keys = this.keys(email, address);
     const [account, byAddress] = await Promise.all([this.store.get(keys.account), this.store.get(keys.address)]);
-    const blocked = Number(account ?? 0) >= this.limits.perAccount ? keys.account : Number(byAddress ?? 0) >= this.limits.perAddress ? keys.address : undefined;
+    const blocked =
+      Number(account ?? 0) >= this.limits.perAccount
+        ? keys.account
+        : Number(byAddress ?? 0) >= this.limits.perAddress
+          ? keys.address
+          : undefined;
     if (!blocked) return;
     const ttl = await this.store.pttl(blocked);
     throw new ApiError('rate_limit_exceeded', {

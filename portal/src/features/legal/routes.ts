@@ -20,7 +20,12 @@ export function legalRouter(deps: PortalDeps): Router {
     const { version } = parseBody(acceptBody, req.body);
     // Accepting a version other than the one in force would record consent to words not shown.
     if (version !== undefined && version !== current)
-      throw new ApiError('validation_error', { status: 422, param: 'version', humanMessage: `The version in force is ${current}`, details: { detail: [{ loc: ['body', 'version'], msg: `must be ${current}`, type: 'invalid_value' }] } });
+      throw new ApiError('validation_error', {
+        status: 422,
+        param: 'version',
+        humanMessage: `The version in force is ${current}`,
+        details: { detail: [{ loc: ['body', 'version'], msg: `must be ${current}`, type: 'invalid_value' }] },
+      });
     await deps.users.acceptLegal(req.user!.id, current, new Date(deps.clock()));
     res.json({ current_version: current, accepted_version: current, accepted: true });
   });

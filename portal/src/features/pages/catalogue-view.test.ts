@@ -7,8 +7,25 @@ describe('publicModels', () => {
     const catalogue = buildCatalogue(
       {
         suppliers: [
-          { name: 'us', protocol: 'openai', base_url: 'http://127.0.0.1:1/v1', region: 'US', priority: 2, models: [{ id: 'm', input_usd_per_mtok: 9, output_usd_per_mtok: 9 }] },
-          { name: 'eu', protocol: 'openai', base_url: 'http://127.0.0.1:1/v1', region: 'EU', priority: 1, models: [{ id: 'm', input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 }, { id: 'tts', usd_per_mchar: 15, capabilities: ['speech'] }] },
+          {
+            name: 'us',
+            protocol: 'openai',
+            base_url: 'http://127.0.0.1:1/v1',
+            region: 'US',
+            priority: 2,
+            models: [{ id: 'm', input_usd_per_mtok: 9, output_usd_per_mtok: 9 }],
+          },
+          {
+            name: 'eu',
+            protocol: 'openai',
+            base_url: 'http://127.0.0.1:1/v1',
+            region: 'EU',
+            priority: 1,
+            models: [
+              { id: 'm', input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 },
+              { id: 'tts', usd_per_mchar: 15, capabilities: ['speech'] },
+            ],
+          },
         ],
       },
       {},

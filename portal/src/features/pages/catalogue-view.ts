@@ -30,7 +30,8 @@ export function publicModels(catalogue: Catalogue): PublicModel[] {
     const prices: string[] = [];
     if (m.inputUsdPerMtok > 0) prices.push(`${formatUsd(m.inputUsdPerMtok)} / 1M input tokens`);
     if (m.outputUsdPerMtok > 0) prices.push(`${formatUsd(m.outputUsdPerMtok)} / 1M output tokens`);
-    if (m.cachedInputUsdPerMtok > 0 && m.cachedInputUsdPerMtok !== m.inputUsdPerMtok) prices.push(`${formatUsd(m.cachedInputUsdPerMtok)} / 1M cached input tokens`);
+    if (m.cachedInputUsdPerMtok > 0 && m.cachedInputUsdPerMtok !== m.inputUsdPerMtok)
+      prices.push(`${formatUsd(m.cachedInputUsdPerMtok)} / 1M cached input tokens`);
     if (m.usdPerAudioMinute > 0) prices.push(`${formatUsd(m.usdPerAudioMinute)} / audio minute`);
     if (m.usdPerMchar > 0) prices.push(`${formatUsd(m.usdPerMchar)} / 1M characters`);
     if (prices.length === 0) prices.push('included');

@@ -21,7 +21,12 @@ export function inviteRouter(deps: PortalDeps): Router {
     if (!invite) throw new ApiError('not_found', { humanMessage: 'This invitation link is not valid. Check that you copied all of it.' });
     res.render('pages/invite', {
       title: `Join ${invite.organisationName}`,
-      invite: { organisationName: invite.organisationName, email: invite.email, role: invite.role.replace('_', ' '), expires: invite.expiresAt.toISOString().slice(0, 10) },
+      invite: {
+        organisationName: invite.organisationName,
+        email: invite.email,
+        role: invite.role.replace('_', ' '),
+        expires: invite.expiresAt.toISOString().slice(0, 10),
+      },
       problem: statusText[invite.status],
       returnTo: `/invite/${encodeURIComponent(token)}`,
     });

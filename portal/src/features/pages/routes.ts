@@ -13,7 +13,9 @@ export function pagesRouter(deps: PortalDeps): Router {
   const models = publicModels(deps.catalogue);
   const exampleModel = models.find((m) => m.capabilities.includes('chat'))?.id ?? models[0]?.id ?? 'gpt-4o-mini';
 
-  router.get('/', (_req, res) => res.render('pages/home', { title: 'One API for every model', models, exampleModel, gatewayHint: deps.gatewayUrlHint }));
+  router.get('/', (_req, res) =>
+    res.render('pages/home', { title: 'One API for every model', models, exampleModel, gatewayHint: deps.gatewayUrlHint }),
+  );
   router.get('/pricing', (_req, res) => res.render('pages/pricing', { title: 'Pricing', models }));
   router.get('/models-public', (_req, res) => res.render('pages/models', { title: 'Models', models }));
 

@@ -48,12 +48,21 @@ export class OidcProvider {
   private config(): Promise<oidc.Configuration> {
     if (!this.configuration) {
       const insecure = this.issuer.protocol === 'http:';
-      this.configuration = oidc.discovery(this.issuer, this.clientId, this.clientSecret, undefined, insecure ? { execute: [oidc.allowInsecureRequests] } : undefined);
+      this.configuration = oidc.discovery(
+        this.issuer,
+        this.clientId,
+        this.clientSecret,
+        undefined,
+        insecure ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      );
       // A failed discovery (provider down) is retried by the next sign-in, not remembered.
       this.configuration.catch(() => (this.configuration = undefined));
     }
     return this.configuration.catch((cause: unknown) => {
-      throw new ApiError('provider_unavailable', { humanMessage: 'The identity provider cannot be reached right now; try again shortly', cause });
+      throw new ApiError('provider_unavailable', {
+        humanMessage: 'The identity provider cannot be reached right now; try again shortly',
+        cause,
+      });
     });
   }
 
@@ -78,14 +87,23 @@ export class OidcProvider {
     const config = await this.config();
     let claims: Record<string, unknown> & { sub: string };
     try {
-      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
+      const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+        pkceCodeVerifier: pending.codeVerifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
+      });
       const idToken = tokens.claims();
       if (!idToken) throw new Error('no ID token');
       claims = { ...idToken };
       // Many providers put email and name only in the userinfo answer, not in the ID token.
-      if (claims.email === undefined) claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), ...claims, sub: idToken.sub };
+      if (claims.email === undefined)
+        claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), ...claims, sub: idToken.sub };
     } catch (cause) {
-      throw new ApiError('invalid_token', { humanMessage: 'The identity provider’s answer could not be verified; please sign in again', cause });
+      throw new ApiError('invalid_token', {
+        humanMessage: 'The identity provider’s answer could not be verified; please sign in again',
+        cause,
+      });
     }
     return {
       subject: claims.sub,
@@ -99,12 +117,19 @@ export class OidcProvider {
 /** The configured providers by id; a provider with a non-loopback http issuer is a configuration error. */
 export function createOidcProviders(settings: PortalSettings): Map<SsoProviderId, OidcProvider> {
   const providers = new Map<SsoProviderId, OidcProvider>();
-  for (const [id, which] of [['sso-a', 'a'], ['sso-b', 'b']] as const) {
+  for (const [id, which] of [
+    ['sso-a', 'a'],
+    ['sso-b', 'b'],
+  ] as const) {
     const p = ssoProviderSettings(settings, which);
     if (!p.issuer || !p.clientId) continue;
     const issuer = new URL(p.issuer);
-    if (!issuerAllowed(issuer)) throw new ConfigError(`SVC_SSO_${which.toUpperCase()}_ISSUER: an http:// issuer is allowed only on a loopback address`);
-    providers.set(id, new OidcProvider(id, issuer, p.clientId, p.clientSecret, `${settings.SVC_PORTAL_BASE_URL}/oauth/${id}/login/callback/`));
+    if (!issuerAllowed(issuer))
+      throw new ConfigError(`SVC_SSO_${which.toUpperCase()}_ISSUER: an http:// issuer is allowed only on a loopback address`);
+    providers.set(
+      id,
+      new OidcProvider(id, issuer, p.clientId, p.clientSecret, `${settings.SVC_PORTAL_BASE_URL}/oauth/${id}/login/callback/`),
+    );
   }
   return providers;
 }

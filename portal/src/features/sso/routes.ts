@@ -58,7 +58,13 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
       if (query.handoff_origin !== undefined) {
         handoffOrigin = URL.canParse(query.handoff_origin) ? new URL(query.handoff_origin).origin : undefined;
         if (!handoffOrigin || !settings.SVC_PORTAL_HANDOFF_ORIGINS.includes(handoffOrigin))
-          throw new ApiError('validation_error', { status: 422, param: 'handoff_origin', details: { detail: [{ loc: ['query', 'handoff_origin'], msg: 'must be a configured reseller portal origin', type: 'invalid_value' }] } });
+          throw new ApiError('validation_error', {
+            status: 422,
+            param: 'handoff_origin',
+            details: {
+              detail: [{ loc: ['query', 'handoff_origin'], msg: 'must be a configured reseller portal origin', type: 'invalid_value' }],
+            },
+          });
       }
       const { url, pending } = await provider.start();
       const stored: Pending = { ...pending, returnTo: safeReturnTo(query.return_to), handoffOrigin };
@@ -70,7 +76,8 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
     router.get(`/oauth/${id}/login/callback/`, validate({ query: callbackQuery }), async (req, res) => {
       const provider = providerOr404(id);
       const { state } = req.valid!.query as z.infer<typeof callbackQuery>;
-      const expired = () => new ApiError('invalid_token', { humanMessage: 'This sign-in has expired or was started in another browser; please start again' });
+      const expired = () =>
+        new ApiError('invalid_token', { humanMessage: 'This sign-in has expired or was started in another browser; please start again' });
       if (!state || readCookie(req, stateCookie) !== state) throw expired();
       const key = `portal:sso:${state}`;
       const raw = await deps.store.get(key);
@@ -82,12 +89,20 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
       try {
         const identity = await provider.complete(new URL(req.originalUrl, settings.SVC_PORTAL_BASE_URL), pending);
         const now = new Date(deps.clock());
-        const { user } = await resolveSsoUser(deps.users, id, identity, { termsAccepted: readCookie(req, termsCookie) === settings.SVC_LEGAL_VERSION, legalVersion: settings.SVC_LEGAL_VERSION, now });
-        if (user.status !== 'active') throw new ApiError('account_status', { details: { status: user.status, redirect: accountStatusPage[user.status] } });
+        const { user } = await resolveSsoUser(deps.users, id, identity, {
+          termsAccepted: readCookie(req, termsCookie) === settings.SVC_LEGAL_VERSION,
+          legalVersion: settings.SVC_LEGAL_VERSION,
+          now,
+        });
+        if (user.status !== 'active')
+          throw new ApiError('account_status', { details: { status: user.status, redirect: accountStatusPage[user.status] } });
         deps.metrics.logins.inc({ method: 'oidc', result: 'success' });
         res.clearCookie(termsCookie, { path: '/' });
         if (pending.handoffOrigin) {
-          const token = await deps.tokens.mint('sso_handoff', user.id, now, { origin: pending.handoffOrigin, returnTo: pending.returnTo ?? null });
+          const token = await deps.tokens.mint('sso_handoff', user.id, now, {
+            origin: pending.handoffOrigin,
+            returnTo: pending.returnTo ?? null,
+          });
           return res.redirect(303, `${pending.handoffOrigin}/auth/sso/complete?token=${token}`);
         }
         await signIn(req, user.id, deps.clock());
@@ -111,7 +126,10 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
     const { token } = req.valid!.query as z.infer<typeof completeQuery>;
     const used = await deps.tokens.consume('sso_handoff', token, new Date(deps.clock()));
     // Bound to the portal it was minted for: a token replayed on another domain is refused.
-    if (!used?.userId || used.payload.origin !== ownOrigin) throw new ApiError('invalid_token', { humanMessage: 'This sign-in link is not valid: it was used already, expired, or was made for another site' });
+    if (!used?.userId || used.payload.origin !== ownOrigin)
+      throw new ApiError('invalid_token', {
+        humanMessage: 'This sign-in link is not valid: it was used already, expired, or was made for another site',
+      });
     const user = await deps.users.findById(used.userId);
     if (!user || user.status !== 'active') throw new ApiError('account_status');
     await signIn(req, user.id, deps.clock());

@@ -15,18 +15,28 @@ export async function resolveSsoUser(
 ): Promise<{ user: User; created: boolean }> {
   const linked = await users.findByIdentity(provider, identity.subject);
   if (linked) return { user: linked, created: false };
-  if (!identity.email) throw new ApiError('invalid_token', { humanMessage: 'The identity provider did not share an email address, which an account needs' });
+  if (!identity.email)
+    throw new ApiError('invalid_token', { humanMessage: 'The identity provider did not share an email address, which an account needs' });
   const existing = await users.findByEmail(identity.email);
   if (existing) {
     // Linking on an unverified claim would let anyone who controls a provider take over the account.
     if (!identity.emailVerified)
-      throw new ApiError('email_taken', { humanMessage: 'An account with this email exists; sign in with your password (the identity provider has not verified this address)' });
+      throw new ApiError('email_taken', {
+        humanMessage: 'An account with this email exists; sign in with your password (the identity provider has not verified this address)',
+      });
     await users.linkIdentity(existing.id, provider, identity.subject, options.now);
     return { user: existing, created: false };
   }
-  if (!options.termsAccepted) throw new ApiError('tos_not_accepted', { humanMessage: 'Accept the terms of service to finish creating your account' });
+  if (!options.termsAccepted)
+    throw new ApiError('tos_not_accepted', { humanMessage: 'Accept the terms of service to finish creating your account' });
   const user = await users.create(
-    { email: identity.email, displayName: identity.name ?? identity.email.split('@')[0]!, passwordHash: null, legalVersion: options.legalVersion, emailVerified: identity.emailVerified },
+    {
+      email: identity.email,
+      displayName: identity.name ?? identity.email.split('@')[0]!,
+      passwordHash: null,
+      legalVersion: options.legalVersion,
+      emailVerified: identity.emailVerified,
+    },
     options.now,
   );
   await users.linkIdentity(user.id, provider, identity.subject, options.now);
