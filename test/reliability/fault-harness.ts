@@ -29,7 +29,7 @@ export interface FaultBed {
 /** Supplier prices of the bed: every request costs the same to the nano-dollar given equal usage. */
 export const bedPrices = { input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 };
 
-export async function startFaultBed(options: { settings?: Record<string, string> } = {}): Promise<FaultBed> {
+export async function startFaultBed(options: { settings?: Record<string, string>; database?: Database } = {}): Promise<FaultBed> {
   const simulator = await startSimulator({ name: 'sim-eu' });
   const catalogue = buildCatalogue(
     {
@@ -62,7 +62,7 @@ export async function startFaultBed(options: { settings?: Record<string, string>
     ...options.settings,
   });
   const config: Config = { settings, catalogue };
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const outage = await openOutageStore();
   const logger = pino({ level: 'silent' });
   const gateway = await startGateway(config, { database, store: outage.store, logger, auditConsumer: 'fault-main' });
@@ -92,7 +92,7 @@ export async function startFaultBed(options: { settings?: Record<string, string>
       await stopGateways();
       await outage.close();
       await simulator.close();
-      await database.close();
+      if (!options.database) await database.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
