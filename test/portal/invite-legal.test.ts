@@ -30,6 +30,8 @@ describe('/invite/{token}', () => {
     expect(html).toContain('new.hire@example.com');
     expect(html).toContain('department admin');
     expect(html).toContain(`href="/login?return_to=%2Finvite%2F${secret}"`);
+    expect(harness.logText()).toContain('"route":"/invite/:token"');
+    expect(harness.logText()).not.toContain(secret);
     await deps.invites.revoke(id);
     expect(await (await fetch(`${harness.url}/invite/${secret}`)).text()).toContain('This invitation was withdrawn');
   });

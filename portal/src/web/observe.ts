@@ -1,6 +1,7 @@
 // First in the chain: a request id, then on finish one JSON log line and the request metrics.
-// The line carries the path without its query (tokens travel in query strings) and never a
-// header, body or cookie, so no password, token or session id can reach the log.
+// The line carries the route pattern (the raw path only for unmatched requests, never the query,
+// where tokens travel) and never a header, body or cookie, so no password, token or session id
+// can reach the log.
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
@@ -27,7 +28,8 @@ export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: (
           requestId,
           method: req.method,
           route,
-          path: req.path,
+          // The raw path only when no route matched: a matched one may hold a token (/invite/:token).
+          ...(req.route ? {} : { path: req.path }),
           status: res.statusCode,
           durationMs: Math.round(seconds * 1000),
           userId: res.locals.user?.id,
