@@ -9,3 +9,4 @@ export * from './invites.js';
 export * from './lifetimes.js';
 export * from './password-rule.js';
 export * from './passwords.js';
+export * from './bootstrap.js';
