@@ -73,6 +73,13 @@ describe('public pages', () => {
     expect(models).toContain('$0.006 / audio minute');
   });
 
+  it('counts requests by route pattern on its own metrics port', async () => {
+    await fetch(`${harness.url}/legal/terms`);
+    const text = await (await fetch(harness.portal.metricsUrl!)).text();
+    expect(text).toMatch(/svc_portal_requests_total\{route="\/legal\/terms",method="GET",status="200"\} [1-9]/);
+    expect(text).toContain('svc_portal_logins_total');
+  });
+
   it('serves the stylesheet with cache headers', async () => {
     const response = await fetch(`${harness.url}/static/css/site.css`);
     expect(response.status).toBe(200);

@@ -98,6 +98,7 @@ export async function startPortalHarness(
       catalogue,
       clock: options.clock,
       announce,
+      metricsOnEphemeralPort: true,
     });
   };
   const portal = await start(port);
