@@ -1,11 +1,14 @@
 // The signed-in dashboard shell: who you are, where to start. The dashboard issue fills it in.
 import { Router } from 'express';
 import type { PortalDeps } from '../../deps.js';
+import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 
 /** GET /dashboard. */
 export function dashboardRouter(deps: PortalDeps): Router {
   const router = Router();
+  // Dashboard routes with `*_id` parameters (keys, reports…) get the 422 rule before any handler.
+  applyPathParamRules(router);
   router.get('/dashboard', requireAction('dashboard.view'), (req, res) => {
     const user = req.user!;
     res.render('dashboard/index', {
