@@ -31,8 +31,22 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     const a = await bed.startOperator('op-a', {}, bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
     await waitFor('op-a to lead', () => a.isLeader);
     const b = await bed.startOperator('op-b');
-    // Several renewal rounds pass; the follower must stay a follower.
-    await new Promise((r) => setTimeout(r, 800));
+    // Several renewal rounds pass (seen in the Lease's renewTime); the follower must stay a follower throughout.
+    let followerLed = 0;
+    const sampler = setInterval(() => {
+      if (b.isLeader) followerLed++;
+    }, 5);
+    const renewals = new Set<string>();
+    try {
+      await waitFor('op-a to renew the Lease three times beside op-b', async () => {
+        const lease = await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: 'svc-gateway-operator' });
+        renewals.add(String(lease.spec?.renewTime));
+        return renewals.size > 3;
+      });
+    } finally {
+      clearInterval(sampler);
+    }
+    assert.equal(followerLed, 0, 'the follower never led');
     assert.deepEqual([a.isLeader, b.isLeader], [true, false], 'exactly one leader: the first');
     assert.equal(await holder(), 'op-a', 'the Lease names the leader');
     await bed.applyManagedKey('first', { state: 'Active' });
@@ -72,8 +86,10 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     const a = elector('el-a', bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
     const b = elector('el-b', bed.kube.kubeConfig);
     let bothLeading = 0;
+    let newLeaderSamples = 0;
     const sampler = setInterval(() => {
       if (a.isLeader && b.isLeader) bothLeading++;
+      if (b.isLeader) newLeaderSamples++;
     }, 5);
     try {
       a.start();
@@ -81,7 +97,7 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
       b.start();
       proxy.blackHole();
       await waitFor('el-b to take over', () => b.isLeader);
-      await new Promise((r) => setTimeout(r, 300)); // a few more samples with b leading
+      await waitFor('more samples with the new leader', () => newLeaderSamples >= 20);
       assert.equal(bothLeading, 0, 'never two leaders at once');
       assert.equal(a.isLeader, false, 'the cut-off leader stepped down');
       await a.stop(); // returns although its requests hang
@@ -105,13 +121,15 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     // Sampled throughout: with a's renewals hanging rather than failing, only the renew
     // deadline (shorter than the lease duration b waits out) keeps the two apart.
     let bothLeading = 0;
+    let newLeaderSamples = 0;
     const sampler = setInterval(() => {
       if (a.isLeader && b.isLeader) bothLeading++;
+      if (b.isLeader) newLeaderSamples++;
     }, 5);
     try {
       proxy.blackHole();
       await waitFor('bh-b to take over', () => b.isLeader);
-      await new Promise((r) => setTimeout(r, 300)); // a few more samples with b leading
+      await waitFor('more samples with the new leader', () => newLeaderSamples >= 20);
       assert.equal(bothLeading, 0, 'never two leaders at once');
       assert.equal(a.isLeader, false, 'the cut-off leader stepped down');
       assert.equal(await holder('black-hole-test'), 'bh-b', 'the Lease names the new leader');
