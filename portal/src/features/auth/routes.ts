@@ -2,7 +2,7 @@
 // catalogue shape); a form gets a redirect, or the same form again with the problem explained.
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ApiError, toApiError } from '../../../../core/errors/index.js';
-import { passwordRule, type User, type UserRepository } from '../../../../core/identity/index.js';
+import { passwordRule, tokenLifetimeMs, type User, type UserRepository } from '../../../../core/identity/index.js';
 import type { PortalMetrics } from '../../../../core/telemetry/index.js';
 import { wantsJson } from '../../web/errors.js';
 import { isLanguage, languageCookie } from '../../web/layout.js';
@@ -43,13 +43,11 @@ function action(page: (req: Request) => Page, run: (req: Request, res: Response)
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req) || error.status >= 500) return next(error);
       const { view, locals } = page(req);
-      res
-        .status(error.status)
-        .render(view, {
-          ...locals,
-          error: error.humanMessage,
-          values: { email: (req.body as { email?: unknown })?.email, name: (req.body as { name?: unknown })?.name },
-        });
+      res.status(error.status).render(view, {
+        ...locals,
+        error: error.humanMessage,
+        values: { email: (req.body as { email?: unknown })?.email, name: (req.body as { name?: unknown })?.name },
+      });
     }
   };
 }
@@ -115,12 +113,20 @@ export function accountRouter(deps: {
   router.post(
     '/auth/forgot-password',
     action(
-      () => ({ view: 'auth/forgot-password', locals: { title: 'Reset your password', resetMinutes: 30 } }),
+      () => ({
+        view: 'auth/forgot-password',
+        locals: { title: 'Reset your password', resetMinutes: tokenLifetimeMs.reset_password / 60_000 },
+      }),
       async (req, res) => {
         const { email } = parseBody(emailBody, req.body);
         await accounts.forgotPassword(email);
         if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
-        else res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: 30, notice: sameAnswer });
+        else
+          res.render('auth/forgot-password', {
+            title: 'Reset your password',
+            resetMinutes: tokenLifetimeMs.reset_password / 60_000,
+            notice: sameAnswer,
+          });
       },
     ),
   );
