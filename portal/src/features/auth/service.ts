@@ -5,6 +5,7 @@ import {
   EmailTakenError,
   hashPassword,
   passwordWeakness,
+  tokenLifetimeMs,
   verifyPassword,
   type OneTimeTokens,
   type SessionRepository,
@@ -71,7 +72,7 @@ export class AccountService {
         `Hello ${user.displayName}, please confirm that this is your email address to finish creating your account.`,
         'Verify my email address',
         `${this.deps.baseUrl}/verify-email?token=${token}`,
-        'The link works once and expires in 24 hours. If you did not sign up, ignore this message.',
+        `The link works once and expires in ${tokenLifetimeMs.verify_email / 3_600_000} hours. If you did not sign up, ignore this message.`,
       ),
     );
   }
@@ -131,7 +132,7 @@ export class AccountService {
         `Hello ${user.displayName}, someone (hopefully you) asked to reset the password of your account.`,
         'Choose a new password',
         `${this.deps.baseUrl}/reset-password?token=${token}`,
-        'The link works once and expires in 30 minutes. If you did not ask, ignore this message: your password stays unchanged.',
+        `The link works once and expires in ${tokenLifetimeMs.reset_password / 60_000} minutes. If you did not ask, ignore this message: your password stays unchanged.`,
       ),
     );
   }
