@@ -84,7 +84,66 @@ capabilities:
   mountPath: /tmp
 {{- end -}}
 
-{{/* Restarts pods when the catalogue or the chart's Secret changes. */}}
+{{/*
+  The data of the chart's Secret, as YAML. Each value comes from, in order: the values file, the
+  Secret already in the cluster (lookup), a new random one when secrets.generate allows it. So
+  the pepper and admin key are generated on the first `helm install` and kept by every upgrade.
+  Renderers without a cluster (helm template, Argo CD) find nothing and would generate new ones
+  on every render: there secrets.existingSecret is the way (docs/deploy.md, GitOps), and
+  secrets.generate=false turns a missing value into a render error instead. Computed once per
+  render (cached in a dict on .Values) so the Secret and the pods' checksum agree.
+*/}}
+{{- define "svc.secretData" -}}
+{{- if not (hasKey .Values "__svcSecretData") }}
+{{- $name := include "svc.fullname" . }}
+{{- $found := (lookup "v1" "Secret" .Release.Namespace $name).data | default dict }}
+{{- $stored := dict }}
+{{- range $key, $value := $found }}{{ $_ := set $stored $key (b64dec $value) }}{{ end }}
+{{- $generate := .Values.secrets.generate }}
+{{- $missing := "secrets.generate is false and %s is neither given nor in the cluster's Secret %s: set secrets.existingSecret (the GitOps path, docs/deploy.md) or give %s" }}
+{{- $data := dict }}
+{{- range $key, $given := dict "SVC_KEY_PEPPER" .Values.secrets.keyPepper "SVC_ADMIN_KEY" .Values.secrets.adminKey }}
+{{- $value := $given | default (get $stored $key) }}
+{{- if and (not $value) (not $generate) }}{{ fail (printf $missing $key $name (ternary "secrets.keyPepper" "secrets.adminKey" (eq $key "SVC_KEY_PEPPER"))) }}{{ end }}
+{{- $_ := set $data $key ($value | default (randAlphaNum 48)) }}
+{{- end }}
+{{- $databaseUrl := .Values.secrets.databaseUrl }}
+{{- if .Values.postgresql.bundled }}
+{{- $password := get $stored "POSTGRES_PASSWORD" }}
+{{- if and (not $password) (not $generate) }}{{ fail (printf $missing "POSTGRES_PASSWORD" $name "an existing Secret (or postgresql.bundled=false with secrets.databaseUrl)") }}{{ end }}
+{{- $password = $password | default (randAlphaNum 32) }}
+{{- $_ := set $data "POSTGRES_PASSWORD" $password }}
+{{- $databaseUrl = printf "postgres://svc:%s@%s-postgresql:5432/svc" $password $name }}
+{{- end }}
+{{- $redisUrl := .Values.secrets.redisUrl }}
+{{- if .Values.redis.bundled }}
+{{- $password := get $stored "REDIS_PASSWORD" }}
+{{- if and (not $password) (not $generate) }}{{ fail (printf $missing "REDIS_PASSWORD" $name "an existing Secret (or redis.bundled=false with secrets.redisUrl)") }}{{ end }}
+{{- $password = $password | default (randAlphaNum 32) }}
+{{- $_ := set $data "REDIS_PASSWORD" $password }}
+{{- $redisUrl = printf "redis://:%s@%s-redis:6379" $password $name }}
+{{- end }}
+{{- $_ := set $data "DATABASE_URL" (required "secrets.databaseUrl is required when postgresql.bundled is false" $databaseUrl) }}
+{{- $_ := set $data "REDIS_URL" (required "secrets.redisUrl is required when redis.bundled is false" $redisUrl) }}
+{{- range $key, $value := .Values.secrets.extraData }}
+{{- if hasKey $data $key }}{{ fail (printf "secrets.extraData.%s: the chart sets %s itself (see values.yaml, secrets)" $key $key) }}{{ end }}
+{{- $_ := set $data $key $value }}
+{{- end }}
+{{- $_ := set .Values "__svcSecretData" $data }}
+{{- end }}
+{{- toYaml (get .Values "__svcSecretData") }}
+{{- end -}}
+
+{{/*
+  Restarts pods when the catalogue or the Secret changes: the chart's own Secret by its data, an
+  existing Secret by what the cluster holds at render time (nothing under helm template; there
+  a tool such as Reloader or a renamed Secret rolls the pods).
+*/}}
 {{- define "svc.configChecksums" -}}
 checksum/catalogue: {{ include (print $.Template.BasePath "/configmap-catalogue.yaml") . | sha256sum }}
+{{- if .Values.secrets.existingSecret }}
+checksum/secret: {{ (lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret).data | default dict | toJson | sha256sum }}
+{{- else }}
+checksum/secret: {{ include "svc.secretData" . | sha256sum }}
+{{- end }}
 {{- end -}}

@@ -1,0 +1,125 @@
+// Production behaviour of the Helm chart (issue 21): GitOps-safe secrets (an existing Secret,
+// nothing generated at render time, pods restarted when the Secret changes) and the value sets
+// in charts/svc-gateway/ci lint and render.
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, it } from 'vitest';
+import { helmBinary, helmUnavailable, parseManifests, runHelm, type HelmRun, type RenderedObject } from './support-helm.js';
+import { kubernetesSchemaErrors } from './support-kube-models.js';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const chart = join(repo, 'charts', 'svc-gateway');
+const ciValueSets = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+const gitopsValues = join(chart, 'ci', 'gitops-values.yaml');
+const pepper = 'pepper-pepper-pepper-pepper-pepper-0001';
+const adminKey = 'admin-admin-admin-admin-admin-admin-0001';
+const external = ['--set', 'postgresql.bundled=false', '--set', 'redis.bundled=false', '--set', 'secrets.databaseUrl=postgres://svc@db:5432/svc', '--set', 'secrets.redisUrl=redis://cache:6379'];
+
+interface Deployment extends RenderedObject {
+  spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { containers: Array<{ envFrom?: Array<{ secretRef?: { name: string } }> }> } } };
+}
+interface Secret extends RenderedObject {
+  stringData: Record<string, string>;
+}
+
+let helm = '';
+const noHelm = helmUnavailable();
+
+function template(...args: string[]): HelmRun {
+  return runHelm(helm, ['template', 'svc-gateway', chart, '--namespace', 'svc-system', ...args]);
+}
+
+function render(...args: string[]): RenderedObject[] {
+  const run = template(...args);
+  assert.equal(run.status, 0, `helm template ${args.join(' ')} failed: ${run.stderr}`);
+  return parseManifests(run.stdout);
+}
+
+function deployments(objects: RenderedObject[]): Deployment[] {
+  return objects.filter((o): o is Deployment => o.kind === 'Deployment' && o.metadata.labels?.['app.kubernetes.io/component'] !== 'database');
+}
+
+/** The checksum/secret annotation of every deployable that reads the Secret (gateway, operator, portal). */
+function secretChecksums(objects: RenderedObject[]): string[] {
+  return deployments(objects)
+    .filter((d) => d.spec.template.spec.containers.some((c) => c.envFrom?.some((e) => e.secretRef)))
+    .map((d) => d.spec.template.metadata.annotations?.['checksum/secret'] ?? `${d.metadata.name}: none`);
+}
+
+describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped: ${noHelm})` : ''}`, () => {
+  beforeAll(async () => {
+    helm = await helmBinary();
+  });
+
+  it(`lints --strict and renders valid objects with every ci/ value set (${ciValueSets.join(', ')})`, () => {
+    assert.ok(ciValueSets.includes('gitops-values.yaml'), 'a GitOps value set exists');
+    for (const file of ciValueSets) {
+      const values = join(chart, 'ci', file);
+      const lint = runHelm(helm, ['lint', '--strict', chart, '-f', values]);
+      assert.equal(lint.status, 0, `helm lint -f ${file}: ${lint.stdout}${lint.stderr}`);
+      for (const object of render('-f', values)) {
+        assert.equal(kubernetesSchemaErrors(object), undefined, `${file}: ${object.kind} ${object.metadata.name} validates`);
+      }
+    }
+  });
+
+  describe('secrets', () => {
+    it('GitOps value set: no Secret, nothing generated, two renders identical, every deployable reads the existing Secret', () => {
+      const first = template('-f', gitopsValues);
+      const second = template('-f', gitopsValues);
+      assert.equal(first.status, 0, first.stderr);
+      assert.equal(first.stdout, second.stdout, 'a GitOps render is reproducible (no random value)');
+      const objects = parseManifests(first.stdout);
+      assert.ok(!objects.some((o) => o.kind === 'Secret'), 'the chart renders no Secret');
+      for (const d of deployments(objects).filter((d) => !d.metadata.name.endsWith('-simulator'))) {
+        assert.ok(d.spec.template.spec.containers.every((c) => c.envFrom?.some((e) => e.secretRef?.name === 'svc-platform-secrets')), `${d.metadata.name} reads svc-platform-secrets`);
+      }
+    });
+
+    it('generate=false without an existing Secret or given values fails the render, naming what to set', () => {
+      const run = template('--set', 'secrets.generate=false', ...external);
+      assert.notEqual(run.status, 0, 'render refused');
+      assert.match(run.stderr, /secrets\.generate is false and SVC_[A-Z_]+ is neither given nor in the cluster's Secret/);
+      assert.match(run.stderr, /secrets\.existingSecret/);
+      const bundled = template('--set', 'secrets.generate=false', '--set', `secrets.keyPepper=${pepper}`, '--set', `secrets.adminKey=${adminKey}`);
+      assert.notEqual(bundled.status, 0, 'bundled database passwords cannot be generated either');
+      assert.match(bundled.stderr, /POSTGRES_PASSWORD|REDIS_PASSWORD/);
+    });
+
+    it('generate=false with given values renders them; extraData adds SSO and payment credentials to the Secret', () => {
+      const objects = render('--set', 'secrets.generate=false', '--set', `secrets.keyPepper=${pepper}`, '--set', `secrets.adminKey=${adminKey}`, ...external, '--set', 'secrets.extraData.SVC_SSO_A_CLIENT_SECRET=sso-secret', '--set', 'secrets.extraData.STRIPE_SECRET_KEY=sk_test_1');
+      const secret = objects.find((o): o is Secret => o.kind === 'Secret');
+      assert.ok(secret, 'the chart Secret');
+      assert.deepEqual(secret.stringData, {
+        DATABASE_URL: 'postgres://svc@db:5432/svc',
+        REDIS_URL: 'redis://cache:6379',
+        SVC_ADMIN_KEY: adminKey,
+        SVC_KEY_PEPPER: pepper,
+        SVC_SSO_A_CLIENT_SECRET: 'sso-secret',
+        STRIPE_SECRET_KEY: 'sk_test_1',
+      });
+    });
+
+    it('extraData may not override the keys the chart owns', () => {
+      const run = template('--set', 'secrets.extraData.SVC_KEY_PEPPER=x');
+      assert.notEqual(run.status, 0, 'refused');
+      assert.match(run.stderr, /secrets\.extraData\.SVC_KEY_PEPPER: the chart sets SVC_KEY_PEPPER itself/);
+    });
+
+    it('every deployable carries one checksum of the Secret it reads, and it changes with the Secret', () => {
+      const given = ['--set', `secrets.keyPepper=${pepper}`, ...external];
+      const before = secretChecksums(render(...given, '--set', `secrets.adminKey=${adminKey}`));
+      const same = secretChecksums(render(...given, '--set', `secrets.adminKey=${adminKey}`));
+      const after = secretChecksums(render(...given, '--set', `secrets.adminKey=${adminKey.replace('0001', '0002')}`));
+      assert.equal(before.length, 3, `gateway, operator and portal annotated: ${before.join(', ')}`);
+      assert.ok(before.every((c) => /^[0-9a-f]{64}$/.test(c)), `sha256 checksums: ${before.join(', ')}`);
+      assert.equal(new Set(before).size, 1, 'one checksum for one Secret');
+      assert.deepEqual(same, before, 'unchanged Secret: pods keep running');
+      assert.notEqual(after[0], before[0], 'a new admin key restarts the pods');
+      const generated = render();
+      assert.equal(new Set(secretChecksums(generated)).size, 1, 'generated values: the Secret and every checksum agree on one render');
+    });
+  });
+});
