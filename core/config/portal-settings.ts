@@ -23,8 +23,14 @@ export interface SsoProviderSettings {
  * runs every deployable.
  */
 export const portalSettingsSchema = settingsSchema.extend({
-  /** Public address of the portal: links in emails, the same-origin check, the OIDC redirect URIs. */
-  SVC_PORTAL_BASE_URL: z.url({ protocol: /^https?$/ }).transform((v) => v.replace(/\/+$/, '')),
+  /**
+   * Public address of the portal: links in emails, the same-origin check, the OIDC redirect URIs.
+   * Unset (local runs only), the address the portal listens on (`http://host:port`).
+   */
+  SVC_PORTAL_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((v) => v.replace(/\/+$/, ''))
+    .optional(),
   /** Outgoing mail server (`smtp://host:port`); unset, messages go to SVC_DATA_DIR/outbox/. */
   /** Where API callers reach the gateway, shown in the portal's code samples. */
   SVC_GATEWAY_PUBLIC_URL: z
@@ -71,6 +77,9 @@ export const portalSettingsSchema = settingsSchema.extend({
 
 /** Parsed portal settings. */
 export type PortalSettings = z.infer<typeof portalSettingsSchema>;
+
+/** Portal settings once the public address is known (set, or taken from the listening address). */
+export type ResolvedPortalSettings = PortalSettings & { SVC_PORTAL_BASE_URL: string };
 
 /** Parses the portal's environment once; a bad or missing setting throws a ConfigError naming it. */
 export function parsePortalSettings(env: Record<string, string | undefined>): PortalSettings {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Catalogue, PortalSettings } from '../../core/config/index.js';
+import type { Catalogue, ResolvedPortalSettings } from '../../core/config/index.js';
 import type { OneTimeTokens, SessionRepository, UserRepository, InviteRepository } from '../../core/identity/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { PortalMetrics } from '../../core/telemetry/index.js';
@@ -10,7 +10,7 @@ import type { SsoProviderId } from './features/sso/providers.js';
 
 /** Everything the portal app needs, built in server.ts (or by a test) and passed in. */
 export interface PortalDeps {
-  settings: PortalSettings;
+  settings: ResolvedPortalSettings;
   catalogue: Catalogue;
   database: Knex;
   store: Store;

@@ -1,8 +1,8 @@
 // Opens what the portal needs (database, store, metrics), builds the app and listens.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { loadCatalogue, type Catalogue, type PortalSettings } from '../../core/config/index.js';
+import { loadCatalogue, type Catalogue, type PortalSettings, type ResolvedPortalSettings } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import {
@@ -41,8 +41,34 @@ export interface PortalOverrides {
   metricsOnEphemeralPort?: boolean;
 }
 
-/** Starts the portal on PORTAL_PORT (0: any free port). */
-export async function startPortal(settings: PortalSettings, overrides: PortalOverrides = {}): Promise<RunningPortal> {
+/**
+ * Starts the portal on PORTAL_PORT (0: any free port). The socket listens first, so that without
+ * SVC_PORTAL_BASE_URL the public address can be the one actually bound; the app is attached after.
+ */
+export async function startPortal(given: PortalSettings, overrides: PortalOverrides = {}): Promise<RunningPortal> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(given.PORTAL_PORT, given.SVC_HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = given.SVC_HOST === '0.0.0.0' || given.SVC_HOST === '::' ? '127.0.0.1' : given.SVC_HOST;
+  const settings: ResolvedPortalSettings = { ...given, SVC_PORTAL_BASE_URL: given.SVC_PORTAL_BASE_URL ?? `http://${host}:${port}` };
+  try {
+    return await startOnServer(server, port, host, settings, overrides);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+}
+
+async function startOnServer(
+  server: Server,
+  port: number,
+  host: string,
+  settings: ResolvedPortalSettings,
+  overrides: PortalOverrides,
+): Promise<RunningPortal> {
   const logger = overrides.logger ?? createLogger({ service: 'portal', level: settings.LOG_LEVEL });
   const registry = createMetricsRegistry();
   const metrics = createPortalMetrics(registry);
@@ -77,11 +103,7 @@ export async function startPortal(settings: PortalSettings, overrides: PortalOve
     deps.sessions.purgeExpired(new Date(deps.clock())).catch((error: unknown) => logger.warn({ err: error }, 'session purge failed'));
   }, 10 * 60_000);
   purge.unref();
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(settings.PORTAL_PORT, settings.SVC_HOST, (error?: Error) => (error ? reject(error) : resolve(s)));
-  });
-  const port = (server.address() as AddressInfo).port;
-  const host = settings.SVC_HOST === '0.0.0.0' || settings.SVC_HOST === '::' ? '127.0.0.1' : settings.SVC_HOST;
+  server.on('request', app);
   const metricsServer: MetricsServer | undefined =
     overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
       ? await startMetricsServer(registry, {

@@ -100,3 +100,36 @@ describe('public pages', () => {
     });
   });
 });
+
+describe('without SVC_PORTAL_BASE_URL', () => {
+  it('takes its public address from the port it bound, and accepts same-origin posts to it', async () => {
+    const { createTestDatabase } = await import('../../core/db/testing.js');
+    const { MemoryStore } = await import('../../core/store/index.js');
+    const { parsePortalSettings } = await import('../../core/config/index.js');
+    const { startPortal } = await import('../../portal/src/server.js');
+    const { harnessSecrets } = await import('../support/portal-harness.js');
+    const database = await createTestDatabase();
+    const store = new MemoryStore('t:');
+    const settings = parsePortalSettings({
+      ...harnessSecrets,
+      SVC_CATALOG: 'unused.yaml',
+      SVC_HOST: '127.0.0.1',
+      PORTAL_PORT: '0',
+      SVC_METRICS_PORT: '0',
+    });
+    const portal = await startPortal(settings, { database, store, catalogue: harness.portal.deps.catalogue, announce: () => {} });
+    try {
+      expect(portal.deps.settings.SVC_PORTAL_BASE_URL).toBe(portal.url);
+      const response = await fetch(`${portal.url}/auth/forgot-password`, {
+        method: 'POST',
+        headers: { origin: portal.url, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'nobody@example.com' }),
+      });
+      expect(response.status).toBe(202);
+    } finally {
+      await portal.stop();
+      await store.close();
+      await database.close();
+    }
+  });
+});

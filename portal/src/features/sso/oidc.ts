@@ -3,7 +3,7 @@
 // validated by the library. An http:// issuer is accepted only on a loopback address.
 import * as oidc from 'openid-client';
 import { ApiError } from '../../../../core/errors/index.js';
-import { ConfigError, ssoProviderSettings, type PortalSettings } from '../../../../core/config/index.js';
+import { ConfigError, ssoProviderSettings, type ResolvedPortalSettings } from '../../../../core/config/index.js';
 import type { SsoProviderId } from './providers.js';
 
 /** What the callback learns about the person who signed in. */
@@ -115,7 +115,7 @@ export class OidcProvider {
 }
 
 /** The configured providers by id; a provider with a non-loopback http issuer is a configuration error. */
-export function createOidcProviders(settings: PortalSettings): Map<SsoProviderId, OidcProvider> {
+export function createOidcProviders(settings: ResolvedPortalSettings): Map<SsoProviderId, OidcProvider> {
   const providers = new Map<SsoProviderId, OidcProvider>();
   for (const [id, which] of [
     ['sso-a', 'a'],
