@@ -86,6 +86,8 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   });
   const regionPolicies = new RegionPolicyReconciler({ customObjects, policies: new RegionPolicyRepository(database.knex), store, supplierRegions, clock, logger });
   const { group, version } = managedKeyApi;
+  const watchNamespaces = new Set(settings.SVC_OPERATOR_WATCH_NAMESPACES);
+  const watched = (key: string) => watchNamespaces.size === 0 || watchNamespaces.has(key.split('/')[0] ?? '');
   const listManagedKeys = async () =>
     (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>;
   const listRegionPolicies = async () =>
@@ -97,7 +99,8 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
         kind: managedKeyApi.kind,
         path: `/apis/${group}/${version}/${managedKeyApi.plural}`,
         list: listManagedKeys,
-        reconcile: (key) => managedKeys.reconcile(key),
+        // Outside the watched namespaces the operator may not write Secrets: such keys are left alone.
+        reconcile: (key) => (watched(key) ? managedKeys.reconcile(key) : Promise.resolve({})),
       },
       tuning,
       metrics,

@@ -31,6 +31,14 @@ export const operatorSettingsSchema = settingsSchema
     SVC_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     SVC_OPERATOR_RETRY_BASE_MS: ms(500),
     SVC_OPERATOR_RETRY_MAX_MS: ms(60_000),
+    /**
+     * Comma-separated namespaces whose ManagedKeys the operator reconciles (its RBAC grants
+     * Secrets only there); empty: every namespace. The chart sets it from operator.watchNamespaces.
+     */
+    SVC_OPERATOR_WATCH_NAMESPACES: z
+      .string()
+      .default('')
+      .transform((list) => list.split(',').map((n) => n.trim()).filter((n) => n.length > 0)),
   })
   .refine((s) => s.SVC_LEASE_RENEW_DEADLINE_MS < s.SVC_LEASE_DURATION_MS, {
     path: ['SVC_LEASE_RENEW_DEADLINE_MS'],

@@ -65,6 +65,22 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
     }
   });
 
+  describe('node drains', () => {
+    it('one gateway replica renders no PDB (it would block every node drain); two or more keep it', () => {
+      const single = render('-f', join(chart, 'ci', 'namespaced-rbac-values.yaml'));
+      assert.ok(!single.some((o) => o.kind === 'PodDisruptionBudget'), 'no PDB for a single replica');
+      const autoscaledToOne = render('--set', 'gateway.autoscaling.minReplicas=1');
+      assert.ok(!autoscaledToOne.some((o) => o.kind === 'PodDisruptionBudget'), 'no PDB when the HPA may scale to one');
+      assert.ok(render().some((o) => o.kind === 'PodDisruptionBudget'), 'the defaults (at least 2 replicas) keep their PDB');
+    });
+
+    it('a minAvailable as large as the fewest replicas is refused, naming both numbers', () => {
+      const run = template('--set', 'gateway.podDisruptionBudget.minAvailable=2');
+      assert.notEqual(run.status, 0, 'refused');
+      assert.match(run.stderr, /gateway\.podDisruptionBudget\.minAvailable \(2\) must be below the gateway's fewest replicas \(2\)/);
+    });
+  });
+
   describe('secrets', () => {
     it('GitOps value set: no Secret, nothing generated, two renders identical, every deployable reads the existing Secret', () => {
       const first = template('-f', gitopsValues);

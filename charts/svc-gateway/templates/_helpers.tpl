@@ -147,3 +147,24 @@ checksum/secret: {{ (lookup "v1" "Secret" .Release.Namespace .Values.secrets.exi
 checksum/secret: {{ include "svc.secretData" . | sha256sum }}
 {{- end }}
 {{- end -}}
+
+{{/*
+  The operator's grants where it reconciles ManagedKeys: read, finalizer patch and status of the
+  ManagedKeys; update of managedkeys/finalizers because its Secrets' ownerReferences set
+  blockOwnerDeletion; the key Secrets it reads, creates and replaces (never lists or deletes:
+  garbage collection removes them with their ManagedKey).
+*/}}
+{{- define "svc.operatorKeyRules" -}}
+- apiGroups: [gateway.svc.dev]
+  resources: [managedkeys]
+  verbs: [get, patch]
+- apiGroups: [gateway.svc.dev]
+  resources: [managedkeys/status]
+  verbs: [patch]
+- apiGroups: [gateway.svc.dev]
+  resources: [managedkeys/finalizers]
+  verbs: [update]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, create, update]
+{{- end -}}
