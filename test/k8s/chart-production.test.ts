@@ -2,7 +2,7 @@
 // nothing generated at render time, pods restarted when the Secret changes) and the value sets
 // in charts/svc-gateway/ci lint and render.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, it } from 'vitest';
@@ -63,6 +63,23 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
         assert.equal(kubernetesSchemaErrors(object), undefined, `${file}: ${object.kind} ${object.metadata.name} validates`);
       }
     }
+  });
+
+  describe('portal', () => {
+    it('runs the portal entry point that exists, with its public addresses taken from the Ingress', () => {
+      assert.ok(existsSync(join(repo, 'portal', 'src', 'main.ts')), 'portal/src/main.ts exists (the Deployment runs its build)');
+      const defaults = render();
+      assert.ok(defaults.some((o) => o.kind === 'Deployment' && o.metadata.name === 'svc-gateway-portal'), 'portal on by default');
+      const objects = render('-f', join(chart, 'ci', 'portal-values.yaml'));
+      const portal = objects.find((o): o is Deployment => o.kind === 'Deployment' && o.metadata.name === 'svc-gateway-portal');
+      const env = (portal?.spec.template.spec.containers[0] as { env?: Array<{ name: string; value?: string }> } | undefined)?.env ?? [];
+      const value = (name: string) => env.find((e) => e.name === name)?.value;
+      assert.equal(value('SVC_PORTAL_BASE_URL'), 'https://portal.example.com');
+      assert.equal(value('SVC_GATEWAY_PUBLIC_URL'), 'https://api.example.com');
+      const explicit = render('--set', 'portal.publicUrl=https://portal.corp.example');
+      const explicitEnv = (explicit.find((o): o is Deployment => o.kind === 'Deployment' && o.metadata.name === 'svc-gateway-portal')?.spec.template.spec.containers[0] as { env?: Array<{ name: string; value?: string }> }).env ?? [];
+      assert.equal(explicitEnv.find((e) => e.name === 'SVC_PORTAL_BASE_URL')?.value, 'https://portal.corp.example', 'an explicit address wins');
+    });
   });
 
   describe('node drains', () => {
