@@ -6,8 +6,9 @@ const dayMs = 86_400_000;
 
 /**
  * Where a key's spend for the period containing `now` is counted, and when that period ends.
- * Counters are hashes of integer micro-USD per bucket: `daily` and `monthly` use one hash per
- * calendar period (UTC) with one bucket; `rolling` uses one hash with a bucket per UTC day, of
+ * Counters are hashes of integer nano-USD per bucket, named `spend:` (an earlier release kept
+ * micro-USD under `budget:`, left to expire: a missing counter is rebuilt from the audit log).
+ * `daily` and `monthly` use one hash per calendar period (UTC) with one bucket; `rolling` uses one hash with a bucket per UTC day, of
  * which the last `rollingWindowDays` count.
  */
 export interface BudgetWindow {
@@ -30,18 +31,18 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
       const end = start + dayMs;
       const tag = new Date(start).toISOString().slice(0, 10);
-      return { counterKey: `budget:${keyId}:d:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+      return { counterKey: `spend:${keyId}:d:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
     }
     case 'monthly': {
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
       const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
       const tag = new Date(start).toISOString().slice(0, 7);
-      return { counterKey: `budget:${keyId}:m:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+      return { counterKey: `spend:${keyId}:m:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
     }
     case 'rolling': {
       const day = Math.floor(now.getTime() / dayMs);
       return {
-        counterKey: `budget:${keyId}:r`,
+        counterKey: `spend:${keyId}:r`,
         bucket: day,
         minBucket: day - rollingWindowDays + 1,
         ttlMs: (rollingWindowDays + 1) * dayMs,
@@ -61,7 +62,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
  */
 export function resetsAt(window: BudgetWindow, buckets: ReadonlyMap<number, number>): Date | null {
   if (window.periodEnd) return window.periodEnd;
-  const counted = [...buckets.entries()].filter(([bucket, micro]) => bucket >= window.minBucket && micro > 0).map(([b]) => b);
+  const counted = [...buckets.entries()].filter(([bucket, nano]) => bucket >= window.minBucket && nano > 0).map(([b]) => b);
   if (counted.length === 0) return null;
   return new Date((Math.min(...counted) + rollingWindowDays) * dayMs);
 }

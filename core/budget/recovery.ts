@@ -6,7 +6,7 @@ import { rollingWindowDays, type BudgetWindow } from './periods.js';
 
 const dayMs = 86_400_000;
 
-/** Spend per budget bucket, integer micro-USD (the counter hash's fields and values). */
+/** Spend per budget bucket, integer nano-USD (the counter hash's fields and values). */
 export type BucketSpend = Map<number, number>;
 
 /** When the window of `period` containing `now` began (rolling: the oldest counted day). */
@@ -32,8 +32,7 @@ export function bucketOf(period: BudgetPeriod, at: Date): number {
 
 /**
  * A key's settled spend in its current window from the audit log, per bucket — what the
- * counter held before the store lost it (each request rounded to the micro-dollar as its
- * settlement was). The caller adds what PostgreSQL cannot know yet: records not yet written
+ * counter held before the store lost it (costs are nano-dollar exact in both). The caller adds what PostgreSQL cannot know yet: records not yet written
  * and requests still in flight.
  */
 export async function spendFromAuditLog(knex: Knex, keyId: string, period: BudgetPeriod, now: Date): Promise<BucketSpend> {
@@ -43,15 +42,15 @@ export async function spendFromAuditLog(knex: Knex, keyId: string, period: Budge
     .where('key_id', keyId)
     .andWhere('ts', '>=', from.toISOString())
     .select({ bucket })
-    .sum({ micro: knex.raw('round(cost_usd * 1000000)') })
-    .groupByRaw('1')) as { bucket: string | number; micro: string | number | null }[];
-  return new Map(rows.map((row) => [Number(row.bucket), Number(row.micro ?? 0)]));
+    .sum({ nano: knex.raw('round(cost_usd * 1000000000)') })
+    .groupByRaw('1')) as { bucket: string | number; nano: string | number | null }[];
+  return new Map(rows.map((row) => [Number(row.bucket), Number(row.nano ?? 0)]));
 }
 
 /**
  * Puts a rebuilt counter in the store unless one appeared meanwhile (another replica rebuilt
  * it, or a request was counted): never overwrites reservations. KEYS: counter hash.
- * ARGV: ttl ms, then bucket, micro pairs (at least one, so the hash exists even at zero spend).
+ * ARGV: ttl ms, then bucket, nano pairs (at least one, so the hash exists even at zero spend).
  */
 export const loadBudgetIfAbsent: StoreScript<boolean> = {
   name: 'budget_load_if_absent',
@@ -74,5 +73,5 @@ return 1
 export function loadBudgetArgs(window: BudgetWindow, spend: BucketSpend): (string | number)[] {
   const pairs = new Map(spend);
   if (!pairs.has(window.bucket)) pairs.set(window.bucket, 0);
-  return [window.ttlMs, ...[...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, micro]) => [b, micro])];
+  return [window.ttlMs, ...[...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, nano]) => [b, nano])];
 }

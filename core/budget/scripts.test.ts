@@ -90,7 +90,7 @@ function enforcementContract(name: string, open: () => Store): void {
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_unknown' });
       await store.set('wallet', '150');
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
-      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_empty', balanceMicro: 50 });
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_empty', balanceNano: 50 });
       await store.runScript(settleReservation, settleKeys(), [0, 100, 30, 0, 1, 60_000]);
       assert.equal(await store.get('wallet'), '120');
     });

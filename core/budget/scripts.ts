@@ -4,8 +4,8 @@ import type { ScriptCommands, ScriptReply, StoreScript } from '../store/types.js
 export type EnforcementVerdict =
   | { kind: 'admitted' }
   | { kind: 'rate_limited'; retryAfterMs: number }
-  | { kind: 'budget_exceeded'; usedMicro: number }
-  | { kind: 'wallet_empty'; balanceMicro: number }
+  | { kind: 'budget_exceeded'; usedNano: number }
+  | { kind: 'wallet_empty'; balanceNano: number }
   /** The payer's balance is not in the store yet: load it from PostgreSQL and ask again. */
   | { kind: 'wallet_unknown' }
   /**
@@ -30,9 +30,10 @@ function countedSpend(redis: ScriptCommands, key: string, minBucket: number): nu
  * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
  *
  * KEYS: rate window zset, budget hash, wallet balance.
- * ARGV: rpm (0 = none), windowMs, member, reserveMicro, capMicro (-1 = none), minBucket,
+ * ARGV: rpm (0 = none), windowMs, member, reserveNano, capNano (-1 = none), minBucket,
  *       bucket, budgetTtlMs, walletEnforced (0/1).
- * Money is integer micro-USD: Lua and JavaScript agree on integers, not on floats.
+ * Money is integer nano-USD: Lua and JavaScript agree on integers, not on floats (exactly up to
+ * 2^53 nano-dollars, about 9 million USD, per counter).
  */
 export const enforceRequest: StoreScript<EnforcementVerdict> = {
   name: 'enforce_request',
@@ -118,9 +119,9 @@ return {0, 0}
       case 1:
         return { kind: 'rate_limited', retryAfterMs: Math.max(0, value) };
       case 2:
-        return { kind: 'budget_exceeded', usedMicro: value };
+        return { kind: 'budget_exceeded', usedNano: value };
       case 3:
-        return { kind: 'wallet_empty', balanceMicro: value };
+        return { kind: 'wallet_empty', balanceNano: value };
       case 4:
         return { kind: 'wallet_unknown' };
       case 5:
@@ -137,7 +138,7 @@ return {0, 0}
  * request: the marker makes a settlement retried after a lost reply (or resent by the client
  * library on reconnection) change nothing twice. A counter or mirror the store lost is left
  * alone: its rebuild counts the request from PostgreSQL.
- * KEYS: budget hash, wallet balance, settlement marker. ARGV: bucket, reserveMicro, actualMicro,
+ * KEYS: budget hash, wallet balance, settlement marker. ARGV: bucket, reserveNano, actualNano,
  * budgeted (0/1), walletEnforced (0/1), marker ttl ms.
  */
 export const settleReservation: StoreScript<void> = {

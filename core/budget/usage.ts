@@ -2,17 +2,26 @@ import type { KeyRecord } from '../keys/record.js';
 import type { Store } from '../store/types.js';
 import { budgetWindow, resetsAt } from './periods.js';
 
-/** Micro-USD per USD: money in the store is integer micro-dollars. */
-export const microPerUsd = 1_000_000;
+/**
+ * Nano-USD per USD: money is counted in integer nano-dollars everywhere — store counters,
+ * wallet mirrors, the ledger — the unit the audit log records costs in (9 decimals), so a
+ * request's debit, its budget spend and its audited cost agree to the unit (issue 13 finding 10).
+ */
+export const nanoPerUsd = 1_000_000_000;
 
-/** USD → integer micro-USD, rounding up so a reservation never undershoots a cost. */
-export function toMicroCeil(usd: number): number {
-  return Math.ceil(usd * microPerUsd - 1e-6);
+/**
+ * USD → integer nano-USD, exactly as the audit log writes the amount (`toFixed(9)`), without
+ * float multiplication. Exact below 2^53 nano-dollars (about 9 million USD).
+ */
+export function toNano(usd: number): number {
+  const [whole = '0', fraction = ''] = Math.abs(usd).toFixed(9).split('.');
+  const nano = Number(whole) * nanoPerUsd + Number(fraction.padEnd(9, '0'));
+  return usd < 0 ? -nano : nano;
 }
 
-/** USD → integer micro-USD, nearest (for settled costs). */
-export function toMicro(usd: number): number {
-  return Math.round(usd * microPerUsd);
+/** USD → integer nano-USD, rounding up so a reservation never undershoots a cost. */
+export function toNanoCeil(usd: number): number {
+  return Math.max(toNano(usd), Math.ceil(usd * nanoPerUsd - 1e-3));
 }
 
 /** A key's budget as the Management API and the operator report it. */
@@ -32,17 +41,16 @@ export async function readBudgetUsage(store: Store, key: KeyRecord, now: Date, f
   if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
   const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
   const raw = await store.hashGetAll(window.counterKey);
-  let buckets = new Map(Object.entries(raw).map(([bucket, micro]) => [Number(bucket), Number(micro)]));
+  let buckets = new Map(Object.entries(raw).map(([bucket, nano]) => [Number(bucket), Number(nano)]));
   if (buckets.size === 0 && fromAuditLog) buckets = new Map(await fromAuditLog());
-  let usedMicro = 0;
-  for (const [bucket, micro] of buckets) if (bucket >= window.minBucket) usedMicro += micro;
-  const usedUsd = usedMicro / microPerUsd;
-  const remaining = Math.max(0, key.budgetLimitUsd - usedUsd);
+  let usedNano = 0;
+  for (const [bucket, nano] of buckets) if (bucket >= window.minBucket) usedNano += nano;
+  const remainingNano = Math.max(0, toNano(key.budgetLimitUsd) - usedNano);
   return {
-    usedUsd,
-    remainingUsd: Math.round(remaining * microPerUsd) / microPerUsd,
+    usedUsd: usedNano / nanoPerUsd,
+    remainingUsd: remainingNano / nanoPerUsd,
     resetsAt: resetsAt(window, buckets),
-    exhausted: toMicro(usedUsd) >= toMicro(key.budgetLimitUsd),
+    exhausted: usedNano >= toNano(key.budgetLimitUsd),
   };
 }
 

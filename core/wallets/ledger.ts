@@ -1,10 +1,14 @@
 import type { Knex } from 'knex';
-import { microPerUsd, toMicro } from '../budget/usage.js';
+import { nanoPerUsd, toNano } from '../budget/usage.js';
 import type { Store, StoreScript } from '../store/types.js';
 
-/** Store key of a payer's balance mirror (integer micro-USD), read by the enforcement script. */
+/**
+ * Store key of a payer's balance mirror (integer nano-USD), read by the enforcement script. An
+ * earlier release kept micro-USD under `wallet:`; that key is left to expire and the mirror is
+ * loaded from the ledger.
+ */
 export function walletKey(payerId: string): string {
-  return `wallet:${payerId}`;
+  return `funds:${payerId}`;
 }
 
 /** One ledger entry as the API shows it. */
@@ -23,6 +27,7 @@ interface EntryRow {
   id: string | number;
   payer_id: string;
   amount_micro: string | number;
+  amount_nano: string | number | null;
   kind: 'credit' | 'debit';
   reason: string;
   request_id: string | null;
@@ -30,11 +35,21 @@ interface EntryRow {
   created_at: Date;
 }
 
+/** An entry's amount in nano-USD; rows from before nano-USD have micro-USD only. */
+function amountNano(row: EntryRow): number {
+  return row.amount_nano === null || row.amount_nano === undefined ? Number(row.amount_micro) * 1000 : Number(row.amount_nano);
+}
+
+/** The amount columns of a new row: nano-USD exact, and micro-USD for a release that reads only that. */
+function amountColumns(nano: number): { amount_nano: number; amount_micro: number } {
+  return { amount_nano: nano, amount_micro: Math.round(nano / 1000) };
+}
+
 function toEntry(row: EntryRow): WalletEntry {
   return {
     id: String(row.id),
     payerId: row.payer_id,
-    amountUsd: Number(row.amount_micro) / microPerUsd,
+    amountUsd: amountNano(row) / nanoPerUsd,
     kind: row.kind,
     reason: row.reason,
     requestId: row.request_id,
@@ -61,27 +76,27 @@ export class WalletLedger {
     private readonly store: Store,
   ) {}
 
-  /** Balance from the ledger, in micro-USD. */
-  async balanceMicro(payerId: string, trx: Knex | Knex.Transaction = this.knex): Promise<number> {
-    const row = await trx('wallet_entries').where({ payer_id: payerId }).sum({ total: 'amount_micro' }).first();
+  /** Balance from the ledger, in nano-USD (rows written before nano-USD count their micro-USD). */
+  async balanceNano(payerId: string, trx: Knex | Knex.Transaction = this.knex): Promise<number> {
+    const row = await trx('wallet_entries').where({ payer_id: payerId }).sum({ total: trx.raw('coalesce(amount_nano, amount_micro * 1000)') }).first();
     return Number((row as { total: string | null } | undefined)?.total ?? 0);
   }
 
   /** Credits a payer: a ledger entry with a reason, then the store mirror (if loaded). */
   async credit(payerId: string, amountUsd: number, reason: string, actor: string): Promise<{ entry: WalletEntry; balanceUsd: number }> {
     const [row] = await this.knex('wallet_entries')
-      .insert({ payer_id: payerId, amount_micro: toMicro(amountUsd), kind: 'credit', reason, actor })
+      .insert({ payer_id: payerId, ...amountColumns(toNano(amountUsd)), kind: 'credit', reason, actor })
       .returning('*');
-    await this.store.runScript(incrementIfPresent, [walletKey(payerId)], [toMicro(amountUsd)]);
-    return { entry: toEntry(row as EntryRow), balanceUsd: (await this.balanceMicro(payerId)) / microPerUsd };
+    await this.store.runScript(incrementIfPresent, [walletKey(payerId)], [toNano(amountUsd)]);
+    return { entry: toEntry(row as EntryRow), balanceUsd: (await this.balanceNano(payerId)) / nanoPerUsd };
   }
 
   /**
    * Loads the ledger balance into the store unless a mirror is already there (cold start, or a
-   * store that lost it), less `pendingMicro`: debits not yet in the ledger and reservations in flight.
+   * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in flight.
    */
-  async loadMirror(payerId: string, pendingMicro = 0): Promise<void> {
-    const balance = (await this.balanceMicro(payerId)) - pendingMicro;
+  async loadMirror(payerId: string, pendingNano = 0): Promise<void> {
+    const balance = (await this.balanceNano(payerId)) - pendingNano;
     await this.store.runScript(setIfAbsent, [walletKey(payerId)], [balance]);
   }
 
@@ -89,7 +104,7 @@ export class WalletLedger {
   static async recordDebits(trx: Knex.Transaction, debits: readonly WalletDebit[]): Promise<void> {
     const rows = debits
       .filter((d) => d.costUsd > 0)
-      .map((d) => ({ payer_id: d.payerId, amount_micro: -toMicro(d.costUsd), kind: 'debit', reason: 'request', request_id: d.requestId, actor: 'gateway' }));
+      .map((d) => ({ payer_id: d.payerId, ...amountColumns(-toNano(d.costUsd)), kind: 'debit', reason: 'request', request_id: d.requestId, actor: 'gateway' }));
     if (rows.length > 0) await trx('wallet_entries').insert(rows).onConflict('request_id').ignore();
   }
 
@@ -97,12 +112,12 @@ export class WalletLedger {
    * Balance and latest entries (newest first) from one snapshot: read separately, a debit
    * committed in between would make the two disagree.
    */
-  async statement(payerId: string, limit: number): Promise<{ balanceMicro: number; entries: WalletEntry[] }> {
+  async statement(payerId: string, limit: number): Promise<{ balanceNano: number; entries: WalletEntry[] }> {
     return this.knex.transaction(
       async (trx) => {
-        const balanceMicro = await this.balanceMicro(payerId, trx);
+        const balanceNano = await this.balanceNano(payerId, trx);
         const rows = await trx('wallet_entries').where({ payer_id: payerId }).orderBy('id', 'desc').limit(limit);
-        return { balanceMicro, entries: (rows as EntryRow[]).map(toEntry) };
+        return { balanceNano, entries: (rows as EntryRow[]).map(toEntry) };
       },
       { isolationLevel: 'repeatable read' },
     );

@@ -40,6 +40,12 @@ function startLoad(base: string, keys: { payer: string; plain: string }, workers
   };
 }
 
+/** A decimal USD amount with up to 9 decimals as integer nano-USD, from its digits (no float). */
+function nanoOf(decimal: string): number {
+  const [whole = '0', fraction = ''] = decimal.split('.');
+  return Number(whole) * 1e9 + Number(fraction.padEnd(9, '0').slice(0, 9));
+}
+
 /** Budget of the payer key and the funds of its wallet: both run out during the test. */
 const budgetUsd = 0.0003;
 const fundsUsd = 0.00025;
@@ -91,13 +97,14 @@ async function assertBooksBalance(bed: FaultBed, outcomes: Outcome[], payerKeyId
     40_000,
     100,
   );
-  const debits = (await knex('wallet_entries').whereIn('request_id', payerIds).select('request_id', 'amount_micro')) as {
+  // The ledger and the audit log agree to the nano-dollar (issue 13 finding 10).
+  const debits = (await knex('wallet_entries').whereIn('request_id', payerIds).select('request_id', 'amount_nano')) as {
     request_id: string;
-    amount_micro: string;
+    amount_nano: string;
   }[];
-  const costByRequest = new Map(rows.map((r) => [r.request_id, Number(r.cost_usd)]));
+  const costByRequest = new Map(rows.map((r) => [r.request_id, r.cost_usd]));
   for (const debit of debits)
-    assert.equal(-Number(debit.amount_micro), Math.round(costByRequest.get(debit.request_id)! * 1e6), `debit of ${debit.request_id}`);
+    assert.equal(-Number(debit.amount_nano), nanoOf(costByRequest.get(debit.request_id)!), `debit of ${debit.request_id}`);
   const duplicates = (await knex('wallet_entries')
     .whereNotNull('request_id')
     .groupBy('request_id')
@@ -110,14 +117,12 @@ async function assertBooksBalance(bed: FaultBed, outcomes: Outcome[], payerKeyId
   assert.ok(Number(spent.total ?? 0) <= budgetUsd + 1e-9, `spent ${spent.total} of a ${budgetUsd} budget`);
   const wallet = await call(bed.gateway.url, '/v1/manage/wallets/project:faults', bed.adminKey);
   assert.ok(wallet.body.balance_usd >= 0, `wallet balance ${wallet.body.balance_usd}`);
-  // The budget shown did not fall below what the audit log holds. The counter holds each
-  // request's cost rounded to the micro-dollar (docs/keys.md), so they may differ by half a
-  // micro-dollar per request.
+  // The budget shown is the audited spend, to the nano-dollar: it did not fall when the store lost it.
   const view = await call(bed.gateway.url, `/v1/manage/keys/${payerKeyId}`, bed.adminKey);
-  const requests = Number((await knex('audit_log').where('key_id', payerKeyId).count({ n: '*' }))[0]!.n);
-  assert.ok(
-    view.body.budget_used >= Number(spent.total ?? 0) - requests * 0.5e-6,
-    `budget_used ${view.body.budget_used} vs audited ${spent.total} over ${requests} requests`,
+  assert.equal(
+    Math.round(view.body.budget_used * 1e9),
+    nanoOf(spent.total ?? '0'),
+    `budget_used ${view.body.budget_used} vs audited ${spent.total}`,
   );
 }
 

@@ -5,6 +5,7 @@ import * as m003 from './003_wallets.js';
 import * as m004 from './004_key_managed_by.js';
 import * as m005 from './005_region_policies.js';
 import * as m006 from './006_identity.js';
+import * as m007 from './007_wallet_nano.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -23,6 +24,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['004_key_managed_by', m004],
   ['005_region_policies', m005],
   ['006_identity', m006],
+  ['007_wallet_nano', m007],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -3,8 +3,9 @@ import {
   budgetWindow,
   enforceRequest,
   settleReservation,
-  toMicro,
-  toMicroCeil,
+  nanoPerUsd,
+  toNano,
+  toNanoCeil,
   type BudgetWindow,
 } from '../../../core/budget/index.js';
 import { ApiError } from '../../../core/errors/index.js';
@@ -60,15 +61,15 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   if (!budgeted && !walletEnforced && key.rateLimitRpm === null) return nothingReserved;
   const now = new Date(deps.clock());
   const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
-  const reserveMicro = budgeted || walletEnforced ? toMicroCeil(reserveUsd) : 0;
+  const reserveNano = budgeted || walletEnforced ? toNanoCeil(reserveUsd) : 0;
   const wallet = walletEnforced ? walletKey(key.payerId!) : 'wallet:-';
   const keys = [`rate:${key.id}`, window.counterKey, wallet];
   const args = [
     key.rateLimitRpm ?? 0,
     rateWindowMs,
     requestId,
-    reserveMicro,
-    budgeted ? toMicro(key.budgetLimitUsd!) : -1,
+    reserveNano,
+    budgeted ? toNano(key.budgetLimitUsd!) : -1,
     window.minBucket,
     window.bucket,
     window.ttlMs,
@@ -94,7 +95,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       const resets = window.periodEnd ? ` (resets ${window.periodEnd.toISOString()})` : '';
       throw new ApiError('budget_exceeded', {
         humanMessage: `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD is used up or too small for this request's worst-case cost${resets}`,
-        details: { budget_limit: key.budgetLimitUsd, budget_used: verdict.usedMicro / 1e6, reserve_usd: reserveMicro / 1e6 },
+        details: { budget_limit: key.budgetLimitUsd, budget_used: verdict.usedNano / nanoPerUsd, reserve_usd: reserveNano / nanoPerUsd },
       });
     }
     case 'wallet_empty':
@@ -111,9 +112,9 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       throw new Error(`unknown verdict ${JSON.stringify(unreachable)}`);
     }
   }
-  if (reserveMicro === 0) return nothingReserved;
+  if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
-  const release = deps.spend.hold([...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : [])], reserveMicro);
+  const release = deps.spend.hold([...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : [])], reserveNano);
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -123,7 +124,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
       const settleKeys = [window.counterKey, wallet, `settled:${requestId}`];
-      const settleArgs = [window.bucket, reserveMicro, toMicro(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0, settlementMarkerTtlMs];
+      const settleArgs = [window.bucket, reserveNano, toNano(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0, settlementMarkerTtlMs];
       await deps.spend.settle(() => deps.store.runScript(settleReservation, settleKeys, settleArgs), release);
     },
   };

@@ -5,7 +5,7 @@ import {
   loadBudgetArgs,
   loadBudgetIfAbsent,
   spendFromAuditLog,
-  toMicro,
+  toNano,
   windowStart,
   type BudgetWindow,
 } from '../../../core/budget/index.js';
@@ -27,7 +27,7 @@ export type RecoveryLogger = (facts: object, message: string) => void;
  * docs/reliability.md bounds what that can cost.
  */
 export class SpendRecovery {
-  /** Store key (budget counter or wallet mirror) → micro-USD reserved in flight by this process. */
+  /** Store key (budget counter or wallet mirror) → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, number>();
   private readonly owedSettlements: (() => Promise<void>)[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -40,14 +40,14 @@ export class SpendRecovery {
   ) {}
 
   /** Counts a reservation as in flight on these store keys; the returned function ends it. */
-  hold(storeKeys: readonly string[], micro: number): () => void {
-    for (const key of storeKeys) this.held.set(key, (this.held.get(key) ?? 0) + micro);
+  hold(storeKeys: readonly string[], nano: number): () => void {
+    for (const key of storeKeys) this.held.set(key, (this.held.get(key) ?? 0) + nano);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       for (const key of storeKeys) {
-        const left = (this.held.get(key) ?? 0) - micro;
+        const left = (this.held.get(key) ?? 0) - nano;
         if (left > 0) this.held.set(key, left);
         else this.held.delete(key);
       }
@@ -88,7 +88,7 @@ export class SpendRecovery {
       const at = new Date(record.timestamp);
       if (record.keyId !== key.id || at.getTime() < from) continue;
       const bucket = bucketOf(period, at);
-      spend.set(bucket, (spend.get(bucket) ?? 0) + toMicro(record.costUsd));
+      spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
     spend.set(window.bucket, (spend.get(window.bucket) ?? 0) + (this.held.get(window.counterKey) ?? 0));
     await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend));
@@ -98,7 +98,7 @@ export class SpendRecovery {
   async rebuildWallet(payerId: string, walletStoreKey: string): Promise<void> {
     let pending = this.held.get(walletStoreKey) ?? 0;
     for (const record of this.journal.unconfirmed())
-      if (record.payerId === payerId && record.costUsd > 0) pending += toMicro(record.costUsd);
+      if (record.payerId === payerId && record.costUsd > 0) pending += toNano(record.costUsd);
     await this.wallets.loadMirror(payerId, pending);
   }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { microPerUsd } from '../../../../core/budget/index.js';
+import { nanoPerUsd } from '../../../../core/budget/index.js';
 import type { WalletEntry, WalletLedger } from '../../../../core/wallets/index.js';
 import { validateBody } from '../../http/validate.js';
 import { requireAdmin } from './require-admin.js';
@@ -29,7 +29,7 @@ export function registerWalletRoutes(app: FastifyInstance, ledger: WalletLedger)
   app.get('/v1/manage/wallets/:payer', async (request) => {
     requireAdmin(request);
     const { payer } = validateBody(payerParams, request.params);
-    const { balanceMicro, entries } = await ledger.statement(payer, 50);
-    return { payer, balance_usd: balanceMicro / microPerUsd, entries: entries.map(entryView) };
+    const { balanceNano, entries } = await ledger.statement(payer, 50);
+    return { payer, balance_usd: balanceNano / nanoPerUsd, entries: entries.map(entryView) };
   });
 }
