@@ -145,7 +145,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   // Its own port, so the ingress in front of the API port never exposes metrics.
   const metricsPort = overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT;
   const metricsServer: MetricsServer | undefined =
-    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0 ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort }) : undefined;
+    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0 ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort, health: livenessOnMetricsPort }) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -182,4 +182,14 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     return stopping;
   };
   return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, stop };
+}
+
+/**
+ * Liveness (charts/: the gateway's livenessProbe): the metrics port answers /health 200 for as
+ * long as the process serves at all, including the whole drain, while the API port's /health
+ * (readiness) answers 503 and then closes. So a pod finishing long streams is taken out of the
+ * Service but never restarted.
+ */
+function livenessOnMetricsPort(): boolean {
+  return true;
 }

@@ -82,6 +82,56 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
     });
   });
 
+  describe('long streams survive rollouts', () => {
+    type Gateway = RenderedObject & { spec: { template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ env: Array<{ name: string; value?: string }>; lifecycle: { preStop: { exec: { command: string[] } } }; readinessProbe: { httpGet: { port: string } }; livenessProbe: { httpGet: { path: string; port: string } } }> } } } };
+    const gatewayOf = (objects: RenderedObject[]) => objects.find((o): o is Gateway => o.kind === 'Deployment' && o.metadata.name === 'svc-gateway-gateway')!;
+
+    it('one value (drainSeconds, default the 300 s supplier timeout) sets the drain, the grace period and the Ingress timeouts', () => {
+      for (const [drain, args] of [[300, []], [900, ['--set', 'gateway.drain.drainSeconds=900']]] as const) {
+        const objects = render('--set', 'ingress.enabled=true', ...args);
+        const gateway = gatewayOf(objects);
+        const [c] = gateway.spec.template.spec.containers;
+        const preStop = Number(c!.lifecycle.preStop.exec.command[1]);
+        assert.equal(c!.env.find((e) => e.name === 'SVC_SHUTDOWN_GRACE_MS')?.value, String(drain * 1000), 'the gateway drains for drainSeconds');
+        assert.equal(gateway.spec.template.spec.terminationGracePeriodSeconds, preStop + drain + 5, 'grace = preStop + drain + margin');
+        const ingress = objects.find((o) => o.kind === 'Ingress')!;
+        assert.deepEqual(ingress.metadata.annotations, {
+          'nginx.ingress.kubernetes.io/proxy-buffering': 'off',
+          'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+          'nginx.ingress.kubernetes.io/proxy-read-timeout': String(drain),
+          'nginx.ingress.kubernetes.io/proxy-send-timeout': String(drain),
+        });
+      }
+    });
+
+    it('readiness on the API port, liveness on the metrics port (green for the whole drain)', () => {
+      const [c] = gatewayOf(render()).spec.template.spec.containers;
+      assert.equal(c!.readinessProbe.httpGet.port, 'http');
+      assert.deepEqual(c!.livenessProbe.httpGet, { path: '/health', port: 'metrics' });
+    });
+
+    it('annotations given for the Ingress win; another ingress class gets no nginx annotations', () => {
+      const given = render('--set', 'ingress.enabled=true', '--set-string', 'ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/proxy-read-timeout=3600');
+      assert.equal(given.find((o) => o.kind === 'Ingress')!.metadata.annotations?.['nginx.ingress.kubernetes.io/proxy-read-timeout'], '3600');
+      const traefik = render('--set', 'ingress.enabled=true', '--set', 'ingress.className=traefik');
+      assert.equal(traefik.find((o) => o.kind === 'Ingress')!.metadata.annotations, undefined);
+    });
+
+    it('the Gateway API alternative: HTTPRoutes for gateway and portal with the drain as timeouts, refusing a route without a Gateway', () => {
+      const objects = render('--set', 'httpRoute.enabled=true', '--set', 'httpRoute.parentRefs[0].name=public', '--set', 'httpRoute.parentRefs[0].namespace=gateway-system');
+      type Route = RenderedObject & { spec: { parentRefs: unknown[]; hostnames: string[]; rules: Array<{ backendRefs: Array<{ name: string; port: number }>; timeouts: { request: string; backendRequest: string } }> } };
+      const routes = objects.filter((o): o is Route => o.kind === 'HTTPRoute');
+      assert.deepEqual(routes.map((r) => [r.spec.hostnames[0], r.spec.rules[0]!.backendRefs[0]!.name, r.spec.rules[0]!.timeouts.request, r.spec.rules[0]!.timeouts.backendRequest]), [
+        ['gateway.example.com', 'svc-gateway-gateway', '300s', '300s'],
+        ['portal.example.com', 'svc-gateway-portal', '300s', '300s'],
+      ]);
+      assert.deepEqual(routes[0]!.spec.parentRefs, [{ name: 'public', namespace: 'gateway-system' }]);
+      const missing = template('--set', 'httpRoute.enabled=true');
+      assert.notEqual(missing.status, 0);
+      assert.match(missing.stderr, /httpRoute\.parentRefs must name the Gateway/);
+    });
+  });
+
   describe('node drains', () => {
     it('one gateway replica renders no PDB (it would block every node drain); two or more keep it', () => {
       const single = render('-f', join(chart, 'ci', 'namespaced-rbac-values.yaml'));

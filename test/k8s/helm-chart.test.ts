@@ -140,7 +140,7 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
         assert.equal(envValue(c, 'PORT'), '8080', 'PORT');
         assert.equal(envValue(c, 'SVC_METRICS_PORT'), '9464', 'SVC_METRICS_PORT');
         assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health', port: 'http' }, 'readiness probe');
-        assert.deepEqual(c.livenessProbe?.httpGet, { path: '/health', port: 'http' }, 'liveness probe');
+        assert.deepEqual(c.livenessProbe?.httpGet, { path: '/health', port: 'metrics' }, 'liveness on the metrics port: green while the API port drains');
         const preStop = c.lifecycle?.preStop?.exec?.command ?? [];
         assert.equal(preStop[0], 'sleep', 'preStop sleeps while endpoints are removed');
         const drainMs = Number(envValue(c, 'SVC_SHUTDOWN_GRACE_MS'));
