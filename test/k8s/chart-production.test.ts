@@ -132,6 +132,39 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
     });
   });
 
+  describe('hardening', () => {
+    type Pod = RenderedObject & { spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { securityContext?: Record<string, unknown>; containers: Array<{ image: string; securityContext?: { allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[] } }; resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }> } } } };
+    const pods = (objects: RenderedObject[]) => objects.filter((o): o is Pod => o.kind === 'Deployment');
+
+    it('every pod, the bundled databases included, meets the restricted Pod Security level and has resources', () => {
+      for (const d of pods(render())) {
+        const pod = d.spec.template.spec.securityContext ?? {};
+        assert.equal(pod.runAsNonRoot, true, `${d.metadata.name}: runAsNonRoot`);
+        assert.deepEqual(pod.seccompProfile, { type: 'RuntimeDefault' }, `${d.metadata.name}: seccomp`);
+        for (const c of d.spec.template.spec.containers) {
+          assert.equal(c.securityContext?.allowPrivilegeEscalation, false, `${d.metadata.name}: no privilege escalation`);
+          assert.deepEqual(c.securityContext?.capabilities?.drop, ['ALL'], `${d.metadata.name}: capabilities dropped`);
+          assert.ok(c.resources?.requests?.memory && c.resources.limits?.memory, `${d.metadata.name}: memory request and limit`);
+        }
+      }
+    });
+
+    it('an image digest pins every deployable; nameOverride, fullnameOverride and podAnnotations are accepted', () => {
+      const digest = `sha256:${'a'.repeat(64)}`;
+      const pinned = pods(render('--set', `image.digest=${digest}`)).filter((d) => !/-(postgresql|redis)$/.test(d.metadata.name));
+      assert.ok(pinned.length >= 4);
+      for (const d of pinned) assert.equal(d.spec.template.spec.containers[0]!.image, `svc-gateway@${digest}`, d.metadata.name);
+      assert.notEqual(template('--set', 'image.digest=latest').status, 0, 'a digest must be sha256:<64 hex>');
+
+      const renamed = render('--set', 'fullnameOverride=llm', '--set', 'nameOverride=llm-gw', '--set', 'podAnnotations.example\\.com/team=platform');
+      const gateway = pods(renamed).find((d) => d.metadata.name === 'llm-gateway');
+      assert.ok(gateway, `objects named from fullnameOverride: ${pods(renamed).map((d) => d.metadata.name).join(', ')}`);
+      assert.equal(gateway.metadata.labels?.['app.kubernetes.io/name'], 'llm-gw', 'nameOverride in labels');
+      assert.equal(gateway.spec.template.metadata.annotations?.['example.com/team'], 'platform', 'pod annotation');
+      assert.ok(gateway.spec.template.metadata.annotations?.['checksum/secret'], 'checksums kept beside the annotations');
+    });
+  });
+
   describe('node drains', () => {
     it('one gateway replica renders no PDB (it would block every node drain); two or more keep it', () => {
       const single = render('-f', join(chart, 'ci', 'namespaced-rbac-values.yaml'));

@@ -1,16 +1,24 @@
+{{/* The chart's name in labels and object names (nameOverride). */}}
+{{- define "svc.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* Release-scoped name of every object, at most 63 characters with room for suffixes. */}}
 {{- define "svc.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- $name := include "svc.name" . -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Labels every object carries. */}}
 {{- define "svc.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "svc.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -18,14 +26,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Selector labels of one component: (dict "root" $ "component" "gateway"). */}}
 {{- define "svc.selectorLabels" -}}
-app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/name: {{ include "svc.name" .root }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/* The one image all deployables run. */}}
 {{- define "svc.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
 {{- end -}}
 
 {{/* Secret with DATABASE_URL, REDIS_URL, SVC_KEY_PEPPER and SVC_ADMIN_KEY. */}}
@@ -145,6 +157,9 @@ checksum/catalogue: {{ include (print $.Template.BasePath "/configmap-catalogue.
 checksum/secret: {{ (lookup "v1" "Secret" .Release.Namespace .Values.secrets.existingSecret).data | default dict | toJson | sha256sum }}
 {{- else }}
 checksum/secret: {{ include "svc.secretData" . | sha256sum }}
+{{- end }}
+{{- with .Values.podAnnotations }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 
