@@ -325,7 +325,7 @@ describe('embeddings, rerank, transcription and speech', () => {
   };
 
   /** Writes a raw HTTP request in pieces; resolves with what the server sent until it closed. */
-  const rawExchange = (head: string, pieces: Buffer[], pauseMs = 0) =>
+  const rawExchange = (head: string, pieces: Buffer[]) =>
     new Promise<string>((resolve, reject) => {
       const url = new URL(base);
       const socket = connect(Number(url.port), url.hostname);
@@ -333,12 +333,9 @@ describe('embeddings, rerank, transcription and speech', () => {
       socket.on('data', (d) => (received += d.toString('latin1')));
       socket.on('close', () => resolve(received));
       socket.on('error', (e) => (received ? resolve(received) : reject(e)));
-      socket.once('connect', async () => {
+      socket.once('connect', () => {
         socket.write(head);
-        for (const piece of pieces) {
-          socket.write(piece);
-          if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
-        }
+        for (const piece of pieces) socket.write(piece);
       });
     });
 

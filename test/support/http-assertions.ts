@@ -1,6 +1,7 @@
 // Assertions the gateway's HTTP tests share: the catalogue error shape, and waiting for a state
 // that arrives asynchronously (audit rows, propagated changes).
 import assert from 'node:assert/strict';
+import { waitFor } from './wait-for.js';
 
 /** An HTTP answer with its JSON body parsed. */
 export interface Reply {
@@ -17,13 +18,13 @@ export function expectError(reply: Reply, status: number, code: string, param?: 
   if (param !== undefined) assert.equal(reply.body.error?.param, param, `param of ${JSON.stringify(reply.body)}`);
 }
 
-/** Probes every 100 ms until `done` holds, or fails naming `what` and the last value after `ms`. */
-export async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 100));
+/** Probes every 100 ms until `done` holds, or fails naming `what` and the last value after `ms` (a ceiling, see waitFor). */
+export async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 30_000): Promise<T> {
+  let value: T | undefined;
+  try {
+    await waitFor(what, async () => done((value = await probe())), ms, 100);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}: ${JSON.stringify(value).slice(0, 500)}`);
   }
+  return value as T;
 }
