@@ -165,6 +165,37 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
     });
   });
 
+  describe('network policies', () => {
+    type Peer = { namespaceSelector?: { matchLabels: Record<string, string> }; podSelector?: { matchLabels: Record<string, string> } };
+    type Policy = RenderedObject & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress?: Array<{ from: Peer[]; ports?: Array<{ port: string | number }> }>; egress?: Array<{ ports: Array<{ port: number; protocol: string }> }> } };
+    const policies = (objects: RenderedObject[]) => new Map(objects.filter((o): o is Policy => o.kind === 'NetworkPolicy').map((p) => [p.metadata.labels?.['app.kubernetes.io/component'] ?? '', p]));
+    const sources = (p: Policy, port: string) => (p.spec.ingress ?? []).filter((r) => r.ports?.some((x) => x.port === port)).flatMap((r) => r.from.map((f) => JSON.stringify(f)));
+
+    it('off by default; on: API ports from the ingress namespace (and the release), metrics from monitoring, databases and simulator from the release only', () => {
+      assert.equal(policies(render()).size, 0, 'none by default');
+      const byComponent = policies(render('--set', 'networkPolicy.enabled=true'));
+      assert.deepEqual([...byComponent.keys()].sort(), ['gateway', 'operator', 'portal', 'postgresql', 'redis', 'simulator']);
+      const ingressNs = JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } });
+      const monitoring = JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } });
+      const release = JSON.stringify({ podSelector: { matchLabels: { 'app.kubernetes.io/instance': 'svc-gateway' } } });
+      for (const component of ['gateway', 'portal']) {
+        const p = byComponent.get(component)!;
+        assert.equal(p.spec.podSelector.matchLabels['app.kubernetes.io/component'], component);
+        assert.deepEqual(sources(p, 'http'), [ingressNs, release], `${component}: API port`);
+        assert.deepEqual(sources(p, 'metrics'), [monitoring], `${component}: metrics`);
+      }
+      const operator = byComponent.get('operator')!;
+      assert.deepEqual(operator.spec.policyTypes, ['Ingress', 'Egress']);
+      assert.deepEqual(sources(operator, 'metrics'), [monitoring], 'operator: only scrapes come in');
+      assert.equal(sources(operator, 'http').length, 0, 'operator: no API port');
+      const egressPorts = (operator.spec.egress ?? []).flatMap((r) => r.ports.map((p) => `${p.protocol}/${p.port}`)).sort();
+      assert.deepEqual(egressPorts, ['TCP/443', 'TCP/53', 'TCP/5432', 'TCP/6379', 'TCP/6380', 'TCP/6443', 'UDP/53'], 'operator: DNS, API server, databases');
+      for (const component of ['postgresql', 'redis', 'simulator']) {
+        assert.deepEqual((byComponent.get(component)!.spec.ingress ?? []).flatMap((r) => r.from.map((f) => JSON.stringify(f))), [release], `${component}: the release only`);
+      }
+    });
+  });
+
   describe('node drains', () => {
     it('one gateway replica renders no PDB (it would block every node drain); two or more keep it', () => {
       const single = render('-f', join(chart, 'ci', 'namespaced-rbac-values.yaml'));
