@@ -196,6 +196,17 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
     });
   });
 
+  describe('autoscaling', () => {
+    it('CPU by default; requests in flight per pod as a second target when asked', () => {
+      type Hpa = RenderedObject & { spec: { metrics: Array<{ type: string; resource?: { name: string }; pods?: { metric: { name: string }; target: { type: string; averageValue: string } } }> } };
+      const hpaOf = (objects: RenderedObject[]) => objects.find((o): o is Hpa => o.kind === 'HorizontalPodAutoscaler')!;
+      assert.deepEqual(hpaOf(render()).spec.metrics.map((m) => m.type), ['Resource']);
+      const both = hpaOf(render('--set', 'gateway.autoscaling.inFlight.enabled=true', '--set-string', 'gateway.autoscaling.inFlight.averageValue=30'));
+      assert.deepEqual(both.spec.metrics.map((m) => m.resource?.name ?? m.pods?.metric.name), ['cpu', 'svc_gateway_requests_in_flight']);
+      assert.deepEqual(both.spec.metrics[1]!.pods!.target, { type: 'AverageValue', averageValue: '30' });
+    });
+  });
+
   describe('node drains', () => {
     it('one gateway replica renders no PDB (it would block every node drain); two or more keep it', () => {
       const single = render('-f', join(chart, 'ci', 'namespaced-rbac-values.yaml'));
