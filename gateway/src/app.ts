@@ -64,7 +64,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // Failures of URL decoding and routing, before any hook runs: answered in the catalogue shape.
     frameworkErrors: (error, request, reply) => {
       request.errorCode = fromFrameworkError(error).code;
-      return sendError(reply, error);
+      void sendError(reply, error);
     },
     genReqId: () => newRequestId(),
     requestIdHeader: false,

@@ -24,7 +24,7 @@ export async function eventually<T>(probe: () => Promise<T>, done: (v: T) => boo
   try {
     await waitFor(what, async () => done((value = await probe())), ms, 100);
   } catch (error) {
-    throw new Error(`${(error as Error).message}: ${JSON.stringify(value).slice(0, 500)}`);
+    throw new Error(`${(error as Error).message}: ${JSON.stringify(value).slice(0, 500)}`, { cause: error });
   }
   return value as T;
 }

@@ -8,6 +8,7 @@ import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
  * Text PostgreSQL can store: a NUL character is refused by `text` columns and an unpaired UTF-16
  * surrogate has no UTF-8 encoding, so either would fail in the database as a 500.
  */
+// eslint-disable-next-line no-control-regex -- NUL is exactly the character being refused
 const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const storableText = (schema: z.ZodString) => schema.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
 
