@@ -14,6 +14,7 @@ import { managedKeyApi, type ManagedKeyObject } from './managed-key/resource.js'
 import { RegionPolicyReconciler } from './region-policy/reconciler.js';
 import { regionPolicyApi, type RegionPolicyObject } from './region-policy/resource.js';
 import type { OperatorSettings } from './settings.js';
+import { EventRecorder } from './kube/events.js';
 
 /** A running operator replica. */
 export interface RunningOperator {
@@ -83,6 +84,7 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
     budgetRefreshMs: settings.SVC_OPERATOR_BUDGET_REFRESH_MS,
     clock,
     logger,
+    events: new EventRecorder(core, settings.POD_NAME, clock, logger),
   });
   const regionPolicies = new RegionPolicyReconciler({ customObjects, policies: new RegionPolicyRepository(database.knex), store, supplierRegions, clock, logger });
   const { group, version } = managedKeyApi;

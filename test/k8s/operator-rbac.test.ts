@@ -27,6 +27,7 @@ const methodGrants: Readonly<Record<string, Grant>> = {
   readNamespacedSecret: grant('', 'secrets', 'get'),
   createNamespacedSecret: grant('', 'secrets', 'create'),
   replaceNamespacedSecret: grant('', 'secrets', 'update'),
+  createNamespacedEvent: grant('', 'events', 'create'),
   readNamespacedLease: grant('coordination.k8s.io', 'leases', 'get'),
   createNamespacedLease: grant('coordination.k8s.io', 'leases', 'create'),
   replaceNamespacedLease: grant('coordination.k8s.io', 'leases', 'update'),
@@ -83,8 +84,8 @@ function grantsOf(rules: Rule[]): Set<Grant> {
   return new Set(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => grant(g, res, v))))));
 }
 
-/** Grants the key namespaces need (Secrets and writing ManagedKeys); the Lease's; the rest cluster-wide. */
-const keyScoped = (g: Grant) => g.startsWith('|secrets|') || (g.startsWith(`${group}|${managedKeyApi.plural}`) && !/\|(list|watch)$/.test(g));
+/** Grants the key namespaces need (Secrets, Events about ManagedKeys, writing ManagedKeys); the Lease's; the rest cluster-wide. */
+const keyScoped = (g: Grant) => g.startsWith('|secrets|') || g.startsWith('|events|') || (g.startsWith(`${group}|${managedKeyApi.plural}`) && !/\|(list|watch)$/.test(g));
 const leaseScoped = (g: Grant) => g.startsWith('coordination.k8s.io|leases|');
 
 let helm = '';

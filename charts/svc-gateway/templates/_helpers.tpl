@@ -167,7 +167,7 @@ checksum/secret: {{ include "svc.secretData" . | sha256sum }}
   The operator's grants where it reconciles ManagedKeys: read, finalizer patch and status of the
   ManagedKeys; update of managedkeys/finalizers because its Secrets' ownerReferences set
   blockOwnerDeletion; the key Secrets it reads, creates and replaces (never lists or deletes:
-  garbage collection removes them with their ManagedKey).
+  garbage collection removes them with their ManagedKey); Events about the ManagedKeys.
 */}}
 {{- define "svc.operatorKeyRules" -}}
 - apiGroups: [gateway.svc.dev]
@@ -182,4 +182,7 @@ checksum/secret: {{ include "svc.secretData" . | sha256sum }}
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, create, update]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create]
 {{- end -}}

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { readBudgetUsage } from '../../../core/budget/index.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
+import type { EventNote, EventRecorder } from '../kube/events.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
 import { OwedAnnouncements } from '../owed-announcements.js';
 import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames, type SecretObservation } from './decide.js';
@@ -21,6 +22,8 @@ export interface ManagedKeyReconcilerDeps {
   budgetRefreshMs: number;
   clock: () => number;
   logger: Logger;
+  /** Kubernetes Events on outcomes a person should see; none when absent. */
+  events?: EventRecorder;
 }
 
 /** The Secret's data key holding the API key (docs/crds.md, "The Secret"). */
@@ -64,7 +67,9 @@ export class ManagedKeyReconciler {
     if (!parsed.ok) {
       const rawName = (object.spec as { secretName?: unknown } | undefined)?.secretName;
       const secretName = typeof rawName === 'string' ? rawName : `${name}-key`;
-      await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, invalidSpec: parsed.message, secretConflict: false, key: undefined, unresolved: undefined, usage: undefined }));
+      if (await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, invalidSpec: parsed.message, secretConflict: false, key: undefined, unresolved: undefined, usage: undefined }))) {
+        await this.event(object, { type: 'Warning', reason: 'InvalidSpec', message: parsed.message });
+      }
       return {};
     }
     const spec = parsed.spec;
@@ -75,7 +80,9 @@ export class ManagedKeyReconciler {
 
     const secretPlan = planSecret(await this.observeSecret(namespace, secretName, object));
     if (secretPlan.action === 'conflict') {
-      await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: true, key: undefined, unresolved, usage: undefined }));
+      if (await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: true, key: undefined, unresolved, usage: undefined }))) {
+        await this.event(object, { type: 'Warning', reason: 'SecretConflict', message: `Secret ${secretName} exists and is not owned by this ManagedKey; no key is issued until it is removed or secretName changes` });
+      }
       // Secrets are not watched: look again later in case the other Secret is removed.
       return { requeueAfterMs: this.deps.budgetRefreshMs };
     }
@@ -85,6 +92,7 @@ export class ManagedKeyReconciler {
     } else {
       apiKey = generateSecret('managed');
       await this.writeSecret(object, secretName, apiKey, secretPlan.action === 'rewrite');
+      await this.event(object, { type: 'Normal', reason: secretPlan.action === 'rewrite' ? 'SecretRewritten' : 'SecretCreated', message: `Secret ${secretName} written with a new API key` });
     }
 
     const desired = desiredKey(namespace, name, spec);
@@ -94,6 +102,7 @@ export class ManagedKeyReconciler {
         key = (await this.deps.keys.create({ kind: 'managed', source: 'crd', managedBy: owner, ...desired }, apiKey)).record;
         await this.announce(key.secretHash);
         this.deps.logger.info({ managedKey: ref, keyId: key.id }, 'key created');
+        await this.event(object, { type: 'Normal', reason: 'KeyCreated', message: `Key ${key.id} issued` });
         break;
       case 'update': {
         let updated = key!;
@@ -102,6 +111,7 @@ export class ManagedKeyReconciler {
           updated = (await this.deps.keys.replaceSecret(updated.id, apiKey))!;
           await this.announce(oldHash);
           this.deps.logger.info({ managedKey: ref, keyId: updated.id }, 'key secret replaced from its Secret');
+          await this.event(object, { type: 'Normal', reason: 'KeyRotated', message: `Key ${updated.id} now accepts the API key in its Secret; the previous one stopped working` });
         }
         if (rowPlan.patch) updated = (await this.deps.keys.update(updated.id, rowPlan.patch))!;
         await this.announce(updated.secretHash);
@@ -223,10 +233,16 @@ export class ManagedKeyReconciler {
     else await this.deps.core.createNamespacedSecret({ namespace, body });
   }
 
-  private async writeStatus(object: ManagedKeyObject, status: ManagedKeyStatus): Promise<void> {
-    if (!statusChanged(object.status, status)) return;
+  private async event(object: ManagedKeyObject, note: EventNote): Promise<void> {
+    await this.deps.events?.record({ ...object, apiVersion: `${group}/${version}`, kind: managedKeyApi.kind }, note);
+  }
+
+  /** Writes the status when it differs; true when it did. */
+  private async writeStatus(object: ManagedKeyObject, status: ManagedKeyStatus): Promise<boolean> {
+    if (!statusChanged(object.status, status)) return false;
     const { namespace = '', name = '' } = object.metadata ?? {};
     // JSON patch `add /status` replaces the whole status, so fields that went away go too.
     await this.deps.customObjects.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: [{ op: 'add', path: '/status', value: status }] });
+    return true;
   }
 }

@@ -27,6 +27,7 @@ export const builtInTypes: readonly ResourceType[] = [
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, statusSubresource: false },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, statusSubresource: false, shortNames: ['cm'] },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true, statusSubresource: false },
+  { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, statusSubresource: false, shortNames: ['ev'] },
 ];
 
 /**
