@@ -11,6 +11,8 @@ export interface LocalCredentials {
   adminKey: string;
   pepper: string;
   demoKey?: string;
+  /** Password of npm start's verified demo owner (owner@demo.local) in the portal. */
+  demoOwnerPassword?: string;
 }
 
 /** Reads the local credentials, creating admin key and pepper on first start. */

@@ -23,7 +23,16 @@ function start(dataDir: string, env: Record<string, string> = {}): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', 'deploy/local/start.ts'], {
     cwd: root,
     // Free ports everywhere, so the test never collides with a developer's `npm start`.
-    env: { ...process.env, SVC_DATA_DIR: dataDir, PORT: '0', SIM_PORT: '0', SVC_METRICS_PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: dataDir,
+      PORT: '0',
+      PORTAL_PORT: '0',
+      SIM_PORT: '0',
+      SVC_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   cleanups.push(() => void child.kill('SIGKILL'));
@@ -52,6 +61,14 @@ test('npm start prints a key to export that answers the README call; one start p
   const first = start(dataDir);
   const { gateway, key } = await banner(first);
   expect(first.output()).toMatch(/simulator {3}http:\/\/127\.0\.0\.1:\d+/);
+  // The portal runs beside the gateway, and its printed demo owner can sign in.
+  const [, portalUrl, ownerPassword] = /Portal: (http:\/\/\S+) +sign in as owner@demo\.local \/ (\S+) \(owner\)/.exec(first.output()) ?? [];
+  const login = await fetch(`${portalUrl}/auth/login`, {
+    method: 'POST',
+    headers: { origin: portalUrl!, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'owner@demo.local', password: ownerPassword }),
+  });
+  expect(await login.json()).toMatchObject({ user: { role: 'owner', email_verified: true } });
   expect(first.output()).toContain('metrics     off (SVC_METRICS_PORT=0)');
   const response = await fetch(`${gateway}/v1/chat/completions`, {
     method: 'POST',

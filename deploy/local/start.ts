@@ -1,12 +1,16 @@
 // `npm start`: the whole platform on embedded defaults, for a first look on a fresh machine.
-// Starts the supplier simulator and the gateway (portal and operator join later), creates a
-// demo key once, and prints how to call it. Data lives under SVC_DATA_DIR (default ./.data).
+// Starts the supplier simulator, the gateway and the portal (the operator joins later), creates a
+// demo key and a verified demo owner once, and prints how to call it and how to sign in. Data
+// lives under SVC_DATA_DIR (default ./.data).
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { ConfigError, loadConfig, stopOnSignals } from '../../core/config/index.js';
+import { ConfigError, loadConfig, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
 import { DataDirLockedError, databaseTargetFromSettings, lockDataDir, openDatabase } from '../../core/db/index.js';
+import { ensureVerifiedOwner } from '../../core/identity/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
 import { startGateway } from '../../gateway/src/server.js';
+import { startPortal } from '../../portal/src/server.js';
 import { startSimulator } from '../../test/simulator/server.js';
 import { banner } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
@@ -46,6 +50,20 @@ async function main(): Promise<void> {
   }
 
   const gateway = await startGateway(config, { database, tracing });
+  // The portal on the same database (PORTAL_PORT, default 3000; metrics only on the gateway's port).
+  const portal = await startPortal(parsePortalSettings({ SVC_GATEWAY_PUBLIC_URL: gateway.url, ...env, SVC_METRICS_PORT: '0' }), {
+    database,
+    catalogue: config.catalogue,
+  });
+  const ownerEmail = 'owner@demo.local';
+  const ownerPassword = credentials.demoOwnerPassword ?? `demo-${randomBytes(12).toString('base64url')}`;
+  if (!credentials.demoOwnerPassword) saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerPassword: ownerPassword });
+  await ensureVerifiedOwner(
+    database.knex,
+    { email: ownerEmail, displayName: 'Demo owner', password: ownerPassword, legalVersion: portal.deps.settings.SVC_LEGAL_VERSION },
+    new Date(),
+  );
+  console.log(`Portal: ${portal.url}   sign in as ${ownerEmail} / ${ownerPassword} (owner); emails go to ${dataDir}/outbox\n`);
   console.log(
     banner({
       database: config.settings.DATABASE_URL ? 'PostgreSQL from DATABASE_URL' : 'embedded PostgreSQL (PGlite)',
@@ -62,6 +80,7 @@ async function main(): Promise<void> {
   );
 
   stopOnSignals(async () => {
+    await portal.stop();
     await gateway.stop();
     await database.close();
     await simulator.close();
