@@ -12,7 +12,7 @@ import { noteUsage, routingRecord, type InterfaceName } from './attempts.js';
 import { serveRouted } from './serve-routed.js';
 import { callSupplier } from './supplier-call.js';
 import { streamToClient } from './stream-to-client.js';
-import { readJson } from './upstream-json.js';
+import { readJson, readSupplierAnswer } from './upstream-json.js';
 
 /** A chat-style request of either family, ready to route. */
 export interface ChatInference {
@@ -67,14 +67,29 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       });
       const call = translator.request();
       const started = performance.now();
-      const upstream = await callSupplier(deps.upstream, route, call.path, call.body, { requestId: String(request.id), clientHeaders: request.headers }, signal);
+      const upstream = await callSupplier(
+        deps.upstream,
+        route,
+        call.path,
+        call.body,
+        { requestId: String(request.id), clientHeaders: request.headers },
+        signal,
+      );
       const headers = () => answerHeaders(reply, route, publicModel, started);
       if (inference.stream) {
-        const outcome = await streamToClient(reply, upstream, translator, headers, () => usageTotals(route, translator.usage()));
+        const outcome = await streamToClient(
+          reply,
+          upstream,
+          translator,
+          headers,
+          () => usageTotals(route, translator.usage()),
+          route.supplier.name,
+        );
         noteUsage(record, route, translator.usage());
         return { value: reply as unknown, lateError: outcome.error };
       }
-      const body = translator.response(await readJson(upstream, route));
+      const json = await readJson(upstream, route);
+      const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
       noteUsage(record, route, translator.usage());
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
       return { value: body };

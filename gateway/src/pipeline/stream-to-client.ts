@@ -6,6 +6,7 @@ import { totalsHeaders, type UsageTotals } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { Translator } from '../translate/types.js';
 import { routingRecord } from './attempts.js';
+import { readSupplierAnswer } from './upstream-json.js';
 
 /** Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events. */
 export const sseHeaders = {
@@ -40,6 +41,7 @@ export async function streamToClient(
   translator: Translator,
   headers: () => Record<string, string>,
   totals: () => UsageTotals | undefined,
+  supplier: string,
 ): Promise<StreamOutcome> {
   const raw = reply.raw;
   let started = false;
@@ -60,7 +62,10 @@ export async function streamToClient(
     onEvent: (event: EventSourceMessage) => {
       if (failure) return;
       try {
-        write(translator.streamEvent({ ...(event.event !== undefined && { event: event.event }), data: event.data }));
+        const text = readSupplierAnswer(supplier, () =>
+          translator.streamEvent({ ...(event.event !== undefined && { event: event.event }), data: event.data }),
+        );
+        write(text);
       } catch (error) {
         failure = error;
       }

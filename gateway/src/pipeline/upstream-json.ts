@@ -10,3 +10,22 @@ export async function readJson(upstream: UpstreamResponse, route: ModelRoute): P
     throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
   }
 }
+
+/**
+ * A supplier's answer read by `read` (a translator turning it into the client's format). Whatever
+ * breaks there that is not a catalogue error (a `TypeError` on `choices: [null]`) was caused by
+ * the supplier's data: it is `502 invalid_backend_response`, which fails over and counts against
+ * that supplier — never `internal_error`, which would blame the gateway and stop the failover.
+ */
+export function readSupplierAnswer<T>(supplier: string, read: () => T): T {
+  try {
+    return read();
+  } catch (cause) {
+    if (cause instanceof ApiError) throw cause;
+    throw new ApiError('invalid_backend_response', {
+      humanMessage: `Supplier ${supplier} answered with data of an unexpected shape`,
+      cause,
+      details: { supplier },
+    });
+  }
+}
