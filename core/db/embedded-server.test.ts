@@ -199,3 +199,18 @@ test('several pg clients running parameterized queries at once each get their ow
   );
   expect(failures).toEqual([]);
 });
+
+test('a message whose length field is below its own four bytes closes that connection instead of looping forever', async () => {
+  const server = await servedDatabase();
+  const bad = await rawClient(server);
+  const closed = new Promise<void>((resolve) => bad.socket.once('close', () => resolve()));
+  const header = Buffer.alloc(5);
+  header.write('Q', 0, 'latin1');
+  header.writeInt32BE(-1, 1); // a length no message can have; the parser used to make no progress on it
+  bad.socket.write(header);
+  await closed;
+  // The server (and its event loop) still serves everyone else.
+  const good = await rawClient(server);
+  good.socket.write(message('Q', cstring("select 'still here'")));
+  await waitFor('the answer of a healthy client', () => good.answers.includes('still here'));
+});

@@ -133,6 +133,12 @@ class Connection {
       }
       if (this.buffer.length < 5) return;
       const size = 1 + this.buffer.readInt32BE(1);
+      // A length below its own four bytes is no message: the parser would never move past it (and
+      // spin on the event loop), so the connection is broken off.
+      if (size < 5) {
+        this.socket.destroy();
+        return;
+      }
       if (this.buffer.length < size) return;
       const message = this.buffer.subarray(0, size);
       this.buffer = this.buffer.subarray(size);
