@@ -150,7 +150,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   };
   app.addHook('onResponse', async (request, reply) => {
     // Answered before the body finished arriving (refused key, body too large, …).
-    if (!request.raw.complete) closeAfterEarlyAnswer(request.raw.socket);
+    if (!request.raw.complete) closeAfterEarlyAnswer(request.raw);
     request.trace?.end(request, reply);
     finish(request, reply, reply.statusCode);
   });

@@ -59,16 +59,46 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
 }
 
 /**
+ * How much of an early-answered request's body is still read and discarded before the connection
+ * is dropped (docs/interfaces.md "Limits"). Enough for an upload just over a limit (a 26 MB file
+ * against 25 MB) to finish on any reasonable link, so its client reads the answer instead of a
+ * reset; bounded in bytes and in time, so a trickling or endless body cannot hold the connection.
+ */
+export const earlyAnswerDrain = { maxBytes: 64 * 1024 * 1024, maxMs: 10_000 } as const;
+
+/**
  * Closes the connection of a request answered before its body finished arriving (refused key,
  * body over the limit), instead of reading — for as long as the client cares to trickle — a body
  * nobody will use. Gracefully: the answer is flushed and followed by a FIN, and what the client
- * still sends for a moment is read and discarded (Node dumps the rest of the request), so the
- * client reads the answer rather than a reset; then the socket is destroyed.
+ * still sends is read and discarded until the body ends (then the client closes its side), or
+ * until `earlyAnswerDrain` bytes or milliseconds have passed; then the socket is destroyed. A
+ * client still writing when its connection is destroyed gets a reset and may never read the
+ * answer (the official SDKs then retry the whole upload), which is why this is not immediate.
  */
-export function closeAfterEarlyAnswer(socket: Socket): void {
+export function closeAfterEarlyAnswer(request: IncomingMessage, drain: { maxBytes: number; maxMs: number } = earlyAnswerDrain): void {
+  const socket = request.socket;
   if (socket.destroyed) return;
   socket.end();
-  setTimeout(() => socket.destroy(), lingerMs).unref();
+  let discarded = 0;
+  const drop = () => {
+    clearTimeout(deadline);
+    request.removeListener('data', count);
+    socket.destroy();
+  };
+  const count = (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > drain.maxBytes) drop();
+  };
+  const deadline = setTimeout(drop, drain.maxMs);
+  deadline.unref();
+  request.on('data', count);
+  // The whole body arrived: the client now reads the answer and closes; the FIN is already sent.
+  request.once('end', () => {
+    clearTimeout(deadline);
+    request.removeListener('data', count);
+    setTimeout(() => socket.destroy(), lingerMs).unref();
+  });
+  request.resume();
 }
 
 /**

@@ -122,11 +122,9 @@ async function serveTranscription(deps: GatewayDeps, request: FastifyRequest, re
     throw new ApiError('unsupported_media_type', { humanMessage: 'Send the audio as multipart/form-data with a "file" field' });
   }
   const refused = refuseDeclaredSize(request.raw);
-  if (refused) {
-    // Nothing of the body is worth receiving: close the connection rather than drain it.
-    void reply.header('connection', 'close');
-    throw refused;
-  }
+  // Answered before the body is read; the connection is then closed after a bounded drain
+  // (closeAfterEarlyAnswer), so the client reads this answer rather than a reset.
+  if (refused) throw refused;
   const upload = await readAudioUpload(request.raw, deps.uploadIdleMs);
   try {
     const form = readForm(upload.fields);

@@ -1,0 +1,107 @@
+// A transcription over the 25 MB limit, sent through the official openai package, must reach the
+// caller as the gateway's answer — 413 request_too_large, an APIError the SDK does not retry — and
+// never as a connection error after the SDK re-sent the whole upload twice. The gateway answers
+// as soon as the limit is passed, then reads and discards the rest of the upload (up to a bound)
+// before closing, so the client is not reset while it is still sending.
+import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
+import OpenAI, { toFile } from 'openai';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+/** A WAV header for `dataBytes` of 16-bit mono PCM, followed by that many zero bytes. */
+function wavOfSize(dataBytes: number): Buffer {
+  const buf = Buffer.alloc(44 + dataBytes);
+  buf.write('RIFF', 0);
+  buf.writeUInt32LE(36 + dataBytes, 4);
+  buf.write('WAVEfmt ', 8);
+  buf.writeUInt32LE(16, 16);
+  buf.writeUInt16LE(1, 20);
+  buf.writeUInt16LE(1, 22);
+  buf.writeUInt32LE(16_000, 24);
+  buf.writeUInt32LE(32_000, 28);
+  buf.writeUInt16LE(2, 32);
+  buf.writeUInt16LE(16, 34);
+  buf.write('data', 36);
+  buf.writeUInt32LE(dataBytes, 40);
+  return buf;
+}
+
+describe('an oversized upload through the openai SDK', () => {
+  let h: GatewayHarness;
+  let key: string;
+
+  beforeAll(async () => {
+    h = await startGatewayHarness([
+      { name: 'sim-eu', region: 'EU', models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }] },
+    ]);
+    key = await h.createKey();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('26 MB: the SDK raises APIError 413 request_too_large after one request, not a connection error after three', async () => {
+    let requests = 0;
+    // Counts the requests that reach the gateway (the SDK also fetches a data: URL to probe its FormData support).
+    const countingFetch: typeof fetch = (input, init) => {
+      if (String(input).startsWith(h.gateway.url)) requests++;
+      return fetch(input, init);
+    };
+    const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 2, fetch: countingFetch });
+    const file = await toFile(wavOfSize(26 * 1024 * 1024), 'big.wav', { type: 'audio/wav' });
+    const error = await client.audio.transcriptions.create({ file, model: 'whisper' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error).not.toBeInstanceOf(OpenAI.APIConnectionError);
+    const apiError = error as InstanceType<typeof OpenAI.APIError>;
+    expect(apiError.status).toBe(413);
+    expect(apiError.code).toBe('request_too_large');
+    expect(requests).toBe(1);
+  });
+
+  test('a client that sends its whole upload before reading gets the 413, not a reset', async () => {
+    // A plain HTTP/1.1 client: it sends all 48 MB (at ~25 MB/s, about a second past the point where
+    // the gateway answers at 25 MB — a slow link, or a busy machine) and only then reads. The
+    // gateway must keep reading and discarding meanwhile: destroying the connection while the
+    // client still sends resets it, and a reset loses the answer the client has not read yet.
+    // (The pacing is the slow client, not a wait for anything.)
+    const boundary = 'slowclient';
+    const total = 48 * 1024 * 1024;
+    const chunk = Buffer.alloc(256 * 1024);
+    const socket = connect({ host: '127.0.0.1', port: h.gateway.port, allowHalfOpen: true });
+    onTestFinished(() => void socket.destroy());
+    let received = '';
+    let failure: Error | undefined;
+    socket.setEncoding('latin1');
+    socket.pause(); // read nothing until the upload is sent
+    socket.on('error', (e) => (failure ??= e));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const writeAll = async (data: Buffer | string) => {
+      if (socket.destroyed) return;
+      if (!socket.write(data)) await new Promise((r) => socket.once('drain', r).once('close', r));
+    };
+    const part = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
+    const length = Buffer.byteLength(part) + 44 + total + Buffer.byteLength(`\r\n--${boundary}--\r\n`);
+    await writeAll(
+      `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\n` +
+        `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${length}\r\n\r\n${part}`,
+    );
+    await writeAll(wavOfSize(0));
+    for (let sent = 0; sent < total && !failure && !socket.destroyed; sent += chunk.length) {
+      await writeAll(chunk);
+      await delay(10);
+    }
+    await writeAll(`\r\n--${boundary}--\r\n`);
+    socket.end();
+    socket.on('data', (text: string) => (received += text));
+    socket.resume();
+    await closed;
+    expect(failure?.message).toBeUndefined();
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    expect(received).toContain('"code":"request_too_large"');
+  });
+});
