@@ -56,7 +56,9 @@ export function renderFailoverSection(timed: readonly TimedScenario[], circuits:
     const baseP50 = normal ? percentile(normal.clientMs, 50) : Number.NaN;
     const baseP99 = normal ? percentile(normal.clientMs, 99) : Number.NaN;
     const failover = s.selectionMs.length > 0;
-    const sel = failover ? `${us(percentile(s.selectionMs, 50))} / ${us(percentile(s.selectionMs, 99))} / ${us(Math.max(...s.selectionMs))}` : '—';
+    const sel = failover
+      ? `${us(percentile(s.selectionMs, 50))} / ${us(percentile(s.selectionMs, 99))} / ${us(Math.max(...s.selectionMs))}`
+      : '—';
     const gap = failover ? `${us(percentile(s.gapMs, 50))} / ${us(percentile(s.gapMs, 99))}` : '—';
     const p50 = percentile(s.clientMs, 50);
     const p99 = percentile(s.clientMs, 99);

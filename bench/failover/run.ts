@@ -132,8 +132,14 @@ async function main(): Promise<void> {
   };
 
   /** One chat completion through the gateway; a new first message each time (no session pin). */
-  const send = async (gatewayUrl: string): Promise<{ id: string; status: number; supplier: string | undefined; failover: string | undefined; ms: number }> => {
-    const body = JSON.stringify({ model, max_tokens: 16, messages: [{ role: 'user', content: `Failover benchmark request ${++counter}` }] });
+  const send = async (
+    gatewayUrl: string,
+  ): Promise<{ id: string; status: number; supplier: string | undefined; failover: string | undefined; ms: number }> => {
+    const body = JSON.stringify({
+      model,
+      max_tokens: 16,
+      messages: [{ role: 'user', content: `Failover benchmark request ${++counter}` }],
+    });
     const started = performance.now();
     const res = await request(`${gatewayUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -147,7 +153,13 @@ async function main(): Promise<void> {
       const v = res.headers[name];
       return Array.isArray(v) ? v[0] : v;
     };
-    return { id: header('x-request-id') ?? '', status: res.statusCode, supplier: header('x-svc-supplier'), failover: header('x-svc-failover'), ms };
+    return {
+      id: header('x-request-id') ?? '',
+      status: res.statusCode,
+      supplier: header('x-svc-supplier'),
+      failover: header('x-svc-failover'),
+      ms,
+    };
   };
 
   /**
@@ -157,9 +169,15 @@ async function main(): Promise<void> {
    */
   const timedScenarios = async (scenarios: { name: string; mode: SupplierMode }[], storeKind: StoreKind): Promise<TimedScenario[]> => {
     const bench = await startBenchGateway(circuitClosed, storeKind);
-    const results = scenarios.map(
-      (s): TimedScenario => ({ name: s.name, store: storeKind, trials, unexpected: 0, selectionMs: [], gapMs: [], clientMs: [] }),
-    );
+    const results = scenarios.map((s): TimedScenario => ({
+      name: s.name,
+      store: storeKind,
+      trials,
+      unexpected: 0,
+      selectionMs: [],
+      gapMs: [],
+      clientMs: [],
+    }));
     const sent: { scenario: number; id: string; ms: number }[] = [];
     try {
       for (let i = 0; i < warmup; i++) {
@@ -175,7 +193,8 @@ async function main(): Promise<void> {
           primary.mode = s.mode;
           const failover = s.mode.kind !== 'ok';
           const reply = await send(bench.gateway.url);
-          const expected = reply.status === 200 && reply.supplier === (failover ? 'secondary' : 'primary') && reply.failover === String(failover);
+          const expected =
+            reply.status === 200 && reply.supplier === (failover ? 'secondary' : 'primary') && reply.failover === String(failover);
           if (!expected) results[index]!.unexpected++;
           else sent.push({ scenario: index, id: reply.id, ms: reply.ms });
         }
@@ -258,7 +277,10 @@ async function main(): Promise<void> {
           [
             { name: 'normal: primary healthy', mode: { kind: 'ok' } },
             { name: 'primary 503 → secondary, circuit closed', mode: { kind: 'status', status: 503 } },
-            { name: 'primary 429 (Retry-After: 0) → secondary, circuit closed', mode: { kind: 'status', status: 429, retryAfterSeconds: 0 } },
+            {
+              name: 'primary 429 (Retry-After: 0) → secondary, circuit closed',
+              mode: { kind: 'status', status: 429, retryAfterSeconds: 0 },
+            },
           ],
           storeKind,
         )),
@@ -266,7 +288,11 @@ async function main(): Promise<void> {
     }
     circuits.push(await circuitScenario('primary 503, default circuit', { kind: 'status', status: 503 }, { requests: 1000 }));
     circuits.push(
-      await circuitScenario('primary 429 with Retry-After: 1, default circuit', { kind: 'status', status: 429, retryAfterSeconds: 1 }, { durationMs: 2500, markMs: 1500 }),
+      await circuitScenario(
+        'primary 429 with Retry-After: 1, default circuit',
+        { kind: 'status', status: 429, retryAfterSeconds: 1 },
+        { durationMs: 2500, markMs: 1500 },
+      ),
     );
   } finally {
     await agent.close();
@@ -286,7 +312,9 @@ async function main(): Promise<void> {
   const section = renderFailoverSection(timed, circuits, {
     date: new Date().toISOString().slice(0, 10),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-    store: process.env.REDIS_URL ? 'the in-process store and Redis (REDIS_URL) for the first table, Redis for the second' : 'in-process store',
+    store: process.env.REDIS_URL
+      ? 'the in-process store and Redis (REDIS_URL) for the first table, Redis for the second'
+      : 'in-process store',
     database: process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PostgreSQL (PGlite, WebAssembly on the benchmark thread)',
     trials,
     warmup,

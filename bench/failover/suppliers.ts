@@ -39,8 +39,12 @@ const completion = JSON.stringify({
 });
 
 const errorBodies = {
-  503: JSON.stringify({ error: { message: 'The engine is currently overloaded, please try again later (bench)', type: 'server_error', param: null, code: null } }),
-  429: JSON.stringify({ error: { message: 'Rate limit reached for requests (bench)', type: 'requests', param: null, code: 'rate_limit_exceeded' } }),
+  503: JSON.stringify({
+    error: { message: 'The engine is currently overloaded, please try again later (bench)', type: 'server_error', param: null, code: null },
+  }),
+  429: JSON.stringify({
+    error: { message: 'Rate limit reached for requests (bench)', type: 'requests', param: null, code: 'rate_limit_exceeded' },
+  }),
 };
 
 /** Starts one supplier on an ephemeral port. */

@@ -22,7 +22,8 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
   const [direct, bare, gateway, enforced] = m as [Measurement, Measurement, Measurement, Measurement | undefined];
   const cpu = (x: Measurement) => (x.cpuMicrosPerRequest === undefined ? 'n/a' : x.cpuMicrosPerRequest.toFixed(0));
   const rows = m.map(
-    (x) => `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${cpu(x)} | ${x.total} | ${x.failed} |`,
+    (x) =>
+      `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${cpu(x)} | ${x.total} | ${x.failed} |`,
   );
   return `## Overhead: gateway vs. simulator vs. bare proxy (\`npm run bench:overhead\`)
 
@@ -42,8 +43,12 @@ ${rows.join('\n')}
 |---|---:|---:|---:|---:|
 | (c) gateway / (a) simulator | ${ratio(gateway.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(gateway.p50Ms, direct.p50Ms)} | ${ratio(gateway.p99Ms, direct.p99Ms)} | n/a |
 | (c) gateway / (b) bare proxy | ${ratio(gateway.requestsPerSecond, bare.requestsPerSecond)} | ${ratio(gateway.p50Ms, bare.p50Ms)} | ${ratio(gateway.p99Ms, bare.p99Ms)} | ${ratio(gateway.cpuMicrosPerRequest ?? 0, bare.cpuMicrosPerRequest ?? 0)} |
-${enforced ? `| (d) enforced key / (c) plain key | ${ratio(enforced.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(enforced.p50Ms, gateway.p50Ms)} | ${ratio(enforced.p99Ms, gateway.p99Ms)} | ${ratio(enforced.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
-` : ''}
+${
+  enforced
+    ? `| (d) enforced key / (c) plain key | ${ratio(enforced.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(enforced.p50Ms, gateway.p50Ms)} | ${ratio(enforced.p99Ms, gateway.p99Ms)} | ${ratio(enforced.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
+`
+    : ''
+}
 (d) is the cost of enforcement on the hot path: the same gateway and load, through a key with a
 rate limit, a budget and a payer wallet, so every request runs the atomic enforcement script
 before the supplier call and settles after it (plus its audit record, which (c) writes too).

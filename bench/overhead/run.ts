@@ -87,8 +87,22 @@ async function main(): Promise<void> {
     await db.close();
     const catalogue = writeSimCatalogue(dir, ports.sim);
 
-    children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
-    children.push(await startProcess('bare proxy', ['bench/overhead/bare-proxy.mjs'], { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` }, /listening/));
+    children.push(
+      await startProcess(
+        'simulator',
+        ['--import', 'tsx', 'test/simulator/main.ts'],
+        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' },
+        /listening/,
+      ),
+    );
+    children.push(
+      await startProcess(
+        'bare proxy',
+        ['bench/overhead/bare-proxy.mjs'],
+        { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` },
+        /listening/,
+      ),
+    );
     children.push(
       await startBenchGateway({
         port: ports.gateway,
@@ -106,7 +120,12 @@ async function main(): Promise<void> {
       await load('(a) simulator direct', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, auth, [simulator]),
       await load('(b) bare Node proxy', `http://127.0.0.1:${ports.proxy}/v1/chat/completions`, auth, [proxy]),
       await load('(c) svc gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, auth, [gateway]),
-      await load('(d) svc gateway, enforced key', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, { authorization: `Bearer ${enforced.secret}` }, [gateway]),
+      await load(
+        '(d) svc gateway, enforced key',
+        `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
+        { authorization: `Bearer ${enforced.secret}` },
+        [gateway],
+      ),
     ];
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),

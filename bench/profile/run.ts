@@ -84,7 +84,14 @@ async function main(): Promise<void> {
     });
     await db.close();
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'profile' }, /listening/));
+    children.push(
+      await startProcess(
+        'simulator',
+        ['--import', 'tsx', 'test/simulator/main.ts'],
+        { SIM_PORT: String(ports.sim), SIM_NAME: 'profile' },
+        /listening/,
+      ),
+    );
     const profiles = join(dir, 'profiles');
     const gateway = await startBenchGateway({
       port: ports.gateway,
@@ -96,11 +103,19 @@ async function main(): Promise<void> {
       nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
     });
     children.push(gateway);
-    const result = await measureLoad('gateway', `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, { authorization: `Bearer ${secret}` }, [gateway], {
-      duration,
-      connections: 32,
-    });
-    console.log(`${result.total} requests, ${result.requestsPerSecond.toFixed(0)} req/s, ${result.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request`);
+    const result = await measureLoad(
+      'gateway',
+      `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
+      { authorization: `Bearer ${secret}` },
+      [gateway],
+      {
+        duration,
+        connections: 32,
+      },
+    );
+    console.log(
+      `${result.total} requests, ${result.requestsPerSecond.toFixed(0)} req/s, ${result.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request`,
+    );
     // The profile is written when the process exits normally: SIGTERM drains and exits.
     await new Promise<void>((resolve) => {
       gateway.once('exit', () => resolve());

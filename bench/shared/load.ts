@@ -34,8 +34,19 @@ export async function measureLoad(
   servers: ChildProcess[],
   load: { duration: number; connections: number },
 ): Promise<LoadMeasurement> {
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }], max_tokens: 64 });
-  const options = { url, method: 'POST' as const, headers: { 'content-type': 'application/json', ...headers }, body, connections: load.connections, pipelining: 1 };
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Summarise the benefits of a gateway in one line.' }],
+    max_tokens: 64,
+  });
+  const options = {
+    url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: load.connections,
+    pipelining: 1,
+  };
   await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
   const cpuBefore = servers.map((p) => cpuSeconds(p.pid!));
   const result = await autocannon({ ...options, duration: load.duration });

@@ -8,7 +8,11 @@ const root = resolve(import.meta.dirname, '../..');
  * plus `env`) and resolves when its output matches `ready`; rejects if it exits or stays silent.
  */
 export function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output}`)), 60_000);

@@ -14,7 +14,6 @@ export const root = resolve(import.meta.dirname, '../..');
 /** Model id served by the simulator through the gateway (openai protocol). */
 export const benchModel = 'gpt-4o-mini';
 
-
 /** The running pair of servers. */
 export interface BenchServers {
   simUrl: string;

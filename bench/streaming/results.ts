@@ -38,13 +38,34 @@ interface Summary {
 function summarise(result: LoadResult): Summary {
   const t = result.timings;
   return {
-    headersP50: percentile(t.map((x) => x.headersMs), 50),
-    headersP95: percentile(t.map((x) => x.headersMs), 95),
-    contentP50: percentile(t.map((x) => x.firstContentMs), 50),
-    contentP95: percentile(t.map((x) => x.firstContentMs), 95),
-    totalP50: percentile(t.map((x) => x.totalMs), 50),
-    totalP95: percentile(t.map((x) => x.totalMs), 95),
-    streamingP50: percentile(t.map((x) => x.totalMs - x.firstContentMs), 50),
+    headersP50: percentile(
+      t.map((x) => x.headersMs),
+      50,
+    ),
+    headersP95: percentile(
+      t.map((x) => x.headersMs),
+      95,
+    ),
+    contentP50: percentile(
+      t.map((x) => x.firstContentMs),
+      50,
+    ),
+    contentP95: percentile(
+      t.map((x) => x.firstContentMs),
+      95,
+    ),
+    totalP50: percentile(
+      t.map((x) => x.totalMs),
+      50,
+    ),
+    totalP95: percentile(
+      t.map((x) => x.totalMs),
+      95,
+    ),
+    streamingP50: percentile(
+      t.map((x) => x.totalMs - x.firstContentMs),
+      50,
+    ),
     events: mean(t.map((x) => x.events)),
   };
 }

@@ -44,12 +44,22 @@ function scenarios(simUrl: string, gatewayUrl: string, secret: string): Scenario
     {
       name: 'OpenAI chat, passthrough',
       direct: { url: `${simUrl}/v1/chat/completions`, headers: json, body: chat, format: 'openai-chat' },
-      gateway: { url: `${gatewayUrl}/v1/chat/completions`, headers: { ...json, authorization: `Bearer ${secret}` }, body: chat, format: 'openai-chat' },
+      gateway: {
+        url: `${gatewayUrl}/v1/chat/completions`,
+        headers: { ...json, authorization: `Bearer ${secret}` },
+        body: chat,
+        format: 'openai-chat',
+      },
     },
     {
       name: 'Anthropic client, translated',
       direct: { url: `${simUrl}/v1/messages`, headers: anthropicHeaders, body: messages, format: 'anthropic-messages' },
-      gateway: { url: `${gatewayUrl}/v1/messages`, headers: { ...anthropicHeaders, 'x-api-key': secret }, body: messages, format: 'anthropic-messages' },
+      gateway: {
+        url: `${gatewayUrl}/v1/messages`,
+        headers: { ...anthropicHeaders, 'x-api-key': secret },
+        body: messages,
+        format: 'anthropic-messages',
+      },
     },
   ];
 }
@@ -67,7 +77,8 @@ async function main(): Promise<void> {
       for (const concurrency of concurrencies) {
         for (const target of ['direct', 'gateway'] as const) {
           const result = await runLoad(agent, scenario[target], requests, concurrency);
-          if (result.failed > 0) console.warn(`${scenario.name} ${target} c=${concurrency}: ${result.failed} failed, first: ${result.firstError}`);
+          if (result.failed > 0)
+            console.warn(`${scenario.name} ${target} c=${concurrency}: ${result.failed} failed, first: ${result.firstError}`);
           rows.push({ scenario: scenario.name, target, concurrency, result });
         }
       }

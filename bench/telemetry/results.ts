@@ -25,7 +25,7 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
 export function renderTelemetrySection(runs: readonly TelemetryRun[], facts: TelemetryFacts): string {
   const rows = runs.map((r) => {
     const cpu = r.cpuMicrosPerRequest === undefined ? 'n/a' : r.cpuMicrosPerRequest.toFixed(0);
-    const exported = r.mode === 'on' ? `${r.exports} / ${r.total === 0 ? 'n/a' : ((r.exportBytes / r.total) | 0)} B` : '—';
+    const exported = r.mode === 'on' ? `${r.exports} / ${r.total === 0 ? 'n/a' : (r.exportBytes / r.total) | 0} B` : '—';
     return `| ${r.name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50Ms.toFixed(1)} | ${r.p99Ms.toFixed(1)} | ${cpu} | ${r.total} | ${r.failed} | ${exported} |`;
   });
   const of = (mode: TelemetryRun['mode']) => runs.filter((r) => r.mode === mode);
@@ -51,7 +51,13 @@ ${rows.join('\n')}
 
 | on / off (means over rounds) | throughput | p99 latency | gateway CPU per request |
 |---|---:|---:|---:|
-| tracing exporter on / off | ${ratio(avg('on', (r) => r.requestsPerSecond), avg('off', (r) => r.requestsPerSecond))} | ${ratio(avg('on', (r) => r.p99Ms), avg('off', (r) => r.p99Ms))} | ${ratio(cpuOn, cpuOff)} (${(cpuOn - cpuOff).toFixed(0)} µs) |
+| tracing exporter on / off | ${ratio(
+    avg('on', (r) => r.requestsPerSecond),
+    avg('off', (r) => r.requestsPerSecond),
+  )} | ${ratio(
+    avg('on', (r) => r.p99Ms),
+    avg('off', (r) => r.p99Ms),
+  )} | ${ratio(cpuOn, cpuOff)} (${(cpuOn - cpuOff).toFixed(0)} µs) |
 
 The CPU column is the gateway process's own CPU time divided by the requests it served, the
 figure that does not depend on the load generator and simulator sharing the two cores. With

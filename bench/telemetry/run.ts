@@ -27,7 +27,11 @@ const ports = { sim: 18_190, gateway: 18_180, sink: 18_318 };
 /** The gateway's environment per mode; "off" is the default deployment (nothing configured). */
 const modeEnv: Record<TelemetryRun['mode'], Record<string, string>> = {
   off: {},
-  on: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${ports.sink}`, OTEL_SERVICE_NAME: 'svc-gateway-bench' },
+  on: {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${ports.sink}`,
+    OTEL_SERVICE_NAME: 'svc-gateway-bench',
+  },
 };
 
 async function sinkStats(): Promise<{ exports: number; bytes: number }> {
@@ -56,7 +60,14 @@ async function main(): Promise<void> {
     const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench', source: 'api' });
     await db.close();
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    children.push(await startProcess('simulator', ['--import', 'tsx', 'test/simulator/main.ts'], { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' }, /listening/));
+    children.push(
+      await startProcess(
+        'simulator',
+        ['--import', 'tsx', 'test/simulator/main.ts'],
+        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' },
+        /listening/,
+      ),
+    );
     children.push(await startProcess('otlp sink', ['bench/telemetry/otlp-sink.mjs'], { PORT: String(ports.sink) }, /listening/));
 
     const runs: TelemetryRun[] = [];
@@ -65,10 +76,16 @@ async function main(): Promise<void> {
         const gateway = await startBenchGateway({ port: ports.gateway, pepper, catalogue, dataDir, storePrefix, env: modeEnv[mode] });
         try {
           const before = await sinkStats();
-          const measured = await measureLoad(`tracing ${mode}, round ${round}`, `http://127.0.0.1:${ports.gateway}/v1/chat/completions`, { authorization: `Bearer ${secret}` }, [gateway], {
-            duration,
-            connections,
-          });
+          const measured = await measureLoad(
+            `tracing ${mode}, round ${round}`,
+            `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
+            { authorization: `Bearer ${secret}` },
+            [gateway],
+            {
+              duration,
+              connections,
+            },
+          );
           await stop(gateway); // shutdown flushes the last batch of spans
           const after = await sinkStats();
           runs.push({ ...measured, mode, exports: after.exports - before.exports, exportBytes: after.bytes - before.bytes });
@@ -89,7 +106,8 @@ async function main(): Promise<void> {
     writeSection(join(root, 'bench/RESULTS.md'), 'telemetry', markdown, '## Telemetry');
   } finally {
     for (const child of children) await stop(child);
-    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, storePrefix).catch((e: unknown) => console.warn('cleanup failed', e));
+    if (process.env.REDIS_URL)
+      await deleteKeysWithPrefix(process.env.REDIS_URL, storePrefix).catch((e: unknown) => console.warn('cleanup failed', e));
     rmSync(dir, { recursive: true, force: true });
   }
 }

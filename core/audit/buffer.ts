@@ -38,6 +38,8 @@ export class AuditBuffer {
   /** Appends one record as a single field `r` holding compact JSON; resolves with the entry id. */
   async append(record: AuditRecord): Promise<string> {
     const fields = { r: serialiseAuditRecord(record) };
-    return this.maxLen === undefined ? this.store.streamAdd(this.stream, fields) : this.store.streamAdd(this.stream, fields, { maxLen: this.maxLen });
+    return this.maxLen === undefined
+      ? this.store.streamAdd(this.stream, fields)
+      : this.store.streamAdd(this.stream, fields, { maxLen: this.maxLen });
   }
 }

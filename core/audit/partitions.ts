@@ -62,7 +62,10 @@ export class AuditPartitions {
         await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`${AUDIT_TABLE} partitions`]);
         const found = await trx.raw<{ rows: { oid: string | null }[] }>('select to_regclass(?)::text as oid', [part.name]);
         if (found.rows[0]?.oid) return;
-        await trx.raw(`create table if not exists ?? partition of ?? for values from ('${part.from}') to ('${part.to}')`, [part.name, AUDIT_TABLE]);
+        await trx.raw(`create table if not exists ?? partition of ?? for values from ('${part.from}') to ('${part.to}')`, [
+          part.name,
+          AUDIT_TABLE,
+        ]);
       });
     } catch (error) {
       // E.g. the default partition already holds rows of this month (23514) or the role may
@@ -70,7 +73,10 @@ export class AuditPartitions {
       // still the same table to every query. Only an outage is worth retrying.
       const cls = sqlStateClass(error);
       if (cls !== '22' && cls !== '23' && cls !== '42') throw error;
-      this.logger.warn({ partition: part.name, err: (error as Error).message }, 'audit partition not created; rows go to the default partition');
+      this.logger.warn(
+        { partition: part.name, err: (error as Error).message },
+        'audit partition not created; rows go to the default partition',
+      );
     }
     this.known.add(part.name);
   }

@@ -4,13 +4,26 @@ import { AuditRecordError, parseAuditRecord, serialiseAuditRecord } from './reco
 import { sampleRecord } from './testing.js';
 
 test('a record survives serialise → parse unchanged', () => {
-  const record = sampleRecord(3, { attempts: [{ supplier: 's', region: 'eu', startedAt: 1, latencyMs: 2, outcome: 'failed', status: 502, code: 'upstream_error', selectionMs: 0.5 }] });
+  const record = sampleRecord(3, {
+    attempts: [
+      { supplier: 's', region: 'eu', startedAt: 1, latencyMs: 2, outcome: 'failed', status: 502, code: 'upstream_error', selectionMs: 0.5 },
+    ],
+  });
   assert.deepEqual(parseAuditRecord(serialiseAuditRecord(record)), record);
 });
 
 test('fields a gateway of another version may leave out get defaults; numbers are normalised', () => {
   const parsed = parseAuditRecord(
-    JSON.stringify({ requestId: 'r', timestamp: '2025-03-01T10:00:00+01:00', keyId: 'k', interface: 'messages', status: 200, latencyMs: 12.6, costUsd: 0.1 + 0.2, extra: true }),
+    JSON.stringify({
+      requestId: 'r',
+      timestamp: '2025-03-01T10:00:00+01:00',
+      keyId: 'k',
+      interface: 'messages',
+      status: 200,
+      latencyMs: 12.6,
+      costUsd: 0.1 + 0.2,
+      extra: true,
+    }),
   );
   assert.deepEqual(parsed, {
     requestId: 'r',
@@ -49,7 +62,11 @@ test('entries PostgreSQL could not take are refused up front (they become dead l
     { ...good, attempts: 'none' },
   ];
   for (const entry of bad) {
-    assert.throws(() => parseAuditRecord(typeof entry === 'string' ? entry : JSON.stringify(entry)), AuditRecordError, JSON.stringify(entry));
+    assert.throws(
+      () => parseAuditRecord(typeof entry === 'string' ? entry : JSON.stringify(entry)),
+      AuditRecordError,
+      JSON.stringify(entry),
+    );
   }
   assert.equal(parseAuditRecord(JSON.stringify({ ...good, session: 'a\u0000b' })).session, 'ab');
 });

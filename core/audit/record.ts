@@ -77,10 +77,16 @@ function attempt(v: unknown, index: number): AuditAttempt {
   const o = v as Json;
   const outcome = o.outcome === 'ok' || o.outcome === 'failed' ? o.outcome : undefined;
   const numbers = [o.startedAt, o.latencyMs, o.status, o.selectionMs ?? 0];
-  if (typeof o.supplier !== 'string' || typeof o.region !== 'string' || !outcome || numbers.some((n) => typeof n !== 'number' || !Number.isFinite(n))) {
+  if (
+    typeof o.supplier !== 'string' ||
+    typeof o.region !== 'string' ||
+    !outcome ||
+    numbers.some((n) => typeof n !== 'number' || !Number.isFinite(n))
+  ) {
     throw new AuditRecordError(`attempts[${index}] is not a supplier attempt`);
   }
-  if (o.code !== undefined && o.code !== null && typeof o.code !== 'string') throw new AuditRecordError(`attempts[${index}].code must be a string`);
+  if (o.code !== undefined && o.code !== null && typeof o.code !== 'string')
+    throw new AuditRecordError(`attempts[${index}].code must be a string`);
   const result: AuditAttempt = {
     supplier: o.supplier,
     region: o.region,
@@ -118,7 +124,8 @@ export function parseAuditRecord(json: string): AuditRecord {
   const time = Date.parse(str(o, 'timestamp'));
   if (!Number.isFinite(time)) throw new AuditRecordError('timestamp must be an ISO 8601 date');
   const cost = o.costUsd === undefined ? 0 : o.costUsd; // null (NaN or Infinity serialised) is a bug, not free
-  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost >= 1e9) throw new AuditRecordError('costUsd must be a number in [0, 1e9)');
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost >= 1e9)
+    throw new AuditRecordError('costUsd must be a number in [0, 1e9)');
   const rawAttempts = o.attempts ?? [];
   if (!Array.isArray(rawAttempts)) throw new AuditRecordError('attempts must be an array');
   const attempts = rawAttempts.map(attempt);

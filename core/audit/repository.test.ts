@@ -12,12 +12,19 @@ const base = Date.UTC(2025, 0, 30, 12, 0, 0);
 function keyA(): AuditRecord[] {
   return Array.from({ length: 25 }, (_, i) => {
     const step = i % 5 === 4 ? i - 1 : i; // ties: the keyset must fall back to request_id
-    return sampleRecord(i, { timestamp: new Date(base + step * 4 * 3_600_000).toISOString(), costUsd: (i + 1) / 1e6, inputTokens: 100, outputTokens: i });
+    return sampleRecord(i, {
+      timestamp: new Date(base + step * 4 * 3_600_000).toISOString(),
+      costUsd: (i + 1) / 1e6,
+      inputTokens: 100,
+      outputTokens: i,
+    });
   });
 }
 
 const newestFirst = (records: AuditRecord[]) =>
-  [...records].sort((a, b) => (a.timestamp === b.timestamp ? b.requestId.localeCompare(a.requestId) : b.timestamp.localeCompare(a.timestamp)));
+  [...records].sort((a, b) =>
+    a.timestamp === b.timestamp ? b.requestId.localeCompare(a.requestId) : b.timestamp.localeCompare(a.timestamp),
+  );
 
 test('pages of 10 by cursor: newest first, no gaps, no duplicates, stable while new rows arrive', async () => {
   const defer = cleanupStack();
@@ -69,7 +76,15 @@ test('a malformed cursor or limit is rejected with an error the API can map to 4
   const db = defer(await createTestDatabase(), (d) => d.close());
   const repo = new AuditRepository(db.knex);
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  for (const cursor of ['', 'not a cursor!', 'AAAA', b64({ ts: 1 }), b64(['yesterday', 'req_1']), b64(['2025-01-01T00:00:00Z', 'req_1']), b64(['2025-01-01T00:00:00.000Z', ''])]) {
+  for (const cursor of [
+    '',
+    'not a cursor!',
+    'AAAA',
+    b64({ ts: 1 }),
+    b64(['yesterday', 'req_1']),
+    b64(['2025-01-01T00:00:00Z', 'req_1']),
+    b64(['2025-01-01T00:00:00.000Z', '']),
+  ]) {
     await assert.rejects(repo.listForKey('key_a', { limit: 10, cursor }), InvalidAuditCursorError, `cursor ${JSON.stringify(cursor)}`);
   }
   await assert.rejects(repo.listForKey('key_a', { limit: 0 }), RangeError);
@@ -89,5 +104,10 @@ test('totals of a key over [from, to): requests, tokens and cost to the micro-do
   assert.deepEqual(all, { requests: 25, inputTokens: 2500, outputTokens: 300, costUsd: 0.000325 });
   const firstTen = await repo.totalsForKey('key_a', new Date(base), new Date(records[10]!.timestamp));
   assert.deepEqual(firstTen, { requests: 10, inputTokens: 1000, outputTokens: 45, costUsd: 0.000055 });
-  assert.deepEqual(await repo.totalsForKey('nobody', new Date(0), new Date()), { requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+  assert.deepEqual(await repo.totalsForKey('nobody', new Date(0), new Date()), {
+    requests: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+  });
 });

@@ -58,7 +58,8 @@ export function decodeAuditCursor(cursor: string): CursorPosition {
   if (!Array.isArray(value) || value.length !== 2) throw new InvalidAuditCursorError();
   const [ts, requestId] = value as unknown[];
   // Request ids are the gateway's own (req_ + hex) or a client's x-request-id: printable ASCII, never NUL.
-  if (typeof ts !== 'string' || typeof requestId !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(requestId)) throw new InvalidAuditCursorError();
+  if (typeof ts !== 'string' || typeof requestId !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(requestId))
+    throw new InvalidAuditCursorError();
   // Only the canonical form: rules out dates PostgreSQL and JavaScript would read differently.
   const time = Date.parse(ts);
   if (!Number.isFinite(time) || new Date(time).toISOString() !== ts) throw new InvalidAuditCursorError();
@@ -97,16 +98,17 @@ export class AuditRepository {
 
   /** Request count, tokens and cost of a key over [from, to). */
   async totalsForKey(keyId: string, from: Date, to: Date): Promise<AuditTotals> {
-    const rows: { requests: string | number; input_tokens: string | null; output_tokens: string | null; cost_usd: string | null }[] = await this.knex(AUDIT_TABLE)
-      .where('key_id', keyId)
-      .where('ts', '>=', from.toISOString())
-      .where('ts', '<', to.toISOString())
-      .select(
-        this.knex.raw('count(*) as requests'),
-        this.knex.raw('sum(input_tokens) as input_tokens'),
-        this.knex.raw('sum(output_tokens) as output_tokens'),
-        this.knex.raw('sum(cost_usd) as cost_usd'),
-      );
+    const rows: { requests: string | number; input_tokens: string | null; output_tokens: string | null; cost_usd: string | null }[] =
+      await this.knex(AUDIT_TABLE)
+        .where('key_id', keyId)
+        .where('ts', '>=', from.toISOString())
+        .where('ts', '<', to.toISOString())
+        .select(
+          this.knex.raw('count(*) as requests'),
+          this.knex.raw('sum(input_tokens) as input_tokens'),
+          this.knex.raw('sum(output_tokens) as output_tokens'),
+          this.knex.raw('sum(cost_usd) as cost_usd'),
+        );
     const row = rows[0];
     return {
       requests: Number(row?.requests ?? 0),

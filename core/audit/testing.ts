@@ -73,11 +73,24 @@ export function connectionTarget(knex: Knex): PgTarget {
   const connection = (knex.client as { config: Knex.Config }).config.connection;
   if (typeof connection === 'string') {
     const url = new URL(connection);
-    return { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password), database: url.pathname.slice(1) };
+    return {
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: url.pathname.slice(1),
+    };
   }
-  if (typeof connection !== 'object' || connection === null || !('host' in connection)) throw new Error('cannot tell where this knex connects');
+  if (typeof connection !== 'object' || connection === null || !('host' in connection))
+    throw new Error('cannot tell where this knex connects');
   const c = connection as Record<string, unknown>;
-  return { host: String(c.host), port: Number(c.port ?? 5432), user: String(c.user ?? 'postgres'), password: String(c.password ?? ''), database: String(c.database ?? 'postgres') };
+  return {
+    host: String(c.host),
+    port: Number(c.port ?? 5432),
+    user: String(c.user ?? 'postgres'),
+    password: String(c.password ?? ''),
+    database: String(c.database ?? 'postgres'),
+  };
 }
 
 /** The same target as a connection URL, for another process. */

@@ -19,7 +19,8 @@ async function ids(knex: Knex): Promise<string[]> {
 }
 
 const expected = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => sampleRecord(from + i).requestId);
-const pending = async (store: { streamGroupInfo(s: string, g: string): Promise<{ pending: number }> }) => (await store.streamGroupInfo('audit', 'audit-writers')).pending;
+const pending = async (store: { streamGroupInfo(s: string, g: string): Promise<{ pending: number }> }) =>
+  (await store.streamGroupInfo('audit', 'audit-writers')).pending;
 
 test('PostgreSQL unreachable for a while: nothing is acked meanwhile, every record arrives afterwards', async () => {
   const defer = cleanupStack();
@@ -64,8 +65,13 @@ test('stop() during an outage returns at once; another writer takes the unacked 
   defer(knex, (k) => k.destroy());
   // A retry backoff of 10..20 s: stop() must cut it short instead of waiting it out.
   const slowRetry = { min: 20_000, max: 20_000 };
-  const first = defer(new AuditWriter(store, knex, { consumer: 'writer-1', logger: memoryLogger(), ...fast, retryBackoffMs: slowRetry }), (w) => w.stop());
-  const second = defer(new AuditWriter(store, db.knex, { consumer: 'writer-2', logger: memoryLogger(), claimIdleMs: 300, ...fast }), (w) => w.stop());
+  const first = defer(
+    new AuditWriter(store, knex, { consumer: 'writer-1', logger: memoryLogger(), ...fast, retryBackoffMs: slowRetry }),
+    (w) => w.stop(),
+  );
+  const second = defer(new AuditWriter(store, db.knex, { consumer: 'writer-2', logger: memoryLogger(), claimIdleMs: 300, ...fast }), (w) =>
+    w.stop(),
+  );
   const buffer = new AuditBuffer(store);
 
   proxy.disable();
@@ -73,7 +79,9 @@ test('stop() during an outage returns at once; another writer takes the unacked 
   await first.start();
   await waitFor('the first writer to hold the batch and fail', () => first.stats().failedBatches >= 1);
   let retryDue: NodeJS.Timeout | undefined;
-  const firstRetry = new Promise<'the retry was due'>((resolve) => (retryDue = setTimeout(() => resolve('the retry was due'), slowRetry.min / 2)));
+  const firstRetry = new Promise<'the retry was due'>(
+    (resolve) => (retryDue = setTimeout(() => resolve('the retry was due'), slowRetry.min / 2)),
+  );
   defer(retryDue, (timer) => Promise.resolve(clearTimeout(timer)));
   assert.equal(await Promise.race([first.stop().then(() => 'stopped' as const), firstRetry]), 'stopped', 'stop() ends the backoff wait');
   assert.equal(first.stats().failedBatches, 1, 'no retry after stop()');
@@ -93,15 +101,24 @@ test('entries a dead consumer read (some already committed) are taken over after
   const debited: string[] = [];
   const onBatch = async (_trx: Knex.Transaction, records: { requestId: string }[]) => void debited.push(...records.map((r) => r.requestId));
   // Two writers in turn: one whose claimIdleMs the held entries cannot reach during the test, then one whose they soon do.
-  const patient = defer(new AuditWriter(store, db.knex, { consumer: 'writer-2', logger: memoryLogger(), claimIdleMs: 600_000, onBatch, ...fast }), (w) => w.stop());
-  const eager = defer(new AuditWriter(store, db.knex, { consumer: 'writer-3', logger: memoryLogger(), claimIdleMs: 200, onBatch, ...fast }), (w) => w.stop());
+  const patient = defer(
+    new AuditWriter(store, db.knex, { consumer: 'writer-2', logger: memoryLogger(), claimIdleMs: 600_000, onBatch, ...fast }),
+    (w) => w.stop(),
+  );
+  const eager = defer(
+    new AuditWriter(store, db.knex, { consumer: 'writer-3', logger: memoryLogger(), claimIdleMs: 200, onBatch, ...fast }),
+    (w) => w.stop(),
+  );
 
   await store.streamCreateGroup('audit', 'audit-writers');
   for (let i = 0; i < 30; i++) await buffer.append(sampleRecord(i));
   // What a writer that died leaves behind: 30 entries read, the first 10 committed, none acked.
   const held = await store.streamReadGroup('audit', 'audit-writers', 'writer-dead', { count: 30, blockMs: 100 });
   assert.equal(held.length, 30);
-  await insertAuditBatch(db.knex, Array.from({ length: 10 }, (_, i) => sampleRecord(i)));
+  await insertAuditBatch(
+    db.knex,
+    Array.from({ length: 10 }, (_, i) => sampleRecord(i)),
+  );
   for (let i = 30; i < 35; i++) await buffer.append(sampleRecord(i));
 
   await patient.start(); // it looks for abandoned entries on its first step
@@ -119,35 +136,42 @@ test('entries a dead consumer read (some already committed) are taken over after
 });
 
 // A real crash needs a second process sharing the stream, which the in-process store cannot be.
-test('a writer process SIGKILLed mid-batch: its records are written by the survivor', { skip: !process.env.REDIS_URL /* needs a store another process can share */ }, async () => {
-  const defer = cleanupStack();
-  const redisUrl = process.env.REDIS_URL ?? '';
-  const db = defer(await createTestDatabase(), (d) => d.close());
-  const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
-  const store = defer(new RedisStore(redisUrl, prefix), async (s) => {
-    await s.del('audit', 'audit:dead');
-    await s.close();
-  });
-  const survivor = defer(new AuditWriter(store, db.knex, { consumer: 'survivor', logger: memoryLogger(), claimIdleMs: 500, ...fast }), (w) => w.stop());
-  const buffer = new AuditBuffer(store);
-  await store.streamCreateGroup('audit', 'audit-writers');
-  for (let i = 0; i < 40; i++) await buffer.append(sampleRecord(i));
+test(
+  'a writer process SIGKILLed mid-batch: its records are written by the survivor',
+  { skip: !process.env.REDIS_URL /* needs a store another process can share */ },
+  async () => {
+    const defer = cleanupStack();
+    const redisUrl = process.env.REDIS_URL ?? '';
+    const db = defer(await createTestDatabase(), (d) => d.close());
+    const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
+    const store = defer(new RedisStore(redisUrl, prefix), async (s) => {
+      await s.del('audit', 'audit:dead');
+      await s.close();
+    });
+    const survivor = defer(
+      new AuditWriter(store, db.knex, { consumer: 'survivor', logger: memoryLogger(), claimIdleMs: 500, ...fast }),
+      (w) => w.stop(),
+    );
+    const buffer = new AuditBuffer(store);
+    await store.streamCreateGroup('audit', 'audit-writers');
+    for (let i = 0; i < 40; i++) await buffer.append(sampleRecord(i));
 
-  const fixture = fileURLToPath(new URL('./writer-process.fixture.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-    env: { ...process.env, AUDIT_REDIS_URL: redisUrl, AUDIT_PREFIX: prefix, AUDIT_DATABASE_URL: connectionUrl(db.knex) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  defer(child, async (c) => c.kill('SIGKILL'));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('in-batch') && resolve());
-    child.on('exit', (code) => reject(new Error(`fixture exited early with ${code}`)));
-  });
-  child.kill('SIGKILL'); // inside its transaction: rows inserted, nothing committed or acked
-  assert.equal(await pending(store), 40);
+    const fixture = fileURLToPath(new URL('./writer-process.fixture.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+      env: { ...process.env, AUDIT_REDIS_URL: redisUrl, AUDIT_PREFIX: prefix, AUDIT_DATABASE_URL: connectionUrl(db.knex) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    defer(child, async (c) => c.kill('SIGKILL'));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('in-batch') && resolve());
+      child.on('exit', (code) => reject(new Error(`fixture exited early with ${code}`)));
+    });
+    child.kill('SIGKILL'); // inside its transaction: rows inserted, nothing committed or acked
+    assert.equal(await pending(store), 40);
 
-  await survivor.start();
-  await waitFor('the survivor to write the dead writer’s batch', async () => (await ids(db.knex)).length === 40);
-  assert.deepEqual(await ids(db.knex), expected(0, 40));
-  await waitFor('the acks', async () => (await pending(store)) === 0);
-});
+    await survivor.start();
+    await waitFor('the survivor to write the dead writer’s batch', async () => (await ids(db.knex)).length === 40);
+    assert.deepEqual(await ids(db.knex), expected(0, 40));
+    await waitFor('the acks', async () => (await pending(store)) === 0);
+  },
+);

@@ -40,7 +40,17 @@ test('a record goes buffer → stream → writer → audit_log with every field 
       { supplier: 'sim-eu', region: 'eu', startedAt: 1741942800020, latencyMs: 190, outcome: 'ok', status: 200, selectionMs: 0.042 },
     ],
   });
-  const other = sampleRecord(2, { keyId: 'key_b', payerId: null, model: null, supplier: null, region: null, status: 403, code: 'billing_limit_reached', attempts: [], costUsd: 0 });
+  const other = sampleRecord(2, {
+    keyId: 'key_b',
+    payerId: null,
+    model: null,
+    supplier: null,
+    region: null,
+    status: 403,
+    code: 'billing_limit_reached',
+    attempts: [],
+    costUsd: 0,
+  });
   await t.buffer.append(record);
   await t.buffer.append(other);
   await t.writer.flush();
@@ -49,13 +59,23 @@ test('a record goes buffer → stream → writer → audit_log with every field 
   assert.deepEqual((await repo.listForKey('key_b', { limit: 10 })).data, [other]);
   const [row] = await t.db.knex('audit_log').where({ request_id: record.requestId }).select<{ cost_usd: string }[]>('cost_usd');
   assert.equal(row?.cost_usd, '0.123456789', 'cost is stored to the nano-dollar, no float noise');
-  assert.deepEqual(await t.store.streamGroupInfo('audit', 'audit-writers'), { length: 0, pending: 0 }, 'written entries are acked and deleted');
+  assert.deepEqual(
+    await t.store.streamGroupInfo('audit', 'audit-writers'),
+    { length: 0, pending: 0 },
+    'written entries are acked and deleted',
+  );
   assert.equal(t.writer.stats().written, 2);
   const partitions = await t.db.knex.raw<{ rows: { name: string }[] }>(
     "select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'audit_log'::regclass order by 1",
   );
-  assert.deepEqual(partitions.rows.map((r) => r.name), ['audit_log_2025_03', 'audit_log_2025_04', 'audit_log_default']);
-  const [where] = await t.db.knex('audit_log').where({ request_id: record.requestId }).select<{ part: string }[]>(t.db.knex.raw('tableoid::regclass::text as part'));
+  assert.deepEqual(
+    partitions.rows.map((r) => r.name),
+    ['audit_log_2025_03', 'audit_log_2025_04', 'audit_log_default'],
+  );
+  const [where] = await t.db
+    .knex('audit_log')
+    .where({ request_id: record.requestId })
+    .select<{ part: string }[]>(t.db.knex.raw('tableoid::regclass::text as part'));
   assert.equal(where?.part, 'audit_log_2025_03', 'the row lives in its month partition');
 });
 
@@ -69,7 +89,10 @@ test('1,200 records land in batches of at most 500, each batch one transaction w
   assert.equal(await t.count(), 1200);
   assert.ok(batches.length >= 3, `expected at least 3 batches, got ${batches.join(', ')}`);
   assert.ok(batches.every((n) => n <= 500));
-  assert.equal(batches.reduce((a, b) => a + b, 0), 1200);
+  assert.equal(
+    batches.reduce((a, b) => a + b, 0),
+    1200,
+  );
   const totals = await new AuditRepository(t.db.knex).totalsForKey('key_a', new Date(0), new Date('2100-01-01'));
   assert.equal(totals.requests, 1200);
   assert.equal(totals.costUsd, 0.0012, 'sum of 1,200 micro-dollar costs is exact');
@@ -99,7 +122,10 @@ test('poison entries go to the dead-letter stream and do not block the records a
   await t.buffer.append(sampleRecord(2, { session: 'nul\u0000in-session' })); // PostgreSQL text cannot hold U+0000
   await t.buffer.append(sampleRecord(3));
   await t.writer.flush();
-  const rows = await t.db.knex('audit_log').orderBy('request_id').select<{ request_id: string; session: string | null }[]>('request_id', 'session');
+  const rows = await t.db
+    .knex('audit_log')
+    .orderBy('request_id')
+    .select<{ request_id: string; session: string | null }[]>('request_id', 'session');
   assert.deepEqual(rows, [
     { request_id: 'req_000002', session: 'nulin-session' },
     { request_id: 'req_000003', session: null },
@@ -171,7 +197,10 @@ test('lag is the time entries wait in the stream, not the age of the request; 0 
   const written = Date.now();
   const lag = t.writer.lagSeconds();
   // The stream id has whole milliseconds: allow one either side of the window seen here.
-  assert.ok(lag >= 0 && lag * 1000 <= written - appending + 2, `lag ${lag} s lies within the append-to-commit window of ${written - appending} ms`);
+  assert.ok(
+    lag >= 0 && lag * 1000 <= written - appending + 2,
+    `lag ${lag} s lies within the append-to-commit window of ${written - appending} ms`,
+  );
   assert.ok(lag < (written - Date.parse(record.timestamp)) / 1000, 'not the age of the request');
   await waitFor('an empty read', () => t.writer.lagSeconds() === 0);
 });

@@ -209,16 +209,23 @@ export class AuditWriter {
   private async step(): Promise<void> {
     const now = Date.now();
     if (now - this.lastClaimAt >= this.claimIdleMs / 4) {
-      const claimed = await this.store.streamClaimIdle(this.stream, this.group, this.options.consumer, { minIdleMs: this.claimIdleMs, count: this.batchSize });
+      const claimed = await this.store.streamClaimIdle(this.stream, this.group, this.options.consumer, {
+        minIdleMs: this.claimIdleMs,
+        count: this.batchSize,
+      });
       // A full claim may have left more behind: look again on the next step.
       if (claimed.length < this.batchSize) this.lastClaimAt = now;
       if (claimed.length > 0) return this.process(claimed, false);
     }
     const epoch = ++this.readEpoch;
-    const fresh = await this.store.streamReadGroup(this.stream, this.group, this.options.consumer, { count: this.batchSize, blockMs: this.blockMs });
+    const fresh = await this.store.streamReadGroup(this.stream, this.group, this.options.consumer, {
+      count: this.batchSize,
+      blockMs: this.blockMs,
+    });
     if (fresh.length > 0) {
       await this.process(fresh, true);
-      if (fresh.length < this.batchSize && this.fillMs > 0 && this.state === 'running' && this.waiters.length === 0) await this.sleep(this.fillMs);
+      if (fresh.length < this.batchSize && this.fillMs > 0 && this.state === 'running' && this.waiters.length === 0)
+        await this.sleep(this.fillMs);
       return;
     }
     // Nothing new: every flush that began before this read started has been served.
@@ -282,7 +289,10 @@ export class AuditWriter {
         this.counters.failedBatches++;
         this.counters.lastError = message;
         const delayMs = this.delay(attempt);
-        this.logger.warn({ err: message, records: batch.length, attempt: attempt + 1, retryInMs: delayMs }, 'audit batch not written; retrying');
+        this.logger.warn(
+          { err: message, records: batch.length, attempt: attempt + 1, retryInMs: delayMs },
+          'audit batch not written; retrying',
+        );
         if (this.state !== 'running') throw new Stopping();
         await this.sleep(delayMs);
         if (this.state !== 'running') throw new Stopping();

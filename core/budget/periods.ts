@@ -31,13 +31,25 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
       const end = start + dayMs;
       const tag = new Date(start).toISOString().slice(0, 10);
-      return { counterKey: `spend:${keyId}:d:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+      return {
+        counterKey: `spend:${keyId}:d:${tag}`,
+        bucket: 0,
+        minBucket: 0,
+        ttlMs: end - now.getTime() + dayMs,
+        periodEnd: new Date(end),
+      };
     }
     case 'monthly': {
       const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
       const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
       const tag = new Date(start).toISOString().slice(0, 7);
-      return { counterKey: `spend:${keyId}:m:${tag}`, bucket: 0, minBucket: 0, ttlMs: end - now.getTime() + dayMs, periodEnd: new Date(end) };
+      return {
+        counterKey: `spend:${keyId}:m:${tag}`,
+        bucket: 0,
+        minBucket: 0,
+        ttlMs: end - now.getTime() + dayMs,
+        periodEnd: new Date(end),
+      };
     }
     case 'rolling': {
       const day = Math.floor(now.getTime() / dayMs);

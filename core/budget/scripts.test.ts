@@ -9,7 +9,14 @@ import { enforceRequest, settleReservation } from './scripts.js';
 
 const keys = ['rate', 'budget', 'wallet'];
 /** ARGV for enforceRequest. */
-function args(o: { rpm?: number; reserve: number; cap?: number; bucket?: number; minBucket?: number; wallet?: boolean }): (string | number)[] {
+function args(o: {
+  rpm?: number;
+  reserve: number;
+  cap?: number;
+  bucket?: number;
+  minBucket?: number;
+  wallet?: boolean;
+}): (string | number)[] {
   return [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
 }
 
@@ -38,7 +45,9 @@ function enforcementContract(name: string, open: () => Store): void {
     test('200 concurrent reservations against a budget covering 10: exactly 10 admitted, never above the cap', async () => {
       const store = fresh();
       await emptyCounter(store);
-      const verdicts = await Promise.all(Array.from({ length: 200 }, () => store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))));
+      const verdicts = await Promise.all(
+        Array.from({ length: 200 }, () => store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))),
+      );
       assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
       assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
       assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000' });
@@ -79,7 +88,10 @@ function enforcementContract(name: string, open: () => Store): void {
       await emptyCounter(store);
       const verdicts = [];
       for (let i = 0; i < 4; i++) verdicts.push(await store.runScript(enforceRequest, keys, args({ rpm: 3, reserve: 10, cap: 1_000 })));
-      assert.deepEqual(verdicts.map((v) => v.kind), ['admitted', 'admitted', 'admitted', 'rate_limited']);
+      assert.deepEqual(
+        verdicts.map((v) => v.kind),
+        ['admitted', 'admitted', 'admitted', 'rate_limited'],
+      );
       const refused = verdicts[3]!;
       assert.ok(refused.kind === 'rate_limited' && refused.retryAfterMs > 0 && refused.retryAfterMs <= 60_000);
       assert.deepEqual(await store.hashGetAll('budget'), { '0': '30' });
@@ -90,7 +102,10 @@ function enforcementContract(name: string, open: () => Store): void {
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_unknown' });
       await store.set('wallet', '150');
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
-      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_empty', balanceNano: 50 });
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), {
+        kind: 'wallet_empty',
+        balanceNano: 50,
+      });
       await store.runScript(settleReservation, settleKeys(), [0, 100, 30, 0, 1, 60_000]);
       assert.equal(await store.get('wallet'), '120');
     });
@@ -99,8 +114,14 @@ function enforcementContract(name: string, open: () => Store): void {
       const store = fresh();
       await emptyCounter(store, 100);
       await store.runScript(enforceRequest, keys, args({ reserve: 700, cap: 1_000, bucket: 100, minBucket: 71 }));
-      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 129, minBucket: 100 }))).kind, 'budget_exceeded');
-      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 130, minBucket: 101 }))).kind, 'admitted');
+      assert.equal(
+        (await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 129, minBucket: 100 }))).kind,
+        'budget_exceeded',
+      );
+      assert.equal(
+        (await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 130, minBucket: 101 }))).kind,
+        'admitted',
+      );
       assert.deepEqual(await store.hashGetAll('budget'), { '130': '400' });
     });
   });

@@ -37,7 +37,12 @@ export interface BudgetUsage {
  * When the store has no counter (nothing spent yet, or the store lost it), `fromAuditLog`
  * — when given — supplies the settled spend PostgreSQL knows, so a lost counter is not shown as 0.
  */
-export async function readBudgetUsage(store: Store, key: KeyRecord, now: Date, fromAuditLog?: () => Promise<ReadonlyMap<number, number>>): Promise<BudgetUsage> {
+export async function readBudgetUsage(
+  store: Store,
+  key: KeyRecord,
+  now: Date,
+  fromAuditLog?: () => Promise<ReadonlyMap<number, number>>,
+): Promise<BudgetUsage> {
   if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
   const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
   const raw = await store.hashGetAll(window.counterKey);

@@ -21,15 +21,17 @@ export const defaultCapabilities: readonly ModelCapability[] = ['chat', 'tools',
 export type ModelCapability = (typeof modelCapabilities)[number];
 
 /** Region codes are upper-case so `eu` and `EU` can never name two regions. */
-export const regionCode = z
-  .string()
-  .regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be an upper-case region code such as EU or US-EAST');
+export const regionCode = z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be an upper-case region code such as EU or US-EAST');
 
 /**
  * A region as a client writes it (a call's `region`, a key's `allowed_regions`): matched without
  * regard to case and stored upper-case, so `eu` means EU everywhere — one rule for calls and keys.
  */
-export const regionInput = z.string().trim().toUpperCase().pipe(z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be a region code such as EU or US-EAST'));
+export const regionInput = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .pipe(z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/, 'must be a region code such as EU or US-EAST'));
 
 /** Price fields of a model; at least one must be given so that no model is free by omission. */
 const priceFields = ['input_usd_per_mtok', 'output_usd_per_mtok', 'usd_per_audio_minute', 'usd_per_mchar'] as const;
@@ -70,7 +72,10 @@ const supplierSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
   protocol: z.enum(supplierProtocols),
   base_url: z.url({ protocol: /^https?$/ }),
-  api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name').optional(),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name')
+    .optional(),
   region: regionCode,
   priority: z.number().int().min(0).default(100),
   weight: z.number().positive().default(1),

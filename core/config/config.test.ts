@@ -31,11 +31,14 @@ test('settings: empty DATABASE_URL means embedded, a wrong scheme is refused by 
 });
 
 test('settings: a short admin key or missing pepper stops start-up naming the field', () => {
-  assert.throws(() => parseSettings({ ...baseEnv, SVC_ADMIN_KEY: 'short' }), (e: unknown) => {
-    assert.ok(e instanceof ConfigError);
-    assert.match(e.message, /SVC_ADMIN_KEY: must be at least 32 characters/);
-    return true;
-  });
+  assert.throws(
+    () => parseSettings({ ...baseEnv, SVC_ADMIN_KEY: 'short' }),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, /SVC_ADMIN_KEY: must be at least 32 characters/);
+      return true;
+    },
+  );
   assert.throws(() => parseSettings({ ...baseEnv, SVC_KEY_PEPPER: undefined }), /SVC_KEY_PEPPER/);
   assert.throws(() => parseSettings({ ...baseEnv, PORT: '70000' }), /PORT/);
 });
@@ -51,7 +54,10 @@ test('catalogue: builds routes ordered by priority with defaults filled in', () 
     {},
   );
   const routes = cat.routes.get('gpt-4o-mini')!;
-  assert.deepEqual(routes.map((r) => r.supplier.name), ['a', 'b']);
+  assert.deepEqual(
+    routes.map((r) => r.supplier.name),
+    ['a', 'b'],
+  );
   assert.equal(routes[0]!.model.upstream, 'up-id');
   assert.equal(routes[1]!.model.upstream, 'gpt-4o-mini');
   assert.equal(routes[0]!.supplier.baseUrl, 'http://127.0.0.1:8090/v1');
@@ -65,14 +71,26 @@ test('catalogue: each kind of mistake names its field', () => {
   const cases: [unknown, RegExp][] = [
     [{ suppliers: [{ ...supplier, protocol: 'grpc' }] }, /suppliers\[0\]\.protocol/],
     [{ suppliers: [{ ...supplier, region: 'eu' }] }, /suppliers\[0\]\.region: must be an upper-case region code/],
-    [{ suppliers: [{ ...supplier, models: [{ id: 'm', input_usd_per_mtok: -1, output_usd_per_mtok: 1 }] }] }, /suppliers\[0\]\.models\[0\]\.input_usd_per_mtok/],
+    [
+      { suppliers: [{ ...supplier, models: [{ id: 'm', input_usd_per_mtok: -1, output_usd_per_mtok: 1 }] }] },
+      /suppliers\[0\]\.models\[0\]\.input_usd_per_mtok/,
+    ],
     [{ suppliers: [supplier, supplier] }, /suppliers\[1\]\.name: duplicate supplier name/],
-    [{ suppliers: [{ ...supplier, api_key_env: 'MISSING_KEY_VAR' }] }, /suppliers\[0\]\.api_key_env: environment variable MISSING_KEY_VAR is not set/],
+    [
+      { suppliers: [{ ...supplier, api_key_env: 'MISSING_KEY_VAR' }] },
+      /suppliers\[0\]\.api_key_env: environment variable MISSING_KEY_VAR is not set/,
+    ],
     [{ suppliers: [{ ...supplier, surprise: 1 }] }, /suppliers\[0\]/],
     [{ suppliers: [] }, /suppliers/],
     [{ suppliers: [{ ...supplier, models: [{ id: 'm' }] }] }, /suppliers\[0\]\.models\[0\]: a model needs a price/],
-    [{ suppliers: [{ ...supplier, models: [{ id: 'tts', input_usd_per_mtok: 1, capabilities: ['speech'] }] }] }, /models\[0\]\.usd_per_mchar: a speech model needs usd_per_mchar/],
-    [{ suppliers: [{ ...supplier, models: [{ id: 'asr', input_usd_per_mtok: 1, capabilities: ['transcription'] }] }] }, /models\[0\]\.usd_per_audio_minute: a transcription model needs/],
+    [
+      { suppliers: [{ ...supplier, models: [{ id: 'tts', input_usd_per_mtok: 1, capabilities: ['speech'] }] }] },
+      /models\[0\]\.usd_per_mchar: a speech model needs usd_per_mchar/,
+    ],
+    [
+      { suppliers: [{ ...supplier, models: [{ id: 'asr', input_usd_per_mtok: 1, capabilities: ['transcription'] }] }] },
+      /models\[0\]\.usd_per_audio_minute: a transcription model needs/,
+    ],
     [null, /invalid/],
   ];
   for (const [doc, pattern] of cases) assert.throws(() => buildCatalogue(doc, {}), pattern);
@@ -86,7 +104,10 @@ test('catalogue: the supplier credential comes from the named environment variab
 test('loadConfig: reads the YAML file; broken YAML and missing files are named', () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
   const good = join(dir, 'good.yaml');
-  writeFileSync(good, 'suppliers:\n  - name: sim-eu\n    protocol: openai\n    base_url: http://127.0.0.1:8090/v1\n    region: EU\n    models:\n      - id: m1\n        input_usd_per_mtok: 1\n        output_usd_per_mtok: 2\n');
+  writeFileSync(
+    good,
+    'suppliers:\n  - name: sim-eu\n    protocol: openai\n    base_url: http://127.0.0.1:8090/v1\n    region: EU\n    models:\n      - id: m1\n        input_usd_per_mtok: 1\n        output_usd_per_mtok: 2\n',
+  );
   const cfg = loadConfig({ ...baseEnv, SVC_CATALOG: good });
   assert.equal(cfg.catalogue.suppliers[0]!.name, 'sim-eu');
   const bad = join(dir, 'bad.yaml');

@@ -15,11 +15,7 @@ const optionalUrl = (protocols: string[]) =>
     .string()
     .trim()
     .transform((v) => (v === '' ? undefined : v))
-    .pipe(
-      z
-        .url({ protocol: new RegExp(`^(${protocols.join('|')})$`) })
-        .optional(),
-    )
+    .pipe(z.url({ protocol: new RegExp(`^(${protocols.join('|')})$`) }).optional())
     .optional();
 /** A yes/no setting: `true`/`1` or `false`/`0` (anything else is refused, never guessed). */
 const flag = (fallback: boolean) =>
@@ -27,9 +23,7 @@ const flag = (fallback: boolean) =>
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
     .default(fallback ? 'true' : 'false')
     .transform((v) => v === 'true' || v === '1');
-const secret = z
-  .string()
-  .min(32, 'must be at least 32 characters (generate one with: openssl rand -base64 48)');
+const secret = z.string().min(32, 'must be at least 32 characters (generate one with: openssl rand -base64 48)');
 
 /** The environment variables every deployable reads; documented in docs/configuration.md. */
 export const settingsSchema = z.object({
@@ -44,7 +38,11 @@ export const settingsSchema = z.object({
   SVC_CATALOG: z.string().min(1, 'must name the YAML catalogue file'),
   SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   SVC_STORE_PREFIX: z.string().default('svc:'),
-  SVC_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  SVC_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   SVC_UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** Deadline for a request's headers and body to arrive, counted from its first byte. */
   SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
@@ -52,7 +50,11 @@ export const settingsSchema = z.object({
   SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
   SVC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-  SVC_SESSION_TTL_MS: z.coerce.number().int().min(1_000).default(30 * 60_000),
+  SVC_SESSION_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(30 * 60_000),
   SVC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(3),
   SVC_CIRCUIT_WINDOW_MS: z.coerce.number().int().min(100).default(30_000),
   SVC_CIRCUIT_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),

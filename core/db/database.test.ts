@@ -61,7 +61,9 @@ test('embedded database keeps its rows across a restart', async () => {
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const first = closedAfterTest(await openDatabase({ kind: 'embedded', dataDir: dir }));
   await first.migrate();
-  await first.knex('api_keys').insert({ id: 'kept', kind: 'managed', name: 'kept', secret_hash: 'a'.repeat(64), secret_hint: 'h', source: 'api' });
+  await first
+    .knex('api_keys')
+    .insert({ id: 'kept', kind: 'managed', name: 'kept', secret_hash: 'a'.repeat(64), secret_hint: 'h', source: 'api' });
   await first.close();
   const second = closedAfterTest(await openDatabase({ kind: 'embedded', dataDir: dir }));
   await second.migrate();

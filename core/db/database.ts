@@ -112,7 +112,11 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 /** Chooses the database target from settings: DATABASE_URL wins, otherwise embedded under dataDir. */
-export function databaseTargetFromSettings(settings: { DATABASE_URL?: string | undefined; SVC_DATA_DIR: string; SVC_DB_POOL_MAX: number }): DatabaseTarget {
+export function databaseTargetFromSettings(settings: {
+  DATABASE_URL?: string | undefined;
+  SVC_DATA_DIR: string;
+  SVC_DB_POOL_MAX: number;
+}): DatabaseTarget {
   return settings.DATABASE_URL
     ? { kind: 'postgres', url: settings.DATABASE_URL, poolMax: settings.SVC_DB_POOL_MAX }
     : { kind: 'embedded', dataDir: settings.SVC_DATA_DIR, poolMax: settings.SVC_DB_POOL_MAX };

@@ -27,8 +27,14 @@ const migrationsDir = new URL('./migrations/', import.meta.url);
 /** Names and contents of the migration files: a changed or added migration changes the hash. */
 function migrationsFingerprint(): string {
   const hash = createHash('sha256');
-  for (const name of readdirSync(migrationsDir).filter((n) => /\.(ts|js)$/.test(n) && !n.endsWith('.d.ts')).sort()) {
-    hash.update(name).update('\0').update(readFileSync(new URL(name, migrationsDir))).update('\0');
+  for (const name of readdirSync(migrationsDir)
+    .filter((n) => /\.(ts|js)$/.test(n) && !n.endsWith('.d.ts'))
+    .sort()) {
+    hash
+      .update(name)
+      .update('\0')
+      .update(readFileSync(new URL(name, migrationsDir)))
+      .update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }

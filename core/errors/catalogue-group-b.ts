@@ -53,7 +53,7 @@ export const groupBErrors = {
     strict_preferred_runtime_node_unavailable: { status: 503, message: 'The required runtime node is temporarily unavailable' },
     timeout: { status: 504, message: 'The operation took too long to complete' },
     transcription_provider_unavailable: { status: 503, message: 'The transcription provider is temporarily unavailable' },
-    unsafe_realtime_upstream: { status: 502, message: 'The realtime upstream did not pass the gateway\'s safety checks' },
+    unsafe_realtime_upstream: { status: 502, message: "The realtime upstream did not pass the gateway's safety checks" },
     upstream_closed_without_session: { status: 502, message: 'The upstream closed the connection before a session was established' },
     upstream_error: { status: 502, message: 'The upstream service returned an error' },
     upstream_failed: { status: 502, message: 'The upstream service failed to complete the request' },

@@ -39,21 +39,18 @@ export const specialErrors = {
     atomic_canary_unknown: {
       status: 409,
       message: 'The outcome of this operation at the supplier is unknown and must be reconciled',
-      action:
-        'Do not repeat the operation or release its hold. Give support the request ID to reconcile supplier outcome and settlement.',
+      action: 'Do not repeat the operation or release its hold. Give support the request ID to reconcile supplier outcome and settlement.',
     },
     csrf_rejected: {
       status: 403,
-      message: 'The browser request did not come from the portal\'s own origin',
-      action:
-        'The browser request failed the same-origin check. Reload on the correct portal domain, sign in again and repeat.',
+      message: "The browser request did not come from the portal's own origin",
+      action: 'The browser request failed the same-origin check. Reload on the correct portal domain, sign in again and repeat.',
     },
     edge_error: {
       status: 502,
       retryable: true,
       message: 'The edge could not reach the application service',
-      action:
-        'The edge could not reach the application service. Retry with bounded exponential backoff; contact support if persistent.',
+      action: 'The edge could not reach the application service. Retry with bounded exponential backoff; contact support if persistent.',
     },
     identity_execution_capacity: {
       status: 429,
@@ -65,15 +62,13 @@ export const specialErrors = {
     realtime_call_recovery_required: {
       status: 409,
       message: 'The original realtime call must be recovered before anything else happens to it',
-      action:
-        'Do not create a replacement call. Give support the request ID to recover the original call and its billing state.',
+      action: 'Do not create a replacement call. Give support the request ID to recover the original call and its billing state.',
     },
     requester_bridge_required_unavailable: {
       // 503 but not retryable: the bridge needs an administrator, not time.
       status: 503,
       message: 'This workflow needs the requester bridge, which is not available',
-      action:
-        'Have the administrator restore the bridge or choose a supported workflow. Do not retry an unsupported route repeatedly.',
+      action: 'Have the administrator restore the bridge or choose a supported workflow. Do not retry an unsupported route repeatedly.',
     },
     settlement_pending: {
       status: 409,
@@ -92,21 +87,18 @@ export const specialErrors = {
       message: 'The response stream stopped before it was complete',
       // The API says "The stream stopped early. Same action as stream_error."; spelled out here
       // so the rendered action does not send the reader to another code.
-      action:
-        'The stream stopped early. Treat output as incomplete and reconcile side effects before retrying non-idempotent work.',
+      action: 'The stream stopped early. Treat output as incomplete and reconcile side effects before retrying non-idempotent work.',
     },
     streaming_settlement_buffer_exceeded: {
       // 500, not 413: the request was fine; the response outgrew the settlement buffer we hold.
       status: 500,
       message: 'The streamed response outgrew the buffer used to settle its cost',
-      action:
-        'Have support reconcile the original operation, then reduce response size or correct the authorized buffer configuration.',
+      action: 'Have support reconcile the original operation, then reduce response size or correct the authorized buffer configuration.',
     },
     streaming_settlement_cancelled: {
       status: 409,
       message: 'The stream was cancelled before its cost was settled, and the supplier may still have done the work',
-      action:
-        'Cancellation does not prove the supplier did no work. Do not repeat until support confirms execution and billing.',
+      action: 'Cancellation does not prove the supplier did no work. Do not repeat until support confirms execution and billing.',
     },
     streaming_settlement_failed: {
       status: 502,
@@ -115,7 +107,7 @@ export const specialErrors = {
     },
     supplier_price_unresolved: {
       status: 503,
-      message: 'The supplier\'s price for this request could not be confirmed',
+      message: "The supplier's price for this request could not be confirmed",
       action:
         'Supplier pricing authority could not be confirmed. Have an administrator restore the pricing configuration and check whether the request already executed. This may occur before or after supplier execution.',
     },
@@ -127,8 +119,7 @@ export const specialErrors = {
     supplier_settlement_unavailable: {
       status: 503,
       message: 'Supplier settlement is unavailable, so the outcome of this operation is unconfirmed',
-      action:
-        'Do not repeat automatically. Have support confirm the original operation and billing before authorizing a retry.',
+      action: 'Do not repeat automatically. Have support confirm the original operation and billing before authorizing a retry.',
     },
     payment_required: {
       status: 402,

@@ -137,7 +137,7 @@ describe('error catalogue', () => {
     for (const code of mustNotRepeat) assert.equal(errorCatalogue[code as ErrorCode].retryable, false, code);
   });
 
-  it('carries the specification\'s action text of each special code, and the group text otherwise', { skip: Boolean(specMissing) }, () => {
+  it("carries the specification's action text of each special code, and the group text otherwise", { skip: Boolean(specMissing) }, () => {
     const part7 = specPart7();
     const special = parseSpecialTable(part7);
     for (const [code, action] of special) {

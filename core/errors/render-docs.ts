@@ -45,12 +45,7 @@ function groupSection(group: (typeof catalogueGroups)[number]): string[] {
 
 function typeTable(): string[] {
   const statuses = [...new Set(Object.values(errorCatalogue).map((definition) => definition.status))].sort((a, b) => a - b);
-  return [
-    '| HTTP status | Type |',
-    '|---|---|',
-    ...statuses.map((status) => `| ${status} | \`${errorTypeForStatus(status)}\` |`),
-    '',
-  ];
+  return ['| HTTP status | Type |', '|---|---|', ...statuses.map((status) => `| ${status} | \`${errorTypeForStatus(status)}\` |`), ''];
 }
 
 // Listed from the data so the prose cannot fall behind a changed retry flag.
@@ -62,10 +57,7 @@ function retryableOutsideGroupB(): string {
 }
 
 function intro(): string[] {
-  const example = renderErrorBody(
-    new ApiError('rate_limit_exceeded', { retryAfterSeconds: 30 }),
-    'req_01HZX3Y4K2Q8T9V7W6B5N4M3P2',
-  );
+  const example = renderErrorBody(new ApiError('rate_limit_exceeded', { retryAfterSeconds: 30 }), 'req_01HZX3Y4K2Q8T9V7W6B5N4M3P2');
   const total = Object.keys(errorCatalogue).length;
   return [
     '# Error codes',
@@ -131,7 +123,7 @@ function intro(): string[] {
     '',
     '## Dynamic provider codes',
     '',
-    'Errors relayed from a provider keep the provider\'s own code, including numeric JSON-RPC codes. Their',
+    "Errors relayed from a provider keep the provider's own code, including numeric JSON-RPC codes. Their",
     'type follows the status as above, and they are retryable when the status is 429 or 5xx.',
     '',
   ];

@@ -35,12 +35,19 @@ test('an operator key: created with a given secret and owner, found by its owner
   onTestFinished(() => db.close());
   const keys = new KeyRepository(db.knex, pepper);
   const owner = 'ManagedKey/team-a/analytics/0b4c';
-  const { record, secret } = await keys.create({ kind: 'managed', name: 'analytics', source: 'crd', managedBy: owner }, 'svc-sk-' + 'a'.repeat(40));
+  const { record, secret } = await keys.create(
+    { kind: 'managed', name: 'analytics', source: 'crd', managedBy: owner },
+    'svc-sk-' + 'a'.repeat(40),
+  );
   assert.equal(secret, 'svc-sk-' + 'a'.repeat(40), 'the given secret is the key');
   assert.equal(record.secretHash, hashSecret(secret, pepper), 'only the given secret hash is stored');
   assert.deepEqual(await keys.findByManagedBy(owner), record, 'the key is found by its owner');
   await assert.rejects(keys.create({ kind: 'managed', name: 'again', source: 'crd', managedBy: owner }), 'one owner cannot own two keys');
-  assert.deepEqual((await keys.listManagedByPrefix('ManagedKey/team-a/analytics/')).map((k) => k.id), [record.id], 'the prefix finds every incarnation');
+  assert.deepEqual(
+    (await keys.listManagedByPrefix('ManagedKey/team-a/analytics/')).map((k) => k.id),
+    [record.id],
+    'the prefix finds every incarnation',
+  );
   assert.deepEqual(await keys.listManagedByPrefix('ManagedKey/team-a/analytic_/'), [], 'the prefix is literal, not a LIKE pattern');
   const rotated = await keys.replaceSecret(record.id, 'svc-sk-' + 'b'.repeat(40));
   assert.equal(rotated?.secretHash, hashSecret('svc-sk-' + 'b'.repeat(40), pepper), 'the new secret hash replaces the old');

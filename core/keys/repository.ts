@@ -63,7 +63,9 @@ export interface NewKey {
 }
 
 /** Fields a PATCH may change (undefined = unchanged, null = cleared). */
-export type KeyPatch = Partial<Pick<NewKey, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'>> & {
+export type KeyPatch = Partial<
+  Pick<NewKey, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'>
+> & {
   status?: KeyStatus;
 };
 
@@ -179,7 +181,10 @@ export class KeyRepository {
 
   /** Keys whose owner starts with `prefix` (e.g. every incarnation of one ManagedKey name). */
   async listManagedByPrefix(prefix: string): Promise<KeyRecord[]> {
-    const rows = (await this.knex<KeyRow>('api_keys').whereLike('managed_by', `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`)) as KeyRow[];
+    const rows = (await this.knex<KeyRow>('api_keys').whereLike(
+      'managed_by',
+      `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+    )) as KeyRow[];
     return rows.map(toRecord);
   }
 
@@ -187,7 +192,11 @@ export class KeyRepository {
   async replaceSecret(id: string, secret: string): Promise<KeyRecord | undefined> {
     const [row] = await this.knex<KeyRow>('api_keys')
       .where({ id })
-      .update({ secret_hash: hashSecret(secret, this.pepper), secret_hint: secretHint(secret), updated_at: this.knex.fn.now() as unknown as Date })
+      .update({
+        secret_hash: hashSecret(secret, this.pepper),
+        secret_hint: secretHint(secret),
+        updated_at: this.knex.fn.now() as unknown as Date,
+      })
       .returning('*');
     return row ? toRecord(row as KeyRow) : undefined;
   }
@@ -224,9 +233,16 @@ export class KeyRepository {
     if (query.namePrefix) builder = builder.whereLike('name', `${query.namePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     if (query.cursor) {
       const [createdAt, id] = decodeCursor(query.cursor);
-      builder = builder.where((w) => w.where('created_at', '<', createdAt).orWhere((x) => x.where('created_at', '=', createdAt).andWhere('id', '<', id)));
+      builder = builder.where((w) =>
+        w.where('created_at', '<', createdAt).orWhere((x) => x.where('created_at', '=', createdAt).andWhere('id', '<', id)),
+      );
     }
-    const rows = (await builder.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as KeyRow[];
+    const rows = (await builder
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(query.limit + 1)) as KeyRow[];
     const page = rows.slice(0, query.limit).map(toRecord);
     const last = page.at(-1);
     return { data: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last.createdAt, last.id) : null };

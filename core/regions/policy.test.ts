@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { RegionPolicies } from './policy.js';
 
 test('a region no policy lists is unrestricted; a listed region allows only its suppliers', () => {
-  const policies = RegionPolicies.from([{ name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['sim-eu'] }], failurePolicy: 'HardFail' }]);
+  const policies = RegionPolicies.from([
+    { name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['sim-eu'] }], failurePolicy: 'HardFail' },
+  ]);
   assert.equal(policies.allows('EU', 'sim-eu'), true, 'a listed supplier is allowed');
   assert.equal(policies.allows('EU', 'sim-eu-2'), false, 'an unlisted supplier is refused in a listed region');
   assert.equal(policies.allows('US', 'sim-us'), true, 'an unlisted region is unrestricted');

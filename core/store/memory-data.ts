@@ -1,9 +1,7 @@
 import type { ScriptCommands } from './types.js';
 
 type Value =
-  | { type: 'string'; value: string }
-  | { type: 'hash'; value: Map<string, string> }
-  | { type: 'zset'; value: Map<string, number> };
+  { type: 'string'; value: string } | { type: 'hash'; value: Map<string, string> } | { type: 'zset'; value: Map<string, number> };
 
 interface Slot {
   data: Value;

@@ -15,7 +15,10 @@ export class MemoryStore implements Store {
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
-  constructor(private readonly prefix = '', clock: () => number = Date.now) {
+  constructor(
+    private readonly prefix = '',
+    clock: () => number = Date.now,
+  ) {
     this.data = new MemoryData(clock);
     this.streams = new MemoryStreams(clock);
     this.bus.setMaxListeners(0);
@@ -60,7 +63,11 @@ export class MemoryStore implements Store {
   }
 
   async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
-    const reply: ScriptReply = script.memory(this.data, keys.map((key) => this.k(key)), args.map(String));
+    const reply: ScriptReply = script.memory(
+      this.data,
+      keys.map((key) => this.k(key)),
+      args.map(String),
+    );
     return script.decode(reply);
   }
 
@@ -80,7 +87,12 @@ export class MemoryStore implements Store {
     return this.streams.ack(this.k(stream), group, ids);
   }
 
-  async streamClaimIdle(stream: string, group: string, consumer: string, options: { minIdleMs: number; count: number }): Promise<StreamEntry[]> {
+  async streamClaimIdle(
+    stream: string,
+    group: string,
+    consumer: string,
+    options: { minIdleMs: number; count: number },
+  ): Promise<StreamEntry[]> {
     return this.streams.claimIdle(this.k(stream), group, consumer, options.minIdleMs, options.count);
   }
 

@@ -84,7 +84,14 @@ export class MemoryStreams {
     return fresh.map((e) => ({ id: e.id, fields: { ...e.fields } }));
   }
 
-  async readGroup(name: string, group: string, consumer: string, count: number, blockMs: number, closed: () => boolean): Promise<StreamEntry[]> {
+  async readGroup(
+    name: string,
+    group: string,
+    consumer: string,
+    count: number,
+    blockMs: number,
+    closed: () => boolean,
+  ): Promise<StreamEntry[]> {
     const first = this.deliverNew(name, group, consumer, count);
     if (first.length > 0 || blockMs <= 0) return first;
     const s = this.stream(name);

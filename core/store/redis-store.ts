@@ -28,7 +28,10 @@ export class RedisStore implements Store {
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly shas = new Map<string, string>();
 
-  constructor(url: string, private readonly prefix = '') {
+  constructor(
+    url: string,
+    private readonly prefix = '',
+  ) {
     this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
     // Errors surface on the commands that fail; the event itself must not crash the process.
     this.client.on('error', () => undefined);
@@ -103,14 +106,28 @@ export class RedisStore implements Store {
     }
   }
 
-  async streamReadGroup(stream: string, group: string, consumer: string, options: { count: number; blockMs: number }): Promise<StreamEntry[]> {
+  async streamReadGroup(
+    stream: string,
+    group: string,
+    consumer: string,
+    options: { count: number; blockMs: number },
+  ): Promise<StreamEntry[]> {
     // XREADGROUP BLOCK holds its connection; use a dedicated one per concurrent reader.
     const blocking = this.client.duplicate();
     blocking.on('error', () => undefined);
     this.blockingClients.add(blocking);
     try {
       const reply = (await blocking.xreadgroup(
-        'GROUP', group, consumer, 'COUNT', options.count, 'BLOCK', Math.max(1, options.blockMs), 'STREAMS', this.k(stream), '>',
+        'GROUP',
+        group,
+        consumer,
+        'COUNT',
+        options.count,
+        'BLOCK',
+        Math.max(1, options.blockMs),
+        'STREAMS',
+        this.k(stream),
+        '>',
       )) as [string, RawEntries][] | null;
       return toEntries(reply?.[0]?.[1]);
     } catch (error) {
@@ -126,8 +143,17 @@ export class RedisStore implements Store {
     return ids.length === 0 ? 0 : this.client.xack(this.k(stream), group, ...ids);
   }
 
-  async streamClaimIdle(stream: string, group: string, consumer: string, options: { minIdleMs: number; count: number }): Promise<StreamEntry[]> {
-    const reply = (await this.client.xautoclaim(this.k(stream), group, consumer, options.minIdleMs, '0-0', 'COUNT', options.count)) as [string, RawEntries, string[]?];
+  async streamClaimIdle(
+    stream: string,
+    group: string,
+    consumer: string,
+    options: { minIdleMs: number; count: number },
+  ): Promise<StreamEntry[]> {
+    const reply = (await this.client.xautoclaim(this.k(stream), group, consumer, options.minIdleMs, '0-0', 'COUNT', options.count)) as [
+      string,
+      RawEntries,
+      string[]?,
+    ];
     return toEntries(reply[1]);
   }
 

@@ -60,7 +60,10 @@ function storeContract(name: string, open: () => Opened): void {
       const id1 = await store.streamAdd('audit', { n: '1' });
       await store.streamAdd('audit', { n: '2' });
       const first = await store.streamReadGroup('audit', 'writers', 'w1', { count: 10, blockMs: 50 });
-      assert.deepEqual(first.map((e) => e.fields.n), ['1', '2']);
+      assert.deepEqual(
+        first.map((e) => e.fields.n),
+        ['1', '2'],
+      );
       assert.equal(first[0]!.id, id1);
       assert.deepEqual(await store.streamReadGroup('audit', 'writers', 'w1', { count: 10, blockMs: 20 }), []);
       assert.equal(await store.streamAck('audit', 'writers', [id1]), 1);
@@ -68,9 +71,19 @@ function storeContract(name: string, open: () => Opened): void {
       // w1 "crashed" holding entry 2: after the idle time w2 claims it.
       assert.deepEqual(await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 10_000, count: 10 }), []);
       let claimed: { id: string; fields: Record<string, string> }[] = [];
-      await waitFor('entry 2 to be idle for 20 ms and claimed', async () => (claimed = await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 20, count: 10 })).length > 0);
-      assert.deepEqual(claimed.map((e) => e.fields.n), ['2']);
-      await store.streamAck('audit', 'writers', claimed.map((e) => e.id));
+      await waitFor(
+        'entry 2 to be idle for 20 ms and claimed',
+        async () => (claimed = await store.streamClaimIdle('audit', 'writers', 'w2', { minIdleMs: 20, count: 10 })).length > 0,
+      );
+      assert.deepEqual(
+        claimed.map((e) => e.fields.n),
+        ['2'],
+      );
+      await store.streamAck(
+        'audit',
+        'writers',
+        claimed.map((e) => e.id),
+      );
       assert.equal(await store.streamDelete('audit', [id1]), 1);
       assert.deepEqual(await store.streamGroupInfo('audit', 'writers'), { length: 1, pending: 0 });
     });
@@ -79,13 +92,22 @@ function storeContract(name: string, open: () => Opened): void {
       await store.streamCreateGroup('wake', 'g');
       const blockMs = 20_000;
       let blockTimer: NodeJS.Timeout | undefined;
-      const blockEnded = new Promise<'the block ran out'>((resolve) => (blockTimer = setTimeout(() => resolve('the block ran out'), blockMs)));
+      const blockEnded = new Promise<'the block ran out'>(
+        (resolve) => (blockTimer = setTimeout(() => resolve('the block ran out'), blockMs)),
+      );
       try {
         const reading = store.streamReadGroup('wake', 'g', 'c', { count: 1, blockMs });
         await waitFor('the reader to block', () => opened.readerBlocked());
         await store.streamAdd('wake', { hello: 'world' });
-        assert.equal(await Promise.race([reading.then(() => 'woken' as const), blockEnded]), 'woken', 'the entry ends the wait, not the block time');
-        assert.deepEqual((await reading).map((e) => e.fields), [{ hello: 'world' }]);
+        assert.equal(
+          await Promise.race([reading.then(() => 'woken' as const), blockEnded]),
+          'woken',
+          'the entry ends the wait, not the block time',
+        );
+        assert.deepEqual(
+          (await reading).map((e) => e.fields),
+          [{ hello: 'world' }],
+        );
       } finally {
         clearTimeout(blockTimer);
       }

@@ -74,7 +74,7 @@ export function createGatewayMetrics(registry: Registry, sources?: GatewayGaugeS
     }),
     overhead: new Histogram({
       name: 'svc_gateway_overhead_seconds',
-      help: 'Request duration minus the time spent in supplier attempts: the gateway\'s own cost',
+      help: "Request duration minus the time spent in supplier attempts: the gateway's own cost",
       labelNames: ['interface'],
       buckets: overheadBuckets,
       registers,
@@ -112,7 +112,7 @@ export function createGatewayMetrics(registry: Registry, sources?: GatewayGaugeS
     }),
     circuitOpen: new Gauge({
       name: 'svc_gateway_supplier_circuit_open',
-      help: '1 while the supplier\'s circuit is open on this replica (routed around), else 0',
+      help: "1 while the supplier's circuit is open on this replica (routed around), else 0",
       labelNames: ['supplier', 'region'],
       registers,
       collect() {

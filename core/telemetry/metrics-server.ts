@@ -14,7 +14,10 @@ export interface MetricsServer {
  * ingress that exposes the API never exposes metrics. Port 0 listens on an ephemeral port
  * (tests); callers treat "off" themselves.
  */
-export async function startMetricsServer(registry: Registry, options: { host: string; port: number; health?: () => boolean }): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  options: { host: string; port: number; health?: () => boolean },
+): Promise<MetricsServer> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?', 1)[0];
     // The operator has no API port: its liveness probe asks this port (charts/, operator-deployment).

@@ -27,11 +27,15 @@ export function decideTracing(env: Record<string, string | undefined>): TracingD
     .filter((e) => e !== '');
   const unknown = exporters.filter((e) => !knownExporters.has(e));
   if (unknown.length > 0) {
-    throw new ConfigError(`invalid settings:\n  - OTEL_TRACES_EXPORTER: unsupported exporter ${unknown.join(', ')} (use otlp, console, zipkin or none)`);
+    throw new ConfigError(
+      `invalid settings:\n  - OTEL_TRACES_EXPORTER: unsupported exporter ${unknown.join(', ')} (use otlp, console, zipkin or none)`,
+    );
   }
   if (exporters.length > 0) {
     const active = exporters.filter((e) => e !== 'none');
-    return active.length > 0 ? { enabled: true, reason: `OTEL_TRACES_EXPORTER=${active.join(',')}` } : { enabled: false, reason: 'OTEL_TRACES_EXPORTER=none' };
+    return active.length > 0
+      ? { enabled: true, reason: `OTEL_TRACES_EXPORTER=${active.join(',')}` }
+      : { enabled: false, reason: 'OTEL_TRACES_EXPORTER=none' };
   }
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (endpoint) return { enabled: true, reason: `OTLP endpoint ${endpoint}` };

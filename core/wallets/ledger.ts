@@ -78,7 +78,10 @@ export class WalletLedger {
 
   /** Balance from the ledger, in nano-USD (rows written before nano-USD count their micro-USD). */
   async balanceNano(payerId: string, trx: Knex | Knex.Transaction = this.knex): Promise<number> {
-    const row = await trx('wallet_entries').where({ payer_id: payerId }).sum({ total: trx.raw('coalesce(amount_nano, amount_micro * 1000)') }).first();
+    const row = await trx('wallet_entries')
+      .where({ payer_id: payerId })
+      .sum({ total: trx.raw('coalesce(amount_nano, amount_micro * 1000)') })
+      .first();
     return Number((row as { total: string | null } | undefined)?.total ?? 0);
   }
 
@@ -104,7 +107,14 @@ export class WalletLedger {
   static async recordDebits(trx: Knex.Transaction, debits: readonly WalletDebit[]): Promise<void> {
     const rows = debits
       .filter((d) => d.costUsd > 0)
-      .map((d) => ({ payer_id: d.payerId, ...amountColumns(-toNano(d.costUsd)), kind: 'debit', reason: 'request', request_id: d.requestId, actor: 'gateway' }));
+      .map((d) => ({
+        payer_id: d.payerId,
+        ...amountColumns(-toNano(d.costUsd)),
+        kind: 'debit',
+        reason: 'request',
+        request_id: d.requestId,
+        actor: 'gateway',
+      }));
     if (rows.length > 0) await trx('wallet_entries').insert(rows).onConflict('request_id').ignore();
   }
 
@@ -123,7 +133,6 @@ export class WalletLedger {
     );
   }
 }
-
 
 /** INCRBY only when the mirror exists: an absent mirror is loaded whole from the ledger later. */
 const incrementIfPresent: StoreScript<void> = {

@@ -110,11 +110,15 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     }
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
-    request.caller = await authenticate(request.headers, { xApiKey: xApiKeyPaths.has(path) }, {
-      pepper: deps.pepper,
-      adminKeyHash: deps.adminKeyHash,
-      keys: deps.keys,
-    });
+    request.caller = await authenticate(
+      request.headers,
+      { xApiKey: xApiKeyPaths.has(path) },
+      {
+        pepper: deps.pepper,
+        adminKeyHash: deps.adminKeyHash,
+        keys: deps.keys,
+      },
+    );
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
@@ -173,7 +177,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       // The path exists, only not with this method (RFC 9110 §15.5.6: 405 lists the methods in Allow).
       request.errorCode = 'method_not_allowed';
       void reply.header('allow', allowed.join(', '));
-      return sendError(reply, new ApiError('method_not_allowed', { humanMessage: `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}` }));
+      return sendError(
+        reply,
+        new ApiError('method_not_allowed', { humanMessage: `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}` }),
+      );
     }
     request.errorCode = 'not_found';
     return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${path} on this gateway` }));

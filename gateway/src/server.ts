@@ -60,7 +60,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const { settings } = config;
   // Asynchronous stdout: a synchronous write per request line cost more CPU than the rest of
   // logging together (bench/RESULTS.md); lines still go out as soon as the previous write ends.
-  const logger = overrides.logger ?? createLogger({ service: 'gateway', level: settings.LOG_LEVEL, logPromptContent: settings.SVC_LOG_PROMPTS });
+  const logger =
+    overrides.logger ?? createLogger({ service: 'gateway', level: settings.LOG_LEVEL, logPromptContent: settings.SVC_LOG_PROMPTS });
   const registry = createMetricsRegistry();
   // The gauges read these at scrape time; everything they read exists before the first scrape.
   const metrics = createGatewayMetrics(registry, {
@@ -145,7 +146,9 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   // Its own port, so the ingress in front of the API port never exposes metrics.
   const metricsPort = overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT;
   const metricsServer: MetricsServer | undefined =
-    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0 ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort, health: livenessOnMetricsPort }) : undefined;
+    overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
+      ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort, health: livenessOnMetricsPort })
+      : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -171,7 +174,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await auditWriter.stop();
       // What the journal still watches is in the stream or its spill file: the next process (or
       // another replica's writer) writes it.
-      spend.stop();
+      await spend.stop();
       await auditJournal.stop();
       await upstream.close();
       database.knex.off('query-error', countQueryError);

@@ -5,7 +5,14 @@ import { databaseTargetFromSettings, openDatabase, type Database } from '../../c
 import { KeyRepository } from '../../core/keys/index.js';
 import { RegionPolicyRepository } from '../../core/regions/index.js';
 import { openStore, type Store } from '../../core/store/index.js';
-import { createLogger, createMetricsRegistry, createOperatorMetrics, startMetricsServer, type MetricsServer, type OperatorMetrics } from '../../core/telemetry/index.js';
+import {
+  createLogger,
+  createMetricsRegistry,
+  createOperatorMetrics,
+  startMetricsServer,
+  type MetricsServer,
+  type OperatorMetrics,
+} from '../../core/telemetry/index.js';
 import { withRequestTimeout } from './kube/bounded-request.js';
 import { Controller, type ControllerTuning } from './kube/controller.js';
 import { LeaderElector } from './kube/leader-election.js';
@@ -86,14 +93,29 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
     logger,
     events: new EventRecorder(core, settings.POD_NAME, clock, logger),
   });
-  const regionPolicies = new RegionPolicyReconciler({ customObjects, policies: new RegionPolicyRepository(database.knex), store, supplierRegions, clock, logger });
+  const regionPolicies = new RegionPolicyReconciler({
+    customObjects,
+    policies: new RegionPolicyRepository(database.knex),
+    store,
+    supplierRegions,
+    clock,
+    logger,
+  });
   const { group, version } = managedKeyApi;
   const watchNamespaces = new Set(settings.SVC_OPERATOR_WATCH_NAMESPACES);
   const watched = (key: string) => watchNamespaces.size === 0 || watchNamespaces.has(key.split('/')[0] ?? '');
   const listManagedKeys = async () =>
-    (await customObjects.listCustomObjectForAllNamespaces({ group, version, plural: managedKeyApi.plural })) as KubernetesListObject<ManagedKeyObject>;
+    (await customObjects.listCustomObjectForAllNamespaces({
+      group,
+      version,
+      plural: managedKeyApi.plural,
+    })) as KubernetesListObject<ManagedKeyObject>;
   const listRegionPolicies = async () =>
-    (await customObjects.listClusterCustomObject({ group, version, plural: regionPolicyApi.plural })) as KubernetesListObject<RegionPolicyObject>;
+    (await customObjects.listClusterCustomObject({
+      group,
+      version,
+      plural: regionPolicyApi.plural,
+    })) as KubernetesListObject<RegionPolicyObject>;
   const buildControllers = () => [
     new Controller<ManagedKeyObject>(
       kubeConfig,
@@ -167,10 +189,17 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   let stopped = false;
   const metricsServer: MetricsServer | undefined =
     overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
-      ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT, health: () => !stopped })
+      ? await startMetricsServer(registry, {
+          host: settings.SVC_HOST,
+          port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT,
+          health: () => !stopped,
+        })
       : undefined;
   elector.start();
-  logger.info({ identity: settings.POD_NAME, lease: `${settings.POD_NAMESPACE}/${settings.SVC_LEASE_NAME}` }, 'operator started; campaigning for the Lease');
+  logger.info(
+    { identity: settings.POD_NAME, lease: `${settings.POD_NAMESPACE}/${settings.SVC_LEASE_NAME}` },
+    'operator started; campaigning for the Lease',
+  );
 
   let stopping: Promise<void> | undefined;
   return {

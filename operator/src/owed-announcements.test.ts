@@ -12,8 +12,16 @@ test('a failed announcement stays owed as an eviction until paid; a later succes
   await owed.announce('a', async () => undefined);
   assert.equal(owed.size, 0, 'a successful announcement leaves nothing owed');
 
-  await assert.rejects(owed.announce('b', () => Promise.reject(new Error('store down'))), /store down/, 'the failure reaches the caller (its reconcile is retried)');
-  await assert.rejects(owed.announce('c', () => Promise.reject(new Error('store down'))), /store down/, 'a second failure as well');
+  await assert.rejects(
+    owed.announce('b', () => Promise.reject(new Error('store down'))),
+    /store down/,
+    'the failure reaches the caller (its reconcile is retried)',
+  );
+  await assert.rejects(
+    owed.announce('c', () => Promise.reject(new Error('store down'))),
+    /store down/,
+    'a second failure as well',
+  );
   await owed.announce('c', async () => undefined);
   assert.equal(owed.size, 1, 'a later successful announcement about c settles c; b is still owed');
 

@@ -10,7 +10,17 @@ const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).defau
  * plus leader election and controller tuning. Documented in docs/configuration.md.
  */
 export const operatorSettingsSchema = settingsSchema
-  .pick({ DATABASE_URL: true, REDIS_URL: true, SVC_KEY_PEPPER: true, SVC_DATA_DIR: true, SVC_DB_POOL_MAX: true, SVC_STORE_PREFIX: true, SVC_HOST: true, SVC_METRICS_PORT: true, LOG_LEVEL: true })
+  .pick({
+    DATABASE_URL: true,
+    REDIS_URL: true,
+    SVC_KEY_PEPPER: true,
+    SVC_DATA_DIR: true,
+    SVC_DB_POOL_MAX: true,
+    SVC_STORE_PREFIX: true,
+    SVC_HOST: true,
+    SVC_METRICS_PORT: true,
+    LOG_LEVEL: true,
+  })
   .extend({
     /** The catalogue, to check model, region and supplier names in specs; without it the checks report Unknown. */
     SVC_CATALOG: z.string().min(1).optional(),
@@ -38,7 +48,12 @@ export const operatorSettingsSchema = settingsSchema
     SVC_OPERATOR_WATCH_NAMESPACES: z
       .string()
       .default('')
-      .transform((list) => list.split(',').map((n) => n.trim()).filter((n) => n.length > 0)),
+      .transform((list) =>
+        list
+          .split(',')
+          .map((n) => n.trim())
+          .filter((n) => n.length > 0),
+      ),
   })
   .refine((s) => s.SVC_LEASE_RENEW_DEADLINE_MS < s.SVC_LEASE_DURATION_MS, {
     path: ['SVC_LEASE_RENEW_DEADLINE_MS'],

@@ -5,7 +5,9 @@ import { startPortal } from './server.js';
 async function main(): Promise<void> {
   const settings = parsePortalSettings(process.env);
   const portal = await startPortal(settings);
-  console.log(`portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}`);
+  console.log(
+    `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}`,
+  );
   stopOnSignals(() => portal.stop(), 'closing the portal');
 }
 

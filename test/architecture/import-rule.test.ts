@@ -47,18 +47,31 @@ function violationsIn(file: string, text: string): string[] {
 
 test('gateway, operator and portal import only core/ (and themselves, and test/ in tests), never each other', () => {
   const files = deployables.flatMap((d) => sourceFiles(join(root, d)));
-  assert.ok(files.some((f) => f.includes('/gateway/')), 'the gateway sources were found');
-  assert.deepEqual(files.flatMap((f) => violationsIn(f, readFileSync(f, 'utf8'))), []);
+  assert.ok(
+    files.some((f) => f.includes('/gateway/')),
+    'the gateway sources were found',
+  );
+  assert.deepEqual(
+    files.flatMap((f) => violationsIn(f, readFileSync(f, 'utf8'))),
+    [],
+  );
 });
 
 test('core/ imports only core/ (and test/ in tests): no deployable', () => {
   const files = sourceFiles(join(root, 'core'));
-  assert.ok(files.some((f) => f.endsWith('/core/errors/index.ts')), 'the core sources were found');
-  assert.deepEqual(files.flatMap((f) => violationsIn(f, readFileSync(f, 'utf8'))), []);
+  assert.ok(
+    files.some((f) => f.endsWith('/core/errors/index.ts')),
+    'the core sources were found',
+  );
+  assert.deepEqual(
+    files.flatMap((f) => violationsIn(f, readFileSync(f, 'utf8'))),
+    [],
+  );
 });
 
 test('the rule check catches a deployable imported by core/', () => {
-  const text = "import { x } from '../../gateway/src/app.js';\nimport { y } from '../errors/index.js';\nexport { waitFor } from '../../test/support/wait-for.js';";
+  const text =
+    "import { x } from '../../gateway/src/app.js';\nimport { y } from '../errors/index.js';\nexport { waitFor } from '../../test/support/wait-for.js';";
   assert.deepEqual(violationsIn(join(root, 'core/keys/fake.ts'), text), [
     'core/keys/fake.ts imports ../../gateway/src/app.js',
     'core/keys/fake.ts imports ../../test/support/wait-for.js',
@@ -67,7 +80,8 @@ test('the rule check catches a deployable imported by core/', () => {
 });
 
 test('the rule check catches a cross-deployable import', () => {
-  const text = "import { x } from '../../portal/src/app.js';\nexport * from '../../core/errors/index.js';\nconst m = await import('../../operator/src/main.js');";
+  const text =
+    "import { x } from '../../portal/src/app.js';\nexport * from '../../core/errors/index.js';\nconst m = await import('../../operator/src/main.js');";
   assert.deepEqual(importsOf(text), ['../../portal/src/app.js', '../../core/errors/index.js', '../../operator/src/main.js']);
   assert.deepEqual(violationsIn(join(root, 'gateway/src/fake.ts'), text), [
     'gateway/src/fake.ts imports ../../portal/src/app.js',

@@ -6,7 +6,10 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 interface ErrorReply {
   status: number;
   headers: Headers;
-  body: { type: string; error: { code: string; type: string; message: string; human_message: string; param: string | null; request_id: string } };
+  body: {
+    type: string;
+    error: { code: string; type: string; message: string; human_message: string; param: string | null; request_id: string };
+  };
 }
 
 describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
@@ -64,7 +67,10 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     const limited = await h.createKey({ allowedModels: ['other-model'] });
     const limitedClient = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: limited, maxRetries: 0 });
     const page = await limitedClient.models.list();
-    assert.deepEqual(page.data.map((m) => m.id), ['auto', 'other-model']);
+    assert.deepEqual(
+      page.data.map((m) => m.id),
+      ['auto', 'other-model'],
+    );
     await assert.rejects(
       limitedClient.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
       (e: unknown) => e instanceof OpenAI.PermissionDeniedError && e.code === 'model_not_allowed',
@@ -124,7 +130,11 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
   });
 
   test('the admin key does not call models', async () => {
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { authorization: `Bearer ${h.adminKey}` }), 403, 'permission_denied');
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { authorization: `Bearer ${h.adminKey}` }),
+      403,
+      'permission_denied',
+    );
   });
 
   test('broken JSON, wrong shapes and wrong types get catalogue errors naming the field', async () => {
@@ -132,29 +142,70 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     expectError(await post('/v1/chat/completions', ''), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', '[1,2]'), 400, 'invalid_request');
     // curl -d sends form encoding by default; the JSON body is still understood.
-    const curlStyle = await post('/v1/chat/completions', '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}', { 'content-type': 'application/x-www-form-urlencoded' });
+    const curlStyle = await post('/v1/chat/completions', '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     assert.equal(curlStyle.status, 200);
     expectError(await chat({ messages: [{ role: 'user', content: 'x' }] }), 400, 'missing_model', 'model');
     expectError(await chat({ model: 'gpt-4o-mini' }), 400, 'missing_fields', 'messages');
     expectError(await chat({ model: 42, messages: [] }), 400, 'validation_error', 'model');
     expectError(await chat({ model: 'gpt-4o-mini', messages: [] }), 400, 'validation_error', 'messages');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'wizard', content: 'x' }] }), 400, 'validation_error', 'messages[0].role');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' }), 400, 'validation_error', 'temperature');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }), 400, 'validation_error', 'temperature');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], top_p: 1.5 }), 400, 'validation_error', 'top_p');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: -1 }), 400, 'validation_error', 'max_tokens');
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }), 400, 'validation_error', 'stream');
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'wizard', content: 'x' }] }),
+      400,
+      'validation_error',
+      'messages[0].role',
+    );
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' }),
+      400,
+      'validation_error',
+      'temperature',
+    );
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }),
+      400,
+      'validation_error',
+      'temperature',
+    );
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], top_p: 1.5 }),
+      400,
+      'validation_error',
+      'top_p',
+    );
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: -1 }),
+      400,
+      'validation_error',
+      'max_tokens',
+    );
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }),
+      400,
+      'validation_error',
+      'stream',
+    );
   });
 
   test('unknown models, routes and regions fail clearly, never reaching a supplier outside the region', async () => {
     expectError(await chat({ model: 'gpt-9', messages: [{ role: 'user', content: 'x' }] }), 404, 'model_not_found', 'model');
     const before = h.simulators.get('sim-eu')!.requests.length;
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], region: 'US' }), 403, 'provider_redirect_forbidden', 'region');
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], region: 'US' }),
+      403,
+      'provider_redirect_forbidden',
+      'region',
+    );
     assert.equal(h.simulators.get('sim-eu')!.requests.length, before, 'no supplier call for a region with no supplier');
     const ok = await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], region: 'EU' });
     assert.equal(ok.status, 200);
     const usOnly = await h.createKey({ allowedRegions: ['US'] });
-    expectError(await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { authorization: `Bearer ${usOnly}` }), 403, 'provider_redirect_forbidden');
+    expectError(
+      await chat({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, { authorization: `Bearer ${usOnly}` }),
+      403,
+      'provider_redirect_forbidden',
+    );
     const res = await fetch(`${h.gateway.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(res.status, 404);
     assert.equal(((await res.json()) as ErrorReply['body']).error.code, 'not_found');

@@ -13,7 +13,15 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 interface ErrorBody {
   type: string;
-  error: { code: string; type: string; message: string; human_message: string; param: string | null; request_id?: string; retry_after_seconds?: number };
+  error: {
+    code: string;
+    type: string;
+    message: string;
+    human_message: string;
+    param: string | null;
+    request_id?: string;
+    retry_after_seconds?: number;
+  };
 }
 interface Reply {
   status: number;
@@ -132,7 +140,11 @@ describe('interface errors through raw HTTP and both SDKs', () => {
     await h.close();
   });
 
-  const post = async (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${key}` }): Promise<Reply> => {
+  const post = async (
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = { authorization: `Bearer ${key}` },
+  ): Promise<Reply> => {
     const res = await fetch(`${h.gateway.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
@@ -161,13 +173,20 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         body: { max_tokens: 50, messages, temperature: 1.5 },
         expected: { status: 400, code: 'validation_error', param: 'temperature' },
       },
-      { title: "stream: 'yes'", body: { max_tokens: 50, messages, stream: 'yes' }, expected: { status: 400, code: 'validation_error', param: 'stream' } },
+      {
+        title: "stream: 'yes'",
+        body: { max_tokens: 50, messages, stream: 'yes' },
+        expected: { status: 400, code: 'validation_error', param: 'stream' },
+      },
     ];
     for (const model of ['claude-x', 'gpt-x']) {
       for (const c of cases) {
         test(`${c.title} (${model}): raw body, x-api-key and the Anthropic SDK`, async () => {
           const before = upstreamCalls();
-          expectError(await post('/v1/messages', { model, ...c.body }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }), c.expected);
+          expectError(
+            await post('/v1/messages', { model, ...c.body }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }),
+            c.expected,
+          );
           const error = await failure(() => anthropic.messages.create({ model, ...c.body } as unknown as MessageCreateParamsNonStreaming));
           expectAnthropicError(error, c.expected);
           assert.equal(upstreamCalls(), before, 'nothing reached a supplier');
@@ -179,7 +198,12 @@ describe('interface errors through raw HTTP and both SDKs', () => {
       const body = { model: 'claude-x', max_tokens: 50, messages };
       const expected: Expected = { status: 400, code: 'invalid_request', param: 'anthropic-version' };
       expectError(await post('/v1/messages', body, { 'x-api-key': key, 'anthropic-version': 'latest' }), expected);
-      expectAnthropicError(await failure(() => anthropic.messages.create(body as MessageCreateParamsNonStreaming, { headers: { 'anthropic-version': 'latest' } })), expected);
+      expectAnthropicError(
+        await failure(() =>
+          anthropic.messages.create(body as MessageCreateParamsNonStreaming, { headers: { 'anthropic-version': 'latest' } }),
+        ),
+        expected,
+      );
       const ok = await post('/v1/messages', body, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
       assert.equal(ok.status, 200);
     });
@@ -187,10 +211,19 @@ describe('interface errors through raw HTTP and both SDKs', () => {
     test('x-api-key: missing → 401 missing_api_key, wrong → 401 invalid_api_key, right → 200', async () => {
       const body = { model: 'claude-x', max_tokens: 50, messages };
       expectError(await post('/v1/messages', body, { 'anthropic-version': '2023-06-01' }), { status: 401, code: 'missing_api_key' });
-      expectError(await post('/v1/messages', body, { 'x-api-key': 'svc-sk-wrong', 'anthropic-version': '2023-06-01' }), { status: 401, code: 'invalid_api_key' });
-      expectError(await post('/v1/messages/count_tokens', { model: 'claude-x', messages }, { 'x-api-key': 'svc-sk-wrong' }), { status: 401, code: 'invalid_api_key' });
+      expectError(await post('/v1/messages', body, { 'x-api-key': 'svc-sk-wrong', 'anthropic-version': '2023-06-01' }), {
+        status: 401,
+        code: 'invalid_api_key',
+      });
+      expectError(await post('/v1/messages/count_tokens', { model: 'claude-x', messages }, { 'x-api-key': 'svc-sk-wrong' }), {
+        status: 401,
+        code: 'invalid_api_key',
+      });
       const wrong = new Anthropic({ baseURL: h.gateway.url, apiKey: 'svc-sk-wrong', maxRetries: 0 });
-      expectAnthropicError(await failure(() => wrong.messages.create(body as MessageCreateParamsNonStreaming)), { status: 401, code: 'invalid_api_key' });
+      expectAnthropicError(await failure(() => wrong.messages.create(body as MessageCreateParamsNonStreaming)), {
+        status: 401,
+        code: 'invalid_api_key',
+      });
       const right = await post('/v1/messages', body, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
       assert.equal(right.status, 200);
     });
@@ -199,20 +232,32 @@ describe('interface errors through raw HTTP and both SDKs', () => {
   describe('/v1/native/responses', () => {
     const input = [{ role: 'user', content: 'hi' }];
     const cases: { title: string; body: Record<string, unknown>; expected: Expected }[] = [
-      { title: 'stream false', body: { model: 'resp-x', input, stream: false }, expected: { status: 400, code: 'validation_error', param: 'stream' } },
+      {
+        title: 'stream false',
+        body: { model: 'resp-x', input, stream: false },
+        expected: { status: 400, code: 'validation_error', param: 'stream' },
+      },
       {
         title: 'stream missing',
         body: { model: 'resp-x', input },
         // "required and must be true": either code names the field.
         expected: { status: 400, code: 'validation_error', codes: ['validation_error', 'missing_fields'], param: 'stream' },
       },
-      { title: 'input not a list', body: { model: 'resp-x', input: 'hi', stream: true }, expected: { status: 400, code: 'validation_error', param: 'input' } },
+      {
+        title: 'input not a list',
+        body: { model: 'resp-x', input: 'hi', stream: true },
+        expected: { status: 400, code: 'validation_error', param: 'input' },
+      },
       {
         title: 'an input item with a bad role',
         body: { model: 'resp-x', input: [{ role: 'wizard', content: 'hi' }], stream: true },
         expected: { status: 400, code: 'validation_error', param: /^input\[0\]/ },
       },
-      { title: 'an unknown model', body: { model: 'gpt-9', input, stream: true }, expected: { status: 404, code: 'model_not_found', param: 'model' } },
+      {
+        title: 'an unknown model',
+        body: { model: 'gpt-9', input, stream: true },
+        expected: { status: 404, code: 'model_not_found', param: 'model' },
+      },
       {
         title: 'a model served only by an anthropic chat supplier',
         body: { model: 'claude-x', input, stream: true },
@@ -346,7 +391,10 @@ describe('interface errors through raw HTTP and both SDKs', () => {
             });
             assert.equal(res.status, 200, 'the stream had started');
             const frames = await readFrames(res);
-            assert.ok(frames.every((f) => f.event !== undefined), 'every Anthropic frame is named');
+            assert.ok(
+              frames.every((f) => f.event !== undefined),
+              'every Anthropic frame is named',
+            );
             assert.ok(frames.length >= 2, 'partial output, then the error');
             assert.equal(frames[0]!.event, 'message_start');
             assert.ok(!frames.some((f) => f.event === 'message_stop'), 'no message_stop after a cut');
@@ -388,11 +436,20 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         });
         assert.equal(res.status, 200);
         const frames = await readFrames(res);
-        assert.deepEqual(frames.slice(0, 3).map((f) => f.event), ['response.created', 'response.in_progress', 'response.output_item.added']);
+        assert.deepEqual(
+          frames.slice(0, 3).map((f) => f.event),
+          ['response.created', 'response.in_progress', 'response.output_item.added'],
+        );
         assert.ok(!frames.some((f) => f.event === 'response.completed'));
         const last = frames.at(-1)!;
         assert.equal(last.event, 'error');
-        const data = JSON.parse(last.data) as { type: string; code: string; message: string; human_message: string; error: { code: string; type: string; human_message: string } };
+        const data = JSON.parse(last.data) as {
+          type: string;
+          code: string;
+          message: string;
+          human_message: string;
+          error: { code: string; type: string; human_message: string };
+        };
         // The Responses API's own error event fields, for raw-HTTP clients...
         assert.equal(data.type, 'error');
         assert.equal(data.code, 'stream_interrupted');

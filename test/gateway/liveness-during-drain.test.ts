@@ -33,10 +33,18 @@ describe('gateway liveness while draining', () => {
       held.push(response);
     });
     await new Promise<void>((resolve) => supplier.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise<void>((resolve) => { supplier.closeAllConnections(); supplier.close(() => resolve()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          supplier.closeAllConnections();
+          supplier.close(() => resolve());
+        }),
+    );
     const supplierUrl = `http://127.0.0.1:${(supplier.address() as AddressInfo).port}/v1`;
 
-    const harness: GatewayHarness = await startGatewayHarness([{ name: 'held', region: 'EU', baseUrl: supplierUrl, timeout_ms: 60_000 }], { metrics: true });
+    const harness: GatewayHarness = await startGatewayHarness([{ name: 'held', region: 'EU', baseUrl: supplierUrl, timeout_ms: 60_000 }], {
+      metrics: true,
+    });
     cleanups.push(() => harness.close());
     const { gateway } = harness;
     assert.ok(gateway.metricsUrl, 'metrics served');
@@ -50,7 +58,10 @@ describe('gateway liveness while draining', () => {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
-    }).then((r) => r.status, () => 'failed' as const);
+    }).then(
+      (r) => r.status,
+      () => 'failed' as const,
+    );
     await waitFor('the request to reach the supplier', () => held.length === 1);
 
     let stopped = false;

@@ -7,7 +7,6 @@ import { eventually, expectError, type Reply } from '../support/http-assertions.
 import { waitFor } from '../support/wait-for.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 
-
 async function call(base: string, method: string, path: string, token: string | undefined, body?: unknown): Promise<Reply> {
   const res = await fetch(`${base}${path}`, {
     method,
@@ -19,8 +18,6 @@ async function call(base: string, method: string, path: string, token: string | 
 }
 
 const chatBody = (content = 'hello') => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], max_tokens: 20 });
-
-
 
 describe('Management API', () => {
   let h: GatewayHarness;
@@ -79,7 +76,11 @@ describe('Management API', () => {
     assert.equal(patched.body.name, 'team-a2');
     // The new key works, within its allow-list.
     assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody())).status, 200);
-    expectError(await call(base, 'POST', '/v1/chat/completions', secret, { ...chatBody(), region: 'US' }), 403, 'provider_redirect_forbidden');
+    expectError(
+      await call(base, 'POST', '/v1/chat/completions', secret, { ...chatBody(), region: 'US' }),
+      403,
+      'provider_redirect_forbidden',
+    );
   });
 
   test('bad fields, unknown ids and forbidden transitions get catalogue errors', async () => {
@@ -89,8 +90,18 @@ describe('Management API', () => {
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', budget_period: 'weekly' }), 400, 'validation_error', 'budget_period');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', rate_limit_rpm: 1.5 }), 400, 'validation_error', 'rate_limit_rpm');
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: 'e u' }), 400, 'validation_error', 'allowed_regions');
-    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: ['APAC'] }), 400, 'validation_error', 'allowed_regions[0]');
-    expectError(await admin('POST', '/v1/manage/keys', { name: 'x', allowed_models: ['gpt-9'] }), 400, 'validation_error', 'allowed_models[0]');
+    expectError(
+      await admin('POST', '/v1/manage/keys', { name: 'x', allowed_regions: ['APAC'] }),
+      400,
+      'validation_error',
+      'allowed_regions[0]',
+    );
+    expectError(
+      await admin('POST', '/v1/manage/keys', { name: 'x', allowed_models: ['gpt-9'] }),
+      400,
+      'validation_error',
+      'allowed_models[0]',
+    );
     expectError(await admin('POST', '/v1/manage/keys', { name: 'x', payer: 'wallet-1' }), 400, 'validation_error', 'payer');
     expectError(await admin('GET', '/v1/manage/keys/key_AAAAAAAAAAAAAAAAAAAA'), 404, 'not_found');
     expectError(await admin('GET', '/v1/manage/keys/not-a-key'), 400, 'validation_error', 'id');
@@ -98,7 +109,12 @@ describe('Management API', () => {
     expectError(await admin('GET', '/v1/manage/keys?limit=0'), 400, 'validation_error', 'limit');
     const created = await admin('POST', '/v1/manage/keys', { name: 'to-revoke' });
     expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, {}), 400, 'validation_error');
-    expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { status: 'revoked' }), 400, 'validation_error', 'status');
+    expectError(
+      await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { status: 'revoked' }),
+      400,
+      'validation_error',
+      'status',
+    );
     assert.equal((await admin('POST', `/v1/manage/keys/${created.body.id as string}/revoke`)).body.status, 'revoked');
     expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, { name: 'back' }), 409, 'conflict');
   });
@@ -141,9 +157,12 @@ describe('enforcement and the audit log', () => {
   const admin = (method: string, path: string, body?: unknown) => call(base, method, path, h.adminKey, body);
 
   beforeAll(async () => {
-    h = await startGatewayHarness([{ name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }] }], {
-      clock: () => now,
-    });
+    h = await startGatewayHarness(
+      [{ name: 'sim-eu', region: 'EU', models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }] }],
+      {
+        clock: () => now,
+      },
+    );
     base = h.gateway.url;
   });
   afterAll(async () => {
@@ -161,7 +180,10 @@ describe('enforcement and the audit log', () => {
     const ok = replies.filter((r) => r.status === 200);
     const refused = replies.filter((r) => r.status !== 200);
     assert.ok(ok.length >= 10, `at least the 10 covered requests pass (${ok.length})`);
-    assert.ok(refused.every((r) => r.body.error?.code === 'budget_exceeded' && r.status === 402), 'refusals are budget_exceeded');
+    assert.ok(
+      refused.every((r) => r.body.error?.code === 'budget_exceeded' && r.status === 402),
+      'refusals are budget_exceeded',
+    );
     const settled = ok.reduce((sum, r) => sum + Number(r.headers.get('x-svc-cost-usd')), 0);
     assert.ok(settled <= limit + 1e-9, `settled ${settled} within ${limit}`);
     const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
@@ -195,7 +217,9 @@ describe('enforcement and the audit log', () => {
     const created = await admin('POST', '/v1/manage/keys', { name: 'rpm', rate_limit_rpm: 30 });
     const secret = created.body.key as string;
     const replies = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => call(i % 2 === 0 ? base : replica.url, 'POST', '/v1/chat/completions', secret, chatBody(`r${i}`))),
+      Array.from({ length: 60 }, (_, i) =>
+        call(i % 2 === 0 ? base : replica.url, 'POST', '/v1/chat/completions', secret, chatBody(`r${i}`)),
+      ),
     );
     assert.equal(replies.filter((r) => r.status === 200).length, 30);
     const limited = replies.filter((r) => r.status === 429);
@@ -214,7 +238,10 @@ describe('enforcement and the audit log', () => {
     await admin('POST', `/v1/manage/keys/${created.body.id as string}/revoke`);
     // The replica trusts a cached key for 60 s; refusing it well before (the poll's ceiling is
     // 30 s) shows the revocation reached it through the store's announcement.
-    await waitFor('the replica to refuse the revoked key', async () => (await call(replica.url, 'POST', '/v1/chat/completions', secret, chatBody())).status === 401);
+    await waitFor(
+      'the replica to refuse the revoked key',
+      async () => (await call(replica.url, 'POST', '/v1/chat/completions', secret, chatBody())).status === 401,
+    );
     expectError(await call(replica.url, 'POST', '/v1/chat/completions', secret, chatBody()), 401, 'expired_api_key');
     expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 401, 'expired_api_key');
   });
@@ -223,7 +250,12 @@ describe('enforcement and the audit log', () => {
     const created = await admin('POST', '/v1/manage/keys', { name: 'paid', payer: 'org:acme' });
     const secret = created.body.key as string;
     expectError(await call(base, 'POST', '/v1/chat/completions', secret, chatBody()), 403, 'billing_limit_reached');
-    expectError(await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: -5, reason: 'x' }), 400, 'validation_error', 'amount_usd');
+    expectError(
+      await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: -5, reason: 'x' }),
+      400,
+      'validation_error',
+      'amount_usd',
+    );
     const credit = await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: 5, reason: 'welcome credit' });
     assert.equal(credit.status, 201);
     assert.equal(credit.body.balance_usd, 5);
@@ -237,7 +269,10 @@ describe('enforcement and the audit log', () => {
       'the debit in the ledger',
     );
     const balance = wallet.body.balance_usd as number;
-    assert.ok(Math.abs(balance - (5 - cost)) < 1e-6, `balance ${balance} after a ${cost} USD request (entries ${JSON.stringify(wallet.body.entries)})`);
+    assert.ok(
+      Math.abs(balance - (5 - cost)) < 1e-6,
+      `balance ${balance} after a ${cost} USD request (entries ${JSON.stringify(wallet.body.entries)})`,
+    );
   });
 
   test('the audit log read through the Management API matches the requests: count, tokens and cost', async () => {
@@ -249,7 +284,9 @@ describe('enforcement and the audit log', () => {
     let tokensOut = 0;
     let cost = 0;
     for (let i = 0; i < 7; i++) {
-      const { data, response } = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `audit ${i}` }], max_tokens: 20 }).withResponse();
+      const { data, response } = await client.chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `audit ${i}` }], max_tokens: 20 })
+        .withResponse();
       tokensIn += data.usage!.prompt_tokens;
       tokensOut += data.usage!.completion_tokens;
       cost += Number(response.headers.get('x-svc-cost-usd'));
@@ -260,9 +297,25 @@ describe('enforcement and the audit log', () => {
       (r) => (r.body.data as unknown[] | undefined)?.length === 7,
       'seven audit rows',
     );
-    const rows = audit.body.data as { input_tokens: number; output_tokens: number; cost_usd: number; supplier: string; region: string; key_id: string; status: number; request_id: string; latency_ms: number }[];
-    assert.equal(rows.reduce((s, r) => s + r.input_tokens, 0), tokensIn);
-    assert.equal(rows.reduce((s, r) => s + r.output_tokens, 0), tokensOut);
+    const rows = audit.body.data as {
+      input_tokens: number;
+      output_tokens: number;
+      cost_usd: number;
+      supplier: string;
+      region: string;
+      key_id: string;
+      status: number;
+      request_id: string;
+      latency_ms: number;
+    }[];
+    assert.equal(
+      rows.reduce((s, r) => s + r.input_tokens, 0),
+      tokensIn,
+    );
+    assert.equal(
+      rows.reduce((s, r) => s + r.output_tokens, 0),
+      tokensOut,
+    );
     assert.equal(Math.round(rows.reduce((s, r) => s + r.cost_usd, 0) * 100), Math.round(cost * 100));
     assert.ok(Math.abs(rows.reduce((s, r) => s + r.cost_usd, 0) - cost) < 1e-6);
     for (const r of rows) {

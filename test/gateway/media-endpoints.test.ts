@@ -47,9 +47,6 @@ function wav(seconds: number, rate = 16_000): Buffer {
   return buf;
 }
 
-
-
-
 describe('embeddings, rerank, transcription and speech', () => {
   let h: GatewayHarness;
   let base: string;
@@ -60,7 +57,11 @@ describe('embeddings, rerank, transcription and speech', () => {
   const sent: string[] = [];
 
   const post = async (path: string, body: unknown, token = secret): Promise<Reply> => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Reply['body']) : {} };
   };
@@ -74,7 +75,11 @@ describe('embeddings, rerank, transcription and speech', () => {
       if (typeof p.value === 'string') form.append(p.name, p.value);
       else form.append(p.name, p.value, p.filename ?? 'audio.bin');
     }
-    const res = await fetch(`${base}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${secret}` }, body: form });
+    const res = await fetch(`${base}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}` },
+      body: form,
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text.startsWith('{') ? (JSON.parse(text) as Reply['body']) : { text } };
   };
@@ -91,11 +96,14 @@ describe('embeddings, rerank, transcription and speech', () => {
 
   beforeAll(async () => {
     process.env.TMPDIR = privateTmp;
-    h = await startGatewayHarness([
-      { name: 'sim-eu', region: 'EU', models, simulator: { embeddingDimensions: 8 } },
-      { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
-      // The failover test fails the primary once per endpoint; the circuit must stay closed for all four.
-    ], { settings: { SVC_CIRCUIT_FAILURES: '10', SVC_UPLOAD_IDLE_TIMEOUT_MS: '800' } });
+    h = await startGatewayHarness(
+      [
+        { name: 'sim-eu', region: 'EU', models, simulator: { embeddingDimensions: 8 } },
+        { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
+        // The failover test fails the primary once per endpoint; the circuit must stay closed for all four.
+      ],
+      { settings: { SVC_CIRCUIT_FAILURES: '10', SVC_UPLOAD_IDLE_TIMEOUT_MS: '800' } },
+    );
     base = h.gateway.url;
     const created = await fetch(`${base}/v1/manage/keys`, {
       method: 'POST',
@@ -121,7 +129,9 @@ describe('embeddings, rerank, transcription and speech', () => {
 
   test('embeddings.create with default options: base64 on the wire, floats for the caller', async () => {
     sent.length = 0;
-    const { data, response } = await client.embeddings.create({ model: 'embed-small', input: ['first text', 'second text'] }).withResponse();
+    const { data, response } = await client.embeddings
+      .create({ model: 'embed-small', input: ['first text', 'second text'] })
+      .withResponse();
     const wire = JSON.parse(sent.at(-1)!) as { encoding_format?: string };
     assert.equal(wire.encoding_format, 'base64', 'the SDK asked for base64');
     assert.equal(data.object, 'list', 'object');
@@ -130,7 +140,10 @@ describe('embeddings, rerank, transcription and speech', () => {
     for (const [i, item] of data.data.entries()) {
       assert.equal(item.index, i, 'index');
       assert.equal(item.embedding.length, 8, 'decoded to 8 floats');
-      assert.ok(item.embedding.every((x) => typeof x === 'number' && Number.isFinite(x)), 'numbers');
+      assert.ok(
+        item.embedding.every((x) => typeof x === 'number' && Number.isFinite(x)),
+        'numbers',
+      );
     }
     assert.equal(data.usage.prompt_tokens, data.usage.total_tokens, 'prompt = total tokens');
     assert.ok(data.usage.prompt_tokens > 0, 'tokens counted');
@@ -144,7 +157,11 @@ describe('embeddings, rerank, transcription and speech', () => {
     assert.equal(JSON.parse(sent.at(-1)!).encoding_format, 'float', 'float asked for');
     for (const [i, item] of floats.data.entries()) {
       const viaBase64 = data.data[i]!.embedding;
-      assert.deepEqual(item.embedding.map((x) => Math.fround(x)), viaBase64, 'the same vector either way (float32)');
+      assert.deepEqual(
+        item.embedding.map((x) => Math.fround(x)),
+        viaBase64,
+        'the same vector either way (float32)',
+      );
     }
     const raw = await post('/v1/embeddings', { model: 'embed-small', input: 'one', encoding_format: 'base64' });
     assert.equal(typeof (raw.body.data as { embedding: unknown }[])[0]!.embedding, 'string', 'base64 for a raw caller that asks for it');
@@ -160,24 +177,44 @@ describe('embeddings, rerank, transcription and speech', () => {
     expectError(tooLong, 400, 'invalid_input', 'input[2]');
     assert.match(tooLong.body.error!.human_message, /input\[2\] has 2049 tokens/, 'names the index and count');
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: at2049 }), 400, 'invalid_input', 'input');
-    expectError(await post('/v1/embeddings', { model: 'embed-small', input: Array.from({ length: 2049 }, () => 1) }), 400, 'invalid_input', 'input');
+    expectError(
+      await post('/v1/embeddings', { model: 'embed-small', input: Array.from({ length: 2049 }, () => 1) }),
+      400,
+      'invalid_input',
+      'input',
+    );
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: 42 }), 400, 'validation_error', 'input');
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: [''] }), 400, 'invalid_input', 'input[0]');
     expectError(await post('/v1/embeddings', { input: 'x' }), 400, 'missing_model', 'model');
-    expectError(await post('/v1/embeddings', { model: 'embed-small', input: 'x', encoding_format: 'int8' }), 400, 'validation_error', 'encoding_format');
+    expectError(
+      await post('/v1/embeddings', { model: 'embed-small', input: 'x', encoding_format: 'int8' }),
+      400,
+      'validation_error',
+      'encoding_format',
+    );
 
     const us = await post('/v1/embeddings', { model: 'embed-small', input: [[1, 2, 3]], region: 'us' });
     assert.equal(us.status, 200, JSON.stringify(us.body));
     assert.equal(us.headers.get('x-svc-region'), 'US', 'call-level region honoured');
     assert.equal((us.body.usage as { prompt_tokens: number }).prompt_tokens, 3, 'token arrays count their length');
-    expectError(await post('/v1/embeddings', { model: 'embed-small', input: 'x', region: 'APAC' }), 403, 'provider_redirect_forbidden', 'region');
+    expectError(
+      await post('/v1/embeddings', { model: 'embed-small', input: 'x', region: 'APAC' }),
+      403,
+      'provider_redirect_forbidden',
+      'region',
+    );
   });
 
   test('a model lacking the capability is refused on every endpoint', async () => {
     expectError(await post('/v1/embeddings', { model: 'gpt-4o-mini', input: 'x' }), 400, 'capability_unsupported', 'model');
     expectError(await post('/v1/rerank', { model: 'embed-small', query: 'q', documents: ['d'] }), 400, 'capability_unsupported', 'model');
     expectError(await post('/v1/audio/speech', { model: 'whisper', input: 'hi' }), 400, 'capability_unsupported', 'model');
-    expectError(await post('/v1/chat/completions', { model: 'tts-1', messages: [{ role: 'user', content: 'hi' }] }), 400, 'capability_unsupported', 'model');
+    expectError(
+      await post('/v1/chat/completions', { model: 'tts-1', messages: [{ role: 'user', content: 'hi' }] }),
+      400,
+      'capability_unsupported',
+      'model',
+    );
     const r = await upload([
       { name: 'model', value: 'tts-1' },
       { name: 'file', value: new Blob([wav(0.2)], { type: 'audio/wav' }), filename: 'a.wav' },
@@ -228,10 +265,21 @@ describe('embeddings, rerank, transcription and speech', () => {
       timestamp_granularities: ['word', 'segment'],
     });
     assert.ok(verbose.duration > 0, 'verbose_json passes through');
-    const received = h.simulators.get('sim-eu')!.requests.at(-1)!.body as { fields: Record<string, string>; repeated?: Record<string, string[]> };
+    const received = h.simulators.get('sim-eu')!.requests.at(-1)!.body as {
+      fields: Record<string, string>;
+      repeated?: Record<string, string[]>;
+    };
     assert.equal(received.fields.model, 'whisper-1', 'the upstream model id');
-    assert.deepEqual(received.repeated?.['timestamp_granularities[]'], ['word', 'segment'], 'a repeated field reaches the supplier with every value');
-    const text = await client.audio.transcriptions.create({ file: await toFile(audio, 'tone.wav'), model: 'whisper', response_format: 'text' });
+    assert.deepEqual(
+      received.repeated?.['timestamp_granularities[]'],
+      ['word', 'segment'],
+      'a repeated field reaches the supplier with every value',
+    );
+    const text = await client.audio.transcriptions.create({
+      file: await toFile(audio, 'tone.wav'),
+      model: 'whisper',
+      response_format: 'text',
+    });
     assert.match(String(text), /^transcribed/, 'text format passes through');
 
     const noModel = await upload([{ name: 'file', value: new Blob([audio]), filename: 'x.wav' }]);
@@ -245,7 +293,12 @@ describe('embeddings, rerank, transcription and speech', () => {
       'validation_error',
       'language',
     );
-    expectError(await upload([{ name: 'file', value: new Blob(['this is not audio at all']), filename: 'x.wav' }]), 415, 'unsupported_media_type', 'file');
+    expectError(
+      await upload([{ name: 'file', value: new Blob(['this is not audio at all']), filename: 'x.wav' }]),
+      415,
+      'unsupported_media_type',
+      'file',
+    );
     expectError(await upload([{ name: 'model', value: 'whisper' }]), 400, 'missing_fields', 'file');
     expectError(await post('/v1/audio/transcriptions', { model: 'whisper' }), 415, 'unsupported_media_type');
   });
@@ -269,14 +322,17 @@ describe('embeddings, rerank, transcription and speech', () => {
     const limit = 25 * 1024 * 1024;
     const boundary = 'memtest';
     const streamUpload = async (fileBytes: number) => {
-      const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`);
+      const head = Buffer.from(
+        `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`,
+      );
       const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
       const header = wav(0).subarray(0, 44);
       const chunk = Buffer.alloc(256 * 1024, 0);
       async function* body() {
         yield head;
         yield header;
-        for (let sent = header.length; sent < fileBytes; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, fileBytes - sent));
+        for (let sent = header.length; sent < fileBytes; sent += chunk.length)
+          yield chunk.subarray(0, Math.min(chunk.length, fileBytes - sent));
         yield tail;
       }
       return undiciRequest(`${base}/v1/audio/transcriptions`, {
@@ -341,7 +397,10 @@ describe('embeddings, rerank, transcription and speech', () => {
 
   test('uploads never leak: a refused form with a file part after it, a stalled client, a declared size over the limit', async () => {
     const boundary = 'leak';
-    const fieldParts = Array.from({ length: 40 }, (_, i) => `--${boundary}\r\ncontent-disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('');
+    const fieldParts = Array.from(
+      { length: 40 },
+      (_, i) => `--${boundary}\r\ncontent-disposition: form-data; name="f${i}"\r\n\r\nv\r\n`,
+    ).join('');
     const fileHead = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
     const body = Buffer.concat([Buffer.from(fieldParts + fileHead), wav(0.5), Buffer.from(`\r\n--${boundary}--\r\n`)]);
     const head = (length: number) =>
@@ -376,7 +435,9 @@ describe('embeddings, rerank, transcription and speech', () => {
     assert.ok(mp3Bytes.length > 0 && mp3Bytes[0] === 0xff && (mp3Bytes[1]! & 0xe0) === 0xe0, 'MPEG frames');
     assert.equal(Number(mp3.response.headers.get('x-svc-cost-usd')), (23 * 15) / 1e6, 'cost per character');
 
-    const wavReply = await client.audio.speech.create({ model: 'tts-1', input: 'Hello', voice: 'alloy', response_format: 'wav' }).withResponse();
+    const wavReply = await client.audio.speech
+      .create({ model: 'tts-1', input: 'Hello', voice: 'alloy', response_format: 'wav' })
+      .withResponse();
     assert.equal(wavReply.response.headers.get('content-type'), 'audio/wav', 'wav');
     const wavBytes = Buffer.from(await wavReply.data.arrayBuffer());
     assert.equal(wavBytes.toString('latin1', 0, 4), 'RIFF', 'a RIFF file');
@@ -445,16 +506,27 @@ describe('embeddings, rerank, transcription and speech', () => {
       () => admin(`/v1/manage/keys/${keyId}/audit?limit=200`),
       (r) => {
         const rows = (r.body.data as { interface: string; status: number; failover: boolean }[] | undefined) ?? [];
-        return ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech'].every((i) => rows.some((row) => row.interface === i && row.status === 200 && row.failover));
+        return ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech'].every((i) =>
+          rows.some((row) => row.interface === i && row.status === 200 && row.failover),
+        );
       },
       'audit rows of each interface',
     );
-    const rows = audit.body.data as { interface: string; model: string; supplier: string; cost_usd: number; status: number; failover: boolean; code: string | null }[];
+    const rows = audit.body.data as {
+      interface: string;
+      model: string;
+      supplier: string;
+      cost_usd: number;
+      status: number;
+      failover: boolean;
+      code: string | null;
+    }[];
     const speech = rows.find((r) => r.interface === 'audio.speech' && r.status === 200 && !r.failover)!;
     assert.equal(speech.model, 'tts-1', 'model');
     assert.ok(speech.cost_usd > 0, 'speech has a cost');
     const failed = rows.filter((r) => r.failover && r.status === 200).map((r) => r.interface);
-    for (const i of ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech']) assert.ok(failed.includes(i), `a failover row for ${i}`);
+    for (const i of ['embeddings', 'rerank', 'audio.transcriptions', 'audio.speech'])
+      assert.ok(failed.includes(i), `a failover row for ${i}`);
     const refused = rows.find((r) => r.status === 400 && r.code === 'capability_unsupported');
     assert.equal(refused, undefined, 'requests refused before routing write no row (no supplier was tried)');
   });
@@ -472,10 +544,13 @@ describe('a supplier answering JSON of the wrong shape', () => {
     });
     await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
     const port = (broken.address() as { port: number }).port;
-    h = await startGatewayHarness([
-      { name: 'broken', region: 'EU', baseUrl: `http://127.0.0.1:${port}/v1`, models },
-      { name: 'sim-eu', region: 'EU', models },
-    ], { settings: { SVC_CIRCUIT_FAILURES: '100' } });
+    h = await startGatewayHarness(
+      [
+        { name: 'broken', region: 'EU', baseUrl: `http://127.0.0.1:${port}/v1`, models },
+        { name: 'sim-eu', region: 'EU', models },
+      ],
+      { settings: { SVC_CIRCUIT_FAILURES: '100' } },
+    );
   });
   afterAll(async () => {
     await h.close();
@@ -485,10 +560,24 @@ describe('a supplier answering JSON of the wrong shape', () => {
   test('is a 502 upstream_invalid_response that fails over, never a 500', async () => {
     const key = await h.createKey();
     const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${h.gateway.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
-      return { status: res.status, supplier: res.headers.get('x-svc-supplier'), failover: res.headers.get('x-svc-failover'), text: await res.text() };
+      const res = await fetch(`${h.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+      return {
+        status: res.status,
+        supplier: res.headers.get('x-svc-supplier'),
+        failover: res.headers.get('x-svc-failover'),
+        text: await res.text(),
+      };
     };
-    for (const [shape, body] of [['null', 'null'], ['a list', '[]'], ['null items', '{"data":[null],"results":[null]}'], ['no data', '{}']] as const) {
+    for (const [shape, body] of [
+      ['null', 'null'],
+      ['a list', '[]'],
+      ['null items', '{"data":[null],"results":[null]}'],
+      ['no data', '{}'],
+    ] as const) {
       answer = body;
       const e = await post('/v1/embeddings', { model: 'embed-small', input: 'x' });
       assert.deepEqual([e.status, e.supplier, e.failover], [200, 'sim-eu', 'true'], `embeddings after ${shape}: ${e.text.slice(0, 200)}`);

@@ -33,7 +33,11 @@ describe('an oversized upload through the openai SDK', () => {
 
   beforeAll(async () => {
     h = await startGatewayHarness([
-      { name: 'sim-eu', region: 'EU', models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }] },
+      {
+        name: 'sim-eu',
+        region: 'EU',
+        models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }],
+      },
     ]);
     key = await h.createKey();
   });

@@ -108,7 +108,10 @@ describe('the gateway process (npm run gateway)', () => {
 
   test('a bad catalogue stops start-up with a message naming the field', async () => {
     const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, 'suppliers:\n  - name: x\n    protocol: carrier-pigeon\n    base_url: http://127.0.0.1:1/v1\n    region: EU\n    models: []\n');
+    writeFileSync(
+      bad,
+      'suppliers:\n  - name: x\n    protocol: carrier-pigeon\n    base_url: http://127.0.0.1:1/v1\n    region: EU\n    models: []\n',
+    );
     const { exited, output } = spawnGateway({ ...baseEnv(), SVC_CATALOG: bad });
     assert.equal(await exited, 1);
     assert.match(output(), /configuration error: invalid catalogue .*bad\.yaml/);
@@ -134,10 +137,14 @@ describe('the gateway process (npm run gateway)', () => {
 
     const { child, exited, output } = spawnGateway(env);
     let base = '';
-    await waitFor('the gateway to listen', () => {
-      base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
-      return base !== '';
-    }, 60_000);
+    await waitFor(
+      'the gateway to listen',
+      () => {
+        base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
+        return base !== '';
+      },
+      60_000,
+    );
     assert.equal((await fetch(`${base}/health`)).status, 200);
     const inFlight = fetch(`${base}/v1/chat/completions`, {
       method: 'POST',

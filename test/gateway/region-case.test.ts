@@ -35,7 +35,10 @@ describe('region codes are matched without regard to case', () => {
     expect(call.status).toBe(200);
     expect(call.headers.get('x-svc-supplier')).toBe('sim-eu');
 
-    const patched = await admin(`/v1/manage/keys/${key.id}`, { method: 'PATCH', body: JSON.stringify({ allowed_regions: ['us', 'eu', 'EU'] }) });
+    const patched = await admin(`/v1/manage/keys/${key.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ allowed_regions: ['us', 'eu', 'EU'] }),
+    });
     expect(patched.status).toBe(200);
     expect(((await patched.json()) as { allowed_regions: string[] }).allowed_regions.sort()).toEqual(['EU', 'US']);
   });

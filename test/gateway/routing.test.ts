@@ -18,7 +18,13 @@ import { replyText } from '../simulator/deterministic.js';
 import type { RunningSimulator } from '../simulator/server.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
-import { startGatewayHarness, type GatewayHarness, type HarnessAuditRecord, type HarnessOptions, type HarnessSupplier } from '../support/gateway-harness.js';
+import {
+  startGatewayHarness,
+  type GatewayHarness,
+  type HarnessAuditRecord,
+  type HarnessOptions,
+  type HarnessSupplier,
+} from '../support/gateway-harness.js';
 import { scrape } from '../observability/scrape.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -75,7 +81,12 @@ interface JsonReply {
 }
 
 /** POSTs a chat completion (model defaulted) with plain fetch and parses the JSON answer. */
-async function chat(gatewayUrl: string, key: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<JsonReply> {
+async function chat(
+  gatewayUrl: string,
+  key: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<JsonReply> {
   const res = await fetch(`${gatewayUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
@@ -111,13 +122,17 @@ interface RawReply {
 /** A POST through node:http, which exposes HTTP trailers once the body has ended. */
 function rawPost(gatewayUrl: string, path: string, body: unknown, headers: Record<string, string>): Promise<RawReply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, text }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      `${gatewayUrl}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -127,16 +142,26 @@ function rawPost(gatewayUrl: string, path: string, body: unknown, headers: Recor
 function sseData(text: string): string[] {
   return text
     .split(/\n\n/)
-    .map((frame) => frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'))
+    .map((frame) =>
+      frame
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n'),
+    )
     .filter((d) => d !== '');
 }
 
 /** Cost the gateway should report: tokens × the catalogue's USD per million tokens. */
-const expectedCost = (input: number, output: number, prices: { input: number; output: number }) => (input * prices.input + output * prices.output) / 1e6;
+const expectedCost = (input: number, output: number, prices: { input: number; output: number }) =>
+  (input * prices.input + output * prices.output) / 1e6;
 
 function assertCost(header: string | null | undefined, input: number, output: number, prices: { input: number; output: number }): void {
   assert.ok(header !== undefined && header !== null, 'x-svc-cost-usd is present');
-  assert.ok(Math.abs(Number(header) - expectedCost(input, output, prices)) < 1e-12, `cost ${header} ≠ ${expectedCost(input, output, prices)}`);
+  assert.ok(
+    Math.abs(Number(header) - expectedCost(input, output, prices)) < 1e-12,
+    `cost ${header} ≠ ${expectedCost(input, output, prices)}`,
+  );
 }
 
 /** Empties a simulator's request recording (the array is shared with the simulator). */
@@ -154,7 +179,9 @@ interface FakeSupplier {
   close(): Promise<void>;
 }
 
-async function startFakeSupplier(handle: (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => void): Promise<FakeSupplier> {
+async function startFakeSupplier(
+  handle: (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => void,
+): Promise<FakeSupplier> {
   const fake: FakeSupplier = { url: '', requests: [], closedAt: [], close: async () => undefined };
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -308,7 +335,14 @@ describe('timeouts and connection failures fail over', () => {
     h = await harness(
       [
         // EU: the primary never answers; US: nothing listens on the primary's port.
-        { name: 'hang-eu', region: 'EU', priority: 1, first_byte_timeout_ms: firstByteTimeoutMs, timeout_ms: neverMs, simulator: { faults: { hang: true } } },
+        {
+          name: 'hang-eu',
+          region: 'EU',
+          priority: 1,
+          first_byte_timeout_ms: firstByteTimeoutMs,
+          timeout_ms: neverMs,
+          simulator: { faults: { hang: true } },
+        },
         { name: 'ok-eu', region: 'EU', priority: 2 },
         { name: 'refused-us', region: 'US', priority: 1, baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, connect_timeout_ms: 1_000 },
         { name: 'ok-us', region: 'US', priority: 2 },
@@ -322,7 +356,10 @@ describe('timeouts and connection failures fail over', () => {
   /** The failed first attempt and the answering second one of a request, from its audit record. */
   async function attemptsOf(requestId: string | null): Promise<HarnessAuditRecord['attempts']> {
     let record: HarnessAuditRecord | undefined;
-    await waitFor(`the audit record of ${requestId}`, async () => (record = (await h.auditOf(keyId)).find((r) => r.request_id === requestId)) !== undefined);
+    await waitFor(
+      `the audit record of ${requestId}`,
+      async () => (record = (await h.auditOf(keyId)).find((r) => r.request_id === requestId)) !== undefined,
+    );
     return record!.attempts;
   }
 
@@ -333,7 +370,10 @@ describe('timeouts and connection failures fail over', () => {
     assert.equal(answeredBy(reply), 'ok-eu');
     assert.equal(reply.headers.get('x-svc-failover'), 'true');
     assert.equal(h.simulators.get('hang-eu')!.requests.length, 1);
-    assert.ok(elapsed >= firstByteTimeoutMs, `elapsed ${elapsed.toFixed(0)} ms ≥ ${firstByteTimeoutMs} ms: the failover waited for the timeout`);
+    assert.ok(
+      elapsed >= firstByteTimeoutMs,
+      `elapsed ${elapsed.toFixed(0)} ms ≥ ${firstByteTimeoutMs} ms: the failover waited for the timeout`,
+    );
     const [failed, answered] = await attemptsOf(reply.headers.get('x-request-id'));
     assert.deepEqual([failed?.supplier, failed?.outcome, failed?.code], ['hang-eu', 'failed', 'provider_timeout']);
     assert.ok(failed!.latencyMs >= firstByteTimeoutMs - 1, `the failed attempt took ${failed!.latencyMs} ms`);
@@ -389,14 +429,17 @@ describe('every candidate fails: the client sees the primary failure', () => {
     const primary = h.simulators.get('primary-eu')!;
     const secondary = h.simulators.get('secondary-eu')!;
     clear(primary, secondary);
-    await assert.rejects(client.chat.completions.create({ model, messages: [{ role: 'user', content: unique('both down') }] }), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.APIError, String(e));
-      assert.equal(e.status, 503);
-      // The simulator's OpenAI error body for 503 is {type: "server_error", code: null}; the type is the provider code.
-      assert.equal(e.code, 'server_error');
-      assert.match(e.message, /overloaded/);
-      return true;
-    });
+    await assert.rejects(
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: unique('both down') }] }),
+      (e: unknown) => {
+        assert.ok(e instanceof OpenAI.APIError, String(e));
+        assert.equal(e.status, 503);
+        // The simulator's OpenAI error body for 503 is {type: "server_error", code: null}; the type is the provider code.
+        assert.equal(e.code, 'server_error');
+        assert.match(e.message, /overloaded/);
+        return true;
+      },
+    );
     assert.equal(primary.requests.length, 1);
     assert.equal(secondary.requests.length, 1);
   });
@@ -420,7 +463,15 @@ describe('provider codes, client errors and SVC_MAX_ATTEMPTS', () => {
       const [status, error] =
         mode === 'overloaded'
           ? [503, { message: 'Engine overloaded (fake)', type: 'server_error', param: null, code: 'engine_overloaded' }]
-          : [400, { message: "Unsupported value: 'temperature' (fake)", type: 'invalid_request_error', param: 'temperature', code: 'unsupported_value' }];
+          : [
+              400,
+              {
+                message: "Unsupported value: 'temperature' (fake)",
+                type: 'invalid_request_error',
+                param: 'temperature',
+                code: 'unsupported_value',
+              },
+            ];
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error }));
     });
     h = await harness(
@@ -441,12 +492,15 @@ describe('provider codes, client errors and SVC_MAX_ATTEMPTS', () => {
   test('SVC_MAX_ATTEMPTS=2: the third (healthy) candidate is never tried; the client gets the primary status and code', async () => {
     mode = 'overloaded';
     const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 0 });
-    await assert.rejects(client.chat.completions.create({ model, messages: [{ role: 'user', content: unique('bounded') }] }), (e: unknown) => {
-      assert.ok(e instanceof OpenAI.APIError, String(e));
-      assert.equal(e.status, 503);
-      assert.equal(e.code, 'engine_overloaded');
-      return true;
-    });
+    await assert.rejects(
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: unique('bounded') }] }),
+      (e: unknown) => {
+        assert.ok(e instanceof OpenAI.APIError, String(e));
+        assert.equal(e.status, 503);
+        assert.equal(e.code, 'engine_overloaded');
+        return true;
+      },
+    );
     assert.equal(fake.requests.length, 1);
     assert.equal(h.simulators.get('second-eu')!.requests.length, 1);
     assert.equal(h.simulators.get('third-eu')!.requests.length, 0);
@@ -493,8 +547,15 @@ describe('region locks are never broken by failover', () => {
     const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: euKey, maxRetries: 0 });
     for (const region of [undefined, 'EU']) {
       clear(h.simulators.get('eu-1')!, h.simulators.get('eu-2')!);
-      const params = { model, messages: [{ role: 'user' as const, content: unique('EU only') }], ...(region && { region }) } as ChatCompletionCreateParamsNonStreaming;
-      await assert.rejects(client.chat.completions.create(params), (e: unknown) => e instanceof OpenAI.APIError && e.status === 503 && e.code === 'server_error');
+      const params = {
+        model,
+        messages: [{ role: 'user' as const, content: unique('EU only') }],
+        ...(region && { region }),
+      } as ChatCompletionCreateParamsNonStreaming;
+      await assert.rejects(
+        client.chat.completions.create(params),
+        (e: unknown) => e instanceof OpenAI.APIError && e.status === 503 && e.code === 'server_error',
+      );
       assert.equal(h.simulators.get('eu-1')!.requests.length, 1);
       assert.equal(h.simulators.get('eu-2')!.requests.length, 1);
     }
@@ -556,7 +617,12 @@ describe('streams: failover before the first byte, none after it', () => {
       primary.setFaults({ status: 503 });
       try {
         const prompt = unique('Please stream the answer about failover');
-        const params = { model, region, stream: true, messages: [{ role: 'user', content: prompt }] } as ChatCompletionCreateParamsStreaming;
+        const params = {
+          model,
+          region,
+          stream: true,
+          messages: [{ role: 'user', content: prompt }],
+        } as ChatCompletionCreateParamsStreaming;
         const { data: stream, response } = await client.chat.completions.create(params).withResponse();
         assert.equal(response.headers.get('x-svc-supplier'), secondaryName);
         assert.equal(response.headers.get('x-svc-region'), region);
@@ -605,7 +671,12 @@ describe('streams: failover before the first byte, none after it', () => {
       const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model, region: 'EU', stream: true, messages: [{ role: 'user', content: unique('cut me off after three events please') }] }),
+        body: JSON.stringify({
+          model,
+          region: 'EU',
+          stream: true,
+          messages: [{ role: 'user', content: unique('cut me off after three events please') }],
+        }),
       });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('x-svc-supplier'), 'oa-primary');
@@ -699,7 +770,12 @@ describe('session affinity', () => {
       const messages = [
         { role: 'system', content: system },
         { role: 'user', content: opening },
-        ...(i > 0 ? [{ role: 'assistant', content: `answer ${i}` }, { role: 'user', content: unique('and then?') }] : []),
+        ...(i > 0
+          ? [
+              { role: 'assistant', content: `answer ${i}` },
+              { role: 'user', content: unique('and then?') },
+            ]
+          : []),
       ];
       seen.add(answeredBy(await chat(h.gateway.url, key, { messages })));
     }
@@ -799,7 +875,13 @@ describe('a client that disconnects aborts the supplier request', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       let i = 0;
       const drip = () => {
-        const chunk = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model, choices: [{ index: 0, delta: { content: `w${i++} ` }, finish_reason: null }] };
+        const chunk = {
+          id: 'chatcmpl-fake',
+          object: 'chat.completion.chunk',
+          created: 0,
+          model,
+          choices: [{ index: 0, delta: { content: `w${i++} ` }, finish_reason: null }],
+        };
         res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       };
       drip();
@@ -939,7 +1021,13 @@ describe('routing headers and trailers', () => {
         { name: 'cheap-eu', region: 'EU', priority: 1, models: [{ id: model, input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 }] },
         { name: 'pricey-eu', region: 'EU', priority: 2, models: [{ id: model, input_usd_per_mtok: 1.1, output_usd_per_mtok: 4.4 }] },
         // Priority 3: only calls with region US reach it.
-        { name: 'claude-us', region: 'US', priority: 3, protocol: 'anthropic', models: [{ id: model, input_usd_per_mtok: 3, output_usd_per_mtok: 15 }] },
+        {
+          name: 'claude-us',
+          region: 'US',
+          priority: 3,
+          protocol: 'anthropic',
+          models: [{ id: model, input_usd_per_mtok: 3, output_usd_per_mtok: 15 }],
+        },
       ],
       { settings: noCircuit },
     );
@@ -999,7 +1087,9 @@ describe('routing headers and trailers', () => {
       const output = Number(reply.trailers['x-svc-output-tokens']);
       assert.ok(input > 0 && output > 0, JSON.stringify(reply.trailers));
       assertCost(reply.trailers['x-svc-cost-usd'], input, output, prices['cheap-eu']);
-      const chunks = sseData(reply.text).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d) as { usage?: { prompt_tokens: number; completion_tokens: number } });
+      const chunks = sseData(reply.text)
+        .filter((d) => d !== '[DONE]')
+        .map((d) => JSON.parse(d) as { usage?: { prompt_tokens: number; completion_tokens: number } });
       const usage = chunks.find((c) => c.usage)?.usage;
       if (includeUsage) {
         assert.deepEqual({ input, output }, { input: usage?.prompt_tokens, output: usage?.completion_tokens });

@@ -107,7 +107,11 @@ function openAiDriver(client: OpenAI): Driver {
         messages.push({
           role: 'assistant',
           content: null,
-          tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.input) } })),
+          tool_calls: turn.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: JSON.stringify(c.input) },
+          })),
         });
       } else {
         for (const r of turn.results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.content });
@@ -180,7 +184,10 @@ function anthropicDriver(client: Anthropic): Driver {
         };
       }
       if (turn.role === 'assistant') {
-        return { role: 'assistant', content: turn.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input })) };
+        return {
+          role: 'assistant',
+          content: turn.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input })),
+        };
       }
       return { role: 'user', content: turn.results.map((r) => ({ type: 'tool_result' as const, tool_use_id: r.id, content: r.content })) };
     });
@@ -245,7 +252,11 @@ const list = (v: unknown): Json[] => {
 };
 /** Text of a string or of text blocks/parts. */
 const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : list(content).map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
+  typeof content === 'string'
+    ? content
+    : list(content)
+        .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : ''))
+        .join('');
 
 interface Pairing {
   title: string;
@@ -333,15 +344,24 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
         if (protocol === 'anthropic') {
           assert.equal(upstreamPath(p.model), '/v1/messages');
           assert.ok(Number.isInteger(body.max_tokens) && (body.max_tokens as number) > 0, `max_tokens ${String(body.max_tokens)}`);
-          assert.deepEqual(list(body.messages).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
+          assert.deepEqual(
+            list(body.messages).map((m) => [m.role, textOf(m.content)]),
+            [['user', prompt]],
+          );
         } else if (protocol === 'openai-responses') {
           assert.equal(upstreamPath(p.model), '/v1/responses');
-          assert.deepEqual(list(body.input).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
+          assert.deepEqual(
+            list(body.input).map((m) => [m.role, textOf(m.content)]),
+            [['user', prompt]],
+          );
           assert.equal(body.store, false, 'chat requests are not stored by the Responses supplier');
           if (p.client === 'anthropic') assert.equal(body.max_output_tokens, 512);
         } else {
           assert.equal(upstreamPath(p.model), '/v1/chat/completions');
-          assert.deepEqual(list(body.messages).map((m) => [m.role, textOf(m.content)]), [['user', prompt]]);
+          assert.deepEqual(
+            list(body.messages).map((m) => [m.role, textOf(m.content)]),
+            [['user', prompt]],
+          );
           if (p.client === 'anthropic') assert.equal(body.max_completion_tokens ?? body.max_tokens, 512);
         }
       });
@@ -365,7 +385,10 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
         const ask: Ask = { model: p.model, tools: 'required', turns: [{ role: 'user', text: 'Weather and time in Paris?' }] };
         const plain = await driver().plain(ask);
         assert.equal(plain.stop, driver().stops.tools);
-        assert.deepEqual(plain.toolCalls.map(({ name, input }) => ({ name, input })), expectedToolCalls);
+        assert.deepEqual(
+          plain.toolCalls.map(({ name, input }) => ({ name, input })),
+          expectedToolCalls,
+        );
         assert.equal(new Set(plain.toolCalls.map((c) => c.id)).size, 2, 'distinct tool call ids');
         for (const c of plain.toolCalls) assert.match(c.id, /^[a-zA-Z0-9_-]+$/);
 
@@ -404,7 +427,10 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
 
         const streamed = await driver().stream(ask);
         assert.equal(streamed.stop, driver().stops.tools);
-        assert.deepEqual(streamed.toolCalls.map(({ name, input }) => ({ name, input })), expectedToolCalls);
+        assert.deepEqual(
+          streamed.toolCalls.map(({ name, input }) => ({ name, input })),
+          expectedToolCalls,
+        );
         assert.equal(streamed.text, '');
       });
 
@@ -430,30 +456,63 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
             ['user', 'function_call', 'function_call', 'function_call_output', 'function_call_output'],
           );
           const calls = input.filter((item) => item.type === 'function_call');
-          assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments as string)]), expectedToolCalls.map((c) => [c.name, c.input]));
+          assert.deepEqual(
+            calls.map((c) => [c.name, JSON.parse(c.arguments as string)]),
+            expectedToolCalls.map((c) => [c.name, c.input]),
+          );
           const outputs = input.filter((item) => item.type === 'function_call_output');
-          assert.deepEqual(outputs.map((o) => o.call_id), calls.map((c) => c.call_id));
-          assert.deepEqual(outputs.map((o) => o.output), results.map((r) => r.content));
+          assert.deepEqual(
+            outputs.map((o) => o.call_id),
+            calls.map((c) => c.call_id),
+          );
+          assert.deepEqual(
+            outputs.map((o) => o.output),
+            results.map((r) => r.content),
+          );
           return;
         }
         const messages = list(upstream(p.model).messages);
         if (protocol === 'anthropic') {
-          assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'user']);
+          assert.deepEqual(
+            messages.map((m) => m.role),
+            ['user', 'assistant', 'user'],
+          );
           const uses = list(messages[1]!.content).filter((b) => b.type === 'tool_use');
-          assert.deepEqual(uses.map((b) => [b.name, b.input]), expectedToolCalls.map((c) => [c.name, c.input]));
+          assert.deepEqual(
+            uses.map((b) => [b.name, b.input]),
+            expectedToolCalls.map((c) => [c.name, c.input]),
+          );
           const resultBlocks = list(messages[2]!.content);
-          assert.deepEqual(resultBlocks.map((b) => b.type), ['tool_result', 'tool_result']);
-          assert.deepEqual(resultBlocks.map((b) => b.tool_use_id), uses.map((b) => b.id));
-          assert.deepEqual(resultBlocks.map((b) => textOf(b.content)), results.map((r) => r.content));
+          assert.deepEqual(
+            resultBlocks.map((b) => b.type),
+            ['tool_result', 'tool_result'],
+          );
+          assert.deepEqual(
+            resultBlocks.map((b) => b.tool_use_id),
+            uses.map((b) => b.id),
+          );
+          assert.deepEqual(
+            resultBlocks.map((b) => textOf(b.content)),
+            results.map((r) => r.content),
+          );
         } else {
-          assert.deepEqual(messages.map((m) => m.role), ['user', 'assistant', 'tool', 'tool']);
+          assert.deepEqual(
+            messages.map((m) => m.role),
+            ['user', 'assistant', 'tool', 'tool'],
+          );
           const calls = list(messages[1]!.tool_calls);
           assert.deepEqual(
             calls.map((c) => [asJson(c.function).name, JSON.parse(asJson(c.function).arguments as string)]),
             expectedToolCalls.map((c) => [c.name, c.input]),
           );
-          assert.deepEqual(messages.slice(2).map((m) => m.tool_call_id), calls.map((c) => c.id));
-          assert.deepEqual(messages.slice(2).map((m) => textOf(m.content)), results.map((r) => r.content));
+          assert.deepEqual(
+            messages.slice(2).map((m) => m.tool_call_id),
+            calls.map((c) => c.id),
+          );
+          assert.deepEqual(
+            messages.slice(2).map((m) => textOf(m.content)),
+            results.map((r) => r.content),
+          );
         }
       });
 
@@ -467,15 +526,18 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
 
         if (protocol === 'openai-responses') {
           // The Responses API has no stop sequences: refused, naming the client's own field.
-          await assert.rejects(driver().plain({ model: p.model, stop: ['reply'], turns: [{ role: 'user', text: prompt }] }), (error: unknown) => {
-            // The OpenAI SDK keeps the body's `error` object, the Anthropic SDK the whole body.
-            const e = error as { status?: number; error?: { code?: string; param?: string; error?: { code?: string; param?: string } } };
-            const body = p.client === 'anthropic' ? e.error?.error : e.error;
-            assert.equal(e.status, 400);
-            assert.equal(body?.code, 'unsupported_parameter');
-            assert.equal(body?.param, p.client === 'anthropic' ? 'stop_sequences' : 'stop');
-            return true;
-          });
+          await assert.rejects(
+            driver().plain({ model: p.model, stop: ['reply'], turns: [{ role: 'user', text: prompt }] }),
+            (error: unknown) => {
+              // The OpenAI SDK keeps the body's `error` object, the Anthropic SDK the whole body.
+              const e = error as { status?: number; error?: { code?: string; param?: string; error?: { code?: string; param?: string } } };
+              const body = p.client === 'anthropic' ? e.error?.error : e.error;
+              assert.equal(e.status, 400);
+              assert.equal(body?.code, 'unsupported_parameter');
+              assert.equal(body?.param, p.client === 'anthropic' ? 'stop_sequences' : 'stop');
+              return true;
+            },
+          );
           return;
         }
         const stopped = await driver().plain({ model: p.model, stop: ['reply'], turns: [{ role: 'user', text: prompt }] });
@@ -519,19 +581,28 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
         const body = upstream(p.model);
         if (protocol === 'openai-responses') {
           assert.equal(body.instructions, system);
-          assert.deepEqual(list(body.input).map((m) => m.role), ['user']);
+          assert.deepEqual(
+            list(body.input).map((m) => m.role),
+            ['user'],
+          );
           return;
         }
         const messages = list(body.messages);
         if (protocol === 'anthropic') {
           assert.equal(textOf(body.system), system);
-          assert.deepEqual(messages.map((m) => m.role), ['user']);
+          assert.deepEqual(
+            messages.map((m) => m.role),
+            ['user'],
+          );
         } else {
           assert.equal(body.system, undefined);
-          assert.deepEqual(messages.map((m) => [m.role, textOf(m.content)]), [
-            ['system', system],
-            ['user', prompt],
-          ]);
+          assert.deepEqual(
+            messages.map((m) => [m.role, textOf(m.content)]),
+            [
+              ['system', system],
+              ['user', prompt],
+            ],
+          );
         }
       });
 
@@ -542,7 +613,10 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
           const object = await openai.chat.completions.create({ model: p.model, messages, response_format: { type: 'json_object' } });
           assert.equal(object.choices[0]!.finish_reason, 'stop');
           const parsedObject = JSON.parse(object.choices[0]!.message.content ?? '') as unknown;
-          assert.ok(parsedObject !== null && typeof parsedObject === 'object' && !Array.isArray(parsedObject), String(object.choices[0]!.message.content));
+          assert.ok(
+            parsedObject !== null && typeof parsedObject === 'object' && !Array.isArray(parsedObject),
+            String(object.choices[0]!.message.content),
+          );
           assert.equal(object.choices[0]!.message.tool_calls ?? undefined, undefined);
 
           const schema = {
@@ -559,7 +633,9 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
           assert.equal(typeof parsed.city, 'string');
           assert.equal(typeof parsed.celsius, 'number');
 
-          const streamed = await openai.chat.completions.stream({ model: p.model, messages, response_format: format }).finalChatCompletion();
+          const streamed = await openai.chat.completions
+            .stream({ model: p.model, messages, response_format: format })
+            .finalChatCompletion();
           assert.equal(streamed.choices[0]!.finish_reason, 'stop');
           assert.deepEqual(JSON.parse(streamed.choices[0]!.message.content ?? ''), parsed);
         });
@@ -605,7 +681,9 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
 
   test('count_tokens: native for an anthropic-protocol model, a local count for an openai-protocol model', async () => {
     const messages: MessageParam[] = [{ role: 'user', content: 'How many tokens is this short question?' }];
-    const { data: native, response } = await anthropic.messages.countTokens({ model: 'claude-x', system: 'Be brief.', messages }).withResponse();
+    const { data: native, response } = await anthropic.messages
+      .countTokens({ model: 'claude-x', system: 'Be brief.', messages })
+      .withResponse();
     const seen = h.simulators.get('an')!.requests.at(-1)!;
     assert.equal(seen.path, '/v1/messages/count_tokens');
     assert.equal(asJson(seen.body).model, 'claude-x-upstream');
@@ -647,7 +725,9 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     assert.equal(messageResponse.headers.get('x-svc-supplier'), models[message.model as ModelId].supplier);
     assert.deepEqual(message.content, [{ type: 'text', text: replyText('pick for me too') }]);
 
-    const streamed = await anthropic.messages.stream({ model: 'auto', max_tokens: 100, messages: [{ role: 'user', content: 'pick for me too' }] }).finalMessage();
+    const streamed = await anthropic.messages
+      .stream({ model: 'auto', max_tokens: 100, messages: [{ role: 'user', content: 'pick for me too' }] })
+      .finalMessage();
     assert.equal(streamed.model, 'gpt-x');
     assert.deepEqual(streamed.content, message.content);
   });
@@ -677,7 +757,12 @@ describe('auto on the chat interfaces may pick a model served only by Responses 
   beforeAll(async () => {
     // The cheapest model is served only by a Responses API supplier; chat interfaces reach it through the bridge.
     h = await startGatewayHarness([
-      { name: 'rs', protocol: 'openai-responses', region: 'EU', models: [{ id: 'resp-cheap', input_usd_per_mtok: 0.01, output_usd_per_mtok: 0.01 }] },
+      {
+        name: 'rs',
+        protocol: 'openai-responses',
+        region: 'EU',
+        models: [{ id: 'resp-cheap', input_usd_per_mtok: 0.01, output_usd_per_mtok: 0.01 }],
+      },
       { name: 'oa', protocol: 'openai', region: 'EU', models: [{ id: 'gpt-x', input_usd_per_mtok: 0.1, output_usd_per_mtok: 0.4 }] },
     ]);
     key = await h.createKey();

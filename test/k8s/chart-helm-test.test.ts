@@ -40,12 +40,24 @@ describe('the helm test script against a running gateway and simulator', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /\/health: ok/);
     assert.match(result.stdout, /chat completion with gpt-4o-mini: \d+ tokens/);
-    const keys = (await (await fetch(`${harness.gateway.url}/v1/manage/keys?name_prefix=helm-test`, { headers: { authorization: `Bearer ${harness.adminKey}` } })).json()) as { data?: Array<{ name: string; status: string }> };
-    assert.deepEqual((keys.data ?? []).map((k) => [k.name, k.status]), [['helm-test', 'revoked']], 'the key it created is revoked');
+    const keys = (await (
+      await fetch(`${harness.gateway.url}/v1/manage/keys?name_prefix=helm-test`, {
+        headers: { authorization: `Bearer ${harness.adminKey}` },
+      })
+    ).json()) as { data?: Array<{ name: string; status: string }> };
+    assert.deepEqual(
+      (keys.data ?? []).map((k) => [k.name, k.status]),
+      [['helm-test', 'revoked']],
+      'the key it created is revoked',
+    );
   });
 
   it('fails, naming the step, with a wrong admin key', async () => {
-    const result = await helmTest({ GATEWAY_URL: harness.gateway.url, SVC_ADMIN_KEY: 'svc-admin-wrongwrongwrongwrongwrongwrongwrong12', SVC_TEST_MODEL: 'gpt-4o-mini' });
+    const result = await helmTest({
+      GATEWAY_URL: harness.gateway.url,
+      SVC_ADMIN_KEY: 'svc-admin-wrongwrongwrongwrongwrongwrongwrong12',
+      SVC_TEST_MODEL: 'gpt-4o-mini',
+    });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /helm test failed: create a key: POST \/v1\/manage\/keys answered 401/);
   });
@@ -68,7 +80,9 @@ describe.skipIf(noHelm !== undefined)(`the chart's test hook${noHelm ? ` (skippe
     assert.deepEqual(hooks.map((o) => o.kind).sort(), ['ConfigMap', 'Pod']);
     const configMap = hooks.find((o) => o.kind === 'ConfigMap') as RenderedObject & { data: Record<string, string> };
     assert.equal(configMap.data['helm-test.mjs'], readFileSync(script, 'utf8').trimEnd(), 'the script as shipped');
-    const pod = hooks.find((o) => o.kind === 'Pod') as RenderedObject & { spec: { containers: Array<{ command: string[]; env: Array<{ name: string; value?: string }> }> } };
+    const pod = hooks.find((o) => o.kind === 'Pod') as RenderedObject & {
+      spec: { containers: Array<{ command: string[]; env: Array<{ name: string; value?: string }> }> };
+    };
     const [c] = pod.spec.containers;
     assert.deepEqual(c!.command, ['node', '/helm-test/helm-test.mjs']);
     const env = Object.fromEntries(c!.env.map((e) => [e.name, e.value]));
@@ -76,6 +90,9 @@ describe.skipIf(noHelm !== undefined)(`the chart's test hook${noHelm ? ` (skippe
     assert.equal(env.SVC_TEST_MODEL, 'gpt-4o-mini', 'inference through the simulator when it is on');
     const withoutSimulator = parseManifests(runHelm(helm, ['template', 'svc-gateway', chart, '--set', 'simulator.enabled=false']).stdout);
     const quietPod = withoutSimulator.find((o) => o.kind === 'Pod') as typeof pod;
-    assert.ok(!quietPod.spec.containers[0]!.env.some((e) => e.name === 'SVC_TEST_MODEL'), 'no paid inference without the simulator: /health only');
+    assert.ok(
+      !quietPod.spec.containers[0]!.env.some((e) => e.name === 'SVC_TEST_MODEL'),
+      'no paid inference without the simulator: /health only',
+    );
   });
 });

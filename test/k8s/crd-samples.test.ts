@@ -19,7 +19,9 @@ interface Sample {
 const samples: Sample[] = readdirSync(samplesDir)
   .filter((f) => f.endsWith('.yaml'))
   .sort()
-  .flatMap((file) => parseAllDocuments(readFileSync(join(samplesDir, file), 'utf8')).map((d) => ({ file, object: d.toJS() as Sample['object'] })));
+  .flatMap((file) =>
+    parseAllDocuments(readFileSync(join(samplesDir, file), 'utf8')).map((d) => ({ file, object: d.toJS() as Sample['object'] })),
+  );
 
 const validators = new Map<string, ReturnType<typeof crdValidator>>(
   readdirSync(join(repo, 'crds'))
@@ -33,7 +35,9 @@ interface CatalogueSupplier {
   region: string;
   models: Array<{ id: string }>;
 }
-const defaultCatalogue = (parseYaml(readFileSync(join(repo, 'charts', 'svc-gateway', 'values.yaml'), 'utf8')) as { catalogue: { suppliers: CatalogueSupplier[] } }).catalogue.suppliers;
+const defaultCatalogue = (
+  parseYaml(readFileSync(join(repo, 'charts', 'svc-gateway', 'values.yaml'), 'utf8')) as { catalogue: { suppliers: CatalogueSupplier[] } }
+).catalogue.suppliers;
 
 describe('deploy/samples', () => {
   it('holds a ManagedKey and a RegionPolicy at least', () => {
@@ -49,8 +53,10 @@ describe('deploy/samples', () => {
       const spec = object.spec ?? {};
       const models = new Set(defaultCatalogue.flatMap((s) => s.models.map((m) => m.id)));
       const regions = new Set(defaultCatalogue.map((s) => s.region));
-      for (const model of (spec.allowedModels as string[] | undefined) ?? []) assert.ok(models.has(model) || model === 'auto', `model ${model} is in the default catalogue`);
-      for (const region of (spec.allowedRegions as string[] | undefined) ?? []) assert.ok(regions.has(region), `region ${region} is in the default catalogue`);
+      for (const model of (spec.allowedModels as string[] | undefined) ?? [])
+        assert.ok(models.has(model) || model === 'auto', `model ${model} is in the default catalogue`);
+      for (const region of (spec.allowedRegions as string[] | undefined) ?? [])
+        assert.ok(regions.has(region), `region ${region} is in the default catalogue`);
       for (const entry of (spec.regions as Array<{ region: string; allowedSuppliers: string[] }> | undefined) ?? []) {
         for (const name of entry.allowedSuppliers) {
           const supplier = defaultCatalogue.find((s) => s.name === name);

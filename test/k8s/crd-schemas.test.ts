@@ -8,15 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import {
-  celRules,
-  crdValidator,
-  describeViolation,
-  parseCel,
-  readCrd,
-  type Crd,
-  type SchemaNode,
-} from './support-crd-validation.js';
+import { celRules, crdValidator, describeViolation, parseCel, readCrd, type Crd, type SchemaNode } from './support-crd-validation.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const crdDir = join(repo, 'crds');
@@ -54,10 +46,13 @@ function structuralProblems(node: SchemaNode, path: string): string[] {
   const problems: string[] = [];
   if (!node.type && !node['x-kubernetes-int-or-string'] && !node['x-kubernetes-preserve-unknown-fields']) problems.push(`${path}: no type`);
   if (node.properties && node.additionalProperties !== undefined) problems.push(`${path}: properties and additionalProperties together`);
-  if (node.type === 'array' && (node.items === undefined || node.maxItems === undefined)) problems.push(`${path}: array without items or maxItems`);
+  if (node.type === 'array' && (node.items === undefined || node.maxItems === undefined))
+    problems.push(`${path}: array without items or maxItems`);
   const serverField = path === '.apiVersion' || path === '.kind';
-  if (node.type === 'string' && node.maxLength === undefined && node.enum === undefined && !serverField) problems.push(`${path}: string without maxLength or enum`);
-  if (typeof node.additionalProperties === 'object' && node.maxProperties === undefined) problems.push(`${path}: map without maxProperties`);
+  if (node.type === 'string' && node.maxLength === undefined && node.enum === undefined && !serverField)
+    problems.push(`${path}: string without maxLength or enum`);
+  if (typeof node.additionalProperties === 'object' && node.maxProperties === undefined)
+    problems.push(`${path}: map without maxProperties`);
   for (const [name, child] of Object.entries(node.properties ?? {})) problems.push(...structuralProblems(child, `${path}.${name}`));
   if (node.items) problems.push(...structuralProblems(node.items, `${path}[*]`));
   if (typeof node.additionalProperties === 'object') problems.push(...structuralProblems(node.additionalProperties, `${path}{*}`));
@@ -67,7 +62,10 @@ function structuralProblems(node: SchemaNode, path: string): string[] {
 // Follows a printer column's JSONPath (`.a.b`, `.list[*]`, `.list[?(@.k=="v")].field`) through
 // the schema; metadata is the server's ObjectMeta and is taken on trust.
 function schemaAt(root: SchemaNode, jsonPath: string): SchemaNode | 'metadata' | undefined {
-  const steps = jsonPath.replace(/\[[^\]]*\]/g, '.[]').split('.').filter(Boolean);
+  const steps = jsonPath
+    .replace(/\[[^\]]*\]/g, '.[]')
+    .split('.')
+    .filter(Boolean);
   let node: SchemaNode | undefined = root;
   for (const step of steps) {
     if (node === undefined) return undefined;
@@ -127,7 +125,10 @@ for (const { file, crd } of crds) {
     for (const example of readCases(crd.spec.names.kind)) {
       it(`testdata ${example.name}`, () => {
         const kinds = [example.object, example.old].filter(Boolean).map((o) => (o as { kind?: string }).kind);
-        assert.ok(kinds.every((k) => k === crd.spec.names.kind), `${example.name} holds ${crd.spec.names.kind} objects`);
+        assert.ok(
+          kinds.every((k) => k === crd.spec.names.kind),
+          `${example.name} holds ${crd.spec.names.kind} objects`,
+        );
         const violations = validate(example.object, example.old).map(describeViolation);
         if (example.name.startsWith('good-')) {
           assert.deepEqual(violations, [], `${example.name} is accepted`);
@@ -146,8 +147,17 @@ describe('CRD validator', () => {
   it('applies schema defaults before CEL rules, as the API server does', () => {
     const crd = crds.find((c) => c.crd.spec.names.kind === 'ManagedKey')?.crd;
     assert.ok(crd, 'ManagedKey CRD present');
-    const object = { apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ManagedKey', metadata: { name: 'k' }, spec: { budget: { limitUsd: '1', windowDays: 30 } } };
+    const object = {
+      apiVersion: 'gateway.svc.dev/v1alpha1',
+      kind: 'ManagedKey',
+      metadata: { name: 'k' },
+      spec: { budget: { limitUsd: '1', windowDays: 30 } },
+    };
     // period defaults to Monthly, so windowDays is refused by the rule that reads period.
-    assert.deepEqual(crdValidator(crd)(object).map(describeViolation), ['spec.budget.windowDays: cel: windowDays is only allowed when period is Rolling'], 'default applied');
+    assert.deepEqual(
+      crdValidator(crd)(object).map(describeViolation),
+      ['spec.budget.windowDays: cel: windowDays is only allowed when period is Rolling'],
+      'default applied',
+    );
   });
 });

@@ -33,7 +33,12 @@ interface Container {
 }
 interface PodTemplate {
   metadata: { labels: Record<string, string> };
-  spec: { containers: Container[]; serviceAccountName?: string; terminationGracePeriodSeconds?: number; securityContext?: { runAsNonRoot?: boolean } };
+  spec: {
+    containers: Container[];
+    serviceAccountName?: string;
+    terminationGracePeriodSeconds?: number;
+    securityContext?: { runAsNonRoot?: boolean };
+  };
 }
 interface Deployment extends RenderedObject {
   spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: PodTemplate };
@@ -79,14 +84,22 @@ function covers(rules: PolicyRule[], group: string, resource: string, verbs: str
 
 describe('chart files copied from the repository', () => {
   it('ships the alert rules of deploy/grafana/alerts.yaml byte-identical', () => {
-    assert.ok(readFileSync(join(chart, 'files', 'prometheus-rules.yaml')).equals(readFileSync(alertRules)), 'charts/svc-gateway/files/prometheus-rules.yaml equals deploy/grafana/alerts.yaml (copy it over)');
+    assert.ok(
+      readFileSync(join(chart, 'files', 'prometheus-rules.yaml')).equals(readFileSync(alertRules)),
+      'charts/svc-gateway/files/prometheus-rules.yaml equals deploy/grafana/alerts.yaml (copy it over)',
+    );
   });
 
   it('ships CRDs byte-identical to crds/', () => {
-    const sources = readdirSync(join(repo, 'crds')).filter((f) => f.endsWith('.yaml')).sort();
+    const sources = readdirSync(join(repo, 'crds'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     assert.deepEqual(readdirSync(join(chart, 'crds')).sort(), sources, 'same CRD files');
     for (const file of sources) {
-      assert.ok(readFileSync(join(chart, 'crds', file)).equals(readFileSync(join(repo, 'crds', file))), `charts/svc-gateway/crds/${file} equals crds/${file} (copy it over)`);
+      assert.ok(
+        readFileSync(join(chart, 'crds', file)).equals(readFileSync(join(repo, 'crds', file))),
+        `charts/svc-gateway/crds/${file} equals crds/${file} (copy it over)`,
+      );
     }
   });
 });
@@ -104,7 +117,10 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     }
   });
 
-  for (const [label, args] of [['defaults', []], ['every option on', ['-f', fullValues]]] as const) {
+  for (const [label, args] of [
+    ['defaults', []],
+    ['every option on', ['-f', fullValues]],
+  ] as const) {
     describe(`rendered with ${label}`, () => {
       let objects: RenderedObject[] = [];
       beforeAll(() => {
@@ -121,14 +137,20 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
       it('gives every Service a Deployment behind it and ports the containers declare', () => {
         const deployments = objects.filter((o): o is Deployment => o.kind === 'Deployment');
         for (const service of objects.filter((o): o is Service => o.kind === 'Service')) {
-          const backing = deployments.find((d) => Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v));
+          const backing = deployments.find((d) =>
+            Object.entries(service.spec.selector).every(([k, v]) => d.spec.template.metadata.labels[k] === v),
+          );
           assert.ok(backing, `Service ${service.metadata.name} selects a Deployment's pods`);
           const portNames = backing.spec.template.spec.containers.flatMap((c) => c.ports ?? []).map((p) => p.name);
-          for (const port of service.spec.ports) assert.ok(portNames.includes(String(port.targetPort)), `${service.metadata.name} targets declared port ${port.targetPort}`);
+          for (const port of service.spec.ports)
+            assert.ok(portNames.includes(String(port.targetPort)), `${service.metadata.name} targets declared port ${port.targetPort}`);
         }
         for (const deployment of deployments) {
           const { matchLabels } = deployment.spec.selector;
-          assert.ok(Object.entries(matchLabels).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v), `${deployment.metadata.name} selector matches its pods`);
+          assert.ok(
+            Object.entries(matchLabels).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v),
+            `${deployment.metadata.name} selector matches its pods`,
+          );
         }
       });
 
@@ -136,28 +158,55 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
         const gateway = find<Deployment>(objects, 'Deployment', 'svc-gateway-gateway');
         const c = container(gateway);
         assert.deepEqual(c.command, ['node', 'dist/gateway/src/main.js'], 'gateway command (deploy/Dockerfile builds dist/)');
-        assert.deepEqual(c.ports?.map((p) => [p.name, p.containerPort]), [['http', 8080], ['metrics', 9464]], 'API and metrics ports');
+        assert.deepEqual(
+          c.ports?.map((p) => [p.name, p.containerPort]),
+          [
+            ['http', 8080],
+            ['metrics', 9464],
+          ],
+          'API and metrics ports',
+        );
         assert.equal(envValue(c, 'PORT'), '8080', 'PORT');
         assert.equal(envValue(c, 'SVC_METRICS_PORT'), '9464', 'SVC_METRICS_PORT');
         assert.deepEqual(c.readinessProbe?.httpGet, { path: '/health', port: 'http' }, 'readiness probe');
-        assert.deepEqual(c.livenessProbe?.httpGet, { path: '/health', port: 'metrics' }, 'liveness on the metrics port: green while the API port drains');
+        assert.deepEqual(
+          c.livenessProbe?.httpGet,
+          { path: '/health', port: 'metrics' },
+          'liveness on the metrics port: green while the API port drains',
+        );
         const preStop = c.lifecycle?.preStop?.exec?.command ?? [];
         assert.equal(preStop[0], 'sleep', 'preStop sleeps while endpoints are removed');
         const drainMs = Number(envValue(c, 'SVC_SHUTDOWN_GRACE_MS'));
         const grace = gateway.spec.template.spec.terminationGracePeriodSeconds ?? 30;
-        assert.ok(grace > Number(preStop[1]) + drainMs / 1000, `terminationGracePeriodSeconds ${grace} outlasts preStop ${preStop[1]}s + drain ${drainMs}ms`);
+        assert.ok(
+          grace > Number(preStop[1]) + drainMs / 1000,
+          `terminationGracePeriodSeconds ${grace} outlasts preStop ${preStop[1]}s + drain ${drainMs}ms`,
+        );
         assert.equal(gateway.spec.replicas, undefined, 'replicas left to the HPA');
         assert.equal(gateway.spec.template.spec.securityContext?.runAsNonRoot, true, 'non-root');
         assert.equal(c.securityContext?.readOnlyRootFilesystem, true, 'read-only root filesystem');
-        assert.ok(c.envFrom?.some((e) => e.secretRef), 'secrets from a Secret');
+        assert.ok(
+          c.envFrom?.some((e) => e.secretRef),
+          'secrets from a Secret',
+        );
       });
 
       it('scales the gateway with an HPA and protects it with a PDB', () => {
         const gateway = find<Deployment>(objects, 'Deployment', 'svc-gateway-gateway');
-        const hpa = find<RenderedObject & { spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number; maxReplicas: number } }>(objects, 'HorizontalPodAutoscaler', 'svc-gateway-gateway');
-        assert.deepEqual([hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.name], ['Deployment', gateway.metadata.name], 'HPA targets the gateway');
+        const hpa = find<
+          RenderedObject & { spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number; maxReplicas: number } }
+        >(objects, 'HorizontalPodAutoscaler', 'svc-gateway-gateway');
+        assert.deepEqual(
+          [hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.name],
+          ['Deployment', gateway.metadata.name],
+          'HPA targets the gateway',
+        );
         assert.ok(hpa.spec.minReplicas >= 2 && hpa.spec.maxReplicas >= hpa.spec.minReplicas, 'HPA bounds');
-        const pdb = find<RenderedObject & { spec: { selector: { matchLabels: Record<string, string> } } }>(objects, 'PodDisruptionBudget', 'svc-gateway-gateway');
+        const pdb = find<RenderedObject & { spec: { selector: { matchLabels: Record<string, string> } } }>(
+          objects,
+          'PodDisruptionBudget',
+          'svc-gateway-gateway',
+        );
         assert.deepEqual(pdb.spec.selector.matchLabels, gateway.spec.selector.matchLabels, 'PDB selects the gateway pods');
       });
 
@@ -171,18 +220,38 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
           assert.ok(covers(clusterRole.rules, 'gateway.svc.dev', resource, ['get', 'list', 'watch', 'patch']), `${resource}`);
           assert.ok(covers(clusterRole.rules, 'gateway.svc.dev', `${resource}/status`, ['patch']), `${resource}/status`);
         }
-        assert.ok(covers(clusterRole.rules, 'gateway.svc.dev', 'managedkeys/finalizers', ['update']), 'managedkeys/finalizers (blockOwnerDeletion)');
+        assert.ok(
+          covers(clusterRole.rules, 'gateway.svc.dev', 'managedkeys/finalizers', ['update']),
+          'managedkeys/finalizers (blockOwnerDeletion)',
+        );
         assert.ok(covers(clusterRole.rules, '', 'secrets', ['get', 'create', 'update']), 'secrets');
-        assert.ok(!covers(clusterRole.rules, '', 'secrets', ['list']) && !covers(clusterRole.rules, '', 'secrets', ['delete']), 'no secrets list or delete');
+        assert.ok(
+          !covers(clusterRole.rules, '', 'secrets', ['list']) && !covers(clusterRole.rules, '', 'secrets', ['delete']),
+          'no secrets list or delete',
+        );
         const role = find<RenderedObject & { rules: PolicyRule[] }>(objects, 'Role', 'svc-gateway-operator-leader-election');
         assert.ok(covers(role.rules, 'coordination.k8s.io', 'leases', ['get', 'create', 'update']), 'leases');
-        for (const [kind, name] of [['ClusterRoleBinding', 'svc-gateway-operator'], ['RoleBinding', 'svc-gateway-operator-leader-election']] as const) {
+        for (const [kind, name] of [
+          ['ClusterRoleBinding', 'svc-gateway-operator'],
+          ['RoleBinding', 'svc-gateway-operator-leader-election'],
+        ] as const) {
           const binding = find<RenderedObject & { subjects: Array<{ name: string; namespace: string }> }>(objects, kind, name);
-          assert.deepEqual(binding.subjects.map((s) => [s.name, s.namespace]), [[account, 'svc-system']], `${kind} binds the operator's ServiceAccount`);
+          assert.deepEqual(
+            binding.subjects.map((s) => [s.name, s.namespace]),
+            [[account, 'svc-system']],
+            `${kind} binds the operator's ServiceAccount`,
+          );
         }
-        assert.deepEqual(container(operator).livenessProbe?.httpGet, { path: '/health', port: 'metrics' }, 'liveness on the metrics port (the operator has no API port)');
+        assert.deepEqual(
+          container(operator).livenessProbe?.httpGet,
+          { path: '/health', port: 'metrics' },
+          'liveness on the metrics port (the operator has no API port)',
+        );
         const env = container(operator).env ?? [];
-        assert.ok(env.some((e) => e.name === 'POD_NAME') && env.some((e) => e.name === 'POD_NAMESPACE'), 'lease identity from the downward API');
+        assert.ok(
+          env.some((e) => e.name === 'POD_NAME') && env.some((e) => e.name === 'POD_NAMESPACE'),
+          'lease identity from the downward API',
+        );
       });
 
       it('mounts a catalogue the deployables accept', () => {
@@ -191,7 +260,10 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
         assert.ok(text, 'catalog.yaml key');
         const catalogue = buildCatalogue(parseYaml(text), {}, 'rendered catalogue');
         assert.ok(catalogue.suppliers.length > 0, 'suppliers');
-        assert.ok(catalogue.suppliers.every((s) => s.baseUrl.startsWith('http://svc-gateway-simulator:8090')), 'suppliers point at the release simulator');
+        assert.ok(
+          catalogue.suppliers.every((s) => s.baseUrl.startsWith('http://svc-gateway-simulator:8090')),
+          'suppliers point at the release simulator',
+        );
       });
 
       it('gives every deployable the Secret with the database, store and key settings', () => {
@@ -199,10 +271,16 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
         for (const key of ['DATABASE_URL', 'REDIS_URL', 'SVC_KEY_PEPPER', 'SVC_ADMIN_KEY']) {
           assert.ok((secret.stringData[key] ?? '').length > 0, `${key} set`);
         }
-        assert.ok((secret.stringData.SVC_KEY_PEPPER ?? '').length >= 32 && (secret.stringData.SVC_ADMIN_KEY ?? '').length >= 32, 'secrets long enough for core/config');
+        assert.ok(
+          (secret.stringData.SVC_KEY_PEPPER ?? '').length >= 32 && (secret.stringData.SVC_ADMIN_KEY ?? '').length >= 32,
+          'secrets long enough for core/config',
+        );
         for (const name of ['gateway', 'operator', 'portal']) {
           const c = container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`));
-          assert.ok(c.envFrom?.some((e) => e.secretRef?.name === 'svc-gateway'), `${name} reads the Secret`);
+          assert.ok(
+            c.envFrom?.some((e) => e.secretRef?.name === 'svc-gateway'),
+            `${name} reads the Secret`,
+          );
         }
       });
     });
@@ -210,18 +288,50 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
 
   it('with every option on: the Ingress routes gateway and portal, never metrics; monitoring objects exist', () => {
     const objects = render('-f', fullValues);
-    const ingress = find<RenderedObject & { spec: { rules: Array<{ host: string; http: { paths: Array<{ backend: { service: { name: string; port: { name: string } } } }> } }> } }>(objects, 'Ingress', 'svc-gateway');
-    const backends = ingress.spec.rules.map((r) => [r.host, ...r.http.paths.map((p) => `${p.backend.service.name}:${p.backend.service.port.name}`)]);
-    assert.deepEqual(backends, [['api.example.com', 'svc-gateway-gateway:http'], ['portal.example.com', 'svc-gateway-portal:http']], 'Ingress backends');
+    const ingress = find<
+      RenderedObject & {
+        spec: {
+          rules: Array<{ host: string; http: { paths: Array<{ backend: { service: { name: string; port: { name: string } } } }> } }>;
+        };
+      }
+    >(objects, 'Ingress', 'svc-gateway');
+    const backends = ingress.spec.rules.map((r) => [
+      r.host,
+      ...r.http.paths.map((p) => `${p.backend.service.name}:${p.backend.service.port.name}`),
+    ]);
+    assert.deepEqual(
+      backends,
+      [
+        ['api.example.com', 'svc-gateway-gateway:http'],
+        ['portal.example.com', 'svc-gateway-portal:http'],
+      ],
+      'Ingress backends',
+    );
     const monitor = find<RenderedObject & { spec: { endpoints: Array<{ port: string }> } }>(objects, 'ServiceMonitor', 'svc-gateway');
-    assert.deepEqual(monitor.spec.endpoints.map((e) => e.port), ['metrics'], 'scrapes the metrics ports');
-    const scraped = objects.filter((o) => o.kind === 'Service' && o.metadata.labels?.['svc.dev/metrics'] === 'true').map((o) => o.metadata.name).sort();
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e) => e.port),
+      ['metrics'],
+      'scrapes the metrics ports',
+    );
+    const scraped = objects
+      .filter((o) => o.kind === 'Service' && o.metadata.labels?.['svc.dev/metrics'] === 'true')
+      .map((o) => o.metadata.name)
+      .sort();
     assert.deepEqual(scraped, ['svc-gateway-gateway', 'svc-gateway-operator', 'svc-gateway-portal'], 'services with metrics');
-    const rules = find<RenderedObject & { spec: { groups: Array<{ name: string; rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> } }>(objects, 'PrometheusRule', 'svc-gateway');
+    const rules = find<
+      RenderedObject & { spec: { groups: Array<{ name: string; rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> } }
+    >(objects, 'PrometheusRule', 'svc-gateway');
     const shipped = (parseYaml(readFileSync(alertRules, 'utf8')) as { groups: Array<{ name: string }> }).groups.map((g) => g.name);
-    assert.deepEqual(rules.spec.groups.map((g) => g.name), [...shipped, 'svc-gateway-availability'], 'groups of deploy/grafana/alerts.yaml, then those from values');
+    assert.deepEqual(
+      rules.spec.groups.map((g) => g.name),
+      [...shipped, 'svc-gateway-availability'],
+      'groups of deploy/grafana/alerts.yaml, then those from values',
+    );
     const annotations = rules.spec.groups.flatMap((g) => g.rules).flatMap((r) => Object.values(r.annotations ?? {}));
-    assert.ok(annotations.some((a) => a.includes('{{ $value')), 'Prometheus templates in annotations pass through Helm verbatim');
+    assert.ok(
+      annotations.some((a) => a.includes('{{ $value')),
+      'Prometheus templates in annotations pass through Helm verbatim',
+    );
     assert.ok(!objects.some((o) => o.metadata.name.endsWith('-postgresql') || o.metadata.name.endsWith('-redis')), 'no bundled databases');
   });
 
@@ -235,24 +345,38 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     assert.ok(commands.length >= 4, 'gateway, operator, portal and simulator run node');
     for (const [, entry] of commands) {
       const source = (entry ?? '').replace(/^dist\//, '').replace(/\.js$/, '.ts');
-      assert.ok(compiled.some((dir) => source.startsWith(`${dir}/`)), `${entry} is compiled from ${source} (deploy/tsconfig.build.json includes ${compiled.join(', ')})`);
+      assert.ok(
+        compiled.some((dir) => source.startsWith(`${dir}/`)),
+        `${entry} is compiled from ${source} (deploy/tsconfig.build.json includes ${compiled.join(', ')})`,
+      );
     }
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(repo, 'deploy', 'Dockerfile'), 'utf8'))?.[1];
     assert.deepEqual(JSON.parse(cmd ?? 'null'), ['node', 'dist/gateway/src/main.js'], 'the image runs the gateway by default');
   });
 
   it('with existingSecret: renders no Secret and points every deployable at the given one', () => {
-    const objects = render('--set', 'secrets.existingSecret=platform-secrets', '--set', 'postgresql.bundled=false', '--set', 'redis.bundled=false');
+    const objects = render(
+      '--set',
+      'secrets.existingSecret=platform-secrets',
+      '--set',
+      'postgresql.bundled=false',
+      '--set',
+      'redis.bundled=false',
+    );
     assert.ok(!objects.some((o) => o.kind === 'Secret'), 'no chart Secret');
     for (const name of ['gateway', 'operator', 'portal']) {
       const c = container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`));
-      assert.ok(c.envFrom?.some((e) => e.secretRef?.name === 'platform-secrets'), `${name} reads platform-secrets`);
+      assert.ok(
+        c.envFrom?.some((e) => e.secretRef?.name === 'platform-secrets'),
+        `${name} reads platform-secrets`,
+      );
     }
   });
 
   it('renders with deploy/kind/values.yaml as up.sh installs it (image loaded into kind, portal off)', () => {
     const objects = render('-f', join(repo, 'deploy', 'kind', 'values.yaml'), '--set', 'portal.enabled=false');
-    for (const object of objects) assert.equal(kubernetesSchemaErrors(object), undefined, `${object.kind} ${object.metadata.name} validates`);
+    for (const object of objects)
+      assert.equal(kubernetesSchemaErrors(object), undefined, `${object.kind} ${object.metadata.name} validates`);
     const gateway = container(find<Deployment>(objects, 'Deployment', 'svc-gateway-gateway'));
     assert.equal(gateway.imagePullPolicy, 'Never', 'image never pulled');
     assert.ok(!objects.some((o) => o.metadata.name === 'svc-gateway-portal'), 'no portal objects');

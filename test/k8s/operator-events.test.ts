@@ -22,13 +22,18 @@ describe('operator Events', () => {
   });
 
   const eventsAbout = async (name: string): Promise<CoreV1Event[]> =>
-    (await bed.core.listNamespacedEvent({ namespace: bed.kube.namespace })).items.filter((e) => e.involvedObject.kind === 'ManagedKey' && e.involvedObject.name === name);
+    (await bed.core.listNamespacedEvent({ namespace: bed.kube.namespace })).items.filter(
+      (e) => e.involvedObject.kind === 'ManagedKey' && e.involvedObject.name === name,
+    );
 
   test('a new ManagedKey: SecretCreated and KeyCreated, Normal, pointing at the object', async () => {
     const applied = await bed.applyManagedKey('events-a', { allowedModels: ['gpt-4o-mini'] });
     await waitFor('KeyCreated', async () => (await eventsAbout('events-a')).some((e) => e.reason === 'KeyCreated'));
     const events = await eventsAbout('events-a');
-    assert.deepEqual(events.map((e) => [e.type, e.reason]).sort(), [['Normal', 'KeyCreated'], ['Normal', 'SecretCreated']]);
+    assert.deepEqual(events.map((e) => [e.type, e.reason]).sort(), [
+      ['Normal', 'KeyCreated'],
+      ['Normal', 'SecretCreated'],
+    ]);
     for (const e of events) {
       assert.equal(e.involvedObject.uid, applied.metadata?.uid, 'the event names the object by uid');
       assert.equal(e.involvedObject.apiVersion, 'gateway.svc.dev/v1alpha1');
@@ -36,8 +41,11 @@ describe('operator Events', () => {
     }
   });
 
-  test("a Secret name taken by someone else: one SecretConflict Warning, not repeated while nothing changes", async () => {
-    await bed.core.createNamespacedSecret({ namespace: bed.kube.namespace, body: { metadata: { name: 'events-b-key' }, data: { apiKey: Buffer.from('theirs').toString('base64') } } });
+  test('a Secret name taken by someone else: one SecretConflict Warning, not repeated while nothing changes', async () => {
+    await bed.core.createNamespacedSecret({
+      namespace: bed.kube.namespace,
+      body: { metadata: { name: 'events-b-key' }, data: { apiKey: Buffer.from('theirs').toString('base64') } },
+    });
     await bed.applyManagedKey('events-b', { allowedModels: ['gpt-4o-mini'] });
     await waitFor('SecretConflict', async () => (await eventsAbout('events-b')).some((e) => e.reason === 'SecretConflict'));
     // A change elsewhere (another key reconciled to Ready) proves the controller kept working meanwhile.

@@ -23,7 +23,12 @@ async function call(base: string, method: string, path: string, token: string, b
   return { status: res.status, body: text ? (JSON.parse(text) as Reply['body']) : {} };
 }
 
-const chat = (base: string, apiKey: string) => call(base, 'POST', '/v1/chat/completions', apiKey, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 20 });
+const chat = (base: string, apiKey: string) =>
+  call(base, 'POST', '/v1/chat/completions', apiKey, {
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hello' }],
+    max_tokens: 20,
+  });
 
 describe('ManagedKey through the operator', () => {
   let bed: OperatorTestbed;
@@ -49,7 +54,12 @@ describe('ManagedKey through the operator', () => {
   const apiKeyOf = (secret: V1Secret | undefined) => Buffer.from(secret?.data?.apiKey ?? '', 'base64').toString('utf8');
 
   test('apply → Secret, key row and Ready; the gateway enforces spec changes; delete removes everything', async () => {
-    const applied = await bed.applyManagedKey('analytics', { allowedModels: ['gpt-4o-mini'], budget: { limitUsd: '5', period: 'Daily' }, requestsPerMinute: 600, attributes: { team: 'analytics' } });
+    const applied = await bed.applyManagedKey('analytics', {
+      allowedModels: ['gpt-4o-mini'],
+      budget: { limitUsd: '5', period: 'Daily' },
+      requestsPerMinute: 600,
+      attributes: { team: 'analytics' },
+    });
     await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('analytics'), 'Ready')?.status === 'True');
     const object = await bed.readManagedKey('analytics');
     assert.equal(object?.status?.observedGeneration, object?.metadata?.generation, 'status describes the current generation');
@@ -68,8 +78,12 @@ describe('ManagedKey through the operator', () => {
     const row = await keys.findById(object?.status?.keyId ?? '');
     assert.equal(row?.source, 'crd', 'the key row is marked as Kubernetes-owned');
     assert.equal(row?.managedBy, `ManagedKey/${bed.kube.namespace}/analytics/${applied.metadata?.uid}`, 'the row names its owner object');
-    assert.equal(row?.secretHash, hashSecret(apiKey, bed.gateway.pepper), 'the row holds the hash of the Secret\'s key');
-    assert.deepEqual([row?.budgetLimitUsd, row?.budgetPeriod, row?.rateLimitRpm, row?.metadata], [5, 'daily', 600, { team: 'analytics' }], 'the row follows the spec');
+    assert.equal(row?.secretHash, hashSecret(apiKey, bed.gateway.pepper), "the row holds the hash of the Secret's key");
+    assert.deepEqual(
+      [row?.budgetLimitUsd, row?.budgetPeriod, row?.rateLimitRpm, row?.metadata],
+      [5, 'daily', 600, { team: 'analytics' }],
+      'the row follows the spec',
+    );
     const dump = JSON.stringify(await bed.gateway.database.knex('api_keys').select('*'));
     assert.ok(!dump.includes(apiKey), 'the clear key is stored nowhere in PostgreSQL');
 
@@ -90,12 +104,21 @@ describe('ManagedKey through the operator', () => {
 
     await bed.patchManagedKeySpec('analytics', { budget: { limitUsd: '5', period: 'Daily' }, state: 'Suspended' });
     await waitFor('the gateway to refuse the suspended key', async () => (await chat(base, apiKey)).body.error?.code === 'account_status');
-    await waitFor('status to follow the suspension', async () => conditionOf(await bed.readManagedKey('analytics'), 'Ready')?.reason === 'Suspended');
+    await waitFor(
+      'status to follow the suspension',
+      async () => conditionOf(await bed.readManagedKey('analytics'), 'Ready')?.reason === 'Suspended',
+    );
 
     await bed.patchManagedKeySpec('analytics', { state: 'Active' });
     await waitFor('the gateway to accept the key again', async () => (await chat(base, apiKey)).status === 200);
 
-    await bed.customObjects.deleteNamespacedCustomObject({ group: 'gateway.svc.dev', version: 'v1alpha1', namespace: bed.kube.namespace, plural: 'managedkeys', name: 'analytics' });
+    await bed.customObjects.deleteNamespacedCustomObject({
+      group: 'gateway.svc.dev',
+      version: 'v1alpha1',
+      namespace: bed.kube.namespace,
+      plural: 'managedkeys',
+      name: 'analytics',
+    });
     await waitFor('the ManagedKey to go', async () => (await bed.readManagedKey('analytics')) === undefined);
     await waitFor('the Secret to be collected', async () => (await readSecret('analytics-key')) === undefined);
     assert.equal(await keys.findById(row!.id), undefined, 'the key row is deleted');
@@ -104,14 +127,20 @@ describe('ManagedKey through the operator', () => {
   });
 
   test('a Secret that belongs to someone else is left alone and reported', async () => {
-    await bed.core.createNamespacedSecret({ namespace: bed.kube.namespace, body: { metadata: { name: 'taken' }, stringData: { apiKey: 'not ours' } } });
+    await bed.core.createNamespacedSecret({
+      namespace: bed.kube.namespace,
+      body: { metadata: { name: 'taken' }, stringData: { apiKey: 'not ours' } },
+    });
     await bed.applyManagedKey('collides', { secretName: 'taken' });
-    await waitFor('SecretSynced=False', async () => conditionOf(await bed.readManagedKey('collides'), 'SecretSynced')?.reason === 'SecretConflict');
+    await waitFor(
+      'SecretSynced=False',
+      async () => conditionOf(await bed.readManagedKey('collides'), 'SecretSynced')?.reason === 'SecretConflict',
+    );
     assert.equal(apiKeyOf(await readSecret('taken')), 'not ours', 'the foreign Secret is untouched');
     assert.equal(conditionOf(await bed.readManagedKey('collides'), 'Ready')?.status, 'False', 'the key is not ready');
   });
 
-  test('a crash between writing the Secret and the key row converges to that Secret\'s key, without a second Secret', async () => {
+  test("a crash between writing the Secret and the key row converges to that Secret's key, without a second Secret", async () => {
     // What a crash leaves after the Secret was written and before the row was: the ManagedKey
     // with our finalizer and the Secret with the key, no row, no status.
     const object = await bed.applyManagedKey('crashed', { state: 'Active' });
@@ -124,9 +153,16 @@ describe('ManagedKey through the operator', () => {
     await bed.patchManagedKeySpec('crashed', { requestsPerMinute: 100 });
     await waitFor('the row to be recreated', async () => (await keys.findByManagedBy(owner))?.rateLimitRpm === 100);
     const again = await keys.findByManagedBy(owner);
-    assert.equal(again?.secretHash, hashSecret(apiKey, bed.gateway.pepper), 'the row is rebuilt from the Secret\'s key: the key handed out still works');
+    assert.equal(
+      again?.secretHash,
+      hashSecret(apiKey, bed.gateway.pepper),
+      "the row is rebuilt from the Secret's key: the key handed out still works",
+    );
     assert.equal(apiKeyOf(await readSecret('crashed-key')), apiKey, 'the Secret was not rewritten');
-    const secrets = await bed.core.listNamespacedSecret({ namespace: bed.kube.namespace, labelSelector: 'gateway.svc.dev/managed-key=crashed' });
+    const secrets = await bed.core.listNamespacedSecret({
+      namespace: bed.kube.namespace,
+      labelSelector: 'gateway.svc.dev/managed-key=crashed',
+    });
     assert.equal(secrets.items.length, 1, 'there is exactly one Secret for the key');
     assert.equal((await chat(bed.gateway.gateway.url, apiKey)).status, 200, 'the gateway accepts the key');
   });
@@ -171,17 +207,30 @@ describe('ManagedKey through the operator', () => {
     // wanted. Without the owed announcement the gateway would use its cached copy for minutes.
     flaky.failNext('del', (key) => key === keyCacheKey(hash));
     await bed.patchManagedKeySpec('blip', { state: 'Suspended' });
-    await waitFor('status to follow the suspension', async () => conditionOf(await bed.readManagedKey('blip'), 'Ready')?.reason === 'Suspended');
+    await waitFor(
+      'status to follow the suspension',
+      async () => conditionOf(await bed.readManagedKey('blip'), 'Ready')?.reason === 'Suspended',
+    );
     assert.equal(flaky.failures, 1, 'the announcement failed once');
     await waitFor('the gateway to refuse the suspended key', async () => (await chat(base, apiKey)).body.error?.code === 'account_status');
 
     // The same for deletion: the row goes, dropping its cache entry fails, the finalizer waits.
     flaky.failNext('del', (key) => key === keyCacheKey(hash));
-    await bed.customObjects.deleteNamespacedCustomObject({ group: 'gateway.svc.dev', version: 'v1alpha1', namespace: bed.kube.namespace, plural: 'managedkeys', name: 'blip' });
+    await bed.customObjects.deleteNamespacedCustomObject({
+      group: 'gateway.svc.dev',
+      version: 'v1alpha1',
+      namespace: bed.kube.namespace,
+      plural: 'managedkeys',
+      name: 'blip',
+    });
     await waitFor('the ManagedKey to go', async () => (await bed.readManagedKey('blip')) === undefined);
     assert.equal(flaky.failures, 2, 'the eviction failed once');
     const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
-    assert.equal(await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/blip/${object.metadata?.uid}`), undefined, 'the key row is deleted');
+    assert.equal(
+      await keys.findByManagedBy(`ManagedKey/${bed.kube.namespace}/blip/${object.metadata?.uid}`),
+      undefined,
+      'the key row is deleted',
+    );
     assert.equal(await bed.gateway.store.get(keyCacheKey(hash)), null, 'the cached key is gone');
     await waitFor('the gateway to refuse the deleted key', async () => (await chat(base, apiKey)).body.error?.code === 'invalid_api_key');
   });

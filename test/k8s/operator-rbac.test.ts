@@ -56,9 +56,14 @@ function grantsFromCode(): Map<Grant, string> {
   for (const file of sourceFiles(operatorSource)) {
     const text = readFileSync(file, 'utf8');
     const where = relative(repo, file);
-    for (const [, method] of text.matchAll(/\.((?:read|create|replace|patch|delete|list|get|watch)\w*(?:Namespaced|Cluster|ForAllNamespaces)\w*)\(/g)) {
+    for (const [, method] of text.matchAll(
+      /\.((?:read|create|replace|patch|delete|list|get|watch)\w*(?:Namespaced|Cluster|ForAllNamespaces)\w*)\(/g,
+    )) {
       const needs = methodGrants[method!];
-      assert.ok(needs, `${where} calls ${method}, unknown to this test: add the grant it needs here and to charts/svc-gateway/templates/operator-rbac.yaml`);
+      assert.ok(
+        needs,
+        `${where} calls ${method}, unknown to this test: add the grant it needs here and to charts/svc-gateway/templates/operator-rbac.yaml`,
+      );
       needed.set(needs, where);
     }
     // Informers list then watch a collection path.
@@ -85,7 +90,8 @@ function grantsOf(rules: Rule[]): Set<Grant> {
 }
 
 /** Grants the key namespaces need (Secrets, Events about ManagedKeys, writing ManagedKeys); the Lease's; the rest cluster-wide. */
-const keyScoped = (g: Grant) => g.startsWith('|secrets|') || g.startsWith('|events|') || (g.startsWith(`${group}|${managedKeyApi.plural}`) && !/\|(list|watch)$/.test(g));
+const keyScoped = (g: Grant) =>
+  g.startsWith('|secrets|') || g.startsWith('|events|') || (g.startsWith(`${group}|${managedKeyApi.plural}`) && !/\|(list|watch)$/.test(g));
 const leaseScoped = (g: Grant) => g.startsWith('coordination.k8s.io|leases|');
 
 let helm = '';
@@ -94,7 +100,9 @@ const noHelm = helmUnavailable();
 function render(...args: string[]): RbacObject[] {
   const run = runHelm(helm, ['template', 'svc-gateway', chart, '--namespace', 'svc-system', ...args]);
   assert.equal(run.status, 0, run.stderr);
-  return parseManifests(run.stdout).filter((o): o is RbacObject => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name.startsWith('svc-gateway-operator'));
+  return parseManifests(run.stdout).filter(
+    (o): o is RbacObject => (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name.startsWith('svc-gateway-operator'),
+  );
 }
 
 const sorted = (grants: Iterable<Grant>) => [...grants].sort();
@@ -102,7 +110,13 @@ const sorted = (grants: Iterable<Grant>) => [...grants].sort();
 describe('the operator API calls found in its source', () => {
   it('include the key Secrets, both custom resources with their status, and the Lease', () => {
     const needed = grantsFromCode();
-    for (const expected of [grant('', 'secrets', 'get'), grant('', 'secrets', 'create'), grant(group, 'managedkeys', 'watch'), grant(group, 'regionpolicies/status', 'patch'), grant('coordination.k8s.io', 'leases', 'update')]) {
+    for (const expected of [
+      grant('', 'secrets', 'get'),
+      grant('', 'secrets', 'create'),
+      grant(group, 'managedkeys', 'watch'),
+      grant(group, 'regionpolicies/status', 'patch'),
+      grant('coordination.k8s.io', 'leases', 'update'),
+    ]) {
       assert.ok(needed.has(expected), `${expected} found (have ${sorted(needed.keys()).join(', ')})`);
     }
   });
@@ -120,7 +134,11 @@ describe.skipIf(noHelm !== undefined)(`operator RBAC rendered by the chart${noHe
     const clusterRole = objects.find((o) => o.kind === 'ClusterRole');
     const leaseRole = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'svc-gateway-operator-leader-election');
     assert.ok(clusterRole && leaseRole, 'ClusterRole and leader-election Role');
-    assert.deepEqual(sorted(grantsOf(clusterRole.rules)), needed.filter((g) => !leaseScoped(g)), 'ClusterRole = the calls outside the Lease');
+    assert.deepEqual(
+      sorted(grantsOf(clusterRole.rules)),
+      needed.filter((g) => !leaseScoped(g)),
+      'ClusterRole = the calls outside the Lease',
+    );
     assert.deepEqual(sorted(grantsOf(leaseRole.rules)), needed.filter(leaseScoped), 'Lease Role = the Lease calls');
     assert.equal(objects.filter((o) => o.kind === 'Role').length, 1, 'no per-namespace Roles');
   });
@@ -129,7 +147,11 @@ describe.skipIf(noHelm !== undefined)(`operator RBAC rendered by the chart${noHe
     const objects = render('--set', 'operator.watchNamespaces={team-a,team-b}');
     const clusterRole = objects.find((o) => o.kind === 'ClusterRole');
     assert.ok(clusterRole, 'ClusterRole');
-    assert.deepEqual(sorted(grantsOf(clusterRole.rules)), needed.filter((g) => !leaseScoped(g) && !keyScoped(g)), 'ClusterRole: reading ManagedKeys and RegionPolicies only');
+    assert.deepEqual(
+      sorted(grantsOf(clusterRole.rules)),
+      needed.filter((g) => !leaseScoped(g) && !keyScoped(g)),
+      'ClusterRole: reading ManagedKeys and RegionPolicies only',
+    );
     assert.ok(![...grantsOf(clusterRole.rules)].some((g) => g.startsWith('|secrets|')), 'no Secret cluster-wide');
     for (const namespace of ['team-a', 'team-b']) {
       const role = objects.find((o) => o.kind === 'Role' && o.metadata.namespace === namespace);
@@ -141,7 +163,15 @@ describe.skipIf(noHelm !== undefined)(`operator RBAC rendered by the chart${noHe
   });
 
   it('tells the operator which namespaces it may reconcile', () => {
-    const run = runHelm(helm, ['template', 'svc-gateway', chart, '--namespace', 'svc-system', '--set', 'operator.watchNamespaces={team-a,team-b}']);
+    const run = runHelm(helm, [
+      'template',
+      'svc-gateway',
+      chart,
+      '--namespace',
+      'svc-system',
+      '--set',
+      'operator.watchNamespaces={team-a,team-b}',
+    ]);
     const operator = parseManifests(run.stdout).find((o) => o.kind === 'Deployment' && o.metadata.name === 'svc-gateway-operator') as
       | (RenderedObject & { spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } } })
       | undefined;

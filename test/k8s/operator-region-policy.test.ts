@@ -6,7 +6,15 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { RegionPolicyRepository, regionPolicyChannel } from '../../core/regions/index.js';
 import type { RunningOperator } from '../../operator/src/operator.js';
 import type { RegionPolicyObject } from '../../operator/src/region-policy/resource.js';
-import { conditionOf, crdGroup, crdVersion, flakyStore, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
+import {
+  conditionOf,
+  crdGroup,
+  crdVersion,
+  flakyStore,
+  isKubeStatus,
+  startOperatorTestbed,
+  type OperatorTestbed,
+} from '../support/operator-testbed.js';
 import { waitFor } from '../support/wait-for.js';
 
 const plural = 'regionpolicies';
@@ -31,7 +39,10 @@ describe('RegionPolicy through the operator', () => {
     apiKey = await bed.gateway.createKey();
   });
   afterAll(async () => {
-    for (const created of [name, `${name}-blip`, `${name}-abandoned`, `${name}-kept`]) await bed.customObjects.deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created }).catch(() => undefined);
+    for (const created of [name, `${name}-blip`, `${name}-abandoned`, `${name}-kept`])
+      await bed.customObjects
+        .deleteClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: created })
+        .catch(() => undefined);
     await bed.close();
   });
 
@@ -43,14 +54,24 @@ describe('RegionPolicy through the operator', () => {
     const res = await fetch(`${bed.gateway.gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `conversation ${conversation}` }], max_tokens: 5, region }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: `conversation ${conversation}` }],
+        max_tokens: 5,
+        region,
+      }),
     });
     const body = (await res.json()) as { error?: { code: string } };
     return res.status === 200 ? `served by ${res.headers.get('x-svc-supplier')}` : `refused: ${body.error?.code}`;
   };
   const readPolicy = async (policy = name) => {
     try {
-      return (await bed.customObjects.getClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: policy })) as RegionPolicyObject;
+      return (await bed.customObjects.getClusterCustomObject({
+        group: crdGroup,
+        version: crdVersion,
+        plural,
+        name: policy,
+      })) as RegionPolicyObject;
     } catch (error) {
       if (isKubeStatus(error, 404)) return undefined;
       throw error;
@@ -64,7 +85,12 @@ describe('RegionPolicy through the operator', () => {
       group: crdGroup,
       version: crdVersion,
       plural,
-      body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name }, spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-eu-2'] }], failurePolicy: 'HardFail' } },
+      body: {
+        apiVersion: `${crdGroup}/${crdVersion}`,
+        kind: 'RegionPolicy',
+        metadata: { name },
+        spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-eu-2'] }], failurePolicy: 'HardFail' },
+      },
     });
     await waitFor('EU routing to follow the policy', async () => (await route('EU')) === 'served by sim-eu-2');
     assert.equal(await route('US'), 'served by sim-us', 'a region the policy does not list is unaffected');
@@ -79,7 +105,10 @@ describe('RegionPolicy through the operator', () => {
     );
 
     // Only a supplier of another region: nothing in EU may serve, and nothing is sent elsewhere.
-    await bed.customObjects.patchClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name, body: { spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-us'] }] } } }, mergePatch);
+    await bed.customObjects.patchClusterCustomObject(
+      { group: crdGroup, version: crdVersion, plural, name, body: { spec: { regions: [{ region: 'EU', allowedSuppliers: ['sim-us'] }] } } },
+      mergePatch,
+    );
     await waitFor('EU requests to fail hard', async () => (await route('EU')) === 'refused: provider_redirect_forbidden');
     await waitFor('the contradiction to be reported', async () => conditionOf(await readPolicy(), 'PolicyResolved')?.status === 'False');
 
@@ -97,7 +126,12 @@ describe('RegionPolicy through the operator', () => {
     operator = await bed.startOperator('flaky-store', {}, undefined, flaky.store);
     await waitFor('the operator to lead', () => operator.isLeader);
     const spec = (allowed: string) => ({ regions: [{ region: 'EU', allowedSuppliers: [allowed] }], failurePolicy: 'HardFail' });
-    await bed.customObjects.createClusterCustomObject({ group: crdGroup, version: crdVersion, plural, body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name: blip }, spec: spec('sim-eu-1') } });
+    await bed.customObjects.createClusterCustomObject({
+      group: crdGroup,
+      version: crdVersion,
+      plural,
+      body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name: blip }, spec: spec('sim-eu-1') },
+    });
     // Ready is written after the first announcement, so the subscription below cannot see that one.
     await waitFor('the policy Ready', async () => conditionOf(await readPolicy(blip), 'Ready')?.status === 'True');
 
@@ -107,7 +141,10 @@ describe('RegionPolicy through the operator', () => {
       // The row changes, its announcement fails, and the retry finds the row as wanted. Gateways
       // reload every 30 s anyway, but until then they would route by the old policy.
       flaky.failNext('publish', (channel) => channel === regionPolicyChannel);
-      await bed.customObjects.patchClusterCustomObject({ group: crdGroup, version: crdVersion, plural, name: blip, body: { spec: spec('sim-eu-2') } }, mergePatch);
+      await bed.customObjects.patchClusterCustomObject(
+        { group: crdGroup, version: crdVersion, plural, name: blip, body: { spec: spec('sim-eu-2') } },
+        mergePatch,
+      );
       await waitFor('the row to change', async () => (await policies.find(blip))?.regions[0]?.allowedSuppliers[0] === 'sim-eu-2');
       await waitFor('the change to be announced', () => announced.includes(blip));
       assert.equal(flaky.failures, 1, 'the first announcement failed');
@@ -126,12 +163,20 @@ describe('RegionPolicy through the operator', () => {
         group: crdGroup,
         version: crdVersion,
         plural,
-        body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'RegionPolicy', metadata: { name: policy }, spec: { regions: [{ region: 'EU', allowedSuppliers: [allowed] }], failurePolicy: 'HardFail' } },
+        body: {
+          apiVersion: `${crdGroup}/${crdVersion}`,
+          kind: 'RegionPolicy',
+          metadata: { name: policy },
+          spec: { regions: [{ region: 'EU', allowedSuppliers: [allowed] }], failurePolicy: 'HardFail' },
+        },
       });
     const [abandoned, kept] = [`${name}-abandoned`, `${name}-kept`];
     await create(abandoned, 'sim-eu-2');
     await create(kept, 'sim-eu-2');
-    await waitFor('both policies stored', async () => (await policies.find(abandoned)) !== undefined && (await policies.find(kept)) !== undefined);
+    await waitFor(
+      'both policies stored',
+      async () => (await policies.find(abandoned)) !== undefined && (await policies.find(kept)) !== undefined,
+    );
     await waitFor('EU routing to follow them', async () => (await route('EU')) === 'served by sim-eu-2');
 
     await operator.stop();

@@ -24,7 +24,8 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
   // Injected failures hit the test's own reads too: a failed read is "not yet".
   const ready = async (name: string) => conditionOf(await bed.readManagedKey(name).catch(() => undefined), 'Ready')?.status === 'True';
   const holder = async (lease = 'svc-gateway-operator') =>
-    (await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: lease })).spec?.holderIdentity;
+    (await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: lease })).spec
+      ?.holderIdentity;
 
   test('two operators: one leader; a cut-off leader steps down and the other takes over; a clean stop hands over', async () => {
     const proxy = await startTcpProxy(Number(new URL(bed.kube.fake!.url).port));
@@ -39,7 +40,9 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     const renewals = new Set<string>();
     try {
       await waitFor('op-a to renew the Lease three times beside op-b', async () => {
-        const lease = await bed.kube.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.kube.namespace, name: 'svc-gateway-operator' });
+        const lease = await bed.kube.kubeConfig
+          .makeApiClient(CoordinationV1Api)
+          .readNamespacedLease({ namespace: bed.kube.namespace, name: 'svc-gateway-operator' });
         renewals.add(String(lease.spec?.renewTime));
         return renewals.size > 3;
       });
@@ -63,7 +66,11 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
 
     const metrics = await (await fetch(b.metricsUrl!)).text();
     assert.match(metrics, /^svc_operator_leader 1$/m, 'the leader gauge is 1 on the leader');
-    assert.match(metrics, /^svc_operator_reconciles_total\{kind="ManagedKey",result="success"\} [1-9]/m, 'reconciles are counted by kind and result');
+    assert.match(
+      metrics,
+      /^svc_operator_reconciles_total\{kind="ManagedKey",result="success"\} [1-9]/m,
+      'reconciles are counted by kind and result',
+    );
     assert.equal((await fetch(b.metricsUrl!.replace('/metrics', '/health'))).status, 200, '/health answers beside /metrics');
 
     // A clean stop releases the Lease: the next replica need not wait for it to expire.
@@ -80,7 +87,15 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     const elector = (identity: string, kubeConfig: KubeConfig) =>
       new LeaderElector(
         kubeConfig.makeApiClient(CoordinationV1Api),
-        { namespace: bed.kube.namespace, leaseName: 'elector-test', identity, leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200, logger: pino({ level: 'silent' }) },
+        {
+          namespace: bed.kube.namespace,
+          leaseName: 'elector-test',
+          identity,
+          leaseDurationMs: 1500,
+          renewDeadlineMs: 1000,
+          retryPeriodMs: 200,
+          logger: pino({ level: 'silent' }),
+        },
         { onStartedLeading: () => undefined, onStoppedLeading: () => undefined },
       );
     const a = elector('el-a', bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
@@ -113,7 +128,11 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     const settings = { SVC_LEASE_NAME: 'black-hole-test' };
     const proxy = await startTcpProxy(Number(new URL(bed.kube.fake!.url).port));
     // Frequent resyncs: a's reconciles are in flight, and hang, when its network goes.
-    const a = await bed.startOperator('bh-a', { ...settings, SVC_OPERATOR_RESYNC_MS: '100' }, bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url));
+    const a = await bed.startOperator(
+      'bh-a',
+      { ...settings, SVC_OPERATOR_RESYNC_MS: '100' },
+      bed.kube.fake!.kubeConfig(bed.kube.namespace, proxy.url),
+    );
     await waitFor('bh-a to lead', () => a.isLeader);
     await bed.applyManagedKey('black-holed', {});
     await waitFor('bh-a to reconcile', () => ready('black-holed'));
@@ -155,14 +174,22 @@ describe('operator resilience', { skip: Boolean(skipUnlessFake()) }, () => {
     // compact the history so the resume gets 410, and fail the relists that follow.
     fake.dropWatches('reset');
     fake.store.update(type, bed.kube.namespace, 'watched', 'main', (o) => ({ ...o, spec: { requestsPerMinute: 7 } }));
-    fake.store.create(type, bed.kube.namespace, { apiVersion: 'gateway.svc.dev/v1alpha1', kind: 'ManagedKey', metadata: { name: 'added-while-down' }, spec: {} });
+    fake.store.create(type, bed.kube.namespace, {
+      apiVersion: 'gateway.svc.dev/v1alpha1',
+      kind: 'ManagedKey',
+      metadata: { name: 'added-while-down' },
+      spec: {},
+    });
     fake.compact();
     fake.failNext('managedkeys', 3, 500, 'list');
 
     await waitFor('the key created while the watch was down to be ready', () => ready('added-while-down'));
     const keys = new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper);
     const watched = await bed.readManagedKey('watched').catch(() => bed.readManagedKey('watched'));
-    await waitFor('the change made while the watch was down to reach the row', async () => (await keys.findById(watched?.status?.keyId ?? ''))?.rateLimitRpm === 7);
+    await waitFor(
+      'the change made while the watch was down to reach the row',
+      async () => (await keys.findById(watched?.status?.keyId ?? ''))?.rateLimitRpm === 7,
+    );
     const restarts = (await operator.metrics.informerRestarts.get()).values.find((v) => v.labels.kind === 'ManagedKey')?.value ?? 0;
     assert.ok(restarts >= 1, 'the informer was restarted by its supervisor');
     await operator.stop();

@@ -137,7 +137,11 @@ function toViolation(error: ErrorObject): Violation {
     case 'additionalProperties':
       return { path: join(path, String(params.additionalProperty)), rule: 'unknown-field', message: 'unknown field' };
     case 'enum':
-      return { path, rule: 'enum', message: `supported values: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return {
+        path,
+        rule: 'enum',
+        message: `supported values: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
     default:
       return { path, rule: error.keyword, message: error.message ?? error.keyword };
   }
@@ -157,7 +161,9 @@ function listViolations(schema: SchemaNode, value: unknown, path: string): Viola
   if (Array.isArray(value)) {
     const listType = schema['x-kubernetes-list-type'];
     const identity = (item: unknown) =>
-      listType === 'map' && isRecord(item) ? JSON.stringify((schema['x-kubernetes-list-map-keys'] ?? []).map((k) => item[k])) : JSON.stringify(item);
+      listType === 'map' && isRecord(item)
+        ? JSON.stringify((schema['x-kubernetes-list-map-keys'] ?? []).map((k) => item[k]))
+        : JSON.stringify(item);
     if (listType === 'set' || listType === 'map') {
       const seen = new Set<string>();
       value.forEach((item, i) => {
@@ -169,7 +175,8 @@ function listViolations(schema: SchemaNode, value: unknown, path: string): Viola
     if (schema.items) value.forEach((item, i) => found.push(...listViolations(schema.items as SchemaNode, item, `${path}[${i}]`)));
   } else if (isRecord(value)) {
     for (const [name, child] of Object.entries(value)) {
-      const childSchema = schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      const childSchema =
+        schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       if (childSchema) found.push(...listViolations(childSchema, child, join(path, name)));
     }
   }
@@ -197,7 +204,8 @@ function celViolations(schema: SchemaNode, value: unknown, old: unknown, path: s
     value.forEach((item, i) => found.push(...celViolations(itemSchema, item, correlate(schema, old, item), `${path}[${i}]`)));
   } else if (isRecord(value)) {
     for (const [name, child] of Object.entries(value)) {
-      const childSchema = schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      const childSchema =
+        schema.properties?.[name] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       const oldChild = isRecord(old) ? old[name] : undefined;
       if (childSchema) found.push(...celViolations(childSchema, child, oldChild, join(path, name)));
     }

@@ -17,7 +17,11 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 const shippedHelm: Readonly<Record<string, string>> = { 'linux-x64': 'helm/helm' };
 
 /** Why no Helm binary can run on this platform, or undefined when helmBinary() provides one. */
-export function helmUnavailable(platform: string = process.platform, arch: string = process.arch, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function helmUnavailable(
+  platform: string = process.platform,
+  arch: string = process.arch,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (env.HELM_BIN) return existsSync(env.HELM_BIN) ? undefined : `HELM_BIN=${env.HELM_BIN} does not exist`;
   if (shippedHelm[`${platform}-${arch}`]) return undefined;
   return `no Helm binary for ${platform}-${arch} (the npm package ships Helm for ${Object.keys(shippedHelm).join(', ')} only); set HELM_BIN to a Helm 4 binary to run these tests`;

@@ -74,9 +74,21 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
   test('requests are counted once each, by interface, model, supplier, region, status and code', () => {
     const base = { interface: 'chat.completions', model };
     assert.equal(moved('svc_gateway_requests_total'), 4, 'four requests in all');
-    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'sim-a', region: 'EU', status: '200', code: 'none' }), 2, 'two answered by sim-a');
-    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'sim-b', region: 'EU', status: '200', code: 'none' }), 1, 'the failover answered by sim-b');
-    assert.equal(moved('svc_gateway_requests_total', { ...base, supplier: 'none', region: 'none', status: '429', code: 'rate_limit_exceeded' }), 1, 'the refusal');
+    assert.equal(
+      moved('svc_gateway_requests_total', { ...base, supplier: 'sim-a', region: 'EU', status: '200', code: 'none' }),
+      2,
+      'two answered by sim-a',
+    );
+    assert.equal(
+      moved('svc_gateway_requests_total', { ...base, supplier: 'sim-b', region: 'EU', status: '200', code: 'none' }),
+      1,
+      'the failover answered by sim-b',
+    );
+    assert.equal(
+      moved('svc_gateway_requests_total', { ...base, supplier: 'none', region: 'none', status: '429', code: 'rate_limit_exceeded' }),
+      1,
+      'the refusal',
+    );
     assert.equal(moved('svc_gateway_request_duration_seconds_count', base), 4, 'every request timed once');
     assert.equal(moved('svc_gateway_request_duration_seconds_bucket', { ...base, le: '+Inf' }), 4, 'the +Inf bucket holds them all');
   });
@@ -88,8 +100,16 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
 
   test('supplier attempts: three successes, one failure that failed over', () => {
     assert.equal(moved('svc_gateway_upstream_attempts_total'), 4, 'four attempts');
-    assert.equal(moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', region: 'EU', outcome: 'ok', code: 'none' }), 2, 'sim-a answered twice');
-    assert.equal(moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-b', region: 'EU', outcome: 'ok', code: 'none' }), 1, 'sim-b once');
+    assert.equal(
+      moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', region: 'EU', outcome: 'ok', code: 'none' }),
+      2,
+      'sim-a answered twice',
+    );
+    assert.equal(
+      moved('svc_gateway_upstream_attempts_total', { supplier: 'sim-b', region: 'EU', outcome: 'ok', code: 'none' }),
+      1,
+      'sim-b once',
+    );
     const failed = after_.matching('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', outcome: 'failed' });
     assert.equal(failed.length, 1, 'one failed-attempt series');
     assert.equal(failed[0]!.value, 1, 'one failed attempt');
@@ -128,7 +148,11 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
   test('gauges: every supplier circuit closed, audit buffer and lag reported', () => {
     for (const supplier of ['sim-a', 'sim-b']) {
       const circuit = after_.matching('svc_gateway_supplier_circuit_open', { supplier, region: 'EU' });
-      assert.deepEqual(circuit.map((s) => s.value), [0], `${supplier} circuit closed`);
+      assert.deepEqual(
+        circuit.map((s) => s.value),
+        [0],
+        `${supplier} circuit closed`,
+      );
     }
     assert.equal(after_.matching('svc_gateway_audit_buffer_depth').length, 1, 'buffer depth reported');
     assert.ok(after_.sum('svc_gateway_audit_buffer_depth') >= 0, 'buffer depth is a count');
@@ -149,10 +173,14 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     assert.match(await response.text(), /data: \[DONE\]/, 'the stream completed');
     const end = await scrape(h.gateway.metricsUrl!);
     const labels = { interface: 'chat.completions', model, supplier: 'sim-a' };
-    const count = end.sum('svc_gateway_time_to_first_byte_seconds_count', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_count', labels);
+    const count =
+      end.sum('svc_gateway_time_to_first_byte_seconds_count', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_count', labels);
     assert.equal(count, 1, 'one first byte observed');
-    const ttfb = end.sum('svc_gateway_time_to_first_byte_seconds_sum', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_sum', labels);
-    const total = end.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' }) - start.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' });
+    const ttfb =
+      end.sum('svc_gateway_time_to_first_byte_seconds_sum', labels) - start.sum('svc_gateway_time_to_first_byte_seconds_sum', labels);
+    const total =
+      end.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' }) -
+      start.sum('svc_gateway_request_duration_seconds_sum', { interface: 'chat.completions' });
     assert.ok(ttfb > 0 && ttfb <= total, `first byte after ${ttfb}s within the request's ${total}s`);
   });
 
@@ -181,8 +209,13 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
       for (const supplier of suppliers) supplier.setFaults(undefined);
     }
     const end = await scrape(h.gateway.metricsUrl!);
-    const moved = (labels: Record<string, string>) => end.sum('svc_gateway_requests_total', labels) - start.sum('svc_gateway_requests_total', labels);
-    assert.equal(moved({ status: '499' }), 1, `counted as 499: ${JSON.stringify(end.matching('svc_gateway_requests_total', {}).filter((x) => x.value > 0))}`);
+    const moved = (labels: Record<string, string>) =>
+      end.sum('svc_gateway_requests_total', labels) - start.sum('svc_gateway_requests_total', labels);
+    assert.equal(
+      moved({ status: '499' }),
+      1,
+      `counted as 499: ${JSON.stringify(end.matching('svc_gateway_requests_total', {}).filter((x) => x.value > 0))}`,
+    );
     // (The audit look-ups above are requests too, of interface "manage".)
     assert.equal(moved({}) - moved({ interface: 'manage' }), 1, 'and only once');
   });

@@ -24,7 +24,11 @@ async function chat(url: string, key: string, text: string, headers: Record<stri
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: 20 }),
   });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as { usage?: { prompt_tokens: number; completion_tokens: number } } };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as { usage?: { prompt_tokens: number; completion_tokens: number } },
+  };
 }
 
 /** Spans of one trace, after the processors have exported everything. */
@@ -77,7 +81,9 @@ describe('tracing a failover request', () => {
     const server = servers[0]!;
     assert.equal(server.name, 'POST /v1/chat/completions', 'named by method and route');
     assert.equal(server.parentSpanContext?.spanId, clientSpanId, "the client's span is its parent");
-    const attempts = spans.filter((s) => s.kind === SpanKind.CLIENT).sort((a, b) => Number(a.attributes['svc.attempt']) - Number(b.attributes['svc.attempt']));
+    const attempts = spans
+      .filter((s) => s.kind === SpanKind.CLIENT)
+      .sort((a, b) => Number(a.attributes['svc.attempt']) - Number(b.attributes['svc.attempt']));
     assert.equal(attempts.length, 2, 'one client span per attempt');
     for (const attempt of attempts) {
       assert.equal(attempt.parentSpanContext?.spanId, server.spanContext().spanId, 'attempts are children of the server span');
@@ -87,15 +93,43 @@ describe('tracing a failover request', () => {
 
     const [first, second] = attempts as [ReadableSpan, ReadableSpan];
     assert.deepEqual(
-      pick(first.attributes, ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.system', 'gen_ai.request.model', 'svc.supplier', 'svc.region', 'svc.failover', 'http.response.status_code']),
-      { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.system': 'openai', 'gen_ai.request.model': model, 'svc.supplier': 'sim-a', 'svc.region': 'EU', 'svc.failover': false, 'http.response.status_code': 500 },
+      pick(first.attributes, [
+        'gen_ai.operation.name',
+        'gen_ai.provider.name',
+        'gen_ai.system',
+        'gen_ai.request.model',
+        'svc.supplier',
+        'svc.region',
+        'svc.failover',
+        'http.response.status_code',
+      ]),
+      {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.system': 'openai',
+        'gen_ai.request.model': model,
+        'svc.supplier': 'sim-a',
+        'svc.region': 'EU',
+        'svc.failover': false,
+        'http.response.status_code': 500,
+      },
       'the failed first attempt',
     );
     assert.equal(first.status.code, SpanStatusCode.ERROR, 'the failed attempt is an error');
     assert.ok(typeof first.attributes['error.type'] === 'string', 'with its error code');
     assert.equal(first.attributes['gen_ai.usage.input_tokens'], undefined, 'a failed attempt used no tokens');
     assert.deepEqual(
-      pick(second.attributes, ['gen_ai.operation.name', 'gen_ai.provider.name', 'gen_ai.request.model', 'gen_ai.response.model', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens', 'svc.supplier', 'svc.region', 'svc.failover']),
+      pick(second.attributes, [
+        'gen_ai.operation.name',
+        'gen_ai.provider.name',
+        'gen_ai.request.model',
+        'gen_ai.response.model',
+        'gen_ai.usage.input_tokens',
+        'gen_ai.usage.output_tokens',
+        'svc.supplier',
+        'svc.region',
+        'svc.failover',
+      ]),
       {
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'anthropic',
@@ -111,7 +145,16 @@ describe('tracing a failover request', () => {
     );
     assert.notEqual(second.status.code, SpanStatusCode.ERROR, 'the answering attempt is no error');
     assert.deepEqual(
-      pick(server.attributes, ['http.request.method', 'http.route', 'http.response.status_code', 'svc.interface', 'svc.model', 'svc.supplier', 'svc.failover', 'gen_ai.usage.input_tokens']),
+      pick(server.attributes, [
+        'http.request.method',
+        'http.route',
+        'http.response.status_code',
+        'svc.interface',
+        'svc.model',
+        'svc.supplier',
+        'svc.failover',
+        'gen_ai.usage.input_tokens',
+      ]),
       {
         'http.request.method': 'POST',
         'http.route': '/v1/chat/completions',
@@ -128,9 +171,14 @@ describe('tracing a failover request', () => {
 
   test('each supplier received its attempt span as traceparent', async () => {
     const spans = await spansOf(traceId);
-    const bySupplier = new Map(spans.filter((s) => s.kind === SpanKind.CLIENT).map((s) => [String(s.attributes['svc.supplier']), s.spanContext().spanId]));
+    const bySupplier = new Map(
+      spans.filter((s) => s.kind === SpanKind.CLIENT).map((s) => [String(s.attributes['svc.supplier']), s.spanContext().spanId]),
+    );
     for (const supplier of ['sim-a', 'sim-b']) {
-      const received = h.simulators.get(supplier)!.requests.filter((r) => r.path.startsWith('/v1/')).at(-1);
+      const received = h.simulators
+        .get(supplier)!
+        .requests.filter((r) => r.path.startsWith('/v1/'))
+        .at(-1);
       assert.equal(received?.headers.traceparent, `00-${traceId}-${bySupplier.get(supplier)}-01`, `${supplier} got its span's traceparent`);
     }
   });
@@ -155,7 +203,9 @@ describe('tracing a failover request', () => {
     await chat(h.gateway.url, h.adminKey, 'the admin key does not call models');
     const metrics = await (await fetch(h.gateway.metricsUrl!)).text();
     await tracing.forceFlush();
-    const spans = JSON.stringify(exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })));
+    const spans = JSON.stringify(
+      exporter.getFinishedSpans().map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
+    );
     const secrets = { 'the key': secret, 'the wrong key': wrong, 'the admin key': h.adminKey, 'the pepper': h.pepper };
     for (const [what, value] of Object.entries(secrets)) {
       for (const [where, text] of Object.entries({ logs: logs.text(), metrics, spans })) {

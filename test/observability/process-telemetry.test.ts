@@ -76,7 +76,11 @@ describe('gateway process telemetry', () => {
   });
 
   test('metrics on their own port, spans on the console exporter, the trace id in the log and at the supplier', async () => {
-    assert.match(output, /metrics: http:\/\/127\.0\.0\.1:\d+\/metrics; tracing: OTEL_TRACES_EXPORTER=console/, 'start-up names metrics and tracing');
+    assert.match(
+      output,
+      /metrics: http:\/\/127\.0\.0\.1:\d+\/metrics; tracing: OTEL_TRACES_EXPORTER=console/,
+      'start-up names metrics and tracing',
+    );
     const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
@@ -86,7 +90,11 @@ describe('gateway process telemetry', () => {
     await response.text();
 
     const metrics = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
-    assert.equal(metrics.sum('svc_gateway_requests_total', { interface: 'chat.completions', supplier: 'sim-eu', status: '200' }), 1, 'the request is counted');
+    assert.equal(
+      metrics.sum('svc_gateway_requests_total', { interface: 'chat.completions', supplier: 'sim-eu', status: '200' }),
+      1,
+      'the request is counted',
+    );
     assert.ok(metrics.matching('process_cpu_seconds_total').length === 1, 'process metrics are exposed');
 
     // Shutdown flushes the span processor, so every span is printed by the time it exits.
@@ -101,8 +109,15 @@ describe('gateway process telemetry', () => {
     const traceId = String(line?.trace_id);
     assert.match(traceId, /^[0-9a-f]{32}$/, 'the request line carries a trace id');
     assert.ok(output.includes(`traceId: '${traceId}'`), 'the exporter printed spans of that trace');
-    assert.ok(output.includes("name: 'chat gpt-4o-mini'") && output.includes("'gen_ai.provider.name': 'openai'"), 'including the supplier attempt');
+    assert.ok(
+      output.includes("name: 'chat gpt-4o-mini'") && output.includes("'gen_ai.provider.name': 'openai'"),
+      'including the supplier attempt',
+    );
     assert.ok(output.includes("'service.name': 'svc-gateway-process-test'"), 'named by OTEL_SERVICE_NAME');
-    assert.match(sim.requests.at(-1)?.headers.traceparent ?? '', new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the supplier received the trace');
+    assert.match(
+      sim.requests.at(-1)?.headers.traceparent ?? '',
+      new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`),
+      'the supplier received the trace',
+    );
   });
 });

@@ -34,7 +34,8 @@ async function registeredNames(): Promise<Set<string>> {
 
 test('promql: the extractor reads selectors, __name__ matchers and reports syntax errors', () => {
   assert.deepEqual(
-    metricsInExpression('sum by (le) (rate(svc_a_bucket{x="1"}[$__rate_interval])) / ignoring(le) {__name__="svc_b"} or absent(svc_c)').metrics,
+    metricsInExpression('sum by (le) (rate(svc_a_bucket{x="1"}[$__rate_interval])) / ignoring(le) {__name__="svc_b"} or absent(svc_c)')
+      .metrics,
     ['svc_a_bucket', 'svc_b', 'svc_c'],
     'every selector is found',
   );
@@ -59,7 +60,15 @@ test('promql: every dashboard and alert expression parses and names only registe
   assert.deepEqual(problems, [], problems.join('\n'));
   // The alerts the issue asks for exist (by the metric each one watches).
   const ruleMetrics = new Set(ruleExpressions(`${grafanaDir}alerts.yaml`).flatMap((r) => metricsInExpression(r.expr).metrics));
-  for (const metric of ['svc_gateway_requests_total', 'svc_gateway_failovers_total', 'svc_gateway_supplier_circuit_open', 'svc_gateway_rejections_total', 'svc_gateway_audit_lag_seconds', 'svc_operator_reconciles_total', 'svc_operator_leader']) {
+  for (const metric of [
+    'svc_gateway_requests_total',
+    'svc_gateway_failovers_total',
+    'svc_gateway_supplier_circuit_open',
+    'svc_gateway_rejections_total',
+    'svc_gateway_audit_lag_seconds',
+    'svc_operator_reconciles_total',
+    'svc_operator_leader',
+  ]) {
     assert.ok(ruleMetrics.has(metric), `an alert rule watches ${metric}`);
   }
   assert.ok(used.size >= 20, `dashboards cover the metric set (${used.size} metrics used)`);
@@ -68,5 +77,9 @@ test('promql: every dashboard and alert expression parses and names only registe
 test('promql: an expression naming an unregistered metric is caught', async () => {
   const registered = await registeredNames();
   const { metrics } = metricsInExpression('sum(rate(svc_gateway_request_total[5m]))');
-  assert.deepEqual(metrics.filter((m) => !registered.has(m)), ['svc_gateway_request_total'], 'a misspelt metric is flagged');
+  assert.deepEqual(
+    metrics.filter((m) => !registered.has(m)),
+    ['svc_gateway_request_total'],
+    'a misspelt metric is flagged',
+  );
 });

@@ -29,7 +29,8 @@ function selectorMetric(node: SyntaxNode, text: string): string | undefined {
     const label = matcher.getChild('LabelName');
     const value = matcher.getChild('StringLiteral');
     const op = matcher.getChild('MatchOp')?.firstChild;
-    if (label && value && op?.name === 'EqlSingle' && text.slice(label.from, label.to) === '__name__') return unquote(text.slice(value.from, value.to));
+    if (label && value && op?.name === 'EqlSingle' && text.slice(label.from, label.to) === '__name__')
+      return unquote(text.slice(value.from, value.to));
   }
   return undefined;
 }
@@ -69,7 +70,10 @@ function panelExpressions(panels: unknown[], file: string, out: FoundExpression[
 export function dashboardExpressions(dir: string): FoundExpression[] {
   const out: FoundExpression[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-    const dashboard = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { panels?: unknown[]; templating?: { list?: { name: string; definition?: string }[] } };
+    const dashboard = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      panels?: unknown[];
+      templating?: { list?: { name: string; definition?: string }[] };
+    };
     panelExpressions(dashboard.panels ?? [], file, out);
     for (const variable of dashboard.templating?.list ?? []) {
       // label_values(<selector>, <label>) is Grafana's, not PromQL; its selector is.
@@ -82,7 +86,9 @@ export function dashboardExpressions(dir: string): FoundExpression[] {
 
 /** Every `expr` of a Prometheus rule file (alerting and recording rules). */
 export function ruleExpressions(file: string): FoundExpression[] {
-  const document = parseYaml(readFileSync(file, 'utf8')) as { groups: { name: string; rules: { alert?: string; record?: string; expr: string }[] }[] };
+  const document = parseYaml(readFileSync(file, 'utf8')) as {
+    groups: { name: string; rules: { alert?: string; record?: string; expr: string }[] }[];
+  };
   return document.groups.flatMap((group) =>
     group.rules.map((rule) => ({ where: `${file}: ${group.name}/${rule.alert ?? rule.record}`, expr: String(rule.expr) })),
   );

@@ -34,13 +34,48 @@ describe('errors of the HTTP layer', () => {
 
   const rawCases: { name: string; request: string; status: number; code: string }[] = [
     { name: 'a malformed request line', request: 'GARBAGE\r\n\r\n', status: 400, code: 'invalid_request' },
-    { name: 'a bad header name', request: 'GET /health HTTP/1.1\r\nhost: x\r\nbad header: 1\r\n\r\n', status: 400, code: 'invalid_request' },
-    { name: 'a control character in a header value', request: 'GET /health HTTP/1.1\r\nhost: x\r\nx-a: a\u0001b\r\n\r\n', status: 400, code: 'invalid_request' },
-    { name: 'headers over the size limit', request: `GET /health HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'request_too_large' },
-    { name: 'a request line over the size limit', request: `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, status: 431, code: 'request_too_large' },
-    { name: 'an invalid Content-Length', request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n', status: 400, code: 'invalid_request' },
-    { name: 'both Content-Length and chunked', request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\nabc', status: 400, code: 'invalid_request' },
-    { name: 'a broken chunk size', request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n', status: 400, code: 'invalid_request' },
+    {
+      name: 'a bad header name',
+      request: 'GET /health HTTP/1.1\r\nhost: x\r\nbad header: 1\r\n\r\n',
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'a control character in a header value',
+      request: 'GET /health HTTP/1.1\r\nhost: x\r\nx-a: a\u0001b\r\n\r\n',
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'headers over the size limit',
+      request: `GET /health HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      status: 431,
+      code: 'request_too_large',
+    },
+    {
+      name: 'a request line over the size limit',
+      request: `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`,
+      status: 431,
+      code: 'request_too_large',
+    },
+    {
+      name: 'an invalid Content-Length',
+      request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: abc\r\n\r\n',
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'both Content-Length and chunked',
+      request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\nabc',
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'a broken chunk size',
+      request: 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+      status: 400,
+      code: 'invalid_request',
+    },
   ];
   for (const c of rawCases) {
     test(`${c.name} is a catalogue ${c.status}`, async () => {

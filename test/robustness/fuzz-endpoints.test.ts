@@ -23,28 +23,99 @@ interface Endpoint {
 
 const chatMessages = [{ role: 'user', content: 'hello fuzz' }];
 const endpoints: Endpoint[] = [
-  { method: 'POST', path: () => '/v1/chat/completions', caller: 'tenant', body: () => ({ model: 'gpt-4o-mini', messages: chatMessages, max_tokens: 16 }) },
-  { method: 'POST', path: () => '/v1/chat/completions', caller: 'tenant', body: () => ({ model: 'claude-haiku', messages: chatMessages, stream: true }) },
-  { method: 'POST', path: () => '/v1/messages', caller: 'tenant', body: () => ({ model: 'claude-haiku', max_tokens: 16, messages: chatMessages }) },
-  { method: 'POST', path: () => '/v1/messages', caller: 'tenant', body: () => ({ model: 'gpt-4o-mini', max_tokens: 16, messages: chatMessages, stream: true }) },
-  { method: 'POST', path: () => '/v1/messages/count_tokens', caller: 'tenant', body: () => ({ model: 'gpt-4o-mini', messages: chatMessages }) },
-  { method: 'POST', path: () => '/v1/messages/count_tokens', caller: 'tenant', body: () => ({ model: 'claude-haiku', messages: chatMessages }) },
-  { method: 'POST', path: () => '/v1/native/responses', caller: 'tenant', body: () => ({ model: 'native-responses', input: 'hello fuzz' }) },
-  { method: 'POST', path: () => '/v1/native/responses', caller: 'tenant', body: () => ({ model: 'native-responses', input: 'hello fuzz', stream: true }) },
+  {
+    method: 'POST',
+    path: () => '/v1/chat/completions',
+    caller: 'tenant',
+    body: () => ({ model: 'gpt-4o-mini', messages: chatMessages, max_tokens: 16 }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/chat/completions',
+    caller: 'tenant',
+    body: () => ({ model: 'claude-haiku', messages: chatMessages, stream: true }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/messages',
+    caller: 'tenant',
+    body: () => ({ model: 'claude-haiku', max_tokens: 16, messages: chatMessages }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/messages',
+    caller: 'tenant',
+    body: () => ({ model: 'gpt-4o-mini', max_tokens: 16, messages: chatMessages, stream: true }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/messages/count_tokens',
+    caller: 'tenant',
+    body: () => ({ model: 'gpt-4o-mini', messages: chatMessages }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/messages/count_tokens',
+    caller: 'tenant',
+    body: () => ({ model: 'claude-haiku', messages: chatMessages }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/native/responses',
+    caller: 'tenant',
+    body: () => ({ model: 'native-responses', input: 'hello fuzz' }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/native/responses',
+    caller: 'tenant',
+    body: () => ({ model: 'native-responses', input: 'hello fuzz', stream: true }),
+  },
   { method: 'POST', path: () => '/v1/embeddings', caller: 'tenant', body: () => ({ model: 'embed-small', input: ['hello', 'fuzz'] }) },
-  { method: 'POST', path: () => '/v1/rerank', caller: 'tenant', body: () => ({ model: 'rerank-v1', query: 'fuzz', documents: ['a fuzz', 'b'] }) },
-  { method: 'POST', path: () => '/v1/audio/speech', caller: 'tenant', body: () => ({ model: 'tts-1', input: 'hello fuzz', voice: 'alloy' }) },
-  { method: 'POST', path: () => '/v1/audio/transcriptions', caller: 'tenant', multipart: true, body: () => ({ model: 'whisper', response_format: 'json' }) },
+  {
+    method: 'POST',
+    path: () => '/v1/rerank',
+    caller: 'tenant',
+    body: () => ({ model: 'rerank-v1', query: 'fuzz', documents: ['a fuzz', 'b'] }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/audio/speech',
+    caller: 'tenant',
+    body: () => ({ model: 'tts-1', input: 'hello fuzz', voice: 'alloy' }),
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/audio/transcriptions',
+    caller: 'tenant',
+    multipart: true,
+    body: () => ({ model: 'whisper', response_format: 'json' }),
+  },
   { method: 'GET', path: () => '/v1/models', caller: 'tenant' },
   { method: 'GET', path: () => '/v1/models/gpt-4o-mini', caller: 'tenant' },
   { method: 'GET', path: () => '/health', caller: 'tenant' },
   { method: 'GET', path: () => '/v1/manage/keys?limit=5', caller: 'admin' },
-  { method: 'POST', path: () => '/v1/manage/keys', caller: 'admin', body: () => ({ name: 'fuzz', budget_limit: 5, metadata: { team: 'fuzz' } }) },
+  {
+    method: 'POST',
+    path: () => '/v1/manage/keys',
+    caller: 'admin',
+    body: () => ({ name: 'fuzz', budget_limit: 5, metadata: { team: 'fuzz' } }),
+  },
   { method: 'GET', path: (ids) => `/v1/manage/keys/${ids.victimKeyId}`, caller: 'admin' },
-  { method: 'PATCH', path: (ids) => `/v1/manage/keys/${ids.victimKeyId}`, caller: 'admin', body: () => ({ name: 'victim', rate_limit_rpm: 100 }) },
+  {
+    method: 'PATCH',
+    path: (ids) => `/v1/manage/keys/${ids.victimKeyId}`,
+    caller: 'admin',
+    body: () => ({ name: 'victim', rate_limit_rpm: 100 }),
+  },
   { method: 'GET', path: (ids) => `/v1/manage/keys/${ids.victimKeyId}/audit?limit=5`, caller: 'admin' },
   { method: 'GET', path: () => '/v1/manage/wallets/project:fuzz', caller: 'admin' },
-  { method: 'POST', path: () => '/v1/manage/wallets/project:fuzz/credits', caller: 'admin', body: () => ({ amount_usd: 1, reason: 'fuzz' }) },
+  {
+    method: 'POST',
+    path: () => '/v1/manage/wallets/project:fuzz/credits',
+    caller: 'admin',
+    body: () => ({ amount_usd: 1, reason: 'fuzz' }),
+  },
 ];
 
 /** A silent mono 16-bit PCM WAV of `samples` samples at 16 kHz. */
@@ -67,16 +138,57 @@ function wav(samples: number): Buffer {
 
 /** Field names the endpoints know, so mutations hit real fields as often as unknown ones. */
 const fieldNames = [
-  'model', 'messages', 'max_tokens', 'stream', 'input', 'query', 'documents', 'voice', 'response_format', 'speed', 'region',
-  'tools', 'tool_choice', 'system', 'metadata', 'name', 'budget_limit', 'rate_limit_rpm', 'allowed_models', 'allowed_regions',
-  'payer', 'status', 'amount_usd', 'reason', 'encoding_format', 'top_n', 'temperature', 'n', 'stop', 'content', 'role',
-  'stream_options', 'instructions', 'previous_response_id', 'file', 'language', 'dimensions', 'user',
+  'model',
+  'messages',
+  'max_tokens',
+  'stream',
+  'input',
+  'query',
+  'documents',
+  'voice',
+  'response_format',
+  'speed',
+  'region',
+  'tools',
+  'tool_choice',
+  'system',
+  'metadata',
+  'name',
+  'budget_limit',
+  'rate_limit_rpm',
+  'allowed_models',
+  'allowed_regions',
+  'payer',
+  'status',
+  'amount_usd',
+  'reason',
+  'encoding_format',
+  'top_n',
+  'temperature',
+  'n',
+  'stop',
+  'content',
+  'role',
+  'stream_options',
+  'instructions',
+  'previous_response_id',
+  'file',
+  'language',
+  'dimensions',
+  'user',
 ];
-const fieldName = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...fieldNames) }, { weight: 1, arbitrary: fc.string({ maxLength: 12 }) }, { weight: 1, arbitrary: fc.nat(3).map(String) });
+const fieldName = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom(...fieldNames) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
+  { weight: 1, arbitrary: fc.nat(3).map(String) },
+);
 
 type Mutation = { op: 'set'; path: string[]; value: unknown } | { op: 'delete'; path: string[] };
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.array(fieldName, { minLength: 1, maxLength: 3 }), value: anyJson }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.array(fieldName, { minLength: 1, maxLength: 3 }), value: anyJson }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.array(fieldName, { minLength: 1, maxLength: 2 }) }) },
 );
 
@@ -119,11 +231,45 @@ const fuzzCase = fc.record({
     { weight: 1, arbitrary: fc.constantFrom('none', 'malformed', 'wrong', 'tenant-on-admin', 'x-api-key', 'revoked') },
   ),
   method: rarely(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD')),
-  contentType: rarely(fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/xml', '')),
-  pathNoise: rarely(fc.constantFrom('/', '/%zz', '/../x', '?', ';x', '/%00', `/${'x'.repeat(600)}`, '?limit=-1', '?cursor=%%%', '?from=-271821-04-20T00:00:00Z', '?name_prefix=%00&limit=abc')),
+  contentType: rarely(
+    fc.constantFrom(
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/json; charset=latin1',
+      'application/xml',
+      '',
+    ),
+  ),
+  pathNoise: rarely(
+    fc.constantFrom(
+      '/',
+      '/%zz',
+      '/../x',
+      '?',
+      ';x',
+      '/%00',
+      `/${'x'.repeat(600)}`,
+      '?limit=-1',
+      '?cursor=%%%',
+      '?from=-271821-04-20T00:00:00Z',
+      '?name_prefix=%00&limit=abc',
+    ),
+  ),
   headers: fc.array(
     fc.tuple(
-      fc.constantFrom('anthropic-version', 'ext-version', 'x-svc-session', 'x-session-id', 'accept', 'x-request-id', 'x-svc-region', 'content-encoding', 'x-fuzz', 'openai-organization'),
+      fc.constantFrom(
+        'anthropic-version',
+        'ext-version',
+        'x-svc-session',
+        'x-session-id',
+        'accept',
+        'x-request-id',
+        'x-svc-region',
+        'content-encoding',
+        'x-fuzz',
+        'openai-organization',
+      ),
       fc.oneof(fc.stringMatching(/^[\x20-\x7e]{0,40}$/), fc.constantFrom('2023-06-01', 'gzip', 'text/event-stream', 'x'.repeat(4_000))),
     ),
     { maxLength: 2 },
@@ -168,7 +314,10 @@ describe('fuzzing every endpoint', () => {
     victimKeyId = victim.id;
     const revoked = await createKey('revoked');
     revokedKey = revoked.key;
-    const revoke = await fetch(`${h.gateway.url}/v1/manage/keys/${revoked.id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${h.adminKey}` } });
+    const revoke = await fetch(`${h.gateway.url}/v1/manage/keys/${revoked.id}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.adminKey}` },
+    });
     assert.equal(revoke.status, 200);
     secrets = [h.adminKey, h.pepper, tenantKey, revokedKey, victim.key];
   });
@@ -205,7 +354,8 @@ describe('fuzzing every endpoint', () => {
     for (const m of c.mutations) mutate(mutated, m);
     if (c.endpoint.multipart && c.bodyForm === 'mutated') {
       const form = new FormData();
-      for (const [name, value] of Object.entries(mutated)) form.append(name, typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+      for (const [name, value] of Object.entries(mutated))
+        form.append(name, typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
       form.append('file', new Blob([c.realAudio ? wav(c.cut % 2_000) : Buffer.from(c.text)], { type: 'audio/wav' }), 'a.wav');
       return { body: form };
     }
@@ -239,7 +389,12 @@ describe('fuzzing every endpoint', () => {
         const path = c.endpoint.path({ victimKeyId }) + (c.pathNoise ?? '');
         let response: Response;
         try {
-          response = await fetch(`${h.gateway.url}${path}`, { method, headers, ...(withBody && { body }), signal: AbortSignal.timeout(20_000) });
+          response = await fetch(`${h.gateway.url}${path}`, {
+            method,
+            headers,
+            ...(withBody && { body }),
+            signal: AbortSignal.timeout(20_000),
+          });
         } catch (error) {
           // fetch refusing to send (a header value it will not encode) is the client, not the gateway.
           if (error instanceof TypeError && !(error.cause instanceof Error && 'code' in error.cause)) return;

@@ -11,7 +11,11 @@ describe('cases the fuzzer found', () => {
 
   beforeAll(async () => {
     h = await startGatewayHarness([
-      { name: 'sim-eu', region: 'EU', models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }] },
+      {
+        name: 'sim-eu',
+        region: 'EU',
+        models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }],
+      },
     ]);
     key = await h.createKey();
   });
@@ -37,14 +41,33 @@ describe('cases the fuzzer found', () => {
       body,
     });
     const text = await response.text();
-    assertCatalogueError({ status: response.status, text, contentType: response.headers.get('content-type') ?? undefined }, 400, 'validation_error');
+    assertCatalogueError(
+      { status: response.status, text, contentType: response.headers.get('content-type') ?? undefined },
+      400,
+      'validation_error',
+    );
   });
 
   const raw: { name: string; request: string; status: number; code: string }[] = [
-    { name: 'a method the router does not know, without a version (HTTP/0.9 style)', request: `PRI /v1/models\r\nauthorization: Bearer KEY\r\n\r\n`, status: 404, code: 'not_found' },
+    {
+      name: 'a method the router does not know, without a version (HTTP/0.9 style)',
+      request: `PRI /v1/models\r\nauthorization: Bearer KEY\r\n\r\n`,
+      status: 404,
+      code: 'not_found',
+    },
     { name: 'an HTTP/1.1 request without Host', request: 'GET /health HTTP/1.1\r\n\r\n', status: 400, code: 'invalid_request' },
-    { name: 'an Expect other than 100-continue', request: 'POST /v1/models HTTP/1.1\r\nhost: x\r\nexpect: close\r\ncontent-length: 0\r\n\r\n', status: 417, code: 'invalid_request' },
-    { name: 'CONNECT', request: 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', status: 405, code: 'method_not_allowed' },
+    {
+      name: 'an Expect other than 100-continue',
+      request: 'POST /v1/models HTTP/1.1\r\nhost: x\r\nexpect: close\r\ncontent-length: 0\r\n\r\n',
+      status: 417,
+      code: 'invalid_request',
+    },
+    {
+      name: 'CONNECT',
+      request: 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n',
+      status: 405,
+      code: 'method_not_allowed',
+    },
   ];
   for (const c of raw) {
     test(`${c.name} is a catalogue ${c.status}`, async () => {

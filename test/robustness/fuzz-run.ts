@@ -26,7 +26,10 @@ export async function fuzz<T>(suite: string, arbitrary: fc.Arbitrary<T>, cases: 
     await fc.assert(fc.asyncProperty(arbitrary, check), { seed: fuzzSeed, numRuns: cases, endOnFailure: true });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${suite} failed with seed ${fuzzSeed} — replay: SVC_FUZZ_SEED=${fuzzSeed} npx vitest run test/robustness/fuzz\n${message}`, { cause: error });
+    throw new Error(
+      `${suite} failed with seed ${fuzzSeed} — replay: SVC_FUZZ_SEED=${fuzzSeed} npx vitest run test/robustness/fuzz\n${message}`,
+      { cause: error },
+    );
   }
 }
 
@@ -65,5 +68,8 @@ export const anyJson: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom(...hostileStrings) },
   { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, 2 ** 53, -(2 ** 63), 1e308, -1e-308, true, false, null, [], {}) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 180 }).map((depth) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 180 }).map((depth) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown),
+  },
 );

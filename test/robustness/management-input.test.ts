@@ -11,7 +11,8 @@ const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString
 describe('Management API input PostgreSQL cannot store', () => {
   let h: GatewayHarness;
   let keyId: string;
-  const admin = (path: string, init: { method?: string; body?: string | object } = {}) => send(h.gateway.url, path, { key: h.adminKey, ...init });
+  const admin = (path: string, init: { method?: string; body?: string | object } = {}) =>
+    send(h.gateway.url, path, { key: h.adminKey, ...init });
 
   beforeAll(async () => {
     h = await startGatewayHarness();
@@ -27,12 +28,48 @@ describe('Management API input PostgreSQL cannot store', () => {
   const bodies: { name: string; path: string; method: string; body: string; param: string }[] = [
     { name: 'NUL in a key name', path: '/v1/manage/keys', method: 'POST', body: '{"name":"a\\u0000b"}', param: 'name' },
     { name: 'a lone surrogate in a key name', path: '/v1/manage/keys', method: 'POST', body: '{"name":"a\\ud800b"}', param: 'name' },
-    { name: 'NUL in a metadata value', path: '/v1/manage/keys', method: 'POST', body: '{"name":"n","metadata":{"team":"a\\u0000"}}', param: 'metadata.team' },
-    { name: 'NUL in a metadata key', path: '/v1/manage/keys', method: 'POST', body: '{"name":"n","metadata":{"te\\u0000am":"a"}}', param: 'metadata.te\u0000am' },
-    { name: 'a lone surrogate in a metadata value', path: '/v1/manage/keys', method: 'POST', body: '{"name":"n","metadata":{"team":"\\udc00"}}', param: 'metadata.team' },
-    { name: 'NUL in a model name', path: '/v1/manage/keys', method: 'POST', body: '{"name":"n","allowed_models":["gpt\\u0000"]}', param: 'allowed_models[0]' },
-    { name: 'NUL in a credit reason', path: '/v1/manage/wallets/project:p1/credits', method: 'POST', body: '{"amount_usd":1,"reason":"top\\u0000up"}', param: 'reason' },
-    { name: 'a lone surrogate in a credit reason', path: '/v1/manage/wallets/project:p1/credits', method: 'POST', body: '{"amount_usd":1,"reason":"\\ud83d"}', param: 'reason' },
+    {
+      name: 'NUL in a metadata value',
+      path: '/v1/manage/keys',
+      method: 'POST',
+      body: '{"name":"n","metadata":{"team":"a\\u0000"}}',
+      param: 'metadata.team',
+    },
+    {
+      name: 'NUL in a metadata key',
+      path: '/v1/manage/keys',
+      method: 'POST',
+      body: '{"name":"n","metadata":{"te\\u0000am":"a"}}',
+      param: 'metadata.te\u0000am',
+    },
+    {
+      name: 'a lone surrogate in a metadata value',
+      path: '/v1/manage/keys',
+      method: 'POST',
+      body: '{"name":"n","metadata":{"team":"\\udc00"}}',
+      param: 'metadata.team',
+    },
+    {
+      name: 'NUL in a model name',
+      path: '/v1/manage/keys',
+      method: 'POST',
+      body: '{"name":"n","allowed_models":["gpt\\u0000"]}',
+      param: 'allowed_models[0]',
+    },
+    {
+      name: 'NUL in a credit reason',
+      path: '/v1/manage/wallets/project:p1/credits',
+      method: 'POST',
+      body: '{"amount_usd":1,"reason":"top\\u0000up"}',
+      param: 'reason',
+    },
+    {
+      name: 'a lone surrogate in a credit reason',
+      path: '/v1/manage/wallets/project:p1/credits',
+      method: 'POST',
+      body: '{"amount_usd":1,"reason":"\\ud83d"}',
+      param: 'reason',
+    },
   ];
   for (const c of bodies) {
     test(`${c.name} is a 400 naming the field`, async () => {
@@ -43,19 +80,39 @@ describe('Management API input PostgreSQL cannot store', () => {
   }
 
   test('a PATCH with NUL in the name is a 400, and the key is unchanged', async () => {
-    assertCatalogueError(await admin(`/v1/manage/keys/${keyId}`, { method: 'PATCH', body: '{"name":"x\\u0000"}' }), 400, 'validation_error');
+    assertCatalogueError(
+      await admin(`/v1/manage/keys/${keyId}`, { method: 'PATCH', body: '{"name":"x\\u0000"}' }),
+      400,
+      'validation_error',
+    );
     const key = await admin(`/v1/manage/keys/${keyId}`);
     assert.equal((JSON.parse(key.text) as { name: string }).name, 'valid');
   });
 
   const queries: { name: string; path: () => string; param: string }[] = [
     { name: 'name_prefix=%00', path: () => '/v1/manage/keys?name_prefix=%00', param: 'name_prefix' },
-    { name: 'a list cursor holding NUL', path: () => `/v1/manage/keys?cursor=${cursorOf(['2026-01-01T00:00:00.000Z', 'key_\u0000'])}`, param: 'cursor' },
-    { name: 'a list cursor with a date PostgreSQL cannot read', path: () => `/v1/manage/keys?cursor=${cursorOf(['-271821-04-20T00:00:00Z', 'key_a'])}`, param: 'cursor' },
+    {
+      name: 'a list cursor holding NUL',
+      path: () => `/v1/manage/keys?cursor=${cursorOf(['2026-01-01T00:00:00.000Z', 'key_\u0000'])}`,
+      param: 'cursor',
+    },
+    {
+      name: 'a list cursor with a date PostgreSQL cannot read',
+      path: () => `/v1/manage/keys?cursor=${cursorOf(['-271821-04-20T00:00:00Z', 'key_a'])}`,
+      param: 'cursor',
+    },
     { name: 'a list cursor that is not base64url JSON', path: () => '/v1/manage/keys?cursor=%%%', param: 'cursor' },
-    { name: 'an audit date at the edge of JavaScript dates', path: () => `/v1/manage/keys/${keyId}/audit?from=-271821-04-20T00:00:00Z`, param: 'from' },
+    {
+      name: 'an audit date at the edge of JavaScript dates',
+      path: () => `/v1/manage/keys/${keyId}/audit?from=-271821-04-20T00:00:00Z`,
+      param: 'from',
+    },
     { name: 'an audit date past year 9999', path: () => `/v1/manage/keys/${keyId}/audit?to=+275760-09-13T00:00:00Z`, param: 'to' },
-    { name: 'an audit cursor holding NUL', path: () => `/v1/manage/keys/${keyId}/audit?cursor=${cursorOf(['2026-01-01T00:00:00.000Z', 'req_\u0000'])}`, param: 'cursor' },
+    {
+      name: 'an audit cursor holding NUL',
+      path: () => `/v1/manage/keys/${keyId}/audit?cursor=${cursorOf(['2026-01-01T00:00:00.000Z', 'req_\u0000'])}`,
+      param: 'cursor',
+    },
   ];
   for (const q of queries) {
     test(`${q.name} is a 400 naming the parameter`, async () => {

@@ -26,12 +26,19 @@ describe('slow and stalled requests', () => {
     `POST ${path} HTTP/1.1\r\nhost: gateway\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n${Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('')}\r\n`;
-  const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there, a body sent one byte at a time' }] });
+  const body = JSON.stringify({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hello there, a body sent one byte at a time' }],
+  });
   /** The body one byte per chunk, the last never sent: a client trickling and then stalling. */
   const trickle = [...body.slice(0, -1)];
 
   test('a body trickled past the deadline is answered 408 in the catalogue shape and the connection closed', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}` }, body.length), ...trickle], { waitMs: ceilingMs, intervalMs: 50 });
+    const exchange = await rawExchange(
+      h.gateway.port,
+      [head('/v1/chat/completions', { authorization: `Bearer ${key}` }, body.length), ...trickle],
+      { waitMs: ceilingMs, intervalMs: 50 },
+    );
     assert.equal(exchange.closedByServer, true, 'the gateway closed the connection');
     assert.equal(exchange.status, 408, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(exchange.status!, exchange.body, exchange.headers['content-type']), []);
@@ -41,7 +48,9 @@ describe('slow and stalled requests', () => {
   test('a stalled body on the multipart route has the same deadline', async () => {
     const exchange = await rawExchange(
       h.gateway.port,
-      [`POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n--b\r\n`],
+      [
+        `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n--b\r\n`,
+      ],
       { waitMs: ceilingMs },
     );
     assert.equal(exchange.closedByServer, true);
@@ -50,21 +59,31 @@ describe('slow and stalled requests', () => {
   });
 
   test('a request without a key is answered 401 and its connection closed without reading the trickled body', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', {}, body.length), ...trickle], { waitMs: ceilingMs, intervalMs: 50 });
+    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', {}, body.length), ...trickle], {
+      waitMs: ceilingMs,
+      intervalMs: 50,
+    });
     assert.equal(exchange.status, 401, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(401, exchange.body, exchange.headers['content-type']), []);
     assert.equal(exchange.closedByServer, true, 'the gateway closed the connection');
   });
 
   test('headers that never finish arriving are answered 408 in the catalogue shape', async () => {
-    const exchange = await rawExchange(h.gateway.port, ['GET /v1/models HTTP/1.1\r\nhost: gateway\r\n', 'x-slow: 1\r\n'], { waitMs: ceilingMs, intervalMs: 50 });
+    const exchange = await rawExchange(h.gateway.port, ['GET /v1/models HTTP/1.1\r\nhost: gateway\r\n', 'x-slow: 1\r\n'], {
+      waitMs: ceilingMs,
+      intervalMs: 50,
+    });
     assert.equal(exchange.closedByServer, true);
     assert.equal(exchange.status, 408, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(408, exchange.body, exchange.headers['content-type']), []);
   });
 
   test('a request that arrives in time is served as before', async () => {
-    const exchange = await rawExchange(h.gateway.port, [head('/v1/chat/completions', { authorization: `Bearer ${key}`, connection: 'close' }, body.length) + body], { waitMs: ceilingMs });
+    const exchange = await rawExchange(
+      h.gateway.port,
+      [head('/v1/chat/completions', { authorization: `Bearer ${key}`, connection: 'close' }, body.length) + body],
+      { waitMs: ceilingMs },
+    );
     assert.equal(exchange.status, 200, exchange.received.slice(0, 300));
   });
 });

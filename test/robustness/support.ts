@@ -23,17 +23,24 @@ export function catalogueShapeProblems(status: number, text: string, contentType
     return [...problems, `body is not JSON: ${text.slice(0, 200)}`];
   }
   const error = body.error;
-  if (body.type !== 'error' || typeof error !== 'object' || error === null) return [...problems, `not the error shape: ${text.slice(0, 300)}`];
-  if (typeof error.code !== 'string' || !catalogueCodes.has(error.code)) problems.push(`code ${String(error.code)} is not in the catalogue`);
+  if (body.type !== 'error' || typeof error !== 'object' || error === null)
+    return [...problems, `not the error shape: ${text.slice(0, 300)}`];
+  if (typeof error.code !== 'string' || !catalogueCodes.has(error.code))
+    problems.push(`code ${String(error.code)} is not in the catalogue`);
   if (typeof error.human_message !== 'string' || error.human_message.length === 0) problems.push('no human_message');
-  if (error.message !== `${String(error.code)} - ${String(error.human_message)}`) problems.push('message is not "<code> - <human_message>"');
+  if (error.message !== `${String(error.code)} - ${String(error.human_message)}`)
+    problems.push('message is not "<code> - <human_message>"');
   if (typeof error.type !== 'string') problems.push('no type');
   if (typeof error.retryable !== 'boolean') problems.push('no retryable');
   return problems;
 }
 
 /** Asserts an error answer is in the catalogue shape, with `status` and `code` when given. */
-export function assertCatalogueError(reply: { status: number; text: string; contentType: string | undefined }, status?: number, code?: string): void {
+export function assertCatalogueError(
+  reply: { status: number; text: string; contentType: string | undefined },
+  status?: number,
+  code?: string,
+): void {
   assert.deepEqual(catalogueShapeProblems(reply.status, reply.text, reply.contentType), [], `${reply.status} ${reply.text.slice(0, 300)}`);
   if (status !== undefined) assert.equal(reply.status, status, reply.text.slice(0, 300));
   if (code !== undefined) assert.equal((JSON.parse(reply.text) as { error: { code: string } }).error.code, code);
@@ -48,11 +55,19 @@ export interface TextReply {
 }
 
 /** A JSON POST (or any method) with a key, answered as text. */
-export async function send(baseUrl: string, path: string, init: { method?: string; key?: string; body?: string | object; headers?: Record<string, string> } = {}): Promise<TextReply> {
+export async function send(
+  baseUrl: string,
+  path: string,
+  init: { method?: string; key?: string; body?: string | object; headers?: Record<string, string> } = {},
+): Promise<TextReply> {
   const body = init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
   const response = await fetch(`${baseUrl}${path}`, {
     method: init.method ?? (body === undefined ? 'GET' : 'POST'),
-    headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(init.key && { authorization: `Bearer ${init.key}` }), ...init.headers },
+    headers: {
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+      ...(init.key && { authorization: `Bearer ${init.key}` }),
+      ...init.headers,
+    },
     ...(body !== undefined && { body }),
   });
   const text = await response.text();

@@ -63,7 +63,10 @@ describe('messages', () => {
       .stream({ model: 'c', max_tokens: 300, tools: [lookup, save], messages: [{ role: 'user', content: 'find cats' }] })
       .finalMessage();
     assert.equal(final.stop_reason, 'tool_use');
-    assert.deepEqual(final.content.map((b) => b.type), ['text', 'tool_use']);
+    assert.deepEqual(
+      final.content.map((b) => b.type),
+      ['text', 'tool_use'],
+    );
     const tool = final.content[1];
     assert.ok(tool?.type === 'tool_use');
     assert.match(tool.id, /^toolu_/);
@@ -74,7 +77,10 @@ describe('messages', () => {
   test('tool_choice any → two parallel tool_use blocks; tool → named; none and tool_result → text', async () => {
     const base = { model: 'c', max_tokens: 300, tools: [lookup, save], messages: [{ role: 'user' as const, content: 'go' }] };
     const any = await client.messages.stream({ ...base, tool_choice: { type: 'any' } }).finalMessage();
-    assert.deepEqual(any.content.map((b) => (b.type === 'tool_use' ? b.name : b.type)), ['lookup', 'save']);
+    assert.deepEqual(
+      any.content.map((b) => (b.type === 'tool_use' ? b.name : b.type)),
+      ['lookup', 'save'],
+    );
     const any1 = await client.messages.create({ ...base, tool_choice: { type: 'any', disable_parallel_tool_use: true } });
     assert.equal(any1.content.length, 1);
     const named = await client.messages.create({ ...base, tool_choice: { type: 'tool', name: 'save' } });
@@ -90,7 +96,10 @@ describe('messages', () => {
       ],
     });
     assert.equal(answered.stop_reason, 'end_turn');
-    assert.deepEqual(answered.content.map((b) => b.type), ['text']);
+    assert.deepEqual(
+      answered.content.map((b) => b.type),
+      ['text'],
+    );
   });
 
   test('system blocks, images, stop_sequences, max_tokens and thinking', async () => {
@@ -109,7 +118,12 @@ describe('messages', () => {
     assert.equal(withImage.usage.input_tokens, noImage.input_tokens + 85);
     assert.match((withImage.content[0] as { text: string }).text, /What is in this picture\?/);
 
-    const stopped = await client.messages.create({ model: 'c', max_tokens: 100, stop_sequences: ['reply'], messages: [{ role: 'user', content: 'x' }] });
+    const stopped = await client.messages.create({
+      model: 'c',
+      max_tokens: 100,
+      stop_sequences: ['reply'],
+      messages: [{ role: 'user', content: 'x' }],
+    });
     assert.equal(stopped.stop_reason, 'stop_sequence');
     assert.equal(stopped.stop_sequence, 'reply');
     assert.deepEqual(stopped.content, [{ type: 'text', text: 'Simulated ' }]);
@@ -118,7 +132,12 @@ describe('messages', () => {
     assert.equal(short.stop_reason, 'max_tokens');
 
     const thinking = await client.messages
-      .stream({ model: 'c', max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'think' }] })
+      .stream({
+        model: 'c',
+        max_tokens: 2048,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'think' }],
+      })
       .finalMessage();
     const first = thinking.content[0];
     assert.ok(first?.type === 'thinking');

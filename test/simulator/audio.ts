@@ -35,9 +35,11 @@ const MP3_BLOCK = (() => {
 export function handleSpeech(ex: Exchange, raw: unknown): void {
   const body = asObject(raw);
   if (!body) return sendError(ex, 400, 'The request body must be a JSON object.');
-  if (typeof body.model !== 'string' || body.model === '') return sendError(ex, 400, "Missing required parameter: 'model'.", { param: 'model' });
+  if (typeof body.model !== 'string' || body.model === '')
+    return sendError(ex, 400, "Missing required parameter: 'model'.", { param: 'model' });
   const input = body.input;
-  if (typeof input !== 'string' || input.length === 0) return sendError(ex, 400, "Missing required parameter: 'input'.", { param: 'input' });
+  if (typeof input !== 'string' || input.length === 0)
+    return sendError(ex, 400, "Missing required parameter: 'input'.", { param: 'input' });
   // Characters are code points (an emoji is one), as the gateway counts them.
   if ([...input].length > 4096) return sendError(ex, 400, "'input' must be at most 4096 characters.", { param: 'input' });
   const speed = body.speed ?? 1;

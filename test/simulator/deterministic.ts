@@ -109,8 +109,22 @@ export function plainText(value: unknown): string {
 }
 
 const FILLER = [
-  'amber', 'birch', 'cobalt', 'delta', 'ember', 'fjord', 'garnet', 'harbor',
-  'indigo', 'juniper', 'kelp', 'lumen', 'meadow', 'nectar', 'onyx', 'pebble',
+  'amber',
+  'birch',
+  'cobalt',
+  'delta',
+  'ember',
+  'fjord',
+  'garnet',
+  'harbor',
+  'indigo',
+  'juniper',
+  'kelp',
+  'lumen',
+  'meadow',
+  'nectar',
+  'onyx',
+  'pebble',
 ];
 
 /**
@@ -119,7 +133,10 @@ const FILLER = [
  * 12) almost always gives a different output while the same input always gives the same one.
  */
 export function replyText(userText: string): string {
-  const words = userText.trim().split(/\s+/).filter((w) => w.length > 0);
+  const words = userText
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
   const head = words.length > 0 ? words.slice(0, 12).join(' ') : '(no text)';
   const h = hash32(userText);
   const padCount = h % 8;

@@ -138,7 +138,10 @@ describe('latency, hang and cut streams', () => {
   test('cut-after 0 on the instance: 200 headers then a dropped socket', async () => {
     sim.setFaults({ cutAfterEvents: 0 });
     try {
-      const res = await fetch(`${sim.url}/v1/responses`, { method: 'POST', body: JSON.stringify({ model: 'm', input: 'x', stream: true }) });
+      const res = await fetch(`${sim.url}/v1/responses`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', input: 'x', stream: true }),
+      });
       assert.equal(res.status, 200);
       await assert.rejects(res.text(), TypeError);
     } finally {
@@ -199,7 +202,10 @@ describe('instance faults', () => {
     const bad = await fetch(`${sim.url}/_sim/faults`, { method: 'POST', body: JSON.stringify({ status: 418 }) });
     assert.equal(bad.status, 400);
     const { requests } = (await (await fetch(`${sim.url}/_sim/requests`)).json()) as { requests: Array<{ path: string; body: unknown }> };
-    assert.deepEqual(requests.slice(-1).map((r) => r.path), ['/v1/messages']);
+    assert.deepEqual(
+      requests.slice(-1).map((r) => r.path),
+      ['/v1/messages'],
+    );
     assert.ok(requests.every((r) => !r.path.startsWith('/_sim')));
   });
 });

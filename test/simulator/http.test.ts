@@ -31,7 +31,10 @@ function frames(text: string): Array<{ event: string | null; data: string }> {
     .map((f) => {
       const lines = f.split('\n');
       const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null;
-      const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+      const data = lines
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
       return { event, data };
     });
 }
@@ -47,12 +50,19 @@ describe('SSE framing', () => {
     const msg = await post('/v1/messages', { model: 'c', max_tokens: 20, stream: true, messages: [{ role: 'user', content: 'hi' }] });
     const mf = frames(await msg.text());
     assert.ok(mf.every((f) => f.event !== null && (JSON.parse(f.data) as { type: string }).type === f.event));
-    assert.deepEqual(mf.slice(0, 2).map((f) => f.event), ['message_start', 'ping']);
+    assert.deepEqual(
+      mf.slice(0, 2).map((f) => f.event),
+      ['message_start', 'ping'],
+    );
     assert.equal(mf[mf.length - 1]?.event, 'message_stop');
   });
 
   test('responses: named events, sequence numbers 0..n, no [DONE]; max_output_tokens → response.incomplete', async () => {
-    const res = await post('/v1/responses', { model: 'm', stream: true, input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello' }] }] });
+    const res = await post('/v1/responses', {
+      model: 'm',
+      stream: true,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello' }] }],
+    });
     const rf = frames(await res.text());
     assert.ok(rf.every((f) => f.data !== '[DONE]' && f.event?.startsWith('response.')));
     assert.deepEqual(
@@ -83,13 +93,19 @@ describe('rerank', () => {
     assert.equal(body.results[0]?.index, 0);
     assert.equal(body.results[0]?.document?.text, documents[0]);
     const scores = body.results.map((r) => r.relevance_score);
-    assert.deepEqual(scores, [...scores].sort((a, b) => b - a));
+    assert.deepEqual(
+      scores,
+      [...scores].sort((a, b) => b - a),
+    );
     assert.ok(scores.every((s) => s >= 0 && s <= 1));
     assert.ok(body.usage.total_tokens > 0);
     const again = (await (await post('/v1/rerank', { model: 'r', query: 'cat on a mat', documents })).json()) as typeof body;
     assert.equal(again.results.length, 4);
     assert.equal(again.results[0]?.document, undefined);
-    assert.deepEqual(again.results.slice(0, 3).map((r) => r.relevance_score), scores);
+    assert.deepEqual(
+      again.results.slice(0, 3).map((r) => r.relevance_score),
+      scores,
+    );
     assert.equal((await post('/v1/rerank', { model: 'r', query: 'q' })).status, 400);
   });
 });
@@ -99,7 +115,9 @@ describe('errors and recording', () => {
     const nf = await fetch(`${sim.url}/v1/nope`);
     assert.equal(nf.status, 404);
     assert.equal(nf.headers.get('x-sim-instance'), 'raw');
-    assert.deepEqual(await nf.json(), { error: { message: 'Invalid URL (GET /v1/nope)', type: 'invalid_request_error', param: null, code: 'not_found' } });
+    assert.deepEqual(await nf.json(), {
+      error: { message: 'Invalid URL (GET /v1/nope)', type: 'invalid_request_error', param: null, code: 'not_found' },
+    });
     const bad = await post('/v1/chat/completions', '{"model":');
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
@@ -198,7 +216,7 @@ describe('audio edge cases', () => {
     for (const size of [1, 997]) {
       const pieces: Buffer[] = [];
       // 1-byte pieces only around the headers, to keep the test fast.
-      for (let off = 0; off < body.length; ) {
+      for (let off = 0; off < body.length;) {
         const n = off < 300 || off > body.length - 300 ? 1 : size === 1 ? 4096 : size;
         pieces.push(body.subarray(off, off + n));
         off += n;

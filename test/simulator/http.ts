@@ -24,13 +24,7 @@ export function sendJson(ex: Exchange, status: number, body: unknown, extra?: Re
 }
 
 /** Sends a complete text body of the given content type. */
-export function sendBody(
-  ex: Exchange,
-  status: number,
-  text: string,
-  contentType: string,
-  extra?: Record<string, string>,
-): void {
+export function sendBody(ex: Exchange, status: number, text: string, contentType: string, extra?: Record<string, string>): void {
   if (ex.res.headersSent || ex.res.destroyed) return;
   const headers: Record<string, string | number> = {
     ...ex.headers,
@@ -54,12 +48,7 @@ export interface ErrorDetail {
 export function sendError(ex: Exchange, status: number, message: string, detail: ErrorDetail = {}): void {
   const type = detail.type ?? errorType(ex.family, status);
   if (ex.family === 'anthropic') {
-    sendJson(
-      ex,
-      status,
-      { type: 'error', error: { type, message }, request_id: ex.headers['request-id'] ?? null },
-      detail.headers,
-    );
+    sendJson(ex, status, { type: 'error', error: { type, message }, request_id: ex.headers['request-id'] ?? null }, detail.headers);
     return;
   }
   sendJson(
@@ -120,7 +109,9 @@ export function faultMessage(family: Family, status: number): string {
         ? 'Number of request tokens has exceeded your per-minute rate limit (simulated)'
         : 'Rate limit reached for requests (simulated)';
     case 500:
-      return family === 'anthropic' ? 'Internal server error (simulated)' : 'The server had an error while processing your request (simulated)';
+      return family === 'anthropic'
+        ? 'Internal server error (simulated)'
+        : 'The server had an error while processing your request (simulated)';
     case 502:
       return 'Bad gateway (simulated)';
     case 503:

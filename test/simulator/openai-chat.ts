@@ -145,7 +145,8 @@ function streamChat(
   for (let index = 0; index < choices.length; index++) {
     const c = choices[index];
     if (!c) continue;
-    const role = c.calls.length > 0 ? { role: 'assistant', content: null, refusal: null } : { role: 'assistant', content: '', refusal: null };
+    const role =
+      c.calls.length > 0 ? { role: 'assistant', content: null, refusal: null } : { role: 'assistant', content: '', refusal: null };
     if (!sse.send(null, delta(index, role))) return;
     for (const piece of streamPieces(c.content ?? '')) {
       if (!sse.send(null, delta(index, { content: piece }))) return;
@@ -185,7 +186,9 @@ function formatText(format: unknown, userText: string): string {
   if (f?.type === 'json_schema') {
     const spec = asObject(f.json_schema);
     const schema = spec?.schema;
-    return JSON.stringify(schema === undefined ? { reply } : valueFromSchema(schema, typeof spec?.name === 'string' ? spec.name : 'value', 0));
+    return JSON.stringify(
+      schema === undefined ? { reply } : valueFromSchema(schema, typeof spec?.name === 'string' ? spec.name : 'value', 0),
+    );
   }
   return reply;
 }

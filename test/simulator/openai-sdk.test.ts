@@ -34,7 +34,13 @@ const clock: ChatCompletionTool = {
 describe('chat completions', () => {
   test('JSON: content, echoed model, ids, usage, instance header', async () => {
     const { data, response } = await client.chat.completions
-      .create({ model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello simulator, how are you?' }] })
+      .create({
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hello simulator, how are you?' },
+        ],
+      })
       .withResponse();
     assert.equal(response.headers.get('x-sim-instance'), 'openai-sdk');
     assert.match(data.id, /^chatcmpl-/);
@@ -64,7 +70,12 @@ describe('chat completions', () => {
   test('stream with include_usage: role chunk, content joins to the JSON reply, usage chunk, [DONE]', async () => {
     const messages = [{ role: 'user' as const, content: 'Stream me a reply please' }];
     const json = await client.chat.completions.create({ model: 'gpt-4o', messages });
-    const stream = await client.chat.completions.create({ model: 'gpt-4o', messages, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     assert.ok(chunks.length >= 4);
@@ -87,7 +98,11 @@ describe('chat completions', () => {
   });
 
   test('tool call (JSON): first tool, schema-valid arguments, finish_reason tool_calls', async () => {
-    const res = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'weather in Oslo?' }], tools: [weather, clock] });
+    const res = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'weather in Oslo?' }],
+      tools: [weather, clock],
+    });
     const choice = res.choices[0];
     assert.equal(choice?.finish_reason, 'tool_calls');
     assert.equal(choice?.message.content, null);
@@ -105,8 +120,16 @@ describe('chat completions', () => {
       tools: [weather, clock],
       tool_choice: { type: 'function', function: { name: 'get_time' } },
     });
-    assert.deepEqual(named.choices[0]?.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : '')), ['get_time']);
-    const parallel = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'both' }], tools: [weather, clock], tool_choice: 'required' });
+    assert.deepEqual(
+      named.choices[0]?.message.tool_calls?.map((c) => (c.type === 'function' ? c.function.name : '')),
+      ['get_time'],
+    );
+    const parallel = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'both' }],
+      tools: [weather, clock],
+      tool_choice: 'required',
+    });
     assert.equal(parallel.choices[0]?.message.tool_calls?.length, 2);
     const serial = await client.chat.completions.create({
       model: 'm',
@@ -116,14 +139,23 @@ describe('chat completions', () => {
       parallel_tool_calls: false,
     });
     assert.equal(serial.choices[0]?.message.tool_calls?.length, 1);
-    const none = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [weather], tool_choice: 'none' });
+    const none = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [weather],
+      tool_choice: 'none',
+    });
     assert.equal(none.choices[0]?.finish_reason, 'stop');
     const answered = await client.chat.completions.create({
       model: 'm',
       tools: [weather],
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
       ],
     });
@@ -167,17 +199,28 @@ describe('chat completions', () => {
       response_format: { type: 'json_schema', json_schema: { name: 'rating', schema } },
     });
     assert.deepEqual(JSON.parse(res.choices[0]?.message.content ?? ''), { title: 'sim-title', score: 1.5, tags: ['sim-tags'] });
-    const obj = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'json' }], response_format: { type: 'json_object' } });
+    const obj = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'json' }],
+      response_format: { type: 'json_object' },
+    });
     assert.match((JSON.parse(obj.choices[0]?.message.content ?? '') as { reply: string }).reply, /^Simulated reply/);
   });
 
   test('max_completion_tokens truncates with finish_reason length; n gives n choices', async () => {
-    const res = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'a long answer please' }], max_completion_tokens: 2 });
+    const res = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'a long answer please' }],
+      max_completion_tokens: 2,
+    });
     assert.equal(res.choices[0]?.finish_reason, 'length');
     assert.equal(res.choices[0]?.message.content, 'Simulate');
     assert.equal(res.usage?.completion_tokens, 2);
     const many = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], n: 3 });
-    assert.deepEqual(many.choices.map((c) => c.index), [0, 1, 2]);
+    assert.deepEqual(
+      many.choices.map((c) => c.index),
+      [0, 1, 2],
+    );
     assert.equal(new Set(many.choices.map((c) => c.message.content)).size, 3);
   });
 });
@@ -203,8 +246,19 @@ describe('embeddings', () => {
     const y = float.data[0]?.embedding ?? [];
     assert.equal(x.length, y.length);
     x.forEach((v, i) => assert.ok(Math.abs(v - (y[i] ?? 0)) < 1e-6));
-    const small = await client.embeddings.create({ model: 'e', input: [[1, 2, 3], [4, 5]], dimensions: 8, encoding_format: 'float' });
-    assert.deepEqual(small.data.map((d) => d.embedding.length), [8, 8]);
+    const small = await client.embeddings.create({
+      model: 'e',
+      input: [
+        [1, 2, 3],
+        [4, 5],
+      ],
+      dimensions: 8,
+      encoding_format: 'float',
+    });
+    assert.deepEqual(
+      small.data.map((d) => d.embedding.length),
+      [8, 8],
+    );
     assert.equal(small.usage.total_tokens, 5);
   });
 });
@@ -212,7 +266,13 @@ describe('embeddings', () => {
 describe('audio', () => {
   test('speech wav: RIFF header, 24 kHz PCM, length grows with input and shrinks with speed', async () => {
     const get = async (input: string, speed?: number) => {
-      const res = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input, response_format: 'wav', ...(speed ? { speed } : {}) });
+      const res = await client.audio.speech.create({
+        model: 'tts-1',
+        voice: 'alloy',
+        input,
+        response_format: 'wav',
+        ...(speed ? { speed } : {}),
+      });
       assert.equal(res.headers.get('content-type'), 'audio/wav');
       return Buffer.from(await res.arrayBuffer());
     };
@@ -257,12 +317,20 @@ describe('audio', () => {
     const sha = createHash('sha256').update(wav).digest('hex').slice(0, 6);
     const expected = `transcribed ${wav.length} bytes of audio/wav ${sha}`;
 
-    const json = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wav, 'clip.wav', { type: 'audio/wav' }), language: 'en' });
+    const json = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(wav, 'clip.wav', { type: 'audio/wav' }),
+      language: 'en',
+    });
     assert.equal(json.text, expected);
     const rec = sim.requests.findLast((r) => r.path === '/v1/audio/transcriptions');
     assert.deepEqual(rec?.body, { fields: { model: 'whisper-1', language: 'en' }, fileBytes: wav.length, filename: 'clip.wav' });
 
-    const text = await client.audio.transcriptions.create({ model: 'whisper-1', file: await toFile(wav, 'clip.wav', { type: 'audio/wav' }), response_format: 'text' });
+    const text = await client.audio.transcriptions.create({
+      model: 'whisper-1',
+      file: await toFile(wav, 'clip.wav', { type: 'audio/wav' }),
+      response_format: 'text',
+    });
     assert.equal(String(text).trim(), expected);
     const verbose = await client.audio.transcriptions.create({
       model: 'whisper-1',
@@ -275,7 +343,12 @@ describe('audio', () => {
 
 describe('responses', () => {
   test('stream: full event sequence, increasing sequence_number, usage, no [DONE]', async () => {
-    const stream = await client.responses.create({ model: 'gpt-4o', input: 'Tell me about streams', instructions: 'Be nice', stream: true });
+    const stream = await client.responses.create({
+      model: 'gpt-4o',
+      input: 'Tell me about streams',
+      instructions: 'Be nice',
+      stream: true,
+    });
     const events: Array<{ type: string; sequence_number: number }> = [];
     let text = '';
     for await (const ev of stream) {
@@ -303,7 +376,10 @@ describe('responses', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+    assert.deepEqual(
+      events.map((e) => e.sequence_number),
+      events.map((_, i) => i),
+    );
     assert.match(text, /^Simulated reply to: Tell me about streams/);
   });
 
@@ -315,7 +391,14 @@ describe('responses', () => {
     const tools = await client.responses.create({
       model: 'gpt-4o',
       input: 'weather?',
-      tools: [{ type: 'function', name: 'get_weather', strict: false, parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          strict: false,
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      ],
     });
     const call = tools.output[0];
     assert.ok(call?.type === 'function_call');

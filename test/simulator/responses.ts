@@ -80,7 +80,14 @@ export function handleResponses(ex: Exchange, raw: unknown): void {
   let incomplete = false;
   let outputTokens = 0;
   for (const c of calls) {
-    output.push({ id: newId('fc_'), type: 'function_call', status: 'completed', arguments: c.arguments, call_id: newId('call_'), name: c.name });
+    output.push({
+      id: newId('fc_'),
+      type: 'function_call',
+      status: 'completed',
+      arguments: c.arguments,
+      call_id: newId('call_'),
+      name: c.name,
+    });
     outputTokens += estimateTokens(c.name + c.arguments);
   }
   if (calls.length === 0) {
@@ -119,7 +126,8 @@ function streamResponse(ex: Exchange, initial: Record<string, unknown>, output: 
     if (!item) continue;
     const at = { item_id: item.id, output_index: outputIndex };
     if (item.type === 'function_call') {
-      if (!emit('response.output_item.added', { output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } })) return;
+      if (!emit('response.output_item.added', { output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } }))
+        return;
       for (const delta of fragments(item.arguments, ARG_FRAGMENT)) {
         if (!emit('response.function_call_arguments.delta', { ...at, delta })) return;
       }
@@ -129,7 +137,8 @@ function streamResponse(ex: Exchange, initial: Record<string, unknown>, output: 
       const text = part?.text ?? '';
       if (!emit('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', content: [] } })) return;
       const partAt = { ...at, content_index: 0 };
-      if (!emit('response.content_part.added', { ...partAt, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } })) return;
+      if (!emit('response.content_part.added', { ...partAt, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } }))
+        return;
       for (const delta of streamPieces(text)) {
         if (!emit('response.output_text.delta', { ...partAt, delta, logprobs: [] })) return;
       }
@@ -197,7 +206,8 @@ function readTools(value: unknown): ToolSpec[] {
   const out: ToolSpec[] = [];
   for (const t of value) {
     const tool = asObject(t);
-    if (tool?.type === 'function' && typeof tool.name === 'string') out.push({ name: tool.name, schema: tool.parameters ?? { type: 'object' } });
+    if (tool?.type === 'function' && typeof tool.name === 'string')
+      out.push({ name: tool.name, schema: tool.parameters ?? { type: 'object' } });
   }
   return out;
 }

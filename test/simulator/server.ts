@@ -180,7 +180,10 @@ class Simulator {
       (err: unknown) => {
         if (err instanceof TooLarge) {
           this.record(req, method, path, null);
-          return sendError(ex, 413, 'Request body too large.', { type: family === 'anthropic' ? 'request_too_large' : undefined, headers: { connection: 'close' } });
+          return sendError(ex, 413, 'Request body too large.', {
+            type: family === 'anthropic' ? 'request_too_large' : undefined,
+            headers: { connection: 'close' },
+          });
         }
         this.record(req, method, path, err instanceof BadJson ? err.text : null);
         sendError(ex, 400, 'We could not parse the JSON body of your request.');

@@ -110,9 +110,7 @@ function stringFor(schema: Schema, key: string): string {
       return '00000000-0000-4000-8000-000000000000';
     default: {
       const value = `sim-${key}`;
-      return typeof schema.minLength === 'number' && value.length < schema.minLength
-        ? value.padEnd(schema.minLength, 'x')
-        : value;
+      return typeof schema.minLength === 'number' && value.length < schema.minLength ? value.padEnd(schema.minLength, 'x') : value;
     }
   }
 }

@@ -99,7 +99,10 @@ export interface HarnessAuditRecord {
 const defaultSuppliers: HarnessSupplier[] = [{ name: 'sim-eu', region: 'EU' }];
 
 /** Starts simulators, a gateway on an ephemeral port over a test database and store. */
-export async function startGatewayHarness(suppliers: HarnessSupplier[] = defaultSuppliers, options: HarnessOptions = {}): Promise<GatewayHarness> {
+export async function startGatewayHarness(
+  suppliers: HarnessSupplier[] = defaultSuppliers,
+  options: HarnessOptions = {},
+): Promise<GatewayHarness> {
   const simulators = new Map<string, RunningSimulator>();
   for (const s of suppliers) {
     if (s.baseUrl === undefined) simulators.set(s.name, await startSimulator({ name: s.name, ...s.simulator }));
@@ -147,7 +150,14 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
   const silent = () => pino({ level: 'silent' });
   const clock = options.clock ?? Date.now;
   const telemetry = { ...(options.tracing && { tracing: options.tracing }), metricsOnEphemeralPort: options.metrics ?? false };
-  const gateway = await startGateway(config, { database, store, logger: options.logger ?? silent(), clock, auditConsumer: 'harness-main', ...telemetry });
+  const gateway = await startGateway(config, {
+    database,
+    store,
+    logger: options.logger ?? silent(),
+    clock,
+    auditConsumer: 'harness-main',
+    ...telemetry,
+  });
   const repository = new KeyRepository(database.knex, pepper);
   const replicas: { gateway: RunningGateway; store: Store }[] = [];
   return {
@@ -164,7 +174,9 @@ export async function startGatewayHarness(suppliers: HarnessSupplier[] = default
       return { id: record.id, secret };
     },
     auditOf: async (keyId) => {
-      const res = await fetch(`${gateway.url}/v1/manage/keys/${keyId}/audit?limit=100`, { headers: { authorization: `Bearer ${adminKey}` } });
+      const res = await fetch(`${gateway.url}/v1/manage/keys/${keyId}/audit?limit=100`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
       if (res.status !== 200) throw new Error(`audit of ${keyId} answered ${res.status}: ${await res.text()}`);
       return ((await res.json()) as { data: HarnessAuditRecord[] }).data;
     },

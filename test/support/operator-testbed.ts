@@ -70,7 +70,13 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
   const plural = 'managedkeys';
   const readManagedKey = async (name: string) => {
     try {
-      return (await customObjects.getNamespacedCustomObject({ group: crdGroup, version: crdVersion, namespace, plural, name })) as ManagedKeyObject;
+      return (await customObjects.getNamespacedCustomObject({
+        group: crdGroup,
+        version: crdVersion,
+        namespace,
+        plural,
+        name,
+      })) as ManagedKeyObject;
     } catch (error) {
       if (isKubeStatus(error, 404)) return undefined;
       throw error;
@@ -83,8 +89,21 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
     core,
     startOperator: async (identity = 'operator-0', settings = {}, kubeConfig = kube.kubeConfig, store = gateway.store) => {
       const operator = await startOperator(
-        parseOperatorSettings({ ...testOperatorSettings, SVC_KEY_PEPPER: gateway.pepper, POD_NAME: identity, POD_NAMESPACE: namespace, ...settings }),
-        { kubeConfig, database: gateway.database, store, catalogue: gateway.config.catalogue, logger: pino({ level: 'silent' }), metricsOnEphemeralPort: true },
+        parseOperatorSettings({
+          ...testOperatorSettings,
+          SVC_KEY_PEPPER: gateway.pepper,
+          POD_NAME: identity,
+          POD_NAMESPACE: namespace,
+          ...settings,
+        }),
+        {
+          kubeConfig,
+          database: gateway.database,
+          store,
+          catalogue: gateway.config.catalogue,
+          logger: pino({ level: 'silent' }),
+          metricsOnEphemeralPort: true,
+        },
       );
       operators.push(operator);
       return operator;
@@ -98,7 +117,10 @@ export async function startOperatorTestbed(suppliers?: HarnessSupplier[]): Promi
         body: { apiVersion: `${crdGroup}/${crdVersion}`, kind: 'ManagedKey', metadata: { name }, spec },
       })) as ManagedKeyObject,
     patchManagedKeySpec: async (name, spec) =>
-      (await customObjects.patchNamespacedCustomObject({ group: crdGroup, version: crdVersion, namespace, plural, name, body: { spec } }, mergePatch)) as ManagedKeyObject,
+      (await customObjects.patchNamespacedCustomObject(
+        { group: crdGroup, version: crdVersion, namespace, plural, name, body: { spec } },
+        mergePatch,
+      )) as ManagedKeyObject,
     readManagedKey,
     close: async () => {
       await Promise.all(operators.map((o) => o.stop()));

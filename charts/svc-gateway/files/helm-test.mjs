@@ -26,9 +26,14 @@ async function main() {
   if (!adminKey) throw new Error('SVC_ADMIN_KEY is not set');
   const created = await call('create a key', 'POST', '/v1/manage/keys', adminKey, { name: 'helm-test', allowed_models: [model] });
   try {
-    const completion = await call('inference', 'POST', '/v1/chat/completions', created.key, { model, messages: [{ role: 'user', content: 'helm test' }], max_tokens: 16 });
+    const completion = await call('inference', 'POST', '/v1/chat/completions', created.key, {
+      model,
+      messages: [{ role: 'user', content: 'helm test' }],
+      max_tokens: 16,
+    });
     const content = completion.choices?.[0]?.message?.content;
-    if (typeof content !== 'string' || content.length === 0) throw new Error(`inference: no message content in ${JSON.stringify(completion).slice(0, 300)}`);
+    if (typeof content !== 'string' || content.length === 0)
+      throw new Error(`inference: no message content in ${JSON.stringify(completion).slice(0, 300)}`);
     console.log(`chat completion with ${model}: ${completion.usage?.total_tokens ?? '?'} tokens`);
   } finally {
     await call('revoke the key', 'DELETE', `/v1/manage/keys/${created.id}`, adminKey);

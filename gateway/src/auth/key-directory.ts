@@ -97,7 +97,11 @@ export class KeyDirectory {
     const record = await this.repository.findByHash(secretHash);
     if (record) {
       const filled = await this.store
-        .runScript(fillCachedKey, [keyCacheKey(secretHash), keyGenerationKey(secretHash)], [cached.generation, JSON.stringify(record), keyCacheTtlMs])
+        .runScript(
+          fillCachedKey,
+          [keyCacheKey(secretHash), keyGenerationKey(secretHash)],
+          [cached.generation, JSON.stringify(record), keyCacheTtlMs],
+        )
         .catch(() => false);
       // Not filled: a change was announced while PostgreSQL was read (or the store failed), so
       // this answer serves this request only.
@@ -111,7 +115,8 @@ export class KeyDirectory {
   /** The store is unreachable: PostgreSQL answers, trusted only briefly (no pub/sub meanwhile). */
   private async findWithoutStore(secretHash: string, evictionsBefore: number): Promise<KeyRecord | undefined> {
     const record = await this.repository.findByHash(secretHash);
-    if (this.evictions === evictionsBefore) this.cache.set(secretHash, { record: record ?? null }, { ttl: Math.min(this.degradedTtlMs, record ? Infinity : this.negativeTtlMs) });
+    if (this.evictions === evictionsBefore)
+      this.cache.set(secretHash, { record: record ?? null }, { ttl: Math.min(this.degradedTtlMs, record ? Infinity : this.negativeTtlMs) });
     return record;
   }
 }

@@ -15,7 +15,9 @@ export function requireKey(request: FastifyRequest): KeyRecord {
   const caller = request.caller;
   if (caller?.kind === 'key') return caller.key;
   if (caller?.kind === 'admin') {
-    throw new ApiError('permission_denied', { humanMessage: 'The admin key manages keys; call models with an API key (svc-sk-… or svc_…)' });
+    throw new ApiError('permission_denied', {
+      humanMessage: 'The admin key manages keys; call models with an API key (svc-sk-… or svc_…)',
+    });
   }
   throw new ApiError('missing_api_key');
 }

@@ -19,11 +19,19 @@ export function newRequestId(): string {
 export function clientErrorOf(error: NodeJS.ErrnoException): ApiError {
   switch (error.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', { status: 408, humanMessage: 'The request headers and body did not arrive in time; the connection is closed' });
+      return new ApiError('request_timeout', {
+        status: 408,
+        humanMessage: 'The request headers and body did not arrive in time; the connection is closed',
+      });
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError('request_too_large', { status: 431, humanMessage: 'The request line and headers are larger than the gateway accepts' });
+      return new ApiError('request_too_large', {
+        status: 431,
+        humanMessage: 'The request line and headers are larger than the gateway accepts',
+      });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new ApiError('request_too_large', { humanMessage: 'The chunk extensions of the request body are larger than the gateway accepts' });
+      return new ApiError('request_too_large', {
+        humanMessage: 'The chunk extensions of the request body are larger than the gateway accepts',
+      });
     default:
       return new ApiError('invalid_request', { humanMessage: 'The request is not well-formed HTTP/1.1' });
   }
@@ -108,7 +116,11 @@ export function closeAfterEarlyAnswer(request: IncomingMessage, drain: { maxByte
  */
 export function answerOutsideRoutes(server: Server): void {
   server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-    const error = new ApiError('invalid_request', { status: 417, param: 'expect', humanMessage: 'The only expectation the gateway meets is "Expect: 100-continue"' });
+    const error = new ApiError('invalid_request', {
+      status: 417,
+      param: 'expect',
+      humanMessage: 'The only expectation the gateway meets is "Expect: 100-continue"',
+    });
     const requestId = newRequestId();
     const body = JSON.stringify(renderErrorBody(error, requestId));
     response.writeHead(error.status, {

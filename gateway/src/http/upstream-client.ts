@@ -30,7 +30,13 @@ export class UpstreamClient {
     return agent;
   }
 
-  async post(supplier: Supplier, path: string, headers: Record<string, string>, body: string | Readable, signal: AttemptSignal): Promise<UpstreamResponse> {
+  async post(
+    supplier: Supplier,
+    path: string,
+    headers: Record<string, string>,
+    body: string | Readable,
+    signal: AttemptSignal,
+  ): Promise<UpstreamResponse> {
     const url = new URL(`${supplier.baseUrl}${path}`);
     try {
       return await this.agentFor(supplier).request({

@@ -2,7 +2,10 @@ import type { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
 
 function pathOf(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
+  return path.reduce<string>(
+    (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
+    '',
+  );
 }
 
 /**
@@ -21,7 +24,10 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
   if (issue.code === 'unrecognized_keys') {
     // Zod reports unknown fields on the object that holds them; name the first unknown field itself.
     const param = pathOf([...issue.path, issue.keys[0] ?? '']);
-    throw new ApiError('validation_error', { param, humanMessage: `Unknown field "${param}"; see the documentation for the fields this endpoint takes` });
+    throw new ApiError('validation_error', {
+      param,
+      humanMessage: `Unknown field "${param}"; see the documentation for the fields this endpoint takes`,
+    });
   }
   const param = pathOf(issue.path);
   // A required top-level field that is absent is "missing" whatever the field's schema is (a union

@@ -10,7 +10,13 @@ import { codeLabel, interfaceLabel, modelLabel, rejectionReason } from './reques
  * the onResponse hook (or onRequestAbort, with status 499), so the request path itself does no
  * metrics work.
  */
-export function recordRequestMetrics(metrics: GatewayMetrics, catalogue: Catalogue, request: FastifyRequest, reply: FastifyReply, status = reply.statusCode): void {
+export function recordRequestMetrics(
+  metrics: GatewayMetrics,
+  catalogue: Catalogue,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status = reply.statusCode,
+): void {
   const routing = request.routing;
   const attempts = routing?.attempts ?? [];
   const answered = attempts.at(-1);

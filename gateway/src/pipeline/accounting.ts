@@ -8,9 +8,14 @@ import { isFailover, routingRecord, type InterfaceName } from './attempts.js';
 
 export type { InterfaceName } from './attempts.js';
 
-
 /** The audit record of a finished (or failed) inference request. */
-export function auditRecordOf(request: FastifyRequest, key: KeyRecord, interfaceName: InterfaceName, receivedAt: number, error: ApiError | undefined): AuditRecord {
+export function auditRecordOf(
+  request: FastifyRequest,
+  key: KeyRecord,
+  interfaceName: InterfaceName,
+  receivedAt: number,
+  error: ApiError | undefined,
+): AuditRecord {
   const routing = routingRecord(request);
   const answered = routing.attempts.at(-1);
   return {
@@ -52,6 +57,7 @@ export async function settleAndAudit(
   const record = auditRecordOf(request, key, interfaceName, receivedAt, error);
   const results = await Promise.allSettled([reservation.settle(record.costUsd), deps.audit.append(record)]);
   for (const result of results) {
-    if (result.status === 'rejected') request.log.error({ err: result.reason, request_id: request.id }, 'settlement or audit append failed');
+    if (result.status === 'rejected')
+      request.log.error({ err: result.reason, request_id: request.id }, 'settlement or audit append failed');
   }
 }

@@ -9,13 +9,7 @@ export type AttemptRecord = AuditAttempt;
 
 /** The client-facing interface of a routed request, as the audit log and metrics name it. */
 export type InterfaceName =
-  | 'chat.completions'
-  | 'messages'
-  | 'responses'
-  | 'embeddings'
-  | 'rerank'
-  | 'audio.transcriptions'
-  | 'audio.speech';
+  'chat.completions' | 'messages' | 'responses' | 'embeddings' | 'rerank' | 'audio.transcriptions' | 'audio.speech';
 
 /** Routing facts of a request, kept for the request log line, the audit record and metrics. */
 export interface RoutingRecord {
@@ -45,7 +39,16 @@ declare module 'fastify' {
 
 /** The request's routing record, created on first use. */
 export function routingRecord(request: FastifyRequest): RoutingRecord {
-  request.routing ??= { interfaceName: undefined, model: undefined, attempts: [], session: undefined, usage: undefined, costUsd: undefined, upstreamMs: 0, firstByteMs: undefined };
+  request.routing ??= {
+    interfaceName: undefined,
+    model: undefined,
+    attempts: [],
+    session: undefined,
+    usage: undefined,
+    costUsd: undefined,
+    upstreamMs: 0,
+    firstByteMs: undefined,
+  };
   return request.routing;
 }
 

@@ -58,10 +58,13 @@ test('the next candidate answers after a failure; every attempt is recorded with
   assert.equal(value, 'answer from b');
   assert.deepEqual(tried, ['a', 'b']);
   const attempts = request.routing!.attempts;
-  assert.deepEqual(attempts.map((a) => [a.supplier, a.outcome, a.status, a.code]), [
-    ['a', 'failed', 429, 'rate_limit_exceeded'],
-    ['b', 'ok', 200, undefined],
-  ]);
+  assert.deepEqual(
+    attempts.map((a) => [a.supplier, a.outcome, a.status, a.code]),
+    [
+      ['a', 'failed', 429, 'rate_limit_exceeded'],
+      ['b', 'ok', 200, undefined],
+    ],
+  );
   assert.equal(attempts[0]!.selectionMs, undefined);
   const selectionMs = attempts[1]!.selectionMs!;
   assert.ok(selectionMs >= 0 && selectionMs <= took, `selection time ${selectionMs} ms is part of the ${took} ms the call took`);
@@ -99,7 +102,10 @@ test('a late failure (stream already started) is recorded but not failed over', 
     lateError: new ApiError('stream_interrupted'),
   }));
   assert.equal(value, 'partial');
-  assert.deepEqual(request.routing!.attempts.map((a) => [a.supplier, a.outcome, a.code]), [['a', 'failed', 'stream_interrupted']]);
+  assert.deepEqual(
+    request.routing!.attempts.map((a) => [a.supplier, a.outcome, a.code]),
+    [['a', 'failed', 'stream_interrupted']],
+  );
 });
 
 test('the attempt deadline aborts the attempt with provider_timeout; a client disconnect stops failover', async () => {
@@ -111,13 +117,18 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
   const { cancellation, raw } = fakeCancellation();
   let reason: unknown;
   const timedOut = assert.rejects(
-    tryCandidates(fakeRequest(), routes.slice(0, 1), cancellation, new SupplierHealth(store), (_route, _i, signal) =>
-      new Promise<{ value: string }>((_resolve, reject) =>
-        signal.once('abort', () => {
-          reason = signal.reason;
-          reject(signal.reason);
-        }),
-      ),
+    tryCandidates(
+      fakeRequest(),
+      routes.slice(0, 1),
+      cancellation,
+      new SupplierHealth(store),
+      (_route, _i, signal) =>
+        new Promise<{ value: string }>((_resolve, reject) =>
+          signal.once('abort', () => {
+            reason = signal.reason;
+            reject(signal.reason);
+          }),
+        ),
     ),
     (e: unknown) => e instanceof ApiError && e.code === 'provider_timeout',
   );
@@ -129,7 +140,9 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
   let calls = 0;
   const pending = tryCandidates(fakeRequest(), routes, cancellation, new SupplierHealth(store), (_route, _i, signal) => {
     calls++;
-    return new Promise<{ value: string }>((_resolve, reject) => signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))));
+    return new Promise<{ value: string }>((_resolve, reject) =>
+      signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))),
+    );
   });
   raw.emit('close'); // the client went away
   await assert.rejects(pending);

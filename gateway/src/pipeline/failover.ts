@@ -57,7 +57,12 @@ export async function tryCandidates<T>(
   let lastFailureAt: number | undefined;
   for (const [index, route] of candidates.entries()) {
     const clock = beginAttempt(route, lastFailureAt);
-    const signal = new AttemptSignal(cancellation, route.supplier, () => deadlineError(route), () => firstByteError(route));
+    const signal = new AttemptSignal(
+      cancellation,
+      route.supplier,
+      () => deadlineError(route),
+      () => firstByteError(route),
+    );
     // Tracing on: the attempt's client span, named to the supplier through `traceparent`.
     const span = request.trace?.startAttempt(route, index, record);
     if (span) signal.traceHeaders = span.headers;
@@ -84,7 +89,9 @@ export async function tryCandidates<T>(
       // Reported on a later tick so that building the store command does not delay the next
       // attempt: failover selection stays in-memory work only.
       setImmediate(() => {
-        void health.recordFailure(route.supplier.name, error).catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+        void health
+          .recordFailure(route.supplier.name, error)
+          .catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
       });
       firstError ??= error;
     } finally {

@@ -37,13 +37,20 @@ export interface JsonExchange {
 function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): JsonAnswer {
   const supplier = route.supplier.name;
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${supplier} answered with JSON that is not an object`, details: { supplier } });
+    throw new ApiError('upstream_invalid_response', {
+      humanMessage: `Supplier ${supplier} answered with JSON that is not an object`,
+      details: { supplier },
+    });
   }
   try {
     return exchange.answer(json, route);
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${supplier} answered with JSON of an unexpected shape`, cause: error, details: { supplier } });
+    throw new ApiError('upstream_invalid_response', {
+      humanMessage: `Supplier ${supplier} answered with JSON of an unexpected shape`,
+      cause: error,
+      details: { supplier },
+    });
   }
 }
 

@@ -19,6 +19,12 @@ test('auto skips a model whose only routes a region policy forbids, as routing w
     {},
   );
   assert.equal(resolveAutoModel(base, key, needs), 'cheap', 'without a policy the cheapest model');
-  const policies = RegionPolicies.from([{ name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['dear-eu'] }], failurePolicy: 'HardFail' }]);
-  assert.equal(resolveAutoModel({ ...base, regionPolicies: { current: () => policies } }, key, needs), 'dear', 'the policy rules the cheap route out');
+  const policies = RegionPolicies.from([
+    { name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['dear-eu'] }], failurePolicy: 'HardFail' },
+  ]);
+  assert.equal(
+    resolveAutoModel({ ...base, regionPolicies: { current: () => policies } }, key, needs),
+    'dear',
+    'the policy rules the cheap route out',
+  );
 });

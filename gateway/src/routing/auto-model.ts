@@ -17,7 +17,13 @@ export interface AutoRequirements {
 }
 
 /** The same region rules as pickCandidates: call region, key regions, and the region policies in force. */
-function routeAllowed(route: ModelRoute, key: KeyRecord, region: string | undefined, protocols: readonly SupplierProtocol[], policies: RegionPolicies | undefined): boolean {
+function routeAllowed(
+  route: ModelRoute,
+  key: KeyRecord,
+  region: string | undefined,
+  protocols: readonly SupplierProtocol[],
+  policies: RegionPolicies | undefined,
+): boolean {
   return (
     protocols.includes(route.supplier.protocol) &&
     (!region || route.supplier.region === region) &&

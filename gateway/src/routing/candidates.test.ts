@@ -16,7 +16,13 @@ function catalogueWith(policies: RegionPolicies | undefined): Catalogue {
         { name: 'eu-one', region: 'EU' },
         { name: 'eu-two', region: 'EU' },
         { name: 'us-one', region: 'US' },
-      ].map((s, i) => ({ ...s, protocol: 'openai', priority: i + 1, base_url: 'http://127.0.0.1:1/v1', models: [{ id: 'm', input_usd_per_mtok: 1, output_usd_per_mtok: 1 }] })),
+      ].map((s, i) => ({
+        ...s,
+        protocol: 'openai',
+        priority: i + 1,
+        base_url: 'http://127.0.0.1:1/v1',
+        models: [{ id: 'm', input_usd_per_mtok: 1, output_usd_per_mtok: 1 }],
+      })),
     },
     {},
   );
@@ -25,17 +31,22 @@ function catalogueWith(policies: RegionPolicies | undefined): Catalogue {
 
 const key: KeyRecord = sampleKeyRecord({ id: 'key_00000000000000000000', name: 'k', secretHash: 'h', source: 'crd' });
 
-const names = (catalogue: Catalogue, region: string | undefined) => pickCandidates(catalogue, 'm', key, region, needs).map((r) => r.supplier.name);
+const names = (catalogue: Catalogue, region: string | undefined) =>
+  pickCandidates(catalogue, 'm', key, region, needs).map((r) => r.supplier.name);
 
 test('a region policy keeps only its suppliers in its region and leaves other regions alone', () => {
-  const policies = RegionPolicies.from([{ name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['eu-two'] }], failurePolicy: 'HardFail' }]);
+  const policies = RegionPolicies.from([
+    { name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['eu-two'] }], failurePolicy: 'HardFail' },
+  ]);
   assert.deepEqual(names(catalogueWith(undefined), 'EU'), ['eu-one', 'eu-two'], 'without a policy both EU suppliers serve');
   assert.deepEqual(names(catalogueWith(policies), 'EU'), ['eu-two'], 'the policy keeps only its supplier in EU');
   assert.deepEqual(names(catalogueWith(policies), undefined), ['eu-two', 'us-one'], 'an unlisted region stays unrestricted');
 });
 
 test('no supplier left under a policy is a hard failure, never a fallback elsewhere', () => {
-  const policies = RegionPolicies.from([{ name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['somewhere-else'] }], failurePolicy: 'HardFail' }]);
+  const policies = RegionPolicies.from([
+    { name: 'eu', regions: [{ region: 'EU', allowedSuppliers: ['somewhere-else'] }], failurePolicy: 'HardFail' },
+  ]);
   assert.throws(
     () => names(catalogueWith(policies), 'EU'),
     (e) => e instanceof ApiError && e.code === 'provider_redirect_forbidden' && /region policy/.test(e.humanMessage),

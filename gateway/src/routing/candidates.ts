@@ -23,7 +23,10 @@ export function pickCandidates(
 ): readonly ModelRoute[] {
   const routes = catalogue.routes.get(model);
   if (!routes) {
-    throw new ApiError('model_not_found', { param: 'model', humanMessage: `The model "${model}" does not exist; GET /v1/models lists the models you can use` });
+    throw new ApiError('model_not_found', {
+      param: 'model',
+      humanMessage: `The model "${model}" does not exist; GET /v1/models lists the models you can use`,
+    });
   }
   if (key.allowedModels && !key.allowedModels.includes(model)) {
     throw new ApiError('model_not_allowed', { param: 'model', humanMessage: `Your API key is not allowed to use the model "${model}"` });

@@ -28,7 +28,8 @@ export function sessionOf(inputs: SessionInputs): Session | undefined {
   if (inputs.header) return { id: inputs.header, source: 'header' };
   if (inputs.sessionId) return { id: inputs.sessionId, source: 'session_id' };
   if (inputs.stickyKey) return { id: inputs.stickyKey, source: 'sticky_key' };
-  if (inputs.conversationSeed) return { id: createHash('sha256').update(inputs.conversationSeed).digest('base64url'), source: 'conversation' };
+  if (inputs.conversationSeed)
+    return { id: createHash('sha256').update(inputs.conversationSeed).digest('base64url'), source: 'conversation' };
   return undefined;
 }
 

@@ -36,7 +36,10 @@ test('a large count lets the event loop turn between slices, and gives the same 
   setImmediate(spin);
   const total = await countTokensSliced(texts);
   counting = false;
-  assert.equal(total, texts.reduce((sum, t) => sum + countTextTokens(t), 0));
+  assert.equal(
+    total,
+    texts.reduce((sum, t) => sum + countTextTokens(t), 0),
+  );
   assert.ok(turns >= 2, `the event loop turned ${turns} times while counting`);
 });
 

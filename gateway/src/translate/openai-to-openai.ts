@@ -65,7 +65,11 @@ export class OpenAiToOpenAi implements Translator {
     if (chunk.error) {
       const { code, type, message } = chunk.error;
       const name = typeof code === 'string' && code ? code : typeof type === 'string' && type ? type : 'stream_error';
-      throw providerStreamError(name, typeof message === 'string' && message ? message : 'The supplier reported an error during the stream', typeof type === 'string' ? type : undefined);
+      throw providerStreamError(
+        name,
+        typeof message === 'string' && message ? message : 'The supplier reported an error during the stream',
+        typeof type === 'string' ? type : undefined,
+      );
     }
     if (chunk.usage) this.seenUsage = tokenUsageFromOpenAi(chunk.usage);
     if (chunk.choices?.some((c) => c.finish_reason)) this.finished = true;

@@ -22,9 +22,9 @@ const toolName = fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/);
 const jsonObject = fc
   .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
   .map((value) => JSON.parse(JSON.stringify(value)) as Record<string, unknown>);
-const parameters = fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.constantFrom({ type: 'string' }, { type: 'number' }), { maxKeys: 3 }).map(
-  (properties) => ({ type: 'object', properties }),
-);
+const parameters = fc
+  .dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.constantFrom({ type: 'string' }, { type: 'number' }), { maxKeys: 3 })
+  .map((properties) => ({ type: 'object', properties }));
 const tools = fc.uniqueArray(fc.record({ name: toolName, description: fc.option(text, { nil: undefined }), parameters }), {
   minLength: 1,
   maxLength: 4,
@@ -43,17 +43,28 @@ function toolId(prefix: string, step: number, call: number): string {
 
 const openAiUserContent = fc.oneof(
   text,
-  fc.array(text.map((t) => ({ type: 'text' as const, text: t })), { minLength: 1, maxLength: 3 }),
+  fc.array(
+    text.map((t) => ({ type: 'text' as const, text: t })),
+    { minLength: 1, maxLength: 3 },
+  ),
 );
 const openAiStep = fc.oneof(
   fc.record({ kind: fc.constant('chat' as const), assistant: text, user: openAiUserContent }),
   fc.record({
     kind: fc.constant('tools' as const),
     text: fc.option(text, { nil: null }),
-    calls: fc.array(fc.record({ idPrefix: fc.string({ minLength: 1, maxLength: 12 }), tool: fc.nat(), args: jsonObject, result: fc.string({ maxLength: 30 }) }), {
-      minLength: 1,
-      maxLength: 3,
-    }),
+    calls: fc.array(
+      fc.record({
+        idPrefix: fc.string({ minLength: 1, maxLength: 12 }),
+        tool: fc.nat(),
+        args: jsonObject,
+        result: fc.string({ maxLength: 30 }),
+      }),
+      {
+        minLength: 1,
+        maxLength: 3,
+      },
+    ),
     user: fc.option(openAiUserContent, { nil: undefined }),
   }),
 );
@@ -96,7 +107,11 @@ const openAiRequest = fc
       max_tokens: g.maxTokens,
       tools: g.tools.map((tool) => ({
         type: 'function',
-        function: { name: tool.name, ...(tool.description !== undefined && { description: tool.description }), parameters: tool.parameters },
+        function: {
+          name: tool.name,
+          ...(tool.description !== undefined && { description: tool.description }),
+          parameters: tool.parameters,
+        },
       })),
     };
     if (g.toolChoice !== undefined) {
@@ -130,7 +145,11 @@ function openAiMeaning(request: ChatCompletionRequest, ids: (id: string) => stri
           {
             role: 'assistant',
             text: openAiText(message.content),
-            calls: (message.tool_calls ?? []).map((call) => ({ id: ids(call.id), name: call.function.name, args: JSON.parse(call.function.arguments) as unknown })),
+            calls: (message.tool_calls ?? []).map((call) => ({
+              id: ids(call.id),
+              name: call.function.name,
+              args: JSON.parse(call.function.arguments) as unknown,
+            })),
           },
         ];
       case 'tool':
@@ -140,16 +159,25 @@ function openAiMeaning(request: ChatCompletionRequest, ids: (id: string) => stri
   const hasTools = (request.tools ?? []).length > 0;
   const choice = request.tool_choice ?? (hasTools ? 'auto' : undefined);
   return {
-    system: request.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => openAiText(m.content)).join('\n\n'),
+    system: request.messages
+      .filter((m) => m.role === 'system' || m.role === 'developer')
+      .map((m) => openAiText(m.content))
+      .join('\n\n'),
     turns,
-    tools: (request.tools ?? []).map((tool) => ({ name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters })),
+    tools: (request.tools ?? []).map((tool) => ({
+      name: tool.function.name,
+      description: tool.function.description,
+      parameters: tool.function.parameters,
+    })),
     toolChoice: choice,
     // `none` calls no tool, so a parallel flag next to it means nothing.
     parallel: choice === 'none' ? undefined : request.parallel_tool_calls === false ? false : undefined,
     temperature: request.temperature ?? undefined,
     // top_p 1 next to a temperature is left out on purpose (openai-to-anthropic/request.ts).
-    topP: request.top_p === 1 && request.temperature !== undefined && request.temperature !== null ? undefined : (request.top_p ?? undefined),
-    stop: request.stop === undefined || request.stop === null ? undefined : typeof request.stop === 'string' ? [request.stop] : request.stop,
+    topP:
+      request.top_p === 1 && request.temperature !== undefined && request.temperature !== null ? undefined : (request.top_p ?? undefined),
+    stop:
+      request.stop === undefined || request.stop === null ? undefined : typeof request.stop === 'string' ? [request.stop] : request.stop,
     maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
     user: request.user,
   };
@@ -161,7 +189,10 @@ type AnthropicMessage = MessagesRequest['messages'][number];
 
 const anthropicUserContent = fc.oneof(
   text,
-  fc.array(text.map((t) => ({ type: 'text' as const, text: t })), { minLength: 1, maxLength: 3 }),
+  fc.array(
+    text.map((t) => ({ type: 'text' as const, text: t })),
+    { minLength: 1, maxLength: 3 },
+  ),
 );
 const anthropicStep = fc.oneof(
   fc.record({ kind: fc.constant('chat' as const), assistant: anthropicUserContent, user: anthropicUserContent }),
@@ -184,7 +215,13 @@ const anthropicStep = fc.oneof(
 
 const anthropicRequest = fc
   .record({
-    system: fc.option(fc.oneof(text, text.map((t) => [{ type: 'text' as const, text: t }])), { nil: undefined }),
+    system: fc.option(
+      fc.oneof(
+        text,
+        text.map((t) => [{ type: 'text' as const, text: t }]),
+      ),
+      { nil: undefined },
+    ),
     first: anthropicUserContent,
     steps: fc.array(anthropicStep, { maxLength: 5 }),
     tools,
@@ -209,7 +246,10 @@ const anthropicRequest = fc
         name: g.tools[use.tool % g.tools.length]!.name,
         input: use.input,
       }));
-      messages.push({ role: 'assistant', content: [...(step.text === undefined ? [] : [{ type: 'text' as const, text: step.text }]), ...uses] });
+      messages.push({
+        role: 'assistant',
+        content: [...(step.text === undefined ? [] : [{ type: 'text' as const, text: step.text }]), ...uses],
+      });
       messages.push({
         role: 'user',
         content: [
@@ -237,7 +277,11 @@ const anthropicRequest = fc
     if (g.toolChoice !== undefined) {
       const disable = g.disableParallel === undefined ? {} : { disable_parallel_tool_use: g.disableParallel };
       request.tool_choice =
-        g.toolChoice === 'none' ? { type: 'none' } : g.toolChoice === 'tool' ? { type: 'tool', name: g.tools[0]!.name, ...disable } : { type: g.toolChoice, ...disable };
+        g.toolChoice === 'none'
+          ? { type: 'none' }
+          : g.toolChoice === 'tool'
+            ? { type: 'tool', name: g.tools[0]!.name, ...disable }
+            : { type: g.toolChoice, ...disable };
     }
     if (g.temperature !== undefined) request.temperature = g.temperature;
     if (g.topP !== undefined) request.top_p = g.topP;
@@ -254,7 +298,9 @@ function anthropicMeaning(request: MessagesRequest, original: boolean) {
       return {
         role: 'assistant',
         text: blocks.map((block) => (block.type === 'text' ? block.text : '')).join(''),
-        calls: blocks.flatMap((block) => (block.type === 'tool_use' ? [{ id: sanitizeToolId(block.id), name: block.name, input: block.input }] : [])),
+        calls: blocks.flatMap((block) =>
+          block.type === 'tool_use' ? [{ id: sanitizeToolId(block.id), name: block.name, input: block.input }] : [],
+        ),
       };
     }
     return {
@@ -262,8 +308,14 @@ function anthropicMeaning(request: MessagesRequest, original: boolean) {
       items: blocks.map((block) => {
         if (block.type === 'text') return { text: block.text };
         if (block.type === 'tool_result') {
-          const content = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('\n');
-          return { result: sanitizeToolId(block.tool_use_id), content: original && block.is_error === true ? `Error: ${content}` : content };
+          const content =
+            typeof block.content === 'string'
+              ? block.content
+              : (block.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+          return {
+            result: sanitizeToolId(block.tool_use_id),
+            content: original && block.is_error === true ? `Error: ${content}` : content,
+          };
         }
         return { other: block.type };
       }),
@@ -271,7 +323,12 @@ function anthropicMeaning(request: MessagesRequest, original: boolean) {
   });
   const choice = request.tool_choice;
   return {
-    system: request.system === undefined ? '' : typeof request.system === 'string' ? request.system : request.system.map((b) => b.text).join('\n\n'),
+    system:
+      request.system === undefined
+        ? ''
+        : typeof request.system === 'string'
+          ? request.system
+          : request.system.map((b) => b.text).join('\n\n'),
     turns,
     tools: (request.tools ?? []).map((tool) => ({ name: tool.name, description: tool.description, schema: tool.input_schema })),
     toolChoice: choice === undefined ? undefined : { type: choice.type, name: choice.type === 'tool' ? choice.name : undefined },
@@ -291,7 +348,10 @@ describe('translators keep meaning across a round trip (property)', () => {
         const anthropicBody = new OpenAiToAnthropic(original, testContext('anthropic')).request().body;
         const anthropic = messagesRequest.parse(anthropicBody);
         const back = chatCompletionRequest.parse(new AnthropicToOpenAi(anthropic, testContext('openai')).request().body);
-        assert.deepEqual(openAiMeaning(back, (id) => id), openAiMeaning(original, sanitizeToolId));
+        assert.deepEqual(
+          openAiMeaning(back, (id) => id),
+          openAiMeaning(original, sanitizeToolId),
+        );
       }),
       { numRuns },
     );

@@ -3,13 +3,7 @@
 
 /** `stop_reason` values. */
 export type AnthropicStopReason =
-  | 'end_turn'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'tool_use'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+  'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 /** Usage block of a message. */
 export interface AnthropicUsage {
@@ -52,7 +46,11 @@ export type AnthropicStreamEvent =
         | { type: 'signature_delta'; signature: string };
     }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta: { stop_reason: AnthropicStopReason | null; stop_sequence: string | null }; usage: Partial<AnthropicUsage> & { output_tokens: number } }
+  | {
+      type: 'message_delta';
+      delta: { stop_reason: AnthropicStopReason | null; stop_sequence: string | null };
+      usage: Partial<AnthropicUsage> & { output_tokens: number };
+    }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error: { type: string; message: string } };

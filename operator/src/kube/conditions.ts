@@ -20,7 +20,12 @@ export function kubeTime(date: Date): string {
  * The new condition list: each decided condition, keeping its previous lastTransitionTime when
  * its status did not change (so an unchanged status stays byte-identical and is not rewritten).
  */
-export function mergeConditions(previous: readonly Condition[] | undefined, updates: readonly ConditionUpdate[], generation: number, now: Date): Condition[] {
+export function mergeConditions(
+  previous: readonly Condition[] | undefined,
+  updates: readonly ConditionUpdate[],
+  generation: number,
+  now: Date,
+): Condition[] {
   return updates.map((update) => {
     const before = previous?.find((c) => c.type === update.type);
     const lastTransitionTime = before && before.status === update.status ? before.lastTransitionTime : kubeTime(now);

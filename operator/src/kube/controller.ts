@@ -46,7 +46,11 @@ export class Controller<T extends KubernetesObject> {
     private readonly metrics: OperatorMetrics,
     private readonly logger: Logger,
   ) {
-    this.queue = new WorkQueue((key) => this.reconcileOnce(key), tuning, (depth) => metrics.queueDepth.set({ kind: spec.kind }, depth));
+    this.queue = new WorkQueue(
+      (key) => this.reconcileOnce(key),
+      tuning,
+      (depth) => metrics.queueDepth.set({ kind: spec.kind }, depth),
+    );
     this.informer = new SupervisedInformer<T>(
       kubeConfig,
       {

@@ -46,7 +46,10 @@ export class EventRecorder {
         },
       });
     } catch (error) {
-      this.logger.warn({ err: error, object: `${object.kind}/${namespace ? `${namespace}/` : ''}${name}`, reason: note.reason }, 'event not recorded');
+      this.logger.warn(
+        { err: error, object: `${object.kind}/${namespace ? `${namespace}/` : ''}${name}`, reason: note.reason },
+        'event not recorded',
+      );
     }
   }
 }

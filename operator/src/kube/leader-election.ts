@@ -106,7 +106,10 @@ export class LeaderElector {
     try {
       acquired = await runWithin(budgetMs, round, (signal) => this.tryAcquireOrRenew(startedAt, signal));
     } catch (error) {
-      this.options.logger.warn({ err: error instanceof ApiException ? `HTTP ${error.code}` : String(error) }, 'leader election request failed');
+      this.options.logger.warn(
+        { err: error instanceof ApiException ? `HTTP ${error.code}` : String(error) },
+        'leader election request failed',
+      );
     } finally {
       this.roundAbort = undefined;
     }
@@ -127,7 +130,10 @@ export class LeaderElector {
 
   private setLeading(leading: boolean): Promise<unknown> {
     this.leading = leading;
-    this.options.logger.info({ identity: this.options.identity, lease: this.options.leaseName }, leading ? 'became leader' : 'stopped leading');
+    this.options.logger.info(
+      { identity: this.options.identity, lease: this.options.leaseName },
+      leading ? 'became leader' : 'stopped leading',
+    );
     if (leading) {
       this.handlers.onStartedLeading();
       return Promise.resolve();
@@ -145,7 +151,10 @@ export class LeaderElector {
     } catch (error) {
       if (!isStatus(error, 404)) throw error;
       try {
-        await this.api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: this.heldSpec(undefined, now) } }, request);
+        await this.api.createNamespacedLease(
+          { namespace, body: { metadata: { name, namespace }, spec: this.heldSpec(undefined, now) } },
+          request,
+        );
         return true;
       } catch (createError) {
         if (isStatus(createError, 409)) return false;
@@ -195,6 +204,9 @@ export class LeaderElector {
     const lease = await this.api.readNamespacedLease({ namespace, name }, request);
     if (lease.spec?.holderIdentity !== identity) return;
     const { holderIdentity: _released, ...spec } = lease.spec;
-    await this.api.replaceNamespacedLease({ namespace, name, body: { ...lease, spec: { ...spec, leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.clock()) } } }, request);
+    await this.api.replaceNamespacedLease(
+      { namespace, name, body: { ...lease, spec: { ...spec, leaseDurationSeconds: 1, renewTime: new V1MicroTime(this.clock()) } } },
+      request,
+    );
   }
 }

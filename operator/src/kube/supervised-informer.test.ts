@@ -35,7 +35,16 @@ test('restart backoff grows over consecutive failures and starts over after a no
   const delays: number[] = [];
   const supervised = new SupervisedInformer(
     new KubeConfig(),
-    { kind: 'Test', path: '/test', list: async () => ({ items: [] }), watchTimeoutSeconds: 60, baseRetryMs: 10, maxRetryMs: 10_000, logger: pino({ level: 'silent' }), onRestart: (ms) => delays.push(ms) },
+    {
+      kind: 'Test',
+      path: '/test',
+      list: async () => ({ items: [] }),
+      watchTimeoutSeconds: 60,
+      baseRetryMs: 10,
+      maxRetryMs: 10_000,
+      logger: pino({ level: 'silent' }),
+      onRestart: (ms) => delays.push(ms),
+    },
     { onChange: () => undefined, onDelete: () => undefined },
     () => informer,
   );

@@ -1,4 +1,11 @@
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { retryDelayMs } from './work-queue.js';
 
@@ -25,7 +32,10 @@ export interface InformerOptions<T extends KubernetesObject> {
 export type ListWatchInformer<T extends KubernetesObject> = Pick<Informer<T>, 'on' | 'start' | 'stop'> & Pick<ObjectCache<T>, 'list'>;
 
 /** Makes the informer for a watch path and list function (tests pass a scripted one). */
-export type InformerFactory<T extends KubernetesObject> = (path: string, list: () => Promise<KubernetesListObject<T>>) => ListWatchInformer<T>;
+export type InformerFactory<T extends KubernetesObject> = (
+  path: string,
+  list: () => Promise<KubernetesListObject<T>>,
+) => ListWatchInformer<T>;
 
 /** What an informer reports. */
 export interface InformerHandlers<T> {
@@ -120,6 +130,7 @@ export class SupervisedInformer<T extends KubernetesObject> {
 
 /** A short, secret-free description of a client error for logs. */
 function describe(error: unknown): string {
-  if (error && typeof error === 'object' && 'code' in error && typeof (error as { code: unknown }).code === 'number') return `HTTP ${(error as { code: number }).code}`;
+  if (error && typeof error === 'object' && 'code' in error && typeof (error as { code: unknown }).code === 'number')
+    return `HTTP ${(error as { code: number }).code}`;
   return error instanceof Error ? error.message.split('\n')[0]! : String(error);
 }

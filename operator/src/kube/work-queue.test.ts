@@ -27,15 +27,18 @@ test('a key is never worked on twice at once; an add during work runs it once mo
   let finished = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const queue = stoppedAfterTest(new WorkQueue(async () => {
-    running += 1;
-    maxRunning = Math.max(maxRunning, running);
-    runs += 1;
-    if (runs === 1) await gate;
-    running -= 1;
-    finished += 1;
-    return {};
-  }, options), () => release());
+  const queue = stoppedAfterTest(
+    new WorkQueue(async () => {
+      running += 1;
+      maxRunning = Math.max(maxRunning, running);
+      runs += 1;
+      if (runs === 1) await gate;
+      running -= 1;
+      finished += 1;
+      return {};
+    }, options),
+    () => release(),
+  );
   queue.add('ns/a');
   await until('the first run to start', () => runs === 1);
   queue.add('ns/a');
@@ -54,11 +57,17 @@ test('waiting keys are deduplicated and different keys run in parallel', async (
   const seen: string[] = [];
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const queue = stoppedAfterTest(new WorkQueue(async (key) => {
-    seen.push(key);
-    await gate;
-    return {};
-  }, { ...options, concurrency: 1 }), () => release());
+  const queue = stoppedAfterTest(
+    new WorkQueue(
+      async (key) => {
+        seen.push(key);
+        await gate;
+        return {};
+      },
+      { ...options, concurrency: 1 },
+    ),
+    () => release(),
+  );
   queue.add('a');
   queue.add('b');
   queue.add('b');
@@ -71,16 +80,26 @@ test('waiting keys are deduplicated and different keys run in parallel', async (
 
 test('a failing key is retried with growing delays and the count resets on success', async () => {
   let attempts = 0;
-  const queue = stoppedAfterTest(new WorkQueue(async () => {
-    attempts += 1;
-    if (attempts <= 3) throw new Error('not yet');
-    return {};
-  }, options));
+  const queue = stoppedAfterTest(
+    new WorkQueue(async () => {
+      attempts += 1;
+      if (attempts <= 3) throw new Error('not yet');
+      return {};
+    }, options),
+  );
   queue.add('k');
   await until('the fourth attempt', () => attempts === 4);
   await until('the success to reset the failures', () => queue.failuresOf('k') === 0);
-  assert.deepEqual([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, options, () => 1)), [5, 10, 20, 40, 40], 'delays double up to the cap');
-  assert.equal(retryDelayMs(3, options, () => 0), 10, 'jitter takes at most half the delay off');
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((n) => retryDelayMs(n, options, () => 1)),
+    [5, 10, 20, 40, 40],
+    'delays double up to the cap',
+  );
+  assert.equal(
+    retryDelayMs(3, options, () => 0),
+    10,
+    'jitter takes at most half the delay off',
+  );
 });
 
 test('a requested requeue comes back after its delay; stop drops scheduled work', async () => {
@@ -88,10 +107,12 @@ test('a requested requeue comes back after its delay; stop drops scheduled work'
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
   onTestFinished(() => void vi.useRealTimers());
   let runs = 0;
-  const queue = stoppedAfterTest(new WorkQueue(async () => {
-    runs += 1;
-    return runs === 1 ? { requeueAfterMs: 10 } : {};
-  }, options));
+  const queue = stoppedAfterTest(
+    new WorkQueue(async () => {
+      runs += 1;
+      return runs === 1 ? { requeueAfterMs: 10 } : {};
+    }, options),
+  );
   queue.add('k');
   await settled();
   assert.equal(runs, 1);

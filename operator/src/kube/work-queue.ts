@@ -15,7 +15,11 @@ export interface WorkQueueOptions {
 }
 
 /** Delay before retry number `failures` (1-based): exponential, capped, with jitter in [50 %, 100 %]. */
-export function retryDelayMs(failures: number, options: Pick<WorkQueueOptions, 'baseRetryMs' | 'maxRetryMs'>, random: () => number = Math.random): number {
+export function retryDelayMs(
+  failures: number,
+  options: Pick<WorkQueueOptions, 'baseRetryMs' | 'maxRetryMs'>,
+  random: () => number = Math.random,
+): number {
   const exponential = Math.min(options.maxRetryMs, options.baseRetryMs * 2 ** Math.min(failures - 1, 30));
   return Math.round(exponential * (0.5 + random() * 0.5));
 }

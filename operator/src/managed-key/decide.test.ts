@@ -15,18 +15,33 @@ const row = (overrides: Partial<KeyRecord> = {}): KeyRecord =>
   sampleKeyRecord({ name: 'team-a/analytics', source: 'crd', managedBy: 'ManagedKey/team-a/analytics/uid', ...overrides });
 
 test('the spec maps onto the key row as docs/crds.md says, with defaults', () => {
-  const desired = desiredKey('team-a', 'analytics', spec({ allowedModels: ['gpt-4o-mini'], budget: { limitUsd: '12.50' }, requestsPerMinute: 60, attributes: { team: 'a' }, state: 'Suspended', payer: 'project:p1' }));
-  assert.deepEqual(desired, {
-    name: 'team-a/analytics',
-    allowedModels: ['gpt-4o-mini'],
-    allowedRegions: null,
-    budgetLimitUsd: 12.5,
-    budgetPeriod: 'monthly',
-    rateLimitRpm: 60,
-    metadata: { team: 'a' },
-    payerId: 'project:p1',
-    status: 'suspended',
-  }, 'every field maps, the period defaults to monthly');
+  const desired = desiredKey(
+    'team-a',
+    'analytics',
+    spec({
+      allowedModels: ['gpt-4o-mini'],
+      budget: { limitUsd: '12.50' },
+      requestsPerMinute: 60,
+      attributes: { team: 'a' },
+      state: 'Suspended',
+      payer: 'project:p1',
+    }),
+  );
+  assert.deepEqual(
+    desired,
+    {
+      name: 'team-a/analytics',
+      allowedModels: ['gpt-4o-mini'],
+      allowedRegions: null,
+      budgetLimitUsd: 12.5,
+      budgetPeriod: 'monthly',
+      rateLimitRpm: 60,
+      metadata: { team: 'a' },
+      payerId: 'project:p1',
+      status: 'suspended',
+    },
+    'every field maps, the period defaults to monthly',
+  );
   assert.equal(parseManagedKeySpec({ budget: { limitUsd: '0' } }).ok, false, 'a zero budget is refused');
   assert.equal(parseManagedKeySpec({ state: 'Revoked' }).ok, false, 'an unknown state is refused');
 });
@@ -34,35 +49,81 @@ test('the spec maps onto the key row as docs/crds.md says, with defaults', () =>
 test('the Secret is the source of the key: missing or broken means a new key, foreign means hands off', () => {
   assert.deepEqual(planSecret({ kind: 'missing' }), { action: 'create' }, 'a missing Secret is created');
   assert.deepEqual(planSecret({ kind: 'foreign' }), { action: 'conflict' }, 'a Secret of someone else is not touched');
-  assert.deepEqual(planSecret({ kind: 'owned', apiKey: 'not-a-key' }), { action: 'rewrite' }, 'our Secret without a valid key is rewritten');
+  assert.deepEqual(
+    planSecret({ kind: 'owned', apiKey: 'not-a-key' }),
+    { action: 'rewrite' },
+    'our Secret without a valid key is rewritten',
+  );
   const apiKey = `svc-sk-${'a'.repeat(40)}`;
   assert.deepEqual(planSecret({ kind: 'owned', apiKey }), { action: 'use', apiKey }, 'our Secret with a key is used as it is');
 });
 
-test('the row is created once, rotated to the Secret\'s key and patched only where the spec differs', () => {
+test("the row is created once, rotated to the Secret's key and patched only where the spec differs", () => {
   const desired = desiredKey('team-a', 'analytics', spec({ requestsPerMinute: 10 }));
   assert.deepEqual(planRow(undefined, 'hash-1', desired), { action: 'create' }, 'no row: create');
   assert.deepEqual(planRow(row({ rateLimitRpm: 10 }), 'hash-1', desired), { action: 'none' }, 'a matching row is left alone');
-  assert.deepEqual(planRow(row({ rateLimitRpm: 10 }), 'hash-2', desired), { action: 'update', rotate: true, patch: undefined }, 'a different Secret key rotates the hash');
-  assert.deepEqual(planRow(row(), 'hash-1', desired), { action: 'update', rotate: false, patch: { rateLimitRpm: 10 } }, 'only the changed field is patched');
+  assert.deepEqual(
+    planRow(row({ rateLimitRpm: 10 }), 'hash-2', desired),
+    { action: 'update', rotate: true, patch: undefined },
+    'a different Secret key rotates the hash',
+  );
+  assert.deepEqual(
+    planRow(row(), 'hash-1', desired),
+    { action: 'update', rotate: false, patch: { rateLimitRpm: 10 } },
+    'only the changed field is patched',
+  );
 });
 
 test('status: Ready with every condition, budget as decimal strings, unchanged status not rewritten', () => {
   const now = new Date('2030-01-15T10:00:00Z');
   const key = row({ budgetLimitUsd: 10, budgetPeriod: 'monthly' });
   const usage = { usedUsd: 2.125, remainingUsd: 7.875, resetsAt: new Date('2030-02-01T00:00:00Z'), exhausted: false };
-  const unresolved = unresolvedNames(spec({ allowedModels: ['gpt-4o-mini', 'auto', 'nope'] }), { models: new Set(['gpt-4o-mini']), regions: new Set(['EU']) });
-  const status = managedKeyStatus({ generation: 3, previous: undefined, now, secretName: 'analytics-key', secretConflict: false, key, unresolved, usage });
-  assert.equal(status.observedGeneration, 3, 'the observed generation is the spec\'s');
-  assert.deepEqual(status.budget, { usedUsd: '2.125000', remainingUsd: '7.875000', resetsAt: '2030-02-01T00:00:00Z' }, 'budget usage as decimal strings');
+  const unresolved = unresolvedNames(spec({ allowedModels: ['gpt-4o-mini', 'auto', 'nope'] }), {
+    models: new Set(['gpt-4o-mini']),
+    regions: new Set(['EU']),
+  });
+  const status = managedKeyStatus({
+    generation: 3,
+    previous: undefined,
+    now,
+    secretName: 'analytics-key',
+    secretConflict: false,
+    key,
+    unresolved,
+    usage,
+  });
+  assert.equal(status.observedGeneration, 3, "the observed generation is the spec's");
+  assert.deepEqual(
+    status.budget,
+    { usedUsd: '2.125000', remainingUsd: '7.875000', resetsAt: '2030-02-01T00:00:00Z' },
+    'budget usage as decimal strings',
+  );
   const byType = Object.fromEntries((status.conditions ?? []).map((c) => [c.type, c]));
   assert.equal(byType.Ready?.status, 'True', 'the key is ready');
   assert.equal(byType.PolicyResolved?.status, 'False', 'an unknown model is reported');
   assert.match(byType.PolicyResolved?.message ?? '', /"nope"/, 'the unknown model is named; auto is always known');
   assert.equal(byType.BudgetExhausted?.status, 'False', 'within budget');
-  const again = managedKeyStatus({ generation: 3, previous: status, now: new Date('2030-01-15T11:00:00Z'), secretName: 'analytics-key', secretConflict: false, key, unresolved, usage });
+  const again = managedKeyStatus({
+    generation: 3,
+    previous: status,
+    now: new Date('2030-01-15T11:00:00Z'),
+    secretName: 'analytics-key',
+    secretConflict: false,
+    key,
+    unresolved,
+    usage,
+  });
   assert.equal(statusChanged(status, again), false, 'the same observation an hour later writes nothing');
-  const conflict = managedKeyStatus({ generation: 3, previous: status, now, secretName: 'analytics-key', secretConflict: true, key: undefined, unresolved, usage: undefined });
+  const conflict = managedKeyStatus({
+    generation: 3,
+    previous: status,
+    now,
+    secretName: 'analytics-key',
+    secretConflict: true,
+    key: undefined,
+    unresolved,
+    usage: undefined,
+  });
   assert.equal(conflict.conditions?.find((c) => c.type === 'SecretSynced')?.reason, 'SecretConflict', 'a foreign Secret is reported');
   assert.equal(conflict.conditions?.find((c) => c.type === 'Ready')?.status, 'False', 'and the key is not ready');
 });

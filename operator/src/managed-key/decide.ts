@@ -8,7 +8,10 @@ import type { ManagedKeySpec, ManagedKeyStatus } from './resource.js';
 // reconciler (reconciler.ts) only reads, calls these, and writes.
 
 /** The key row fields a spec determines (a ManagedKey is never `revoked`: it is deleted). */
-export type DesiredKey = Pick<KeyRecord, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'> & {
+export type DesiredKey = Pick<
+  KeyRecord,
+  'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm' | 'metadata' | 'payerId'
+> & {
   status: Extract<KeyStatus, 'active' | 'suspended'>;
 };
 
@@ -57,7 +60,9 @@ export function planSecret(observed: SecretObservation): SecretPlan {
     case 'foreign':
       return { action: 'conflict' };
     case 'owned':
-      return observed.apiKey !== undefined && credentialKindOf(observed.apiKey) === 'managed' ? { action: 'use', apiKey: observed.apiKey } : { action: 'rewrite' };
+      return observed.apiKey !== undefined && credentialKindOf(observed.apiKey) === 'managed'
+        ? { action: 'use', apiKey: observed.apiKey }
+        : { action: 'rewrite' };
     default: {
       const unreachable: never = observed;
       throw new Error(`unknown secret observation ${JSON.stringify(unreachable)}`);
@@ -83,7 +88,10 @@ export interface UnresolvedNames {
 }
 
 /** Allowed models and regions the catalogue lacks (`auto` is always a model). */
-export function unresolvedNames(spec: ManagedKeySpec, catalogue: { models: ReadonlySet<string>; regions: ReadonlySet<string> }): UnresolvedNames {
+export function unresolvedNames(
+  spec: ManagedKeySpec,
+  catalogue: { models: ReadonlySet<string>; regions: ReadonlySet<string> },
+): UnresolvedNames {
   return {
     models: (spec.allowedModels ?? []).filter((m) => m !== 'auto' && !catalogue.models.has(m)),
     regions: (spec.allowedRegions ?? []).filter((r) => !catalogue.regions.has(r)),
@@ -123,25 +131,60 @@ function conditionsOf(inputs: StatusInputs): ConditionUpdate[] {
     ? { type: 'Provisioned', status: 'False', reason: 'InvalidSpec', message: invalidSpec }
     : key
       ? { type: 'Provisioned', status: 'True', reason: 'KeyProvisioned', message: `key ${key.id} matches the spec` }
-      : { type: 'Provisioned', status: 'False', reason: secretConflict ? 'SecretConflict' : 'Pending', message: secretConflict ? 'the key is not created while its Secret belongs to something else' : 'the key is not written yet' };
+      : {
+          type: 'Provisioned',
+          status: 'False',
+          reason: secretConflict ? 'SecretConflict' : 'Pending',
+          message: secretConflict ? 'the key is not created while its Secret belongs to something else' : 'the key is not written yet',
+        };
   const secretSynced: ConditionUpdate = secretConflict
-    ? { type: 'SecretSynced', status: 'False', reason: 'SecretConflict', message: `Secret ${secretName} exists and is not owned by this ManagedKey; it is left untouched` }
+    ? {
+        type: 'SecretSynced',
+        status: 'False',
+        reason: 'SecretConflict',
+        message: `Secret ${secretName} exists and is not owned by this ManagedKey; it is left untouched`,
+      }
     : key
       ? { type: 'SecretSynced', status: 'True', reason: 'SecretWritten', message: `the key is in Secret ${secretName}` }
       : { type: 'SecretSynced', status: 'False', reason: 'Pending', message: 'the Secret is not written yet' };
   const problems = unresolved ? [...unresolved.models.map((m) => `model "${m}"`), ...unresolved.regions.map((r) => `region "${r}"`)] : [];
   const policyResolved: ConditionUpdate = !unresolved
-    ? { type: 'PolicyResolved', status: 'Unknown', reason: 'NoCatalogue', message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names' }
+    ? {
+        type: 'PolicyResolved',
+        status: 'Unknown',
+        reason: 'NoCatalogue',
+        message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
+      }
     : problems.length > 0
       ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownNames', message: `the catalogue has no ${problems.join(', ')}` }
       : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every allowed model and region is in the catalogue' };
   const exhausted: ConditionUpdate = usage?.exhausted
-    ? { type: 'BudgetExhausted', status: 'True', reason: 'LimitReached', message: 'the period spend reached the limit; requests are refused until the reset' }
-    : { type: 'BudgetExhausted', status: 'False', reason: key?.budgetLimitUsd === null || key === undefined ? 'NoBudget' : 'WithinBudget', message: '' };
+    ? {
+        type: 'BudgetExhausted',
+        status: 'True',
+        reason: 'LimitReached',
+        message: 'the period spend reached the limit; requests are refused until the reset',
+      }
+    : {
+        type: 'BudgetExhausted',
+        status: 'False',
+        reason: key?.budgetLimitUsd === null || key === undefined ? 'NoBudget' : 'WithinBudget',
+        message: '',
+      };
   const ready = provisioned.status === 'True' && secretSynced.status === 'True';
   const readyCondition: ConditionUpdate = ready
-    ? { type: 'Ready', status: 'True', reason: key?.status === 'suspended' ? 'Suspended' : 'Ready', message: key?.status === 'suspended' ? 'the key is served as suspended: requests are refused' : 'the gateway accepts the key' }
-    : { type: 'Ready', status: 'False', reason: provisioned.status === 'False' ? provisioned.reason : secretSynced.reason, message: provisioned.status === 'False' ? provisioned.message : secretSynced.message };
+    ? {
+        type: 'Ready',
+        status: 'True',
+        reason: key?.status === 'suspended' ? 'Suspended' : 'Ready',
+        message: key?.status === 'suspended' ? 'the key is served as suspended: requests are refused' : 'the gateway accepts the key',
+      }
+    : {
+        type: 'Ready',
+        status: 'False',
+        reason: provisioned.status === 'False' ? provisioned.reason : secretSynced.reason,
+        message: provisioned.status === 'False' ? provisioned.message : secretSynced.message,
+      };
   return [readyCondition, provisioned, secretSynced, policyResolved, exhausted];
 }
 
@@ -166,7 +209,12 @@ export function statusChanged(previous: ManagedKeyStatus | undefined, next: Mana
  * When to look at the key again for its budget: at the reset (plus a second, so the new period
  * has begun) or after the refresh interval, whichever comes first; undefined without a budget.
  */
-export function nextBudgetCheckMs(key: KeyRecord | undefined, usage: BudgetUsage | undefined, now: Date, refreshMs: number): number | undefined {
+export function nextBudgetCheckMs(
+  key: KeyRecord | undefined,
+  usage: BudgetUsage | undefined,
+  now: Date,
+  refreshMs: number,
+): number | undefined {
   if (!key || key.budgetLimitUsd === null) return undefined;
   const untilReset = usage?.resetsAt ? usage.resetsAt.getTime() - now.getTime() + 1_000 : Number.POSITIVE_INFINITY;
   return Math.max(0, Math.min(refreshMs, untilReset));

@@ -1,4 +1,11 @@
-import { ApiException, PatchStrategy, setHeaderOptions, type CoreV1Api, type CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
+import {
+  ApiException,
+  PatchStrategy,
+  setHeaderOptions,
+  type CoreV1Api,
+  type CustomObjectsApi,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { readBudgetUsage } from '../../../core/budget/index.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
@@ -6,8 +13,27 @@ import type { Store } from '../../../core/store/index.js';
 import type { EventNote, EventRecorder } from '../kube/events.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
 import { OwedAnnouncements } from '../owed-announcements.js';
-import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames, type SecretObservation } from './decide.js';
-import { keyOwnerKindPrefix, keyOwnerOf, keyOwnerPrefix, managedKeyApi, managedKeyFinalizer, parseManagedKeySpec, secretNameOf, type ManagedKeyObject, type ManagedKeyStatus } from './resource.js';
+import {
+  desiredKey,
+  managedKeyStatus,
+  nextBudgetCheckMs,
+  planRow,
+  planSecret,
+  statusChanged,
+  unresolvedNames,
+  type SecretObservation,
+} from './decide.js';
+import {
+  keyOwnerKindPrefix,
+  keyOwnerOf,
+  keyOwnerPrefix,
+  managedKeyApi,
+  managedKeyFinalizer,
+  parseManagedKeySpec,
+  secretNameOf,
+  type ManagedKeyObject,
+  type ManagedKeyStatus,
+} from './resource.js';
 
 /** The I/O ports and settings of the ManagedKey reconciler. */
 export interface ManagedKeyReconcilerDeps {
@@ -67,7 +93,22 @@ export class ManagedKeyReconciler {
     if (!parsed.ok) {
       const rawName = (object.spec as { secretName?: unknown } | undefined)?.secretName;
       const secretName = typeof rawName === 'string' ? rawName : `${name}-key`;
-      if (await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, invalidSpec: parsed.message, secretConflict: false, key: undefined, unresolved: undefined, usage: undefined }))) {
+      if (
+        await this.writeStatus(
+          object,
+          managedKeyStatus({
+            generation,
+            previous: object.status,
+            now,
+            secretName,
+            invalidSpec: parsed.message,
+            secretConflict: false,
+            key: undefined,
+            unresolved: undefined,
+            usage: undefined,
+          }),
+        )
+      ) {
         await this.event(object, { type: 'Warning', reason: 'InvalidSpec', message: parsed.message });
       }
       return {};
@@ -80,8 +121,26 @@ export class ManagedKeyReconciler {
 
     const secretPlan = planSecret(await this.observeSecret(namespace, secretName, object));
     if (secretPlan.action === 'conflict') {
-      if (await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: true, key: undefined, unresolved, usage: undefined }))) {
-        await this.event(object, { type: 'Warning', reason: 'SecretConflict', message: `Secret ${secretName} exists and is not owned by this ManagedKey; no key is issued until it is removed or secretName changes` });
+      if (
+        await this.writeStatus(
+          object,
+          managedKeyStatus({
+            generation,
+            previous: object.status,
+            now,
+            secretName,
+            secretConflict: true,
+            key: undefined,
+            unresolved,
+            usage: undefined,
+          }),
+        )
+      ) {
+        await this.event(object, {
+          type: 'Warning',
+          reason: 'SecretConflict',
+          message: `Secret ${secretName} exists and is not owned by this ManagedKey; no key is issued until it is removed or secretName changes`,
+        });
       }
       // Secrets are not watched: look again later in case the other Secret is removed.
       return { requeueAfterMs: this.deps.budgetRefreshMs };
@@ -92,7 +151,11 @@ export class ManagedKeyReconciler {
     } else {
       apiKey = generateSecret('managed');
       await this.writeSecret(object, secretName, apiKey, secretPlan.action === 'rewrite');
-      await this.event(object, { type: 'Normal', reason: secretPlan.action === 'rewrite' ? 'SecretRewritten' : 'SecretCreated', message: `Secret ${secretName} written with a new API key` });
+      await this.event(object, {
+        type: 'Normal',
+        reason: secretPlan.action === 'rewrite' ? 'SecretRewritten' : 'SecretCreated',
+        message: `Secret ${secretName} written with a new API key`,
+      });
     }
 
     const desired = desiredKey(namespace, name, spec);
@@ -111,7 +174,11 @@ export class ManagedKeyReconciler {
           updated = (await this.deps.keys.replaceSecret(updated.id, apiKey))!;
           await this.announce(oldHash);
           this.deps.logger.info({ managedKey: ref, keyId: updated.id }, 'key secret replaced from its Secret');
-          await this.event(object, { type: 'Normal', reason: 'KeyRotated', message: `Key ${updated.id} now accepts the API key in its Secret; the previous one stopped working` });
+          await this.event(object, {
+            type: 'Normal',
+            reason: 'KeyRotated',
+            message: `Key ${updated.id} now accepts the API key in its Secret; the previous one stopped working`,
+          });
         }
         if (rowPlan.patch) updated = (await this.deps.keys.update(updated.id, rowPlan.patch))!;
         await this.announce(updated.secretHash);
@@ -127,7 +194,10 @@ export class ManagedKeyReconciler {
     }
 
     const usage = key!.budgetLimitUsd === null ? undefined : await readBudgetUsage(this.deps.store, key!, now);
-    await this.writeStatus(object, managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: false, key, unresolved, usage }));
+    await this.writeStatus(
+      object,
+      managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: false, key, unresolved, usage }),
+    );
     const next = nextBudgetCheckMs(key, usage, now, this.deps.budgetRefreshMs);
     return next === undefined ? {} : { requeueAfterMs: next };
   }
@@ -148,7 +218,16 @@ export class ManagedKeyReconciler {
     const finalizers = object.metadata?.finalizers ?? [];
     if (!finalizers.includes(managedKeyFinalizer)) return;
     await this.deps.customObjects.patchNamespacedCustomObject(
-      { group, version, namespace, plural, name, body: { metadata: { finalizers: finalizers.filter((f) => f !== managedKeyFinalizer), resourceVersion: object.metadata?.resourceVersion } } },
+      {
+        group,
+        version,
+        namespace,
+        plural,
+        name,
+        body: {
+          metadata: { finalizers: finalizers.filter((f) => f !== managedKeyFinalizer), resourceVersion: object.metadata?.resourceVersion },
+        },
+      },
       mergePatch,
     );
     this.deps.logger.info({ managedKey: `${namespace}/${name}` }, 'key deleted');
@@ -193,7 +272,14 @@ export class ManagedKeyReconciler {
     const { namespace = '', name = '', resourceVersion } = object.metadata ?? {};
     // The resourceVersion makes this a conditional write: a stale read conflicts (409) and is retried.
     return (await this.deps.customObjects.patchNamespacedCustomObject(
-      { group, version, namespace, plural, name, body: { metadata: { finalizers: [...(object.metadata?.finalizers ?? []), managedKeyFinalizer], resourceVersion } } },
+      {
+        group,
+        version,
+        namespace,
+        plural,
+        name,
+        body: { metadata: { finalizers: [...(object.metadata?.finalizers ?? []), managedKeyFinalizer], resourceVersion } },
+      },
       mergePatch,
     )) as ManagedKeyObject;
   }
@@ -224,7 +310,14 @@ export class ManagedKeyReconciler {
         namespace,
         labels: { 'app.kubernetes.io/managed-by': 'svc-gateway-operator', 'gateway.svc.dev/managed-key': owner.metadata?.name ?? '' },
         ownerReferences: [
-          { apiVersion: `${group}/${version}`, kind: managedKeyApi.kind, name: owner.metadata?.name ?? '', uid: owner.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true },
+          {
+            apiVersion: `${group}/${version}`,
+            kind: managedKeyApi.kind,
+            name: owner.metadata?.name ?? '',
+            uid: owner.metadata?.uid ?? '',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
         ],
       },
       data: { [secretDataKey]: Buffer.from(apiKey, 'utf8').toString('base64') },
@@ -242,7 +335,14 @@ export class ManagedKeyReconciler {
     if (!statusChanged(object.status, status)) return false;
     const { namespace = '', name = '' } = object.metadata ?? {};
     // JSON patch `add /status` replaces the whole status, so fields that went away go too.
-    await this.deps.customObjects.patchNamespacedCustomObjectStatus({ group, version, namespace, plural, name, body: [{ op: 'add', path: '/status', value: status }] });
+    await this.deps.customObjects.patchNamespacedCustomObjectStatus({
+      group,
+      version,
+      namespace,
+      plural,
+      name,
+      body: [{ op: 'add', path: '/status', value: status }],
+    });
     return true;
   }
 }

@@ -15,7 +15,11 @@ export const managedKeyFinalizer = 'gateway.svc.dev/managed-key-cleanup';
  */
 const managedKeySpecSchema = z.object({
   allowedModels: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
-  allowedRegions: z.array(z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/)).min(1).max(20).optional(),
+  allowedRegions: z
+    .array(z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/))
+    .min(1)
+    .max(20)
+    .optional(),
   budget: z
     .object({
       limitUsd: z.string().regex(/^[0-9]{1,10}(\.[0-9]{1,6})?$/, 'must be a decimal string with at most 6 decimals'),
@@ -27,8 +31,15 @@ const managedKeySpecSchema = z.object({
   requestsPerMinute: z.number().int().min(1).max(1_000_000).optional(),
   attributes: z.record(z.string(), z.string()).optional(),
   state: z.enum(['Active', 'Suspended']).default('Active'),
-  secretName: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/).max(253).optional(),
-  payer: z.string().regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/).optional(),
+  secretName: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)
+    .max(253)
+    .optional(),
+  payer: z
+    .string()
+    .regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/)
+    .optional(),
 });
 
 /** A parsed ManagedKey spec with defaults applied. */

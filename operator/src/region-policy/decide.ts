@@ -7,7 +7,11 @@ import type { RegionPolicySpec, RegionPolicyStatus } from './resource.js';
 
 /** The record the gateway routes by, from a policy's name and spec. */
 export function policyRecord(name: string, spec: RegionPolicySpec): RegionPolicyRecord {
-  return { name, regions: spec.regions.map((r) => ({ region: r.region, allowedSuppliers: [...r.allowedSuppliers] })), failurePolicy: spec.failurePolicy };
+  return {
+    name,
+    regions: spec.regions.map((r) => ({ region: r.region, allowedSuppliers: [...r.allowedSuppliers] })),
+    failurePolicy: spec.failurePolicy,
+  };
 }
 
 /**
@@ -44,7 +48,12 @@ export function regionPolicyStatus(inputs: PolicyStatusInputs): RegionPolicyStat
     : { type: 'Provisioned', status: 'True', reason: 'PolicyStored', message: 'the gateways route by this policy' };
   const resolved: ConditionUpdate =
     problems === undefined
-      ? { type: 'PolicyResolved', status: 'Unknown', reason: 'NoCatalogue', message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names' }
+      ? {
+          type: 'PolicyResolved',
+          status: 'Unknown',
+          reason: 'NoCatalogue',
+          message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
+        }
       : problems.length > 0
         ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownSuppliers', message: problems.join('; ') }
         : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every supplier is in the catalogue, in its region' };
@@ -52,7 +61,10 @@ export function regionPolicyStatus(inputs: PolicyStatusInputs): RegionPolicyStat
     provisioned.status === 'True'
       ? { type: 'Ready', status: 'True', reason: 'Ready', message: 'the gateways route by this policy' }
       : { type: 'Ready', status: 'False', reason: provisioned.reason, message: provisioned.message };
-  return { observedGeneration: inputs.generation, conditions: mergeConditions(inputs.previous?.conditions, [ready, provisioned, resolved], inputs.generation, inputs.now) };
+  return {
+    observedGeneration: inputs.generation,
+    conditions: mergeConditions(inputs.previous?.conditions, [ready, provisioned, resolved], inputs.generation, inputs.now),
+  };
 }
 
 /** Whether the status must be written. */

@@ -5,7 +5,13 @@ import type { Store } from '../../../core/store/index.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
 import { OwedAnnouncements } from '../owed-announcements.js';
 import { policyProblems, policyRecord, policyStatusChanged, regionPolicyStatus } from './decide.js';
-import { parseRegionPolicySpec, regionPolicyApi, regionPolicyFinalizer, type RegionPolicyObject, type RegionPolicyStatus } from './resource.js';
+import {
+  parseRegionPolicySpec,
+  regionPolicyApi,
+  regionPolicyFinalizer,
+  type RegionPolicyObject,
+  type RegionPolicyStatus,
+} from './resource.js';
 
 /** The I/O ports and settings of the RegionPolicy reconciler. */
 export interface RegionPolicyReconcilerDeps {
@@ -48,7 +54,18 @@ export class RegionPolicyReconciler {
     }
     if (!(object.metadata?.finalizers ?? []).includes(regionPolicyFinalizer)) {
       object = (await this.deps.customObjects.patchClusterCustomObject(
-        { group, version, plural, name, body: { metadata: { finalizers: [...(object.metadata?.finalizers ?? []), regionPolicyFinalizer], resourceVersion: object.metadata?.resourceVersion } } },
+        {
+          group,
+          version,
+          plural,
+          name,
+          body: {
+            metadata: {
+              finalizers: [...(object.metadata?.finalizers ?? []), regionPolicyFinalizer],
+              resourceVersion: object.metadata?.resourceVersion,
+            },
+          },
+        },
         mergePatch,
       )) as RegionPolicyObject;
     }
@@ -57,7 +74,10 @@ export class RegionPolicyReconciler {
     const parsed = parseRegionPolicySpec(object.spec);
     if (!parsed.ok) {
       // The last valid version stays in force: dropping it would widen routing on a typo.
-      await this.writeStatus(object, regionPolicyStatus({ generation, previous: object.status, now, invalidSpec: parsed.message, problems: undefined }));
+      await this.writeStatus(
+        object,
+        regionPolicyStatus({ generation, previous: object.status, now, invalidSpec: parsed.message, problems: undefined }),
+      );
       return {};
     }
     if (await this.deps.policies.save(policyRecord(name, parsed.spec))) {
@@ -103,13 +123,30 @@ export class RegionPolicyReconciler {
     const finalizers = object.metadata?.finalizers ?? [];
     if (!finalizers.includes(regionPolicyFinalizer)) return;
     await this.deps.customObjects.patchClusterCustomObject(
-      { group, version, plural, name: object.metadata?.name ?? '', body: { metadata: { finalizers: finalizers.filter((f) => f !== regionPolicyFinalizer), resourceVersion: object.metadata?.resourceVersion } } },
+      {
+        group,
+        version,
+        plural,
+        name: object.metadata?.name ?? '',
+        body: {
+          metadata: {
+            finalizers: finalizers.filter((f) => f !== regionPolicyFinalizer),
+            resourceVersion: object.metadata?.resourceVersion,
+          },
+        },
+      },
       mergePatch,
     );
   }
 
   private async writeStatus(object: RegionPolicyObject, status: RegionPolicyStatus): Promise<void> {
     if (!policyStatusChanged(object.status, status)) return;
-    await this.deps.customObjects.patchClusterCustomObjectStatus({ group, version, plural, name: object.metadata?.name ?? '', body: [{ op: 'add', path: '/status', value: status }] });
+    await this.deps.customObjects.patchClusterCustomObjectStatus({
+      group,
+      version,
+      plural,
+      name: object.metadata?.name ?? '',
+      body: [{ op: 'add', path: '/status', value: status }],
+    });
   }
 }

@@ -15,7 +15,10 @@ const regionPolicySpecSchema = z.object({
     .array(
       z.object({
         region: z.string().regex(/^[A-Z][A-Z0-9-]{0,31}$/),
-        allowedSuppliers: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/)).min(1).max(100),
+        allowedSuppliers: z
+          .array(z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/))
+          .min(1)
+          .max(100),
       }),
     )
     .min(1)

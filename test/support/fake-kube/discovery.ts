@@ -30,8 +30,17 @@ export function resourceList(types: readonly ResourceType[], group: string, vers
     apiVersion: 'v1',
     groupVersion: apiVersionOf(matching[0]!),
     resources: matching.flatMap((t) => [
-      { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs, ...(t.shortNames && { shortNames: t.shortNames }) },
-      ...(t.statusSubresource ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] }] : []),
+      {
+        name: t.plural,
+        singularName: t.kind.toLowerCase(),
+        namespaced: t.namespaced,
+        kind: t.kind,
+        verbs,
+        ...(t.shortNames && { shortNames: t.shortNames }),
+      },
+      ...(t.statusSubresource
+        ? [{ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] }]
+        : []),
     ]),
   };
 }

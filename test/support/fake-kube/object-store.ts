@@ -99,7 +99,9 @@ export class ObjectStore {
   /** Objects of a kind (in one namespace, or all), and the resourceVersion the list is consistent at. */
   list(type: ResourceType, namespace: string | undefined): { items: KubeObject[]; resourceVersion: number } {
     const items = [...this.bucket(type).values()].filter((o) => namespace === undefined || o.metadata.namespace === namespace);
-    items.sort((a, b) => objectKey(a.metadata.namespace, a.metadata.name!).localeCompare(objectKey(b.metadata.namespace, b.metadata.name!)));
+    items.sort((a, b) =>
+      objectKey(a.metadata.namespace, a.metadata.name!).localeCompare(objectKey(b.metadata.namespace, b.metadata.name!)),
+    );
     return { items: structuredClone(items), resourceVersion: this.lastRv };
   }
 
@@ -112,12 +114,17 @@ export class ObjectStore {
   create(type: ResourceType, namespace: string | undefined, body: KubeObject): KubeObject {
     const metadata = { ...(body.metadata ?? {}) };
     if (!metadata.name && metadata.generateName) metadata.name = `${metadata.generateName}${randomUUID().slice(0, 5)}`;
-    if (!metadata.name) throw new KubeStatusError(422, 'Invalid', `${type.kind} is invalid: metadata.name: Required value: name or generateName is required`);
+    if (!metadata.name)
+      throw new KubeStatusError(422, 'Invalid', `${type.kind} is invalid: metadata.name: Required value: name or generateName is required`);
     if (type.namespaced && body.metadata?.namespace && body.metadata.namespace !== namespace) {
       throw new KubeStatusError(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request');
     }
     if (this.bucket(type).has(objectKey(type.namespaced ? namespace : undefined, metadata.name))) {
-      throw new KubeStatusError(409, 'AlreadyExists', `${type.plural} "${metadata.name}" already exists`, { name: metadata.name, kind: type.plural, group: type.group });
+      throw new KubeStatusError(409, 'AlreadyExists', `${type.plural} "${metadata.name}" already exists`, {
+        name: metadata.name,
+        kind: type.plural,
+        group: type.group,
+      });
     }
     const rv = this.nextRv();
     const { deletionTimestamp: _d, resourceVersion: _r, ...cleanMeta } = metadata;
@@ -149,14 +156,25 @@ export class ObjectStore {
    * in the result that differs from the stored one is a stale write: 409. A write that changes
    * nothing keeps the version and emits no event, as on the real server.
    */
-  update(type: ResourceType, namespace: string | undefined, name: string, target: WriteTarget, compute: (current: KubeObject) => KubeObject): KubeObject {
+  update(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    target: WriteTarget,
+    compute: (current: KubeObject) => KubeObject,
+  ): KubeObject {
     const current = this.require(type, namespace, name);
     const candidate = compute(structuredClone(current));
     const wantedRv = candidate.metadata?.resourceVersion;
-    if (wantedRv !== undefined && wantedRv !== '' && wantedRv !== current.metadata.resourceVersion) throw staleConflict(type.plural, type.group, name);
-    if ((candidate.metadata?.name ?? name) !== name) throw new KubeStatusError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+    if (wantedRv !== undefined && wantedRv !== '' && wantedRv !== current.metadata.resourceVersion)
+      throw staleConflict(type.plural, type.group, name);
+    if ((candidate.metadata?.name ?? name) !== name)
+      throw new KubeStatusError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
     const next = target === 'status' ? this.statusWrite(current, candidate) : this.mainWrite(type, current, normalizeSecret(candidate));
-    const unchanged = isDeepStrictEqual({ ...next, metadata: { ...next.metadata, resourceVersion: '' } }, { ...current, metadata: { ...current.metadata, resourceVersion: '' } });
+    const unchanged = isDeepStrictEqual(
+      { ...next, metadata: { ...next.metadata, resourceVersion: '' } },
+      { ...current, metadata: { ...current.metadata, resourceVersion: '' } },
+    );
     if (unchanged) return structuredClone(current);
     const rv = this.nextRv();
     next.metadata.resourceVersion = String(rv);
@@ -173,15 +191,26 @@ export class ObjectStore {
    * last finalizer is removed. Dependents (owner references to it) are deleted after it unless
    * the propagation policy is Orphan. Returns the object and whether it is gone.
    */
-  delete(type: ResourceType, namespace: string | undefined, name: string, options: { propagationPolicy?: string; preconditionRv?: string } = {}): { object: KubeObject; removed: boolean } {
+  delete(
+    type: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    options: { propagationPolicy?: string; preconditionRv?: string } = {},
+  ): { object: KubeObject; removed: boolean } {
     const current = this.require(type, namespace, name);
-    if (options.preconditionRv && options.preconditionRv !== current.metadata.resourceVersion) throw staleConflict(type.plural, type.group, name);
+    if (options.preconditionRv && options.preconditionRv !== current.metadata.resourceVersion)
+      throw staleConflict(type.plural, type.group, name);
     if ((current.metadata.finalizers ?? []).length > 0) {
       if (current.metadata.deletionTimestamp) return { object: structuredClone(current), removed: false };
       const rv = this.nextRv();
       const marked: KubeObject = {
         ...structuredClone(current),
-        metadata: { ...structuredClone(current.metadata), deletionTimestamp: timestamp(), deletionGracePeriodSeconds: 0, resourceVersion: String(rv) },
+        metadata: {
+          ...structuredClone(current.metadata),
+          deletionTimestamp: timestamp(),
+          deletionGracePeriodSeconds: 0,
+          resourceVersion: String(rv),
+        },
       };
       this.put(type, marked, 'MODIFIED', rv);
       return { object: structuredClone(marked), removed: false };

@@ -5,7 +5,8 @@ import type { KubeObject } from './object-store.js';
 /** RFC 7386 JSON merge patch: objects merge recursively, null deletes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return structuredClone(patch);
-  const base: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const base: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
   for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
     if (value === null) delete base[key];
     else base[key] = mergePatch(base[key], value);
@@ -34,6 +35,10 @@ export function applyPatch(current: KubeObject, contentType: string, body: unkno
       }
     }
     default:
-      throw new KubeStatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json (got ${mediaType})`);
+      throw new KubeStatusError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json (got ${mediaType})`,
+      );
   }
 }

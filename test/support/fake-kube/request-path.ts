@@ -22,7 +22,10 @@ export type RequestPath =
  */
 export function parseRequestPath(pathname: string): RequestPath | undefined {
   if (pathname === '/api' || pathname === '/apis' || pathname === '/version') return { kind: 'root', path: pathname };
-  const segments = pathname.split('/').filter((s) => s !== '').map(decodeURIComponent);
+  const segments = pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];

@@ -35,6 +35,22 @@ export const builtInTypes: readonly ResourceType[] = [
  * both with a status subresource.
  */
 export const gatewayCustomTypes: readonly ResourceType[] = [
-  { group: 'gateway.svc.dev', version: 'v1alpha1', kind: 'ManagedKey', plural: 'managedkeys', namespaced: true, statusSubresource: true, shortNames: ['mk'] },
-  { group: 'gateway.svc.dev', version: 'v1alpha1', kind: 'RegionPolicy', plural: 'regionpolicies', namespaced: false, statusSubresource: true, shortNames: ['rp'] },
+  {
+    group: 'gateway.svc.dev',
+    version: 'v1alpha1',
+    kind: 'ManagedKey',
+    plural: 'managedkeys',
+    namespaced: true,
+    statusSubresource: true,
+    shortNames: ['mk'],
+  },
+  {
+    group: 'gateway.svc.dev',
+    version: 'v1alpha1',
+    kind: 'RegionPolicy',
+    plural: 'regionpolicies',
+    namespaced: false,
+    statusSubresource: true,
+    shortNames: ['rp'],
+  },
 ];

@@ -104,7 +104,9 @@ export class FakeKubeServer {
   sendBookmarks(): void {
     for (const watch of this.watches) {
       if (!watch.bookmarks) continue;
-      watch.response.write(`${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: String(this.store.resourceVersion) } } })}\n`);
+      watch.response.write(
+        `${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: String(this.store.resourceVersion) } } })}\n`,
+      );
     }
   }
 
@@ -139,11 +141,13 @@ export class FakeKubeServer {
       return this.send(response, 200, list);
     }
     const type = this.store.typeFor(path.group, path.plural);
-    if (!type || type.version !== path.version) throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (!type || type.version !== path.version)
+      throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
     if (path.subresource !== undefined && !(path.subresource === 'status' && type.statusSubresource)) {
       throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
     }
-    if (type.namespaced === false && path.namespace !== undefined) throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (type.namespaced === false && path.namespace !== undefined)
+      throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
     const verb = this.verbOf(request.method ?? 'GET', path.name !== undefined, url.searchParams.get('watch') === 'true');
     this.requestCounts.set(`${verb} ${type.plural}`, this.requests(verb, type.plural) + 1);
     this.injectFailure(type, verb);
@@ -171,22 +175,39 @@ export class FakeKubeServer {
       }
       case 'update': {
         const body = await readObject(request);
-        return this.send(response, 200, this.store.update(type, namespace, name!, target, () => body));
+        return this.send(
+          response,
+          200,
+          this.store.update(type, namespace, name!, target, () => body),
+        );
       }
       case 'patch': {
         const body = await readJson(request);
         const contentType = request.headers['content-type'] ?? '';
-        return this.send(response, 200, this.store.update(type, namespace, name!, target, (current) => applyPatch(current, contentType, body)));
+        return this.send(
+          response,
+          200,
+          this.store.update(type, namespace, name!, target, (current) => applyPatch(current, contentType, body)),
+        );
       }
       case 'delete': {
-        const options = ((await readJson(request, true)) ?? {}) as { propagationPolicy?: string; preconditions?: { resourceVersion?: string } };
+        const options = ((await readJson(request, true)) ?? {}) as {
+          propagationPolicy?: string;
+          preconditions?: { resourceVersion?: string };
+        };
         const propagationPolicy = url.searchParams.get('propagationPolicy') ?? options.propagationPolicy;
         const { object, removed } = this.store.delete(type, namespace, name!, {
           ...(propagationPolicy && { propagationPolicy }),
           ...(options.preconditions?.resourceVersion && { preconditionRv: options.preconditions.resourceVersion }),
         });
         if (!removed) return this.send(response, 200, object);
-        return this.send(response, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, group: type.group, kind: type.plural, uid: object.metadata.uid } });
+        return this.send(response, 200, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Success',
+          details: { name, group: type.group, kind: type.plural, uid: object.metadata.uid },
+        });
       }
       default:
         throw new KubeStatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
@@ -224,7 +245,8 @@ export class FakeKubeServer {
    */
   private watch(type: ResourceType, namespace: string | undefined, url: URL, response: ServerResponse): void {
     const filter = objectFilter(url.searchParams.get('labelSelector'), url.searchParams.get('fieldSelector'));
-    const wanted = (event: StoredEvent) => event.typeId === typeId(type) && (namespace === undefined || event.object.metadata.namespace === namespace) && filter(event.object);
+    const wanted = (event: StoredEvent) =>
+      event.typeId === typeId(type) && (namespace === undefined || event.object.metadata.namespace === namespace) && filter(event.object);
     const write = (type: string, object: unknown) => response.write(`${JSON.stringify({ type, object })}\n`);
     response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
     // A watch may stay quiet for a long time; the client's fetch resolves only once headers arrive.
@@ -274,7 +296,10 @@ export class FakeKubeServer {
   }
 
   private fail(response: ServerResponse, error: unknown): void {
-    const status = error instanceof KubeStatusError ? error : new KubeStatusError(500, 'InternalError', `Internal error occurred: ${(error as Error).message}`);
+    const status =
+      error instanceof KubeStatusError
+        ? error
+        : new KubeStatusError(500, 'InternalError', `Internal error occurred: ${(error as Error).message}`);
     if (response.headersSent) {
       response.destroy();
       return;
@@ -300,8 +325,8 @@ async function readJson(request: IncomingMessage, optional = false): Promise<unk
 
 async function readObject(request: IncomingMessage): Promise<KubeObject> {
   const body = await readJson(request);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new KubeStatusError(400, 'BadRequest', 'the request body must be an object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new KubeStatusError(400, 'BadRequest', 'the request body must be an object');
   const object = body as KubeObject;
   return { ...object, metadata: object.metadata ?? {} };
 }
-

@@ -19,7 +19,8 @@ export function sniffAudioFormat(head: Uint8Array): AudioFormat | undefined {
   if (head.length >= 8 && ascii(head, 4, 'ftyp')) return 'm4a';
   if (head.length >= 3 && ascii(head, 0, 'ID3')) return 'mp3';
   // MPEG audio frame: 11 sync bits, a valid version (not 01) and layer (not 00).
-  if (head.length >= 2 && head[0] === 0xff && (head[1]! & 0xe0) === 0xe0 && (head[1]! & 0x18) !== 0x08 && (head[1]! & 0x06) !== 0) return 'mp3';
+  if (head.length >= 2 && head[0] === 0xff && (head[1]! & 0xe0) === 0xe0 && (head[1]! & 0x18) !== 0x08 && (head[1]! & 0x06) !== 0)
+    return 'mp3';
   return undefined;
 }
 
@@ -35,7 +36,7 @@ const maxPcmByteRate = 1_536_000;
 export function wavSeconds(head: Uint8Array, fileBytes: number): number | undefined {
   const view = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
   let byteRate: number | undefined;
-  for (let at = 12; at + 8 <= view.length; ) {
+  for (let at = 12; at + 8 <= view.length;) {
     const id = view.toString('latin1', at, at + 4);
     const size = view.readUInt32LE(at + 4);
     // Bounded to what real PCM can be: the header is the client's claim.

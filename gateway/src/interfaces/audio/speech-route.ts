@@ -23,7 +23,13 @@ function characterCount(text: string): number {
   return count;
 }
 
-function speechAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, body: SpeechRequest, media: MediaUsage): Attempt<unknown> {
+function speechAttempt(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: SpeechRequest,
+  media: MediaUsage,
+): Attempt<unknown> {
   const format = body.response_format ?? 'mp3';
   const { region: _region, ...forwarded } = body;
   return async (route, _index, signal) => {

@@ -48,14 +48,20 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
   if (language !== undefined) {
     code = language.trim().toLowerCase();
     if (!languageCodes.has(code)) {
-      throw new ApiError('validation_error', { param: 'language', humanMessage: `"${language}" is not an ISO-639-1 language code such as en, de or ja` });
+      throw new ApiError('validation_error', {
+        param: 'language',
+        humanMessage: `"${language}" is not an ISO-639-1 language code such as en, de or ja`,
+      });
     }
   }
   const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language');
   if (code !== undefined) forwarded.push(['language', code]);
   const responseFormat = last('response_format') ?? 'json';
   if (!responseFormats.has(responseFormat)) {
-    throw new ApiError('validation_error', { param: 'response_format', humanMessage: `response_format must be one of ${[...responseFormats].join(', ')}` });
+    throw new ApiError('validation_error', {
+      param: 'response_format',
+      humanMessage: `response_format must be one of ${[...responseFormats].join(', ')}`,
+    });
   }
   const temperature = last('temperature');
   if (temperature !== undefined && !(Number(temperature) >= 0 && Number(temperature) <= 1)) {
@@ -69,7 +75,13 @@ function reportedUsage(json: Record<string, unknown>): { tokens?: TokenUsage; se
   const usage = json.usage as { type?: unknown; seconds?: unknown; input_tokens?: unknown; output_tokens?: unknown } | undefined;
   if (usage?.type === 'duration' && typeof usage.seconds === 'number') return { seconds: usage.seconds };
   if (usage?.type === 'tokens' && typeof usage.input_tokens === 'number') {
-    return { tokens: { inputTokens: usage.input_tokens, outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0, cachedInputTokens: 0 } };
+    return {
+      tokens: {
+        inputTokens: usage.input_tokens,
+        outputTokens: typeof usage.output_tokens === 'number' ? usage.output_tokens : 0,
+        cachedInputTokens: 0,
+      },
+    };
   }
   if (typeof json.duration === 'number') return { seconds: json.duration };
   return {};
@@ -80,7 +92,13 @@ function estimatedSeconds(file: AudioFile): number {
   return (file.format === 'wav' ? wavSeconds(file.head, file.bytes) : undefined) ?? file.bytes / typicalBytesPerSecond;
 }
 
-function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply, form: TranscriptionForm, file: AudioFile): Attempt<unknown> {
+function transcriptionAttempt(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  form: TranscriptionForm,
+  file: AudioFile,
+): Attempt<unknown> {
   return async (route, _index, signal) => {
     const fields: FormField[] = [['model', route.model.upstream], ...form.forwarded];
     const body: MultipartBody = multipartBody(fields, file);
@@ -103,7 +121,10 @@ function transcriptionAttempt(deps: GatewayDeps, request: FastifyRequest, reply:
         throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
       }
       if (typeof (answer as { text?: unknown } | null)?.text !== 'string') {
-        throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${route.supplier.name} returned a transcription without text`, details: { supplier: route.supplier.name } });
+        throw new ApiError('upstream_invalid_response', {
+          humanMessage: `Supplier ${route.supplier.name} returned a transcription without text`,
+          details: { supplier: route.supplier.name },
+        });
       }
       reported = reportedUsage(answer as Record<string, unknown>);
     } else {

@@ -70,7 +70,10 @@ class AudioSniffer extends Transform {
 }
 
 function notAudio(): ApiError {
-  return new ApiError('unsupported_media_type', { param: 'file', humanMessage: `The uploaded file is not audio in a supported format (${formatNames})` });
+  return new ApiError('unsupported_media_type', {
+    param: 'file',
+    humanMessage: `The uploaded file is not audio in a supported format (${formatNames})`,
+  });
 }
 
 /**
@@ -102,7 +105,8 @@ export async function readAudioUpload(raw: IncomingMessage, idleMs: number): Pro
   const discard = () => rm(dir, { recursive: true, force: true });
   try {
     const { fields, file } = await parseParts(raw, dir, idleMs);
-    if (!file) throw new ApiError('missing_fields', { param: 'file', humanMessage: 'The "file" field (the audio to transcribe) is required' });
+    if (!file)
+      throw new ApiError('missing_fields', { param: 'file', humanMessage: 'The "file" field (the audio to transcribe) is required' });
     return { fields, file, discard };
   } catch (error) {
     await discard();
@@ -127,7 +131,7 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
     const fields: FormField[] = [];
     let file: AudioFile | undefined;
     let spooling: Promise<void> | undefined;
-    let fileStream: NodeJS.ReadableStream & { destroy(): void } | undefined;
+    let fileStream: (NodeJS.ReadableStream & { destroy(): void }) | undefined;
     let failed = false;
     let idle: NodeJS.Timeout | undefined;
     const fail = (error: unknown) => {
@@ -150,7 +154,12 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
       clearTimeout(idle);
       idle = setTimeout(() => {
         // 408: the client stalled, not anything behind the gateway (a 5xx would blame the service).
-        fail(new ApiError('request_timeout', { status: 408, humanMessage: `The upload sent nothing for ${idleMs / 1000} s and was abandoned` }));
+        fail(
+          new ApiError('request_timeout', {
+            status: 408,
+            humanMessage: `The upload sent nothing for ${idleMs / 1000} s and was abandoned`,
+          }),
+        );
         raw.destroy();
       }, idleMs);
       idle.unref();
@@ -162,7 +171,8 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
     parser.on('field', (name, value, info) => {
       // busboy reports a part with an empty name as a field named undefined.
       if (!name) return fail(new ApiError('validation_error', { humanMessage: 'Every form field needs a name' }));
-      if (info.valueTruncated) return fail(new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is longer than 64 KiB` }));
+      if (info.valueTruncated)
+        return fail(new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is longer than 64 KiB` }));
       fields.push([name, value]);
     });
     parser.on('file', (name, stream, info) => {
@@ -186,14 +196,28 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
       spooling = pipeline(stream, sniffer, createWriteStream(path)).then(
         () => {
           if (failed) return;
-          file = { path, bytes, format: sniffer.format!, head: sniffer.head, filename: info.filename || `audio.${sniffer.format}`, contentType: info.mimeType };
+          file = {
+            path,
+            bytes,
+            format: sniffer.format!,
+            head: sniffer.head,
+            filename: info.filename || `audio.${sniffer.format}`,
+            contentType: info.mimeType,
+          };
         },
-        (error: unknown) => fail(error instanceof ApiError ? error : new ApiError('invalid_request', { humanMessage: 'The upload could not be read', cause: error })),
+        (error: unknown) =>
+          fail(
+            error instanceof ApiError
+              ? error
+              : new ApiError('invalid_request', { humanMessage: 'The upload could not be read', cause: error }),
+          ),
       );
     });
     parser.on('partsLimit', () => fail(new ApiError('validation_error', { humanMessage: 'The form has too many parts' })));
     parser.on('fieldsLimit', () => fail(new ApiError('validation_error', { humanMessage: 'The form has too many fields' })));
-    parser.on('error', (cause: unknown) => fail(new ApiError('invalid_request', { humanMessage: 'The multipart body is malformed', cause })));
+    parser.on('error', (cause: unknown) =>
+      fail(new ApiError('invalid_request', { humanMessage: 'The multipart body is malformed', cause })),
+    );
     parser.on('close', () => {
       clearTimeout(idle);
       void Promise.resolve(spooling).then(() => {

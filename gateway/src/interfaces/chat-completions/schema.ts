@@ -71,7 +71,10 @@ export const chatCompletionRequest = z.looseObject({
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
   n: z.number().int().min(1).max(128).nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4)])
+    .nullable()
+    .optional(),
   region: z.string().min(1).max(32).optional(),
   metadata: z
     .record(z.string(), z.string().max(512))

@@ -38,7 +38,8 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
       tokenBound += item.length;
       continue;
     }
-    if (item.length === 0) throw new ApiError('invalid_input', { param, humanMessage: `${param} is an empty string; every input must have text` });
+    if (item.length === 0)
+      throw new ApiError('invalid_input', { param, humanMessage: `${param} is an empty string; every input must have text` });
     tokenBound += Buffer.byteLength(item);
   }
   /** Exact counts of the long strings, made by `check`. */
@@ -55,7 +56,10 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
       }
     },
     countTokens: () =>
-      items.reduce<number>((sum, item, index) => sum + (typeof item === 'string' ? (counted.get(index) ?? countTextTokens(item)) : item.length), 0),
+      items.reduce<number>(
+        (sum, item, index) => sum + (typeof item === 'string' ? (counted.get(index) ?? countTextTokens(item)) : item.length),
+        0,
+      ),
   };
 }
 

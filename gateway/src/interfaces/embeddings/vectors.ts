@@ -26,7 +26,10 @@ function encodeBase64(vector: readonly number[]): string {
 function decodeBase64(text: string, supplier: string): number[] {
   const bytes = Buffer.from(text, 'base64');
   if (bytes.length % 4 !== 0) {
-    throw new ApiError('upstream_invalid_response', { humanMessage: `Supplier ${supplier} returned a malformed base64 embedding`, details: { supplier } });
+    throw new ApiError('upstream_invalid_response', {
+      humanMessage: `Supplier ${supplier} returned a malformed base64 embedding`,
+      details: { supplier },
+    });
   }
   const vector = new Array<number>(bytes.length / 4);
   for (let i = 0; i < vector.length; i++) vector[i] = bytes.readFloatLE(i * 4);

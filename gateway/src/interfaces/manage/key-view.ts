@@ -4,7 +4,12 @@ import type { KeyRecord } from '../../../../core/keys/index.js';
 import type { Store } from '../../../../core/store/index.js';
 
 /** A key as the Management API shows it (docs/spec-conformance.md 2.3 read fields, plus the policy fields). */
-export async function keyView(store: Store, key: KeyRecord, now: Date, options: { noSpendYet?: boolean; database?: Knex } = {}): Promise<Record<string, unknown>> {
+export async function keyView(
+  store: Store,
+  key: KeyRecord,
+  now: Date,
+  options: { noSpendYet?: boolean; database?: Knex } = {},
+): Promise<Record<string, unknown>> {
   // A key just created has spent nothing: its view needs no store read (which could fail and
   // lose the answer that carries the secret). A counter the store lost is read from the audit log.
   const database = options.database;

@@ -12,16 +12,26 @@ import { auditQuery, createKeyRequest, listKeysQuery, patchKeyRequest } from './
 const keyIdParam = z.strictObject({ id: z.string().regex(/^key_[0-9A-Za-z]{20}$/, 'is not a key id') });
 
 /** Checks model and region names against the catalogue so a typo cannot lock a key out silently. */
-function checkCatalogueNames(deps: GatewayDeps, models: readonly string[] | null | undefined, regions: readonly string[] | null | undefined): void {
+function checkCatalogueNames(
+  deps: GatewayDeps,
+  models: readonly string[] | null | undefined,
+  regions: readonly string[] | null | undefined,
+): void {
   models?.forEach((model, i) => {
     if (model !== 'auto' && !deps.catalogue.routes.has(model)) {
-      throw new ApiError('validation_error', { param: `allowed_models[${i}]`, humanMessage: `Unknown model "${model}"; GET /v1/models lists the catalogue` });
+      throw new ApiError('validation_error', {
+        param: `allowed_models[${i}]`,
+        humanMessage: `Unknown model "${model}"; GET /v1/models lists the catalogue`,
+      });
     }
   });
   const known = new Set(deps.catalogue.suppliers.map((s) => s.region));
   regions?.forEach((region, i) => {
     if (!known.has(region)) {
-      throw new ApiError('validation_error', { param: `allowed_regions[${i}]`, humanMessage: `No supplier is in region "${region}"; known regions: ${[...known].join(', ')}` });
+      throw new ApiError('validation_error', {
+        param: `allowed_regions[${i}]`,
+        humanMessage: `No supplier is in region "${region}"; known regions: ${[...known].join(', ')}`,
+      });
     }
   });
 }
@@ -100,7 +110,8 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
       const data = await Promise.all(page.data.map((k) => keyView(deps.store, k, now(), { database: deps.database })));
       return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
+      if (error instanceof InvalidCursorError)
+        throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
       throw error;
     }
   });
@@ -122,7 +133,10 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
       ...(body.allowed_regions !== undefined && { allowedRegions: body.allowed_regions }),
       ...(body.budget_limit !== undefined && { budgetLimitUsd: body.budget_limit }),
       ...(body.budget_period !== undefined && { budgetPeriod: body.budget_period }),
-      ...(body.budget_limit !== undefined && body.budget_limit !== null && !body.budget_period && !key.budgetPeriod && { budgetPeriod: 'monthly' as const }),
+      ...(body.budget_limit !== undefined &&
+        body.budget_limit !== null &&
+        !body.budget_period &&
+        !key.budgetPeriod && { budgetPeriod: 'monthly' as const }),
       ...(body.rate_limit_rpm !== undefined && { rateLimitRpm: body.rate_limit_rpm }),
       ...(body.metadata !== undefined && { metadata: body.metadata }),
       ...(body.payer !== undefined && { payerId: body.payer }),
@@ -180,7 +194,8 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
       }));
       return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
     } catch (error) {
-      if (error instanceof InvalidAuditCursorError) throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
+      if (error instanceof InvalidAuditCursorError)
+        throw new ApiError('validation_error', { param: 'cursor', humanMessage: 'The cursor is not one this API returned' });
       throw error;
     }
   });

@@ -10,10 +10,14 @@ import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
  */
 // eslint-disable-next-line no-control-regex -- NUL is exactly the character being refused
 const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-export const storableText = (schema: z.ZodString) => schema.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
+export const storableText = (schema: z.ZodString) =>
+  schema.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
 
 const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
-const modelList = z.array(storableText(z.string().min(1).max(200))).min(1).max(100);
+const modelList = z
+  .array(storableText(z.string().min(1).max(200)))
+  .min(1)
+  .max(100);
 /** The API shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
@@ -24,7 +28,9 @@ const metadata = z
   .record(storableText(z.string().min(1).max(64)), storableText(z.string().max(512)))
   .refine((m) => Object.keys(m).length <= 32, 'holds at most 32 pairs');
 /** Payers are named `<kind>:<id>`: project, org, user (delegated or billing user) or key. */
-const payer = z.string().regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/, 'must look like project:<id>, org:<id>, user:<id> or key:<id>');
+const payer = z
+  .string()
+  .regex(/^(project|org|user|key):[A-Za-z0-9._-]{1,128}$/, 'must look like project:<id>, org:<id>, user:<id> or key:<id>');
 
 /** `POST /v1/manage/keys`. */
 export const createKeyRequest = z.strictObject({
@@ -59,7 +65,11 @@ export const listKeysQuery = z.strictObject({
   name_prefix: storableText(z.string().min(1).max(200)).optional(),
   source: z.enum(['api', 'crd', 'portal', 'bootstrap']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned').max(500).optional(),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned')
+    .max(500)
+    .optional(),
 });
 
 /** Years 1–9999: JavaScript reads dates far beyond what PostgreSQL and the ISO format agree on. */
@@ -76,7 +86,11 @@ export const auditQuery = z.strictObject({
   from: isoDate.optional(),
   to: isoDate.optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned').max(500).optional(),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API returned')
+    .max(500)
+    .optional(),
 });
 
 /** `POST /v1/manage/wallets/{payer}/credits`. */

@@ -9,7 +9,15 @@ import { z } from 'zod';
 const payerParams = z.strictObject({ payer: payerParam });
 
 function entryView(e: WalletEntry): Record<string, unknown> {
-  return { id: e.id, amount_usd: e.amountUsd, kind: e.kind, reason: e.reason, request_id: e.requestId, actor: e.actor, created: e.createdAt };
+  return {
+    id: e.id,
+    amount_usd: e.amountUsd,
+    kind: e.kind,
+    reason: e.reason,
+    request_id: e.requestId,
+    actor: e.actor,
+    created: e.createdAt,
+  };
 }
 
 /**

@@ -80,7 +80,12 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     const key = requireKey(request);
     const model =
       body.model === autoModel
-        ? resolveAutoModel(deps.catalogue, key, { capabilities: ['chat', ...messagesNeeds(body)], promptTokens: 0, region: body.region, protocols: chatProtocols })
+        ? resolveAutoModel(deps.catalogue, key, {
+            capabilities: ['chat', ...messagesNeeds(body)],
+            promptTokens: 0,
+            region: body.region,
+            protocols: chatProtocols,
+          })
         : body.model;
     const candidates = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' });
     void reply.header('x-svc-model', model);
@@ -92,21 +97,27 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     const upstreamBody: Record<string, unknown> = { ...body };
     delete upstreamBody.region;
     delete upstreamBody.metadata;
-    return tryCandidates(request, native.slice(0, deps.maxAttempts), new RequestCancellation(reply), deps.health, async (route, _index, signal) => {
-      const upstream = await callSupplier(
-        deps.upstream,
-        route,
-        '/messages/count_tokens',
-        { ...upstreamBody, model: route.model.upstream },
-        { requestId: String(request.id), clientHeaders: request.headers },
-        signal,
-      );
-      const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
-      if (typeof result?.input_tokens !== 'number') {
-        throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
-      }
-      void reply.header('x-svc-supplier', route.supplier.name).header('x-svc-region', route.supplier.region);
-      return { value: { input_tokens: result.input_tokens } };
-    });
+    return tryCandidates(
+      request,
+      native.slice(0, deps.maxAttempts),
+      new RequestCancellation(reply),
+      deps.health,
+      async (route, _index, signal) => {
+        const upstream = await callSupplier(
+          deps.upstream,
+          route,
+          '/messages/count_tokens',
+          { ...upstreamBody, model: route.model.upstream },
+          { requestId: String(request.id), clientHeaders: request.headers },
+          signal,
+        );
+        const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
+        if (typeof result?.input_tokens !== 'number') {
+          throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
+        }
+        void reply.header('x-svc-supplier', route.supplier.name).header('x-svc-region', route.supplier.region);
+        return { value: { input_tokens: result.input_tokens } };
+      },
+    );
   });
 }

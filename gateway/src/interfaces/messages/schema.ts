@@ -79,7 +79,9 @@ export const messagesRequest = z.looseObject({
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.number().int().positive().optional(),
   stream: z.boolean().optional(),
-  metadata: z.looseObject({ user_id: z.string().max(256).optional(), session_id: z.string().optional(), sticky_key: z.string().optional() }).optional(),
+  metadata: z
+    .looseObject({ user_id: z.string().max(256).optional(), session_id: z.string().optional(), sticky_key: z.string().optional() })
+    .optional(),
   thinking: z
     .discriminatedUnion('type', [
       z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),

@@ -34,7 +34,12 @@ export function mapAnthropicError(status: number, headers: IncomingHttpHeaders, 
   const code = providerCode(parsed?.error?.type) ?? providerCode(parsed?.error?.code);
   const message = parsed?.error?.message;
   if (code) {
-    return ApiError.fromProvider(code, clientStatus(status), typeof message === 'string' && message ? message : fallbackMessage(supplier, status), options);
+    return ApiError.fromProvider(
+      code,
+      clientStatus(status),
+      typeof message === 'string' && message ? message : fallbackMessage(supplier, status),
+      options,
+    );
   }
   if (status === 429) return new ApiError('rate_limit_exceeded', options);
   if (status === 529 || status === 503) return new ApiError('provider_unavailable', options);

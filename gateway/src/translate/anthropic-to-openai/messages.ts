@@ -19,7 +19,13 @@ export const toolErrorPrefix = 'Error: ';
 /** The system prompt as the first system message; text blocks are joined with blank lines. */
 export function systemMessage(system: MessagesRequest['system']): ChatMessage | undefined {
   if (system === undefined) return undefined;
-  const text = typeof system === 'string' ? system : system.map((block) => block.text).filter((t) => t !== '').join('\n\n');
+  const text =
+    typeof system === 'string'
+      ? system
+      : system
+          .map((block) => block.text)
+          .filter((t) => t !== '')
+          .join('\n\n');
   return text === '' ? undefined : { role: 'system', content: text };
 }
 

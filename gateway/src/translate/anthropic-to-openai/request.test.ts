@@ -128,17 +128,28 @@ describe('AnthropicToOpenAi.request', () => {
           role: 'user',
           content: [
             { type: 'text', text: 'Here are the results.' },
-            { type: 'tool_result', tool_use_id: 'toolu_a', content: [{ type: 'text', text: '18C' }, { type: 'text', text: 'sunny' }] },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_a',
+              content: [
+                { type: 'text', text: '18C' },
+                { type: 'text', text: 'sunny' },
+              ],
+            },
             { type: 'tool_result', tool_use_id: 'toolu_b', content: 'service down', is_error: true },
           ],
         },
       ],
     });
     assert.deepEqual((body.messages as unknown[]).slice(1), [
-      { role: 'assistant', content: null, tool_calls: [
-        { id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-        { id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-      ] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'toolu_a', content: '18C\nsunny' },
       { role: 'tool', tool_call_id: 'toolu_b', content: 'Error: service down' },
       { role: 'user', content: 'Here are the results.' },
@@ -191,7 +202,9 @@ describe('AnthropicToOpenAi.request', () => {
   });
 
   it('maps tools and every tool_choice, disable_parallel_tool_use as parallel_tool_calls:false', () => {
-    const tools = [{ name: 'get_weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const tools = [
+      { name: 'get_weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ];
     const base = { messages: [{ role: 'user', content: 'Hi' }], tools };
     assert.deepEqual(translate(base).tools, [
       { type: 'function', function: { name: 'get_weather', description: 'Weather now', parameters: tools[0]!.input_schema } },

@@ -21,7 +21,11 @@ function translator(): AnthropicToOpenAi {
   return t;
 }
 
-function completion(message: OpenAiChatCompletion['choices'][number]['message'], finish: OpenAiFinishReason | null, usage?: OpenAiChatCompletion['usage']): OpenAiChatCompletion {
+function completion(
+  message: OpenAiChatCompletion['choices'][number]['message'],
+  finish: OpenAiFinishReason | null,
+  usage?: OpenAiChatCompletion['usage'],
+): OpenAiChatCompletion {
   return {
     id: 'chatcmpl-up',
     object: 'chat.completion',
@@ -85,7 +89,13 @@ describe('AnthropicToOpenAi.response', () => {
       () => translator().response({ error: { message: 'Too many requests', type: 'requests', code: 'rate_limit_exceeded' } }),
       (err: unknown) => err instanceof ApiError && err.code === 'rate_limit_exceeded' && err.status === 429,
     );
-    assert.throws(() => translator().response({ content: [] }), (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response');
-    assert.throws(() => translator().response({ choices: [] }), (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response');
+    assert.throws(
+      () => translator().response({ content: [] }),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response',
+    );
+    assert.throws(
+      () => translator().response({ choices: [] }),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response',
+    );
   });
 });

@@ -35,7 +35,14 @@ function run(t: AnthropicToOpenAi, events: SseEvent[]): { event: string | undefi
 
 /** A chunk with one choice. */
 function chunk(delta: Record<string, unknown>, finish: string | null = null, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1, model: 'gpt-x', choices: [{ index: 0, delta, finish_reason: finish }], ...extra };
+  return {
+    id: 'chatcmpl-up',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'gpt-x',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  };
 }
 
 const usageChunk = (prompt: number, completion: number, cached = 0) => ({
@@ -44,7 +51,12 @@ const usageChunk = (prompt: number, completion: number, cached = 0) => ({
   created: 1,
   model: 'gpt-x',
   choices: [],
-  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } },
+  usage: {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+  },
 });
 
 /** The frames without message_start's generated id, for exact comparison. */
@@ -116,7 +128,9 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
       translator(),
       openAiEvents([
         chunk({ role: 'assistant', content: 'Checking.' }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        }),
         chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: short, arguments: '' } }] }),
         chunk({ tool_calls: [{ index: 1, function: { arguments: '{"url":' } }] }),
         chunk({ tool_calls: [{ index: 1, function: { arguments: '"x"}' } }] }),
@@ -141,8 +155,14 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
         event: 'content_block_start',
         data: { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'call_b', name: longName, input: {} } },
       },
-      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"url":' } } },
-      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '"x"}' } } },
+      {
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"url":' } },
+      },
+      {
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '"x"}' } },
+      },
       { event: 'content_block_stop', data: { type: 'content_block_stop', index: 2 } },
       {
         event: 'message_delta',
@@ -164,7 +184,11 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
       ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop'],
     );
     assert.deepEqual(frames[3]!.data.delta, { type: 'text_delta', text: 'Cut off' });
-    assert.deepEqual(frames[5]!.data, { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 0 } });
+    assert.deepEqual(frames[5]!.data, {
+      type: 'message_delta',
+      delta: { stop_reason: 'max_tokens', stop_sequence: null },
+      usage: { output_tokens: 0 },
+    });
   });
 
   it('keeps the last usage when a supplier repeats cumulative usage on every chunk', () => {
@@ -181,29 +205,45 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
   });
 
   it('fills message_start input tokens when the first chunk already carries usage', () => {
-    const frames = run(translator(), openAiEvents([chunk({ content: 'a' }, 'stop', { usage: { prompt_tokens: 33, completion_tokens: 1, total_tokens: 34 } })]));
+    const frames = run(
+      translator(),
+      openAiEvents([chunk({ content: 'a' }, 'stop', { usage: { prompt_tokens: 33, completion_tokens: 1, total_tokens: 34 } })]),
+    );
     assert.deepEqual((frames[0]!.data.message as { usage: unknown }).usage, { input_tokens: 33, output_tokens: 0 });
   });
 
   it('finishes normally when the upstream omits [DONE] after a finish_reason', () => {
     const frames = run(translator(), openAiEvents([chunk({ content: 'Hi' }), chunk({}, 'stop'), usageChunk(5, 1)], false));
-    assert.deepEqual(frames.slice(-2).map((frame) => frame.event), ['message_delta', 'message_stop']);
+    assert.deepEqual(
+      frames.slice(-2).map((frame) => frame.event),
+      ['message_delta', 'message_stop'],
+    );
     assert.equal((frames.at(-2)!.data.delta as { stop_reason: string }).stop_reason, 'end_turn');
   });
 
   it('reports stream_interrupted when the upstream ended with neither [DONE] nor a finish_reason', () => {
     const t = translator();
     for (const event of openAiEvents([chunk({ content: 'Partial' })], false)) t.streamEvent(event);
-    assert.throws(() => t.streamEnd(), (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted');
-    assert.throws(() => translator().streamEnd(), (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted');
+    assert.throws(
+      () => t.streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
+    assert.throws(
+      () => translator().streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
   });
 
   it('throws an upstream error chunk as an ApiError with the provider code', () => {
     const t = translator();
     t.streamEvent(openAiEvents([chunk({ content: 'a' })], false)[0]!);
     assert.throws(
-      () => t.streamEvent({ data: JSON.stringify({ error: { message: 'Server overloaded', type: 'server_error', code: 'server_overloaded' } }) }),
-      (err: unknown) => err instanceof ApiError && err.code === 'server_overloaded' && err.status === 503 && err.humanMessage === 'Server overloaded',
+      () =>
+        t.streamEvent({
+          data: JSON.stringify({ error: { message: 'Server overloaded', type: 'server_error', code: 'server_overloaded' } }),
+        }),
+      (err: unknown) =>
+        err instanceof ApiError && err.code === 'server_overloaded' && err.status === 503 && err.humanMessage === 'Server overloaded',
     );
     assert.throws(
       () => translator().streamEvent({ event: 'error', data: JSON.stringify({ message: 'Boom', type: 'server_error' }) }),
@@ -228,8 +268,12 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
     const frames = run(
       translator(),
       openAiEvents([
-        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }),
-        chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        }),
+        chunk({
+          tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }],
+        }),
         chunk({}, 'tool_calls'),
       ]),
     );

@@ -94,7 +94,11 @@ export class OpenAiToAnthropicStream {
     if (this.finished) return '';
     let out = this.ensureStarted() + this.closeOpen();
     const usage = this.usageSeen === undefined ? { output_tokens: 0 } : anthropicUsageFrom(this.usageSeen);
-    const delta: AnthropicStreamEvent = { type: 'message_delta', delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null }, usage };
+    const delta: AnthropicStreamEvent = {
+      type: 'message_delta',
+      delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null },
+      usage,
+    };
     out += this.usageSeen === undefined ? frame(delta) : eventFrame(delta.type, { ...delta, svc: this.totals(this.usageSeen) });
     out += frame({ type: 'message_stop' });
     this.finished = true;
@@ -145,7 +149,8 @@ export class OpenAiToAnthropicStream {
     const toolIndex = typeof call.index === 'number' ? call.index : 0;
     let tool = this.tools.get(toolIndex);
     // Some compatible suppliers reuse index 0 for parallel calls; a new id means a new call (Portkey #1275).
-    const isNewCall = tool === undefined || (call.id !== undefined && call.id !== '' && tool.upstreamId !== undefined && call.id !== tool.upstreamId);
+    const isNewCall =
+      tool === undefined || (call.id !== undefined && call.id !== '' && tool.upstreamId !== undefined && call.id !== tool.upstreamId);
     if (isNewCall) {
       out += this.closeOpen();
       const blockIndex = this.nextIndex++;

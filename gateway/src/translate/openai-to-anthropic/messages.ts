@@ -159,7 +159,10 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedConv
         break;
       default: {
         const unknown: never = message;
-        throw new ApiError('validation_error', { param, humanMessage: `Unknown message role ${JSON.stringify((unknown as { role?: unknown }).role)}` });
+        throw new ApiError('validation_error', {
+          param,
+          humanMessage: `Unknown message role ${JSON.stringify((unknown as { role?: unknown }).role)}`,
+        });
       }
     }
   });

@@ -23,7 +23,11 @@ function rejects(raw: Record<string, unknown>, code: string, param: string): voi
   );
 }
 
-const weatherCall = (id: string, args = '{"city":"Paris"}') => ({ id, type: 'function', function: { name: 'get_weather', arguments: args } });
+const weatherCall = (id: string, args = '{"city":"Paris"}') => ({
+  id,
+  type: 'function',
+  function: { name: 'get_weather', arguments: args },
+});
 
 describe('OpenAiToAnthropic.request', () => {
   it('moves system and developer messages, wherever they are, to top-level system blocks in order', () => {
@@ -152,13 +156,24 @@ describe('OpenAiToAnthropic.request', () => {
       'unsupported_parameter',
       'messages[0].content',
     );
-    rejects({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] }, 'unsupported_parameter', 'messages[0].content');
+    rejects(
+      { messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }] },
+      'unsupported_parameter',
+      'messages[0].content',
+    );
   });
 
   it('never sends empty text blocks (pitfall 4)', () => {
     const body = translate({
       messages: [
-        { role: 'user', content: [{ type: 'text', text: '' }, { type: 'text', text: 'Hi' }, { type: 'text', text: '  ' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '' },
+            { type: 'text', text: 'Hi' },
+            { type: 'text', text: '  ' },
+          ],
+        },
         { role: 'assistant', content: '', tool_calls: [weatherCall('call_1')] },
         { role: 'tool', tool_call_id: 'call_1', content: '' },
         { role: 'user', content: '' },
@@ -263,7 +278,10 @@ describe('OpenAiToAnthropic.request', () => {
         { role: 'tool', tool_call_id: 'call_zz', content: 'stale' },
       ],
     });
-    assert.deepEqual((body.messages as unknown[])[2], { role: 'user', content: [{ type: 'text', text: 'Tool result for call_zz: stale' }] });
+    assert.deepEqual((body.messages as unknown[])[2], {
+      role: 'user',
+      content: [{ type: 'text', text: 'Tool result for call_zz: stale' }],
+    });
   });
 
   it('sanitises tool ids the same way on tool_use and tool_result (pitfall 5)', () => {
@@ -283,7 +301,11 @@ describe('OpenAiToAnthropic.request', () => {
     const body = translate({
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [weatherCall('call_a'), { ...weatherCall('call_b'), function: { name: 'get_time', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [weatherCall('call_a'), { ...weatherCall('call_b'), function: { name: 'get_time', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_a', content: '18C' },
         { role: 'tool', tool_call_id: 'call_b', content: '12:00' },
       ],
@@ -297,7 +319,14 @@ describe('OpenAiToAnthropic.request', () => {
 
   it('maps tools and every tool_choice, parallel_tool_calls:false as disable_parallel_tool_use', () => {
     const tools = [
-      { type: 'function', function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather now',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      },
       { type: 'function', function: { name: 'ping' } },
     ];
     const base = { messages: [{ role: 'user', content: 'Hi' }], tools };
@@ -309,7 +338,10 @@ describe('OpenAiToAnthropic.request', () => {
     assert.deepEqual(translate({ ...base, tool_choice: 'auto' }).tool_choice, { type: 'auto' });
     assert.deepEqual(translate({ ...base, tool_choice: 'required' }).tool_choice, { type: 'any' });
     assert.deepEqual(translate({ ...base, tool_choice: 'none' }).tool_choice, { type: 'none' });
-    assert.deepEqual(translate({ ...base, tool_choice: { type: 'function', function: { name: 'ping' } } }).tool_choice, { type: 'tool', name: 'ping' });
+    assert.deepEqual(translate({ ...base, tool_choice: { type: 'function', function: { name: 'ping' } } }).tool_choice, {
+      type: 'tool',
+      name: 'ping',
+    });
     assert.deepEqual(translate({ ...base, parallel_tool_calls: false }).tool_choice, { type: 'auto', disable_parallel_tool_use: true });
     assert.deepEqual(translate({ ...base, tool_choice: 'required', parallel_tool_calls: false }).tool_choice, {
       type: 'any',
@@ -324,10 +356,16 @@ describe('OpenAiToAnthropic.request', () => {
       messages: [{ role: 'user', content: 'Answer as JSON' }],
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema } },
     });
-    assert.deepEqual(withSchema.tools, [{ name: 'json_tool_call', description: 'Respond with a JSON object matching the answer schema.', input_schema: schema }]);
+    assert.deepEqual(withSchema.tools, [
+      { name: 'json_tool_call', description: 'Respond with a JSON object matching the answer schema.', input_schema: schema },
+    ]);
     assert.deepEqual(withSchema.tool_choice, { type: 'tool', name: 'json_tool_call' });
 
-    const jsonObject = translate({ messages: [{ role: 'user', content: 'Answer as JSON' }], response_format: { type: 'json_object' }, tool_choice: 'auto' });
+    const jsonObject = translate({
+      messages: [{ role: 'user', content: 'Answer as JSON' }],
+      response_format: { type: 'json_object' },
+      tool_choice: 'auto',
+    });
     assert.deepEqual(jsonObject.tools, [
       { name: 'json_tool_call', description: 'Respond with a JSON object.', input_schema: { type: 'object', additionalProperties: true } },
     ]);

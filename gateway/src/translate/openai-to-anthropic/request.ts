@@ -98,7 +98,8 @@ function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
     throw new ApiError('unsupported_parameter', { param, humanMessage });
   };
   const set = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
-  if (set(request.n) && request.n !== 1) refuse('n', 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead');
+  if (set(request.n) && request.n !== 1)
+    refuse('n', 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead');
   if (set(request.temperature) && request.temperature > 1) {
     refuse('temperature', `This model accepts temperature from 0 to 1; ${request.temperature} cannot be honoured (send at most 1)`);
   }
@@ -107,10 +108,14 @@ function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
     if (set(value) && value !== 0) refuse(param, `This model has no ${param}; send 0 or omit it`);
   }
   if (request.logprobs === true || (set(request.top_logprobs) && request.top_logprobs > 0)) {
-    refuse(request.logprobs === true ? 'logprobs' : 'top_logprobs', 'This model does not return log probabilities; omit logprobs and top_logprobs');
+    refuse(
+      request.logprobs === true ? 'logprobs' : 'top_logprobs',
+      'This model does not return log probabilities; omit logprobs and top_logprobs',
+    );
   }
   const bias = (request as { logit_bias?: unknown }).logit_bias;
-  if (bias !== null && typeof bias === 'object' && Object.keys(bias).length > 0) refuse('logit_bias', 'This model does not take a logit_bias; omit it');
+  if (bias !== null && typeof bias === 'object' && Object.keys(bias).length > 0)
+    refuse('logit_bias', 'This model does not take a logit_bias; omit it');
 }
 
 /** Builds the Anthropic request; throws `unsupported_parameter` for what Anthropic cannot express. */

@@ -61,7 +61,12 @@ describe('OpenAiToAnthropic.response', () => {
         finish_reason: 'tool_calls',
       },
     ]);
-    assert.deepEqual(out.usage, { prompt_tokens: 130, completion_tokens: 5, total_tokens: 135, prompt_tokens_details: { cached_tokens: 100 } });
+    assert.deepEqual(out.usage, {
+      prompt_tokens: 130,
+      completion_tokens: 5,
+      total_tokens: 135,
+      prompt_tokens_details: { cached_tokens: 100 },
+    });
     assert.deepEqual(t.usage(), { inputTokens: 130, outputTokens: 5, cachedInputTokens: 100 });
   });
 

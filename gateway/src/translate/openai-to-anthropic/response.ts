@@ -19,7 +19,9 @@ export function asAnthropicMessage(upstream: unknown): AnthropicMessage {
     throw providerStreamError(type, message);
   }
   if (!isJsonObject(upstream) || !Array.isArray(upstream.content) || !isJsonObject(upstream.usage)) {
-    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with something other than an Anthropic message' });
+    throw new ApiError('invalid_backend_response', {
+      humanMessage: 'The supplier answered with something other than an Anthropic message',
+    });
   }
   return upstream as unknown as AnthropicMessage;
 }

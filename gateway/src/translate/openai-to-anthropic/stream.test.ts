@@ -7,7 +7,12 @@ import { anthropicEvents, readFrames, testContext } from '../shared/test-fixture
 import { OpenAiToAnthropic } from './translator.js';
 
 function translator(extra: Record<string, unknown> = {}): OpenAiToAnthropic {
-  const request = chatCompletionRequest.parse({ model: 'public-model', messages: [{ role: 'user', content: 'Hi' }], stream: true, ...extra });
+  const request = chatCompletionRequest.parse({
+    model: 'public-model',
+    messages: [{ role: 'user', content: 'Hi' }],
+    stream: true,
+    ...extra,
+  });
   const t = new OpenAiToAnthropic(request, testContext('anthropic'));
   t.request();
   return t;
@@ -33,7 +38,16 @@ function deltas(frames: { data: string }[]): unknown[] {
 
 const messageStart = (usage: Record<string, number> = { input_tokens: 25, output_tokens: 1 }) => ({
   type: 'message_start',
-  message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, stop_sequence: null, usage },
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage,
+  },
 });
 
 describe('OpenAiToAnthropic stream (state machine A)', () => {
@@ -58,12 +72,18 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
         { type: 'message_stop' },
       ]),
     );
-    assert.ok(frames.every((frame) => frame.event === undefined), 'chat chunks travel as bare data: frames');
+    assert.ok(
+      frames.every((frame) => frame.event === undefined),
+      'chat chunks travel as bare data: frames',
+    );
     assert.deepEqual(deltas(frames), [
       { delta: { role: 'assistant', content: '' }, finish_reason: null },
       { delta: { content: 'Let me ' }, finish_reason: null },
       { delta: { content: 'check.' }, finish_reason: null },
-      { delta: { tool_calls: [{ index: 0, id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null },
+      {
+        delta: { tool_calls: [{ index: 0, id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+        finish_reason: null,
+      },
       { delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null },
       { delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null },
       { delta: {}, finish_reason: 'tool_calls' },
@@ -102,9 +122,15 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
     );
     assert.deepEqual(deltas(frames), [
       { delta: { role: 'assistant', content: '' }, finish_reason: null },
-      { delta: { tool_calls: [{ index: 0, id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null },
+      {
+        delta: { tool_calls: [{ index: 0, id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+        finish_reason: null,
+      },
       { delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }, finish_reason: null },
-      { delta: { tool_calls: [{ index: 1, id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '' } }] }, finish_reason: null },
+      {
+        delta: { tool_calls: [{ index: 1, id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+        finish_reason: null,
+      },
       { delta: { tool_calls: [{ index: 1, function: { arguments: '{"city":"Rome"}' } }] }, finish_reason: null },
       { delta: {}, finish_reason: 'tool_calls' },
       'DONE',
@@ -166,12 +192,19 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
     const [errorEvent] = anthropicEvents([{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]);
     assert.throws(
       () => t.streamEvent(errorEvent!),
-      (err: unknown) => err instanceof ApiError && err.code === 'overloaded_error' && err.status === 503 && err.humanMessage === 'Overloaded',
+      (err: unknown) =>
+        err instanceof ApiError && err.code === 'overloaded_error' && err.status === 503 && err.humanMessage === 'Overloaded',
     );
     const [rateLimited] = anthropicEvents([{ type: 'error', error: { type: 'rate_limit_error', message: 'Slow down' } }]);
-    assert.throws(() => translator().streamEvent(rateLimited!), (err: unknown) => err instanceof ApiError && err.status === 429);
+    assert.throws(
+      () => translator().streamEvent(rateLimited!),
+      (err: unknown) => err instanceof ApiError && err.status === 429,
+    );
     const [other] = anthropicEvents([{ type: 'error', error: { type: 'api_error', message: 'Boom' } }]);
-    assert.throws(() => translator().streamEvent(other!), (err: unknown) => err instanceof ApiError && err.code === 'api_error' && err.status === 502);
+    assert.throws(
+      () => translator().streamEvent(other!),
+      (err: unknown) => err instanceof ApiError && err.code === 'api_error' && err.status === 502,
+    );
   });
 
   it('reports stream_interrupted when the upstream ended before message_stop', () => {
@@ -182,8 +215,14 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Partial' } },
     ]);
     for (const event of events) t.streamEvent(event);
-    assert.throws(() => t.streamEnd(), (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted');
-    assert.throws(() => translator().streamEnd(), (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted');
+    assert.throws(
+      () => t.streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
+    assert.throws(
+      () => translator().streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
   });
 
   it('writes in-stream errors as a data: frame with a top-level error key', () => {
@@ -199,6 +238,9 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
   });
 
   it('refuses a stream frame that is not JSON', () => {
-    assert.throws(() => translator().streamEvent({ event: 'message_start', data: 'not json' }), (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response');
+    assert.throws(
+      () => translator().streamEvent({ event: 'message_start', data: 'not json' }),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response',
+    );
   });
 });

@@ -63,8 +63,11 @@ export class OpenAiToAnthropic implements Translator {
     if (this.stream === undefined) {
       const format = this.clientRequest.response_format?.type;
       const jsonMode = this.jsonMode || format === 'json_object' || format === 'json_schema';
-      this.stream = new AnthropicToOpenAiStream(this.context.publicModel, jsonMode, this.clientRequest.stream_options?.include_usage === true, (usage) =>
-        usageTotals(this.context.route, usage),
+      this.stream = new AnthropicToOpenAiStream(
+        this.context.publicModel,
+        jsonMode,
+        this.clientRequest.stream_options?.include_usage === true,
+        (usage) => usageTotals(this.context.route, usage),
       );
     }
     return this.stream;

@@ -25,5 +25,12 @@ export function anthropicStreamErrorFrame(error: ApiError): string {
  */
 export function responsesStreamErrorFrame(error: ApiError): string {
   const body = renderErrorBody(error).error;
-  return eventFrame('error', { type: 'error', code: error.code, message: error.message, param: error.param ?? null, human_message: error.humanMessage, error: body });
+  return eventFrame('error', {
+    type: 'error',
+    code: error.code,
+    message: error.message,
+    param: error.param ?? null,
+    human_message: error.humanMessage,
+    error: body,
+  });
 }

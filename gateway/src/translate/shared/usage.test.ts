@@ -4,7 +4,12 @@ import { anthropicUsageFrom, openAiUsageFrom, tokenUsageFromAnthropic, tokenUsag
 
 describe('usage', () => {
   it('counts Anthropic cache reads and writes into the input total, reads as cached', () => {
-    const usage = tokenUsageFromAnthropic({ input_tokens: 10, output_tokens: 7, cache_read_input_tokens: 100, cache_creation_input_tokens: 5 });
+    const usage = tokenUsageFromAnthropic({
+      input_tokens: 10,
+      output_tokens: 7,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 5,
+    });
     assert.deepEqual(usage, { inputTokens: 115, outputTokens: 7, cachedInputTokens: 100 });
     assert.deepEqual(openAiUsageFrom(usage), {
       prompt_tokens: 115,
@@ -27,7 +32,11 @@ describe('usage', () => {
   });
 
   it('reads missing and null fields as zero', () => {
-    assert.deepEqual(tokenUsageFromAnthropic({ output_tokens: 3, cache_read_input_tokens: null }), { inputTokens: 0, outputTokens: 3, cachedInputTokens: 0 });
+    assert.deepEqual(tokenUsageFromAnthropic({ output_tokens: 3, cache_read_input_tokens: null }), {
+      inputTokens: 0,
+      outputTokens: 3,
+      cachedInputTokens: 0,
+    });
     assert.deepEqual(tokenUsageFromOpenAi({ prompt_tokens_details: null }), { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 });
   });
 });
