@@ -14,25 +14,36 @@ interface Outcome {
   code: string | undefined;
 }
 
+interface Load {
+  outcomes: Outcome[];
+  /** When the oldest request still unanswered was sent (Infinity when none is). */
+  oldestInFlight(): number;
+  stop(): Promise<void>;
+}
+
 /** Concurrent callers that run until stop(); every answer is kept. */
-function startLoad(base: string, keys: { payer: string; plain: string }, workers = 6): { outcomes: Outcome[]; stop(): Promise<void> } {
+function startLoad(base: string, keys: { payer: string; plain: string }, workers = 6): Load {
   const outcomes: Outcome[] = [];
+  const sentAt: number[] = Array.from({ length: workers }, () => Infinity);
   let running = true;
   const worker = async (i: number) => {
     for (let n = 0; running; n++) {
       const which = (i + n) % 2 === 0 ? 'payer' : 'plain';
+      sentAt[i] = Date.now();
       const response = await fetch(`${base}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${keys[which]}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello ${n}` }], max_tokens: 16 }),
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello ${which} ${n}` }], max_tokens: 16 }),
       });
       const body = (await response.json()) as { error?: { code?: string } };
       outcomes.push({ key: which, status: response.status, requestId: response.headers.get('x-request-id') ?? '', code: body.error?.code });
+      sentAt[i] = Infinity;
     }
   };
   const done = Promise.all(Array.from({ length: workers }, (_, i) => worker(i)));
   return {
     outcomes,
+    oldestInFlight: () => Math.min(...sentAt),
     stop: async () => {
       running = false;
       await done;
@@ -74,7 +85,7 @@ async function answersMore(outcomes: Outcome[], what: string, count: number, mat
 }
 
 /** Every answered request is in the audit log, each payer request debited once at its cost; nothing overspent. */
-async function assertBooksBalance(bed: FaultBed, outcomes: Outcome[], payerKeyId: string): Promise<void> {
+async function assertBooksBalance(bed: FaultBed, outcomes: Outcome[], payerKeyId: string, shownBudgetUsed?: number): Promise<void> {
   const knex = bed.database.knex;
   const served = outcomes.filter((o) => o.status === 200);
   const servedIds = served.map((o) => o.requestId);
@@ -118,11 +129,11 @@ async function assertBooksBalance(bed: FaultBed, outcomes: Outcome[], payerKeyId
   const wallet = await call(bed.gateway.url, '/v1/manage/wallets/project:faults', bed.adminKey);
   assert.ok(wallet.body.balance_usd >= 0, `wallet balance ${wallet.body.balance_usd}`);
   // The budget shown is the audited spend, to the nano-dollar: it did not fall when the store lost it.
-  const view = await call(bed.gateway.url, `/v1/manage/keys/${payerKeyId}`, bed.adminKey);
+  const budgetUsed = shownBudgetUsed ?? (await call(bed.gateway.url, `/v1/manage/keys/${payerKeyId}`, bed.adminKey)).body.budget_used;
   assert.equal(
-    Math.round(view.body.budget_used * 1e9),
+    Math.round(budgetUsed * 1e9),
     nanoOf(spent.total ?? '0'),
-    `budget_used ${view.body.budget_used} vs audited ${spent.total}`,
+    `budget_used ${budgetUsed} vs audited ${spent.total}`,
   );
 }
 
@@ -139,19 +150,31 @@ describe('store faults under load', () => {
     const load = startLoad(bed.gateway.url, keys);
     try {
       await answersMore(load.outcomes, 'served requests before the cut', 10, (o) => o.status === 200);
+      // The cut lands while a payer request is at the supplier, so its settlement meets the
+      // store down and is owed: the books must still balance once the store is back.
+      const sim = bed.simulator;
+      const seen = sim.requests.length;
+      sim.setFaults({ latencyMs: 1_000 });
+      await waitFor('a payer request at the supplier', () => sim.requests.slice(seen).some((r) => JSON.stringify(r.body).includes('hello payer')));
       await bed.outage.cut();
       await answersMore(load.outcomes, 'plain requests served during the cut', 10, (o) => o.key === 'plain' && o.status === 200);
+      sim.setFaults(undefined);
+      const latencyCleared = Date.now();
+      await waitFor('the requests the latency held to be answered', () => load.oldestInFlight() >= latencyCleared);
       await bed.outage.restore();
-      await answersMore(load.outcomes, 'payer requests answered after the cut', 30, (o) => o.key === 'payer');
+      // Read right after the store answers again (not a retry period later): the settlements
+      // owed since the cut must be in by then, or the budget shows their whole reservations.
+      await answersMore(load.outcomes, 'payer requests the store answered after the cut', 3, (o) => o.key === 'payer' && o.status !== 503);
     } finally {
       await load.stop();
     }
+    const budgetUsed = (await call(bed.gateway.url, `/v1/manage/keys/${keys.payerKeyId}`, bed.adminKey)).body.budget_used as number;
     const failures = load.outcomes.filter((o) => o.status >= 500);
     assert.ok(
       failures.every((o) => o.status === 503 && o.code === 'service_unavailable'),
       JSON.stringify(failures.slice(0, 3)),
     );
-    await assertBooksBalance(bed, load.outcomes, keys.payerKeyId);
+    await assertBooksBalance(bed, load.outcomes, keys.payerKeyId, budgetUsed);
   });
 
   test('the store restarted empty: lost audit entries are written from the journal, budgets and wallets are rebuilt from PostgreSQL', async () => {

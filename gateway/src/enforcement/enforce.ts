@@ -83,6 +83,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     else await deps.spend.rebuildWallet(key.payerId!, wallet);
     verdict = await deps.store.runScript(enforceRequest, keys, args);
   }
+  deps.spend.storeAnswered();
   switch (verdict.kind) {
     case 'admitted':
       break;

@@ -29,8 +29,10 @@ export type RecoveryLogger = (facts: object, message: string) => void;
 export class SpendRecovery {
   /** Store key (budget counter or wallet mirror) → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, number>();
-  private readonly owedSettlements: (() => Promise<void>)[] = [];
+  private owedSettlements: (() => Promise<void>)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private retrying: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly knex: Knex,
@@ -70,6 +72,16 @@ export class SpendRecovery {
       this.scheduleRetry();
       throw error;
     }
+    this.storeAnswered();
+  }
+
+  /**
+   * The store answered again: what it refused earlier is settled now. Until then each owed
+   * reservation stays counted in place of its cost, so waiting for the retry timer would show
+   * (and enforce) a budget and a wallet off by the unspent part of every owed reservation.
+   */
+  storeAnswered(): void {
+    if (this.owedSettlements.length > 0) void this.retryOwed();
   }
 
   /** Settlements still owed to the store (tests, logs). */
@@ -102,31 +114,50 @@ export class SpendRecovery {
     await this.wallets.loadMirror(payerId, pending);
   }
 
-  stop(): void {
+  /**
+   * Stops retrying after one last attempt (bounded by `finalAttemptMs`): an owed settlement
+   * dropped here would leave its whole reservation counted in the budget and taken from the
+   * wallet mirror, in place of its cost, until the period ends or the store loses them.
+   */
+  async stop(finalAttemptMs = 2_000): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.owedSettlements.length === 0) return;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.retryOwed(), new Promise((resolve) => (bound = setTimeout(resolve, finalAttemptMs)))]);
+    clearTimeout(bound);
+    if (this.owedSettlements.length > 0)
+      this.options.logger?.({ owed: this.owedSettlements.length }, 'stopped with settlements the store refused; their reservations stay counted');
   }
 
   private scheduleRetry(): void {
-    if (this.timer) return;
+    if (this.timer || this.stopped) return;
     this.timer = setTimeout(() => void this.retryOwed(), this.options.retryMs ?? 1_000);
     this.timer.unref();
   }
 
-  private async retryOwed(): Promise<void> {
+  /** One retry round at a time (the timer, the store answering and stop() may all ask). */
+  private retryOwed(): Promise<void> {
+    this.retrying ??= this.retryRound().finally(() => (this.retrying = undefined));
+    return this.retrying;
+  }
+
+  /** Every owed settlement at once (each counts once: its marker); those refused again stay owed. */
+  private async retryRound(): Promise<void> {
+    clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.owedSettlements.length > 0) {
-      try {
-        await this.owedSettlements[0]!();
-        this.owedSettlements.shift();
-      } catch (error) {
-        this.options.logger?.(
-          { owed: this.owedSettlements.length, err: error instanceof Error ? error.message : String(error) },
-          'settlements still owed to the store; retrying',
-        );
-        this.scheduleRetry();
-        return;
-      }
-    }
+    const round = this.owedSettlements;
+    this.owedSettlements = [];
+    const results = await Promise.allSettled(round.map((settlement) => settlement()));
+    const refused = round.filter((_, i) => results[i]!.status === 'rejected');
+    if (refused.length === 0) return;
+    this.owedSettlements.push(...refused);
+    const error = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as unknown;
+    this.options.logger?.(
+      { owed: this.owedSettlements.length, err: error instanceof Error ? error.message : String(error) },
+      'settlements still owed to the store; retrying',
+    );
+    this.scheduleRetry();
   }
 }
