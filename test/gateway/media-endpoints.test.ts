@@ -17,6 +17,7 @@ import { request as undiciRequest } from 'undici';
 import { eventually, expectError, type Reply } from '../support/http-assertions.js';
 import { waitFor } from '../support/wait-for.js';
 import { startGatewayHarness, type GatewayHarness, type HarnessSupplier } from '../support/gateway-harness.js';
+import { wavHeader } from '../support/wav.js';
 
 const models: NonNullable<HarnessSupplier['models']> = [
   { id: 'gpt-4o-mini' },
@@ -29,20 +30,7 @@ const models: NonNullable<HarnessSupplier['models']> = [
 /** A mono 16-bit PCM WAV of `seconds` of a 440 Hz tone, built in the test. */
 function wav(seconds: number, rate = 16_000): Buffer {
   const samples = Math.round(seconds * rate);
-  const buf = Buffer.alloc(44 + samples * 2);
-  buf.write('RIFF', 0, 'ascii');
-  buf.writeUInt32LE(36 + samples * 2, 4);
-  buf.write('WAVE', 8, 'ascii');
-  buf.write('fmt ', 12, 'ascii');
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20);
-  buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(rate, 24);
-  buf.writeUInt32LE(rate * 2, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36, 'ascii');
-  buf.writeUInt32LE(samples * 2, 40);
+  const buf = Buffer.concat([wavHeader(samples * 2, rate), Buffer.alloc(samples * 2)]);
   for (let i = 0; i < samples; i++) buf.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return buf;
 }

@@ -8,24 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, onTestFinished, test } from 'vitest';
 import OpenAI, { toFile } from 'openai';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
-
-/** A WAV header for `dataBytes` of 16-bit mono PCM, followed by that many zero bytes. */
-function wavOfSize(dataBytes: number): Buffer {
-  const buf = Buffer.alloc(44 + dataBytes);
-  buf.write('RIFF', 0);
-  buf.writeUInt32LE(36 + dataBytes, 4);
-  buf.write('WAVEfmt ', 8);
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20);
-  buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(16_000, 24);
-  buf.writeUInt32LE(32_000, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36);
-  buf.writeUInt32LE(dataBytes, 40);
-  return buf;
-}
+import { silentWav } from '../support/wav.js';
 
 describe('an oversized upload through the openai SDK', () => {
   let h: GatewayHarness;
@@ -53,7 +36,7 @@ describe('an oversized upload through the openai SDK', () => {
       return fetch(input, init);
     };
     const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 2, fetch: countingFetch });
-    const file = await toFile(wavOfSize(26 * 1024 * 1024), 'big.wav', { type: 'audio/wav' });
+    const file = await toFile(silentWav(26 * 1024 * 1024), 'big.wav', { type: 'audio/wav' });
     const error = await client.audio.transcriptions.create({ file, model: 'whisper' }).then(
       () => undefined,
       (e: unknown) => e,
@@ -94,7 +77,7 @@ describe('an oversized upload through the openai SDK', () => {
       `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\n` +
         `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${length}\r\n\r\n${part}`,
     );
-    await writeAll(wavOfSize(0));
+    await writeAll(silentWav(0));
     for (let sent = 0; sent < total && !failure && !socket.destroyed; sent += chunk.length) {
       await writeAll(chunk);
       await delay(10);

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { anyJson, fuzz, fuzzCases, fuzzTimeoutMs, hostileStrings } from './fuzz-run.js';
 import { catalogueShapeProblems } from './support.js';
+import { silentWav } from '../support/wav.js';
 
 /** Where the fuzzer aims: one valid request per endpoint, which the mutations then break. */
 interface Endpoint {
@@ -119,22 +120,7 @@ const endpoints: Endpoint[] = [
 ];
 
 /** A silent mono 16-bit PCM WAV of `samples` samples at 16 kHz. */
-function wav(samples: number): Buffer {
-  const buf = Buffer.alloc(44 + samples * 2);
-  buf.write('RIFF', 0, 'ascii');
-  buf.writeUInt32LE(36 + samples * 2, 4);
-  buf.write('WAVEfmt ', 8, 'ascii');
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20);
-  buf.writeUInt16LE(1, 22);
-  buf.writeUInt32LE(16_000, 24);
-  buf.writeUInt32LE(32_000, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36, 'ascii');
-  buf.writeUInt32LE(samples * 2, 40);
-  return buf;
-}
+const wav = (samples: number): Buffer => silentWav(samples * 2);
 
 /** Field names the endpoints know, so mutations hit real fields as often as unknown ones. */
 const fieldNames = [
