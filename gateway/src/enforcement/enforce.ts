@@ -40,7 +40,12 @@ const rateWindowMs = 60_000;
  * UTF-8 bytes (a token always covers at least one byte), output by the request's max tokens (or
  * the model's max output, or the fallback cap), each at the most expensive candidate's price.
  */
-export function worstCaseUsd(routes: readonly ModelRoute[], inputBytes: number, maxOutputTokens: number | undefined, fallbackOutput: number): number {
+export function worstCaseUsd(
+  routes: readonly ModelRoute[],
+  inputBytes: number,
+  maxOutputTokens: number | undefined,
+  fallbackOutput: number,
+): number {
   let worst = 0;
   for (const route of routes) {
     const output = maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput;
@@ -107,7 +112,9 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     case 'wallet_unknown':
       throw new ApiError('billing_unavailable', { details: { payer: key.payerId } });
     case 'budget_unknown':
-      throw new ApiError('current_quota_unavailable', { humanMessage: "This key's budget counter could not be rebuilt; retry in a few seconds" });
+      throw new ApiError('current_quota_unavailable', {
+        humanMessage: "This key's budget counter could not be rebuilt; retry in a few seconds",
+      });
     default: {
       const unreachable: never = verdict;
       throw new Error(`unknown verdict ${JSON.stringify(unreachable)}`);

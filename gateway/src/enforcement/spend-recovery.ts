@@ -128,7 +128,10 @@ export class SpendRecovery {
     await Promise.race([this.retryOwed(), new Promise((resolve) => (bound = setTimeout(resolve, finalAttemptMs)))]);
     clearTimeout(bound);
     if (this.owedSettlements.length > 0)
-      this.options.logger?.({ owed: this.owedSettlements.length }, 'stopped with settlements the store refused; their reservations stay counted');
+      this.options.logger?.(
+        { owed: this.owedSettlements.length },
+        'stopped with settlements the store refused; their reservations stay counted',
+      );
   }
 
   private scheduleRetry(): void {
