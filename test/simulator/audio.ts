@@ -104,8 +104,8 @@ export function handleTranscription(ex: Exchange, upload: MultipartUpload): void
   }
 }
 
-/** A 44-byte RIFF/WAVE header for 24 kHz mono 16-bit PCM. */
-function wavHeader(dataBytes: number): Buffer {
+/** A 44-byte RIFF/WAVE header for mono 16-bit PCM (24 kHz, the simulator's speech rate, by default). */
+export function wavHeader(dataBytes: number, rate = PCM_RATE): Buffer {
   const h = Buffer.alloc(44);
   h.write('RIFF', 0, 'ascii');
   h.writeUInt32LE(36 + dataBytes, 4);
@@ -114,8 +114,8 @@ function wavHeader(dataBytes: number): Buffer {
   h.writeUInt32LE(16, 16);
   h.writeUInt16LE(1, 20); // PCM
   h.writeUInt16LE(1, 22); // mono
-  h.writeUInt32LE(PCM_RATE, 24);
-  h.writeUInt32LE(PCM_RATE * 2, 28);
+  h.writeUInt32LE(rate, 24);
+  h.writeUInt32LE(rate * 2, 28);
   h.writeUInt16LE(2, 32);
   h.writeUInt16LE(16, 34);
   h.write('data', 36, 'ascii');
