@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { openDatabase } from '../../core/db/index.js';
@@ -17,21 +16,13 @@ import { generateSecret, hashSecret, KeyRepository } from '../../core/keys/index
 import type { ManagedKeyObject } from '../../operator/src/managed-key/resource.js';
 import { kubeForTests } from '../support/fake-kube/index.js';
 import { conditionOf, crdGroup, crdVersion, isKubeStatus, testOperatorSettings } from '../support/operator-testbed.js';
+import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/wait-for.js';
 
 interface OperatorProcess {
   child: ChildProcess;
   metricsUrl: Promise<string>;
   exited: Promise<number | null>;
-}
-
-/** A port free right now (SVC_METRICS_PORT=0 would turn metrics and /health off). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function startOperatorProcess(env: Record<string, string>): OperatorProcess {

@@ -13,12 +13,12 @@ import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
+import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/wait-for.js';
 import { scrape } from './scrape.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const storePrefix = `proc-telemetry-${process.pid}:`;
-const randomPort = () => 20_000 + Math.floor(Math.random() * 20_000);
 
 describe('gateway process telemetry', () => {
   let sim: RunningSimulator;
@@ -26,10 +26,11 @@ describe('gateway process telemetry', () => {
   let child: ChildProcess;
   let output = '';
   let secret: string;
-  const port = randomPort();
-  const metricsPort = port + 1;
+  let port: number;
+  let metricsPort: number;
 
   beforeAll(async () => {
+    metricsPort = await freePort();
     sim = await startSimulator({ name: 'proc-telemetry-sim' });
     dir = mkdtempSync(join(tmpdir(), 'svc-proc-telemetry-'));
     const catalogue = join(dir, 'catalog.yaml');
@@ -51,7 +52,7 @@ describe('gateway process telemetry', () => {
         SVC_CATALOG: catalogue,
         SVC_DATA_DIR: join(dir, 'data'),
         SVC_HOST: '127.0.0.1',
-        PORT: String(port),
+        PORT: '0',
         SVC_METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'info',
         OTEL_TRACES_EXPORTER: 'console',
@@ -64,6 +65,8 @@ describe('gateway process telemetry', () => {
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     await waitFor('the gateway to listen', () => output.includes('gateway listening on') || child.exitCode !== null, 60_000);
     assert.ok(child.exitCode === null, `the gateway started:\n${output}`);
+    port = Number(/gateway listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+    assert.ok(port > 0, `the gateway reported its port:\n${output}`);
   });
   afterAll(async () => {
     if (child?.exitCode === null) {
