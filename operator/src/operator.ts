@@ -89,6 +89,10 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
     pepper: settings.SVC_KEY_PEPPER,
     catalogue: names,
     budgetRefreshMs: settings.SVC_OPERATOR_BUDGET_REFRESH_MS,
+    budgetStatusThrottle: {
+      minChangeShare: settings.SVC_OPERATOR_BUDGET_STATUS_MIN_CHANGE,
+      maxAgeMs: settings.SVC_OPERATOR_BUDGET_STATUS_MAX_AGE_MS,
+    },
     clock,
     logger,
     events: new EventRecorder(core, settings.POD_NAME, clock, logger),
@@ -192,7 +196,8 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
       ? await startMetricsServer(registry, {
           host: settings.SVC_HOST,
           port: overrides.metricsOnEphemeralPort ? 0 : settings.SVC_METRICS_PORT,
-          health: () => !stopped,
+          // Alive unless stopping, or a controller of this leader has a reconcile hung past the limit.
+          health: () => !stopped && (controllers ?? []).every((c) => c.longestRunningMs() < settings.SVC_OPERATOR_STUCK_AFTER_MS),
         })
       : undefined;
   elector.start();

@@ -38,6 +38,17 @@ export const operatorSettingsSchema = settingsSchema
     SVC_OPERATOR_WATCH_TIMEOUT_S: ms(300),
     /** How often a ManagedKey with a budget has its status usage refreshed. */
     SVC_OPERATOR_BUDGET_REFRESH_MS: ms(60_000, 100),
+    /**
+     * Budget usage alone is written to a ManagedKey's status when it moved by at least this share
+     * of the limit, or when the last write is older than SVC_OPERATOR_BUDGET_STATUS_MAX_AGE_MS.
+     */
+    SVC_OPERATOR_BUDGET_STATUS_MIN_CHANGE: z.coerce.number().min(0).max(1).default(0.01),
+    SVC_OPERATOR_BUDGET_STATUS_MAX_AGE_MS: ms(10 * 60_000, 0),
+    /**
+     * /health fails when one reconcile has run this long: a controller whose workers hang (a call
+     * that never returns) is restarted by its liveness probe instead of silently doing nothing.
+     */
+    SVC_OPERATOR_STUCK_AFTER_MS: ms(5 * 60_000, 1_000),
     SVC_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     SVC_OPERATOR_RETRY_BASE_MS: ms(500),
     SVC_OPERATOR_RETRY_MAX_MS: ms(60_000),

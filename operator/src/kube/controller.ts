@@ -77,6 +77,11 @@ export class Controller<T extends KubernetesObject> {
   }
 
   /** Stops watching and waits for reconciles in progress. */
+  /** How long the longest reconcile in progress has been running (the health check's input). */
+  longestRunningMs(now?: number): number {
+    return this.queue.longestRunningMs(now);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.resyncTimer);
     await this.informer.stop();

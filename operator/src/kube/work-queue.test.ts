@@ -127,3 +127,25 @@ test('a requested requeue comes back after its delay; stop drops scheduled work'
   await settled();
   assert.equal(runs, 2, 'nothing runs after stop, neither added nor scheduled before');
 });
+
+test('longestRunningMs reports how long the oldest reconcile in progress has run, 0 when idle', async () => {
+  let release: () => void = () => undefined;
+  const queue = stoppedAfterTest(
+    new WorkQueue(
+      () =>
+        new Promise((resolve) => {
+          release = () => resolve({});
+        }),
+      options,
+    ),
+    () => release(),
+  );
+  assert.equal(queue.longestRunningMs(), 0);
+  const before = Date.now();
+  queue.add('ns/hung');
+  await settled();
+  // A reconcile that never returns: its age grows with the clock the health check reads.
+  assert.ok(queue.longestRunningMs(before + 10 * 60_000) >= 10 * 60_000 - 50);
+  release();
+  await until('the reconcile to end', () => queue.longestRunningMs() === 0);
+});

@@ -34,6 +34,8 @@ export class WorkQueue {
   private readonly waiting: string[] = [];
   private readonly waitingSet = new Set<string>();
   private readonly active = new Set<string>();
+  /** When each key in progress started (epoch ms), for the stuck-reconcile health check. */
+  private readonly startedAt = new Map<string, number>();
   private readonly dirty = new Set<string>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
@@ -47,6 +49,16 @@ export class WorkQueue {
   ) {}
 
   /** Keys waiting to be processed (not counting those in progress or delayed). */
+  /**
+   * How long the longest reconcile in progress has been running (0 when none): a reconcile that
+   * never ends holds its worker forever, and with all workers held the controller is stuck.
+   */
+  longestRunningMs(now: number = Date.now()): number {
+    let oldest = now;
+    for (const at of this.startedAt.values()) oldest = Math.min(oldest, at);
+    return now - oldest;
+  }
+
   get depth(): number {
     return this.waiting.length;
   }
@@ -103,6 +115,7 @@ export class WorkQueue {
       this.waitingSet.delete(key);
       this.onDepthChange(this.waiting.length);
       this.active.add(key);
+      this.startedAt.set(key, Date.now());
       void this.process(key);
     }
   }
@@ -119,6 +132,7 @@ export class WorkQueue {
       this.addAfter(key, retryDelayMs(failures, this.options, this.options.random));
     } finally {
       this.active.delete(key);
+      this.startedAt.delete(key);
       if (this.dirty.delete(key)) this.add(key);
       this.pump();
       if (this.active.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();

@@ -1,9 +1,19 @@
-import { test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import assert from 'node:assert/strict';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import { sampleKeyRecord } from '../../../core/keys/testing.js';
-import { desiredKey, managedKeyStatus, nextBudgetCheckMs, planRow, planSecret, statusChanged, unresolvedNames } from './decide.js';
-import { parseManagedKeySpec, type ManagedKeySpec } from './resource.js';
+import {
+  budgetWriteMayWait,
+  desiredKey,
+  infrastructureStatus,
+  managedKeyStatus,
+  nextBudgetCheckMs,
+  planRow,
+  planSecret,
+  statusChanged,
+  unresolvedNames,
+} from './decide.js';
+import { parseManagedKeySpec, type ManagedKeySpec, type ManagedKeyStatus } from './resource.js';
 
 function spec(raw: unknown): ManagedKeySpec {
   const parsed = parseManagedKeySpec(raw);
@@ -77,7 +87,7 @@ test("the row is created once, rotated to the Secret's key and patched only wher
 test('status: Ready with every condition, budget as decimal strings, unchanged status not rewritten', () => {
   const now = new Date('2030-01-15T10:00:00Z');
   const key = row({ budgetLimitUsd: 10, budgetPeriod: 'monthly' });
-  const usage = { usedUsd: 2.125, remainingUsd: 7.875, resetsAt: new Date('2030-02-01T00:00:00Z'), exhausted: false };
+  const usage = { usedUsd: 2.125, reservedUsd: 0, remainingUsd: 7.875, resetsAt: new Date('2030-02-01T00:00:00Z'), exhausted: false };
   const unresolved = unresolvedNames(spec({ allowedModels: ['gpt-4o-mini', 'auto', 'nope'] }), {
     models: new Set(['gpt-4o-mini']),
     regions: new Set(['EU']),
@@ -131,8 +141,80 @@ test('status: Ready with every condition, budget as decimal strings, unchanged s
 test('a key with a budget is looked at again at its reset or after the refresh interval', () => {
   const now = new Date('2030-01-31T23:59:00Z');
   const key = row({ budgetLimitUsd: 10, budgetPeriod: 'monthly' });
-  const usage = { usedUsd: 1, remainingUsd: 9, resetsAt: new Date('2030-02-01T00:00:00Z'), exhausted: false };
+  const usage = { usedUsd: 1, reservedUsd: 0, remainingUsd: 9, resetsAt: new Date('2030-02-01T00:00:00Z'), exhausted: false };
   assert.equal(nextBudgetCheckMs(key, usage, now, 300_000), 61_000, 'the reset (plus a second) comes first');
   assert.equal(nextBudgetCheckMs(key, usage, now, 30_000), 30_000, 'the refresh interval comes first');
   assert.equal(nextBudgetCheckMs(row(), undefined, now, 30_000), undefined, 'a key without a budget is not polled');
+});
+
+describe('budgetWriteMayWait (status writes of budget usage)', () => {
+  const throttle = { minChangeShare: 0.01, maxAgeMs: 600_000 };
+  const status = (usedUsd: string, extra: Partial<ManagedKeyStatus> = {}): ManagedKeyStatus => ({
+    observedGeneration: 1,
+    keyId: 'key_1',
+    budget: { usedUsd, remainingUsd: (100 - Number(usedUsd)).toFixed(6), resetsAt: '2026-12-01T00:00:00Z' },
+    conditions: [],
+    ...extra,
+  });
+
+  it('lets a small usage drift wait while the last write is recent', () => {
+    expect(budgetWriteMayWait(status('1.000000'), status('1.500000'), 100, 60_000, throttle)).toBe(true);
+  });
+
+  it('writes a drift of at least the threshold, an old status, a reset or any other change at once', () => {
+    expect(budgetWriteMayWait(status('1.000000'), status('2.000000'), 100, 60_000, throttle)).toBe(false);
+    expect(budgetWriteMayWait(status('1.000000'), status('1.500000'), 100, 600_000, throttle)).toBe(false);
+    const reset = status('0.000000');
+    reset.budget!.resetsAt = '2027-01-01T00:00:00Z';
+    expect(budgetWriteMayWait(status('0.500000'), reset, 100, 60_000, throttle)).toBe(false);
+    expect(budgetWriteMayWait(status('1.000000'), status('1.500000', { observedGeneration: 2 }), 100, 60_000, throttle)).toBe(false);
+    expect(budgetWriteMayWait(undefined, status('1.500000'), 100, 60_000, throttle)).toBe(false);
+    expect(budgetWriteMayWait(status('1.000000'), status('1.500000'), null, 60_000, throttle)).toBe(false);
+  });
+});
+
+describe('infrastructureStatus (database and store failures in status)', () => {
+  it('sets Ready False naming the dependency, keeps the other conditions and fields', () => {
+    const now = new Date('2026-11-26T05:00:00Z');
+    const previous: ManagedKeyStatus = {
+      observedGeneration: 3,
+      keyId: 'key_1',
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KeyActive',
+          message: 'ok',
+          observedGeneration: 3,
+          lastTransitionTime: '2026-11-01T00:00:00Z',
+        },
+        {
+          type: 'Provisioned',
+          status: 'True',
+          reason: 'KeyProvisioned',
+          message: 'ok',
+          observedGeneration: 3,
+          lastTransitionTime: '2026-11-01T00:00:00Z',
+        },
+      ],
+    };
+    const next = infrastructureStatus(previous, 'DatabaseUnavailable', 'PostgreSQL could not be reached: Connection terminated', 3, now);
+    expect(next.keyId).toBe('key_1');
+    expect(next.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'DatabaseUnavailable',
+      lastTransitionTime: '2026-11-26T05:00:00Z',
+    });
+    expect(next.conditions?.find((c) => c.type === 'Provisioned')).toEqual(previous.conditions![1]);
+    // The same failure again changes nothing (no status write, no transition).
+    expect(
+      infrastructureStatus(
+        next,
+        'DatabaseUnavailable',
+        'PostgreSQL could not be reached: Connection terminated',
+        3,
+        new Date('2026-11-26T05:01:00Z'),
+      ),
+    ).toEqual(next);
+  });
 });

@@ -205,6 +205,39 @@ export function statusChanged(previous: ManagedKeyStatus | undefined, next: Mana
   return !isDeepStrictEqual(previous ?? {}, next);
 }
 
+/** When budget usage alone is worth a status write (docs/operator.md "Status writes"). */
+export interface BudgetStatusThrottle {
+  /** Write when the used amount moved by at least this share of the limit (0.01 = 1 %). */
+  minChangeShare: number;
+  /** Write anyway when the last budget write is older than this. */
+  maxAgeMs: number;
+}
+
+/**
+ * Whether a status change may wait: the only difference from the status in the API is the budget's
+ * used and remaining amounts (same reset, same conditions, everything else equal), the used
+ * amount moved by less than `minChangeShare` of the limit, and the last write of this object's
+ * budget is younger than `maxAgeMs`. At scale, writing usage on every refresh of every key would
+ * load etcd with writes nobody reads; a change that matters (exhaustion, a reset, any other
+ * field) is always written at once.
+ */
+export function budgetWriteMayWait(
+  previous: ManagedKeyStatus | undefined,
+  next: ManagedKeyStatus,
+  limitUsd: number | null,
+  lastBudgetWriteAgeMs: number,
+  throttle: BudgetStatusThrottle,
+): boolean {
+  if (!previous?.budget || !next.budget || limitUsd === null || limitUsd <= 0) return false;
+  if (lastBudgetWriteAgeMs >= throttle.maxAgeMs) return false;
+  const sameOtherwise = isDeepStrictEqual(
+    { ...previous, budget: { resetsAt: previous.budget.resetsAt } },
+    { ...next, budget: { resetsAt: next.budget.resetsAt } },
+  );
+  if (!sameOtherwise) return false;
+  return Math.abs(Number(next.budget.usedUsd) - Number(previous.budget.usedUsd)) < throttle.minChangeShare * limitUsd;
+}
+
 /**
  * When to look at the key again for its budget: at the reset (plus a second, so the new period
  * has begun) or after the refresh interval, whichever comes first; undefined without a budget.
@@ -218,4 +251,29 @@ export function nextBudgetCheckMs(
   if (!key || key.budgetLimitUsd === null) return undefined;
   const untilReset = usage?.resetsAt ? usage.resetsAt.getTime() - now.getTime() + 1_000 : Number.POSITIVE_INFINITY;
   return Math.max(0, Math.min(refreshMs, untilReset));
+}
+
+/** Why a reconcile could not finish, for the Ready condition: the dependency that failed. */
+export type InfrastructureReason = 'DatabaseUnavailable' | 'StoreUnavailable' | 'ReconcileError';
+
+/**
+ * The status after a reconcile failed on infrastructure (the database, the store): the previous
+ * status with Ready set False naming the dependency and the error, every other condition kept,
+ * so `kubectl get managedkeys` shows why the key is not up to date while the retry backs off.
+ */
+export function infrastructureStatus(
+  previous: ManagedKeyStatus | undefined,
+  reason: InfrastructureReason,
+  message: string,
+  generation: number,
+  now: Date,
+): ManagedKeyStatus {
+  const others = (previous?.conditions ?? []).filter((c) => c.type !== 'Ready');
+  const [ready] = mergeConditions(
+    previous?.conditions,
+    [{ type: 'Ready', status: 'False', reason, message: message.slice(0, 500) }],
+    generation,
+    now,
+  );
+  return { ...previous, conditions: [ready!, ...others] };
 }

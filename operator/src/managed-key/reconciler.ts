@@ -8,6 +8,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { readBudgetUsage } from '../../../core/budget/index.js';
+import { outageSource } from '../../../core/errors/dependency-outage.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import type { EventNote, EventRecorder } from '../kube/events.js';
@@ -22,6 +23,9 @@ import {
   statusChanged,
   unresolvedNames,
   type SecretObservation,
+  budgetWriteMayWait,
+  infrastructureStatus,
+  type BudgetStatusThrottle,
 } from './decide.js';
 import {
   keyOwnerKindPrefix,
@@ -46,6 +50,8 @@ export interface ManagedKeyReconcilerDeps {
   catalogue: { models: ReadonlySet<string>; regions: ReadonlySet<string> } | undefined;
   /** How often a key with a budget is looked at again for its status. */
   budgetRefreshMs: number;
+  /** When usage alone is written to status (decide.ts budgetWriteMayWait); absent: at every change. */
+  budgetStatusThrottle?: BudgetStatusThrottle;
   clock: () => number;
   logger: Logger;
   /** Kubernetes Events on outcomes a person should see; none when absent. */
@@ -67,13 +73,44 @@ const isStatus = (error: unknown, code: number) => error instanceof ApiException
 export class ManagedKeyReconciler {
   /** Key cache evictions owed after a failed announcement, by secret hash. */
   private readonly owed: OwedAnnouncements;
+  /** When each object's budget usage was last written to its status (epoch ms; this process only). */
+  private readonly budgetWrittenAt = new Map<string, number>();
 
   constructor(private readonly deps: ManagedKeyReconcilerDeps) {
     this.owed = new OwedAnnouncements((secretHash) => announceKeyChange(deps.store, secretHash));
   }
 
-  /** Reconciles the ManagedKey `<namespace>/<name>`. */
+  /**
+   * Reconciles the ManagedKey `<namespace>/<name>`. A failure on the database or the store is
+   * also written to the object's Ready condition (with a Warning event) before the queue retries,
+   * so a platform engineer sees it with kubectl; an API failure cannot be written there.
+   */
   async reconcile(ref: string): Promise<WorkOutcome> {
+    try {
+      return await this.reconcileOnce(ref);
+    } catch (error) {
+      await this.reportInfrastructureError(ref, error);
+      throw error;
+    }
+  }
+
+  private async reportInfrastructureError(ref: string, error: unknown): Promise<void> {
+    const source = outageSource(error);
+    if (source !== 'database' && source !== 'store') return;
+    const [namespace, name] = ref.split('/') as [string, string];
+    try {
+      const object = await this.read(namespace, name);
+      if (!object || object.metadata?.deletionTimestamp) return;
+      const reason = source === 'database' ? 'DatabaseUnavailable' : 'StoreUnavailable';
+      const message = `${source === 'database' ? 'PostgreSQL' : 'the store (Redis)'} could not be reached: ${error instanceof Error ? error.message : String(error)}; retrying`;
+      const status = infrastructureStatus(object.status, reason, message, object.metadata?.generation ?? 0, new Date(this.deps.clock()));
+      if (await this.writeStatus(object, status)) await this.event(object, { type: 'Warning', reason, message });
+    } catch {
+      // The API itself failing: nothing more can be reported on the object; the queue retries.
+    }
+  }
+
+  private async reconcileOnce(ref: string): Promise<WorkOutcome> {
     await this.owed.payAll();
     const [namespace, name] = ref.split('/') as [string, string];
     let object = await this.read(namespace, name);
@@ -194,10 +231,22 @@ export class ManagedKeyReconciler {
     }
 
     const usage = key!.budgetLimitUsd === null ? undefined : await readBudgetUsage(this.deps.store, key!, now);
-    await this.writeStatus(
-      object,
-      managedKeyStatus({ generation, previous: object.status, now, secretName, secretConflict: false, key, unresolved, usage }),
-    );
+    const status = managedKeyStatus({
+      generation,
+      previous: object.status,
+      now,
+      secretName,
+      secretConflict: false,
+      key,
+      unresolved,
+      usage,
+    });
+    const objectKey = `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+    const lastBudgetWrite = this.budgetWrittenAt.get(objectKey) ?? Number.NEGATIVE_INFINITY;
+    const wait =
+      this.deps.budgetStatusThrottle !== undefined &&
+      budgetWriteMayWait(object.status, status, key!.budgetLimitUsd, now.getTime() - lastBudgetWrite, this.deps.budgetStatusThrottle);
+    if (!wait && (await this.writeStatus(object, status)) && status.budget) this.budgetWrittenAt.set(objectKey, now.getTime());
     const next = nextBudgetCheckMs(key, usage, now, this.deps.budgetRefreshMs);
     return next === undefined ? {} : { requeueAfterMs: next };
   }
