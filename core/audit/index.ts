@@ -1,4 +1,5 @@
 export * from './record.js';
+export * from './attempt-rows.js';
 export * from './buffer.js';
 export * from './writer.js';
 export * from './repository.js';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { addToRollup } from '../usage/rollup.js';
 import type { AuditRecord } from './record.js';
 import { AUDIT_TABLE, toRow } from './rows.js';
 
@@ -7,8 +8,9 @@ const ROWS_PER_STATEMENT = 1000;
 
 /**
  * Inserts records in one transaction, skipping rows whose (request_id, ts) already exists, and
- * runs `onBatch` in the same transaction with only the records actually inserted: a batch
- * retried after its first attempt committed (crash before the ack) changes nothing twice.
+ * adds them to the hourly usage rollup and runs `onBatch` in the same transaction, both with only
+ * the records actually inserted: a batch retried after its first attempt committed (crash
+ * before the ack) changes nothing twice.
  */
 export async function insertAuditBatch(
   knex: Knex,
@@ -34,6 +36,7 @@ export async function insertAuditBatch(
         if (record) inserted.push(record);
       }
     }
+    await addToRollup(trx, inserted);
     if (onBatch && inserted.length > 0) await onBatch(trx, inserted);
     return { inserted: inserted.length, skipped: records.length - inserted.length };
   });

@@ -40,6 +40,8 @@ export interface AuditRecord {
   failover: boolean;
   attempts: AuditAttempt[];
   session: string | null;
+  /** True when the client asked for `auto` and the autorouter chose `model`; absent otherwise. */
+  autoRouted?: boolean;
 }
 
 /** Thrown by parseAuditRecord: the entry can never be written, whatever the database does. */
@@ -148,5 +150,6 @@ export function parseAuditRecord(json: string): AuditRecord {
     failover: typeof o.failover === 'boolean' ? o.failover : attempts.length > 1,
     attempts,
     session: strOrNull(o, 'session'),
+    ...(o.autoRouted === true && { autoRouted: true }),
   };
 }

@@ -1,3 +1,4 @@
+import { fromStoredAttempt, toStoredAttempt, type StoredAttempt } from './attempt-rows.js';
 import type { AuditAttempt, AuditRecord } from './record.js';
 
 /** The audit log table; see core/db/migrations/002_audit_log.ts. */
@@ -23,12 +24,14 @@ export interface AuditRowInsert {
   failover: boolean;
   attempts: string;
   session: string | null;
+  auto_routed: boolean;
 }
 
 /** A row as `pg` reads it back: numeric as a string, timestamptz as a Date, jsonb parsed. */
 export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
   ts: Date;
-  attempts: AuditAttempt[];
+  /** snake_case since migration 009; camelCase in rows an older replica may still write. */
+  attempts: (StoredAttempt | AuditAttempt)[];
 }
 
 /** The record as a row to insert; cost goes as a decimal string so no float reaches numeric. */
@@ -50,8 +53,9 @@ export function toRow(record: AuditRecord): AuditRowInsert {
     status: record.status,
     code: record.code,
     failover: record.failover,
-    attempts: JSON.stringify(record.attempts),
+    attempts: JSON.stringify(record.attempts.map(toStoredAttempt)),
     session: record.session,
+    auto_routed: record.autoRouted === true,
   };
 }
 
@@ -74,7 +78,8 @@ export function fromRow(row: AuditRow): AuditRecord {
     status: row.status,
     code: row.code,
     failover: row.failover,
-    attempts: row.attempts,
+    attempts: row.attempts.map(fromStoredAttempt),
     session: row.session,
+    ...(row.auto_routed && { autoRouted: true }),
   };
 }

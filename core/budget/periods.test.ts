@@ -22,7 +22,9 @@ test('rolling: 30 UTC-day buckets; resets_at is when the oldest counted day leav
   const today = Math.floor(now.getTime() / 86_400_000);
   assert.equal(rolling.bucket, today);
   assert.equal(rolling.minBucket, today - 29);
-  assert.equal(resetsAt(rolling, new Map()), null);
+  // Before any spend: when spend made today would leave the window (never null while a period exists).
+  assert.equal(resetsAt(rolling, new Map()).toISOString(), new Date((today + 30) * 86_400_000).toISOString());
+  assert.equal(resetsAt(rolling, new Map([[today - 35, 9]])).toISOString(), new Date((today + 30) * 86_400_000).toISOString());
   const spent = new Map([
     [today - 40, 5], // outside: ignored
     [today - 3, 7],

@@ -70,11 +70,12 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
 
 /**
  * When spend stops counting against the budget: the period's end for daily/monthly; for
- * rolling, when the oldest counted day leaves the window (null when nothing is counted).
+ * rolling, when the oldest counted day leaves the window (with nothing counted, when today would).
  */
-export function resetsAt(window: BudgetWindow, buckets: ReadonlyMap<number, number>): Date | null {
+export function resetsAt(window: BudgetWindow, buckets: ReadonlyMap<number, number>): Date {
   if (window.periodEnd) return window.periodEnd;
   const counted = [...buckets.entries()].filter(([bucket, nano]) => bucket >= window.minBucket && nano > 0).map(([b]) => b);
-  if (counted.length === 0) return null;
-  return new Date((Math.min(...counted) + rollingWindowDays) * dayMs);
+  // Nothing counted yet: spend made now would stop counting when today leaves the window.
+  const oldest = counted.length === 0 ? window.bucket : Math.min(...counted);
+  return new Date((oldest + rollingWindowDays) * dayMs);
 }

@@ -3,6 +3,7 @@ import { AUDIT_TABLE } from '../audit/rows.js';
 import type { BudgetPeriod } from '../keys/record.js';
 import type { StoreScript } from '../store/types.js';
 import { rollingWindowDays, type BudgetWindow } from './periods.js';
+import { reservedField } from './scripts.js';
 
 const dayMs = 86_400_000;
 
@@ -70,8 +71,10 @@ return 1
 };
 
 /** The store arguments of loadBudgetIfAbsent for a window and its rebuilt spend. */
-export function loadBudgetArgs(window: BudgetWindow, spend: BucketSpend): (string | number)[] {
+export function loadBudgetArgs(window: BudgetWindow, spend: BucketSpend, reservedNano = 0): (string | number)[] {
   const pairs = new Map(spend);
   if (!pairs.has(window.bucket)) pairs.set(window.bucket, 0);
-  return [window.ttlMs, ...[...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, nano]) => [b, nano])];
+  const buckets = [...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, nano]) => [b, nano]);
+  // The reservations this gateway holds are in flight (other replicas' are not known here).
+  return [window.ttlMs, ...buckets, reservedField, reservedNano];
 }

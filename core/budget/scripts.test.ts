@@ -5,7 +5,7 @@ import { MemoryStore } from '../store/memory-store.js';
 import { createRedisTestStore } from '../store/testing.js';
 import type { Store } from '../store/types.js';
 import { loadBudgetIfAbsent } from './recovery.js';
-import { enforceRequest, settleReservation } from './scripts.js';
+import { enforceRequest, reservedField, settleReservation } from './scripts.js';
 
 const keys = ['rate', 'budget', 'wallet'];
 /** ARGV for enforceRequest. */
@@ -50,7 +50,7 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
       assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000' });
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000', [reservedField]: '10000' });
     });
 
     test('a missing budget counter is budget_unknown and reserves nothing; a rebuilt one is never overwritten', async () => {
@@ -69,7 +69,7 @@ function enforcementContract(name: string, open: () => Store): void {
       const once = settleKeys();
       await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
       await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
     });
 
     test('settling returns the unspent part; releasing returns all of it', async () => {
@@ -77,10 +77,10 @@ function enforcementContract(name: string, open: () => Store): void {
       await emptyCounter(store);
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
       await store.runScript(settleReservation, settleKeys(), [0, 5_000, 1_200, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
       await store.runScript(settleReservation, settleKeys(), [0, 5_000, 0, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200' });
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
     });
 
     test('rate limit: rpm admitted per window, refusal says when to retry and reserves nothing', async () => {
@@ -94,7 +94,7 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       const refused = verdicts[3]!;
       assert.ok(refused.kind === 'rate_limited' && refused.retryAfterMs > 0 && refused.retryAfterMs <= 60_000);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '30' });
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '30', [reservedField]: '30' });
     });
 
     test('wallet: unknown until loaded, refused when short, reserved and refunded', async () => {
@@ -122,7 +122,30 @@ function enforcementContract(name: string, open: () => Store): void {
         (await store.runScript(enforceRequest, keys, args({ reserve: 400, cap: 1_000, bucket: 130, minBucket: 101 }))).kind,
         'admitted',
       );
-      assert.deepEqual(await store.hashGetAll('budget'), { '130': '400' });
+      // Both admitted requests are still in flight (never settled): 700 + 400 reserved.
+      assert.deepEqual(await store.hashGetAll('budget'), { '130': '400', [reservedField]: '1100' });
+    });
+
+    test('the in-flight total: reserved at admission, given back at settlement, never counted as spend twice', async () => {
+      const store = fresh();
+      await emptyCounter(store);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 3_000 }))).kind, 'admitted');
+      assert.equal((await store.hashGetAll('budget'))[reservedField], '3000');
+      // Spend counted is 3,000 (the day bucket), not 6,000: the total is skipped when summing.
+      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1, cap: 3_000 }))).kind, 'budget_exceeded');
+      const settle = (actual: number) => store.runScript(settleReservation, settleKeys(), [0, 1_000, actual, 1, 0, 60_000]);
+      await settle(250);
+      await settle(0);
+      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1250', [reservedField]: '1000' });
+      const marker = settleKeys();
+      await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
+      await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
+      assert.deepEqual(
+        await store.hashGetAll('budget'),
+        { '0': '350', [reservedField]: '0' },
+        'a repeated settlement changes nothing twice',
+      );
     });
   });
 }

@@ -5,6 +5,10 @@ export type EnforcementVerdict =
   | { kind: 'admitted' }
   | { kind: 'rate_limited'; retryAfterMs: number }
   | { kind: 'budget_exceeded'; usedNano: number }
+  /** The organisation's monthly budget (core/budget/organisation.ts) cannot take this reservation. */
+  | { kind: 'organisation_budget_exceeded'; usedNano: number; capNano: number }
+  /** The organisation's spend counter or cap is not in the store: rebuild both, ask again. */
+  | { kind: 'organisation_budget_unknown' }
   | { kind: 'wallet_empty'; balanceNano: number }
   /** The payer's balance is not in the store yet: load it from PostgreSQL and ask again. */
   | { kind: 'wallet_unknown' }
@@ -14,10 +18,18 @@ export type EnforcementVerdict =
    */
   | { kind: 'budget_unknown' };
 
+/**
+ * Field of a key's budget hash holding the nano-USD reserved by requests still in flight (already
+ * included in the day buckets; the key view shows it as `budget_reserved`). Not a bucket number,
+ * so every reader of the buckets skips it.
+ */
+export const reservedField = 'reserved';
+
 /** Sums the counted buckets of a budget hash, deleting buckets that left the window. */
 function countedSpend(redis: ScriptCommands, key: string, minBucket: number): number {
   let sum = 0;
   for (const [field, value] of Object.entries(redis.hgetall(key))) {
+    if (field === reservedField) continue;
     if (Number(field) < minBucket) redis.hdel(key, field);
     else sum += Number(value);
   }
@@ -29,9 +41,11 @@ function countedSpend(redis: ScriptCommands, key: string, minBucket: number): nu
  * §The request hot path, step 4): rate limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
  * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
  *
- * KEYS: rate window zset, budget hash, wallet balance.
+ * KEYS: rate window zset, budget hash, wallet balance, organisation spend hash, organisation cap.
  * ARGV: rpm (0 = none), windowMs, member, reserveNano, capNano (-1 = none), minBucket,
- *       bucket, budgetTtlMs, walletEnforced (0/1).
+ *       bucket, budgetTtlMs, walletEnforced (0/1), organisationCounted (0/1), organisationTtlMs,
+ *       creditNano (how far below zero the payer's wallet may go; absent = 0).
+ * The organisation's counter is monthly (bucket 0) and counted whether or not it has a cap.
  * Money is integer nano-USD: Lua and JavaScript agree on integers, not on floats (exactly up to
  * 2^53 nano-dollars, about 9 million USD, per counter).
  */
@@ -58,15 +72,27 @@ if cap >= 0 then
   local used = 0
   local flat = redis.call('HGETALL', KEYS[2])
   for i = 1, #flat, 2 do
-    if tonumber(flat[i]) < minBucket then redis.call('HDEL', KEYS[2], flat[i])
+    local bucket = tonumber(flat[i])
+    if bucket == nil then
+      -- the in-flight total ('${reservedField}'): already inside the day buckets, not counted twice
+    elseif bucket < minBucket then redis.call('HDEL', KEYS[2], flat[i])
     else used = used + tonumber(flat[i + 1]) end
   end
   if used + reserve > cap then return {2, used} end
 end
+if ARGV[10] == '1' then
+  local orgCap = redis.call('GET', KEYS[5])
+  if (not orgCap) or redis.call('EXISTS', KEYS[4]) == 0 then return {7, 0} end
+  orgCap = tonumber(orgCap)
+  if orgCap >= 0 then
+    local orgUsed = tonumber(redis.call('HGET', KEYS[4], '0') or '0')
+    if orgUsed + reserve > orgCap then return {6, orgUsed, orgCap} end
+  end
+end
 if ARGV[9] == '1' then
   local balance = redis.call('GET', KEYS[3])
   if not balance then return {4, 0} end
-  if tonumber(balance) < reserve then return {3, tonumber(balance)} end
+  if tonumber(balance) + tonumber(ARGV[12] or '0') < reserve then return {3, tonumber(balance)} end
   redis.call('DECRBY', KEYS[3], reserve)
 end
 if rpm > 0 then
@@ -75,12 +101,18 @@ if rpm > 0 then
 end
 if cap >= 0 then
   redis.call('HINCRBY', KEYS[2], ARGV[7], reserve)
+  redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
+end
+if ARGV[10] == '1' then
+  redis.call('HINCRBY', KEYS[4], '0', reserve)
+  redis.call('HINCRBY', KEYS[4], '${reservedField}', reserve)
+  redis.call('PEXPIRE', KEYS[4], ARGV[11])
 end
 return {0, 0}
 `,
   memory(redis, keys, args) {
-    const [rateKey, budgetKey, walletKey] = keys as [string, string, string];
+    const [rateKey, budgetKey, walletKey, orgKey, orgCapKey] = keys as [string, string, string, string, string];
     const rpm = Number(args[0]);
     const window = Number(args[1]);
     const reserve = Number(args[3]);
@@ -95,10 +127,16 @@ return {0, 0}
       const used = countedSpend(redis, budgetKey, Number(args[5]));
       if (used + reserve > cap) return [2, used];
     }
+    if (args[9] === '1') {
+      const orgCap = redis.get(orgCapKey);
+      if (orgCap === null || redis.pttl(orgKey) === -2) return [7, 0];
+      const orgUsed = Number(redis.hget(orgKey, '0') ?? 0);
+      if (Number(orgCap) >= 0 && orgUsed + reserve > Number(orgCap)) return [6, orgUsed, Number(orgCap)];
+    }
     if (args[8] === '1') {
       const balance = redis.get(walletKey);
       if (balance === null) return [4, 0];
-      if (Number(balance) < reserve) return [3, Number(balance)];
+      if (Number(balance) + Number(args[11] ?? 0) < reserve) return [3, Number(balance)];
       redis.incrBy(walletKey, -reserve);
     }
     if (rpm > 0) {
@@ -107,12 +145,18 @@ return {0, 0}
     }
     if (cap >= 0) {
       redis.hincrBy(budgetKey, args[6]!, reserve);
+      redis.hincrBy(budgetKey, reservedField, reserve);
       redis.pexpire(budgetKey, Number(args[7]));
+    }
+    if (args[9] === '1') {
+      redis.hincrBy(orgKey, '0', reserve);
+      redis.hincrBy(orgKey, reservedField, reserve);
+      redis.pexpire(orgKey, Number(args[10]));
     }
     return [0, 0];
   },
   decode(reply: ScriptReply): EnforcementVerdict {
-    const [kind, value] = reply as [number, number];
+    const [kind, value, extra] = reply as [number, number, number?];
     switch (kind) {
       case 0:
         return { kind: 'admitted' };
@@ -126,6 +170,10 @@ return {0, 0}
         return { kind: 'wallet_unknown' };
       case 5:
         return { kind: 'budget_unknown' };
+      case 6:
+        return { kind: 'organisation_budget_exceeded', usedNano: value, capNano: extra ?? 0 };
+      case 7:
+        return { kind: 'organisation_budget_unknown' };
       default:
         throw new Error(`enforce_request returned unknown verdict ${String(kind)}`);
     }
@@ -138,29 +186,42 @@ return {0, 0}
  * request: the marker makes a settlement retried after a lost reply (or resent by the client
  * library on reconnection) change nothing twice. A counter or mirror the store lost is left
  * alone: its rebuild counts the request from PostgreSQL.
- * KEYS: budget hash, wallet balance, settlement marker. ARGV: bucket, reserveNano, actualNano,
- * budgeted (0/1), walletEnforced (0/1), marker ttl ms.
+ * KEYS: budget hash, wallet balance, settlement marker, organisation spend hash. ARGV: bucket,
+ * reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
+ * organisationCounted (0/1).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
   lua: `
 if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) == false then return 0 end
 local unspent = tonumber(ARGV[2]) - tonumber(ARGV[3])
-if ARGV[4] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], -unspent)
+if ARGV[4] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
+  if unspent ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -unspent) end
+  redis.call('HINCRBY', KEYS[1], '${reservedField}', -tonumber(ARGV[2]))
 end
 if ARGV[5] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('INCRBY', KEYS[2], unspent)
 end
+if ARGV[7] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
+  if unspent ~= 0 then redis.call('HINCRBY', KEYS[4], '0', -unspent) end
+  redis.call('HINCRBY', KEYS[4], '${reservedField}', -tonumber(ARGV[2]))
+end
 return 0
 `,
   memory(redis, keys, args) {
-    const [budgetKey, walletKey, marker] = keys as [string, string, string];
+    const [budgetKey, walletKey, marker, orgKey] = keys as [string, string, string, string | undefined];
     if (redis.get(marker) !== null) return 0;
     redis.set(marker, '1', Number(args[5]));
     const unspent = Number(args[1]) - Number(args[2]);
-    if (args[3] === '1' && unspent !== 0 && redis.pttl(budgetKey) !== -2) redis.hincrBy(budgetKey, args[0]!, -unspent);
+    if (args[3] === '1' && redis.pttl(budgetKey) !== -2) {
+      if (unspent !== 0) redis.hincrBy(budgetKey, args[0]!, -unspent);
+      redis.hincrBy(budgetKey, reservedField, -Number(args[1]));
+    }
     if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);
+    if (args[6] === '1' && orgKey !== undefined && redis.pttl(orgKey) !== -2) {
+      if (unspent !== 0) redis.hincrBy(orgKey, '0', -unspent);
+      redis.hincrBy(orgKey, reservedField, -Number(args[1]));
+    }
     return 0;
   },
   decode: () => undefined,

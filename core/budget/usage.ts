@@ -1,6 +1,7 @@
 import type { KeyRecord } from '../keys/record.js';
 import type { Store } from '../store/types.js';
 import { budgetWindow, resetsAt } from './periods.js';
+import { reservedField } from './scripts.js';
 
 /**
  * Nano-USD per USD: money is counted in integer nano-dollars everywhere — store counters,
@@ -26,10 +27,22 @@ export function toNanoCeil(usd: number): number {
 
 /** A key's budget as the Management API and the operator report it. */
 export interface BudgetUsage {
+  /** Spend in the window, requests in flight included at their reserved worst case. */
   usedUsd: number;
+  /** The part of usedUsd reserved by requests still in flight (0 when unknown). */
+  reservedUsd: number;
   remainingUsd: number | null;
   resetsAt: Date | null;
   exhausted: boolean;
+}
+
+/**
+ * A key without a budget spends nothing against one; when it still names a period, `resetsAt`
+ * is that period's next reset (what a budget set now would reset at), otherwise null.
+ */
+function withoutBudget(key: KeyRecord, now: Date): BudgetUsage {
+  const resets = key.budgetPeriod === null ? null : resetsAt(budgetWindow(key.id, key.budgetPeriod, now), new Map());
+  return { usedUsd: 0, reservedUsd: 0, remainingUsd: null, resetsAt: resets, exhausted: false };
 }
 
 /**
@@ -43,16 +56,20 @@ export async function readBudgetUsage(
   now: Date,
   fromAuditLog?: () => Promise<ReadonlyMap<number, number>>,
 ): Promise<BudgetUsage> {
-  if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
+  if (key.budgetLimitUsd === null) return withoutBudget(key, now);
   const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
   const raw = await store.hashGetAll(window.counterKey);
-  let buckets = new Map(Object.entries(raw).map(([bucket, nano]) => [Number(bucket), Number(nano)]));
+  const { [reservedField]: reservedRaw, ...bucketFields } = raw;
+  let buckets = new Map(Object.entries(bucketFields).map(([bucket, nano]) => [Number(bucket), Number(nano)]));
   if (buckets.size === 0 && fromAuditLog) buckets = new Map(await fromAuditLog());
   let usedNano = 0;
   for (const [bucket, nano] of buckets) if (bucket >= window.minBucket) usedNano += nano;
   const remainingNano = Math.max(0, toNano(key.budgetLimitUsd) - usedNano);
   return {
     usedUsd: usedNano / nanoPerUsd,
+    // A rebuild knows only its own replica's reservations, and a settlement after it may take back
+    // more than it wrote: never show less than nothing or more than the spend.
+    reservedUsd: Math.min(Math.max(0, Number(reservedRaw ?? 0)), usedNano) / nanoPerUsd,
     remainingUsd: remainingNano / nanoPerUsd,
     resetsAt: resetsAt(window, buckets),
     exhausted: usedNano >= toNano(key.budgetLimitUsd),
@@ -61,7 +78,13 @@ export async function readBudgetUsage(
 
 /** The usage of a key that has spent nothing in its current window (a key just created). */
 export function unspentBudget(key: KeyRecord, now: Date): BudgetUsage {
-  if (key.budgetLimitUsd === null) return { usedUsd: 0, remainingUsd: null, resetsAt: null, exhausted: false };
+  if (key.budgetLimitUsd === null) return withoutBudget(key, now);
   const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
-  return { usedUsd: 0, remainingUsd: key.budgetLimitUsd, resetsAt: resetsAt(window, new Map()), exhausted: key.budgetLimitUsd <= 0 };
+  return {
+    usedUsd: 0,
+    reservedUsd: 0,
+    remainingUsd: key.budgetLimitUsd,
+    resetsAt: resetsAt(window, new Map()),
+    exhausted: key.budgetLimitUsd <= 0,
+  };
 }

@@ -31,6 +31,22 @@ export const permissions = {
   'dashboard.view': { minimum: 'member', scope: 'self' },
   'profile.update': { minimum: 'member', scope: 'self' },
   'legal.accept': { minimum: 'member', scope: 'self' },
+  // A member manages their own keys; admins the keys of their department, organisation or all.
+  'keys.manage': { minimum: 'member', scope: 'self' },
+  // API tokens (svc_…) for a team: department admins for their department, org admins for any.
+  'tokens.manage': { minimum: 'department_admin', scope: 'department' },
+  // Usage and the request log: the requests of the keys the caller may see (the keys' scope).
+  'usage.view': { minimum: 'member', scope: 'self' },
+  // Billing (docs/billing.md): everyone funds and sees the wallet that pays for them; the wallet's
+  // cards and automatic top-up are managed by its own user (core/billing/payer.ts decides whose).
+  'billing.manage': { minimum: 'member', scope: 'self' },
+  // Nominating the organisation's billing user, its monthly budget and billing settings.
+  'billing.organisation.manage': { minimum: 'org_admin', scope: 'organisation' },
+  // The autorouter (docs/autorouter.md): everyone sets their own and their keys' preferences;
+  // admins override a key within their reach, and org admins set their organisation's policy.
+  'autorouter.manage': { minimum: 'member', scope: 'self' },
+  'autorouter.override': { minimum: 'department_admin', scope: 'department' },
+  'autorouter.organisation': { minimum: 'org_admin', scope: 'organisation' },
   'admin.view': { minimum: 'department_admin', scope: 'department' },
   'admin.users.manage': { minimum: 'department_admin', scope: 'department' },
   'admin.organisation.manage': { minimum: 'org_admin', scope: 'organisation' },

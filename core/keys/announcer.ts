@@ -36,6 +36,15 @@ export class KeyAnnouncer {
     this.owed.delete(secretHash);
   }
 
+  /**
+   * Announces several changed keys (a change to a user, an organisation or a policy touches all
+   * their keys) and never throws: what the store does not take stays owed and is retried, as the
+   * database already holds the change.
+   */
+  async announceAll(secretHashes: readonly string[]): Promise<void> {
+    await Promise.all(secretHashes.map((hash) => this.announce(hash).catch(() => undefined)));
+  }
+
   /** Announcements not yet made (tests, health). */
   get owedCount(): number {
     return this.owed.size;

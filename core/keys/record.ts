@@ -1,3 +1,5 @@
+import type { AutorouterPolicy } from '../autorouter/policy.js';
+
 /**
  * Stored lifecycle states of a key (docs/keys.md). `budget_exhausted` is not one of them: it is
  * derived from the budget counters when a key is shown, and ends by itself at the reset.
@@ -41,6 +43,28 @@ export interface KeyRecord {
    * the operator created; null otherwise.
    */
   managedBy: string | null;
+  /** The key's integer id in portal addresses (`/dashboard/keys/{number}`). */
+  number: number;
+  /** The portal user who created the key (null outside the portal, or once that user is deleted). */
+  ownerUserId: number | null;
+  /** The owner's organisation when the key was created; the dashboard scopes keys by it. */
+  organisationId: number | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The effective autorouter policy (core/autorouter/policy.ts) when it is not the default; set
+   * only on the gateway's read (KeyRepository.findByHash), so a policy change reaches the
+   * gateways with the key's change announcement.
+   */
+  autorouter?: AutorouterPolicy;
+  /**
+   * Set (on the gateway's read, like `autorouter`) when the key's owner is suspended or archived:
+   * the gateway refuses the key until the account is active again.
+   */
+  ownerInactive?: 'suspended' | 'archived';
+  /**
+   * How far below zero the payer's wallet may go for this key (a user's credit limit, set by an
+   * administrator); read with the key like `ownerInactive`. Absent: none.
+   */
+  payerCreditUsd?: number;
 }

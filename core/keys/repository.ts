@@ -1,4 +1,7 @@
 import type { Knex } from 'knex';
+import { autorouterLayersOf } from '../autorouter/repository.js';
+import { payerUserId } from '../billing/payer.js';
+import { effectiveAutorouterPolicy, isDefaultAutorouterPolicy } from '../autorouter/policy.js';
 import type { BudgetPeriod, KeyRecord, KeySource, KeyStatus } from './record.js';
 import { generateKeyId, generateSecret, hashSecret, secretHint } from './secrets.js';
 
@@ -18,6 +21,9 @@ interface KeyRow {
   payer_id: string | null;
   source: KeySource;
   managed_by: string | null;
+  number: number;
+  owner_user_id: number | null;
+  organisation_id: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -39,6 +45,9 @@ function toRecord(row: KeyRow): KeyRecord {
     payerId: row.payer_id ?? null,
     source: row.source,
     managedBy: row.managed_by ?? null,
+    number: Number(row.number),
+    ownerUserId: row.owner_user_id ?? null,
+    organisationId: row.organisation_id ?? null,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -58,6 +67,9 @@ export interface NewKey {
   payerId?: string | null;
   /** Owner object of a CRD key (see KeyRecord.managedBy); unique across keys. */
   managedBy?: string | null;
+  /** Portal keys: the creating user and their organisation (KeyRecord.ownerUserId). */
+  ownerUserId?: number | null;
+  organisationId?: number | null;
   /** Initial status (default active); the operator creates a Suspended ManagedKey's key suspended. */
   status?: Extract<KeyStatus, 'active' | 'suspended'>;
 }
@@ -71,9 +83,17 @@ export type KeyPatch = Partial<
 
 /** Filters and paging of a key listing. */
 export interface KeyListQuery {
+  /** Only managed keys or only API tokens (`svc_`); both when absent. */
+  kind?: 'managed' | 'token';
   status?: KeyStatus;
   namePrefix?: string;
   source?: KeySource;
+  /** Only keys created by this portal user. */
+  ownerUserId?: number;
+  /** Only keys of this organisation. */
+  organisationId?: number;
+  /** Only keys whose owner is in this department (department admins' scope). */
+  ownerDepartmentId?: number;
   limit: number;
   /** Opaque cursor from the previous page. */
   cursor?: string;
@@ -143,15 +163,37 @@ export class KeyRepository {
         payer_id: input.payerId ?? null,
         source: input.source,
         managed_by: input.managedBy ?? null,
+        owner_user_id: input.ownerUserId ?? null,
+        organisation_id: input.organisationId ?? null,
       })
       .returning('*');
     return { record: toRecord(row as KeyRow), secret };
   }
 
-  /** The key whose secret hashes to `secretHash`, or undefined. */
+  /**
+   * The key whose secret hashes to `secretHash`, or undefined: the gateway's read, so it carries
+   * whether its owner's account is inactive, its payer's credit limit and the key's effective
+   * autorouter policy too (a few indexed queries, on a cache miss only).
+   */
   async findByHash(secretHash: string): Promise<KeyRecord | undefined> {
-    const row = await this.knex<KeyRow>('api_keys').where({ secret_hash: secretHash }).first();
-    return row ? toRecord(row as KeyRow) : undefined;
+    const row = (await this.knex('api_keys')
+      .leftJoin('users', 'users.id', 'api_keys.owner_user_id')
+      .where({ secret_hash: secretHash })
+      .first('api_keys.*', 'users.status as owner_status')) as (KeyRow & { owner_status: string | null }) | undefined;
+    if (!row) return undefined;
+    const record: KeyRecord = toRecord(row);
+    if (row.owner_status === 'suspended' || row.owner_status === 'archived') record.ownerInactive = row.owner_status;
+    const payerUser = record.payerId === null ? undefined : payerUserId(record.payerId);
+    if (payerUser !== undefined) {
+      const payer = (await this.knex('users').where({ id: payerUser }).first('credit_limit_usd')) as
+        { credit_limit_usd: string | null } | undefined;
+      if (payer?.credit_limit_usd && Number(payer.credit_limit_usd) > 0) record.payerCreditUsd = Number(payer.credit_limit_usd);
+    }
+    const policy = effectiveAutorouterPolicy(
+      await autorouterLayersOf(this.knex, { keyId: record.id, ownerUserId: record.ownerUserId, organisationId: record.organisationId }),
+    );
+    if (!isDefaultAutorouterPolicy(policy)) record.autorouter = policy;
+    return record;
   }
 
   /**
@@ -201,6 +243,12 @@ export class KeyRepository {
     return row ? toRecord(row as KeyRow) : undefined;
   }
 
+  /** The key with this portal number (`/dashboard/keys/{key_id}`). */
+  async findByNumber(number: number): Promise<KeyRecord | undefined> {
+    const row = (await this.knex<KeyRow>('api_keys').where({ number }).first()) as KeyRow | undefined;
+    return row ? toRecord(row) : undefined;
+  }
+
   /** Deletes a key row (the operator's cleanup of a deleted ManagedKey); true when one was deleted. */
   async delete(id: string): Promise<boolean> {
     return (await this.knex('api_keys').where({ id }).delete()) > 0;
@@ -228,8 +276,15 @@ export class KeyRepository {
   /** A page of keys, newest first, with the cursor of the next page (null at the end). */
   async list(query: KeyListQuery): Promise<{ data: KeyRecord[]; nextCursor: string | null }> {
     let builder = this.knex<KeyRow>('api_keys').select('*');
+    if (query.kind) builder = builder.where({ kind: query.kind });
     if (query.status) builder = builder.where({ status: query.status });
     if (query.source) builder = builder.where({ source: query.source });
+    if (query.ownerUserId !== undefined) builder = builder.where({ owner_user_id: query.ownerUserId });
+    if (query.organisationId !== undefined) builder = builder.where({ organisation_id: query.organisationId });
+    if (query.ownerDepartmentId !== undefined) {
+      const department = query.ownerDepartmentId;
+      builder = builder.whereIn('owner_user_id', (q) => q.select('id').from('users').where({ department_id: department }));
+    }
     if (query.namePrefix) builder = builder.whereLike('name', `${query.namePrefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
     if (query.cursor) {
       const [createdAt, id] = decodeCursor(query.cursor);

@@ -13,6 +13,7 @@ import { registerTranscriptionRoutes } from './interfaces/audio/transcriptions-r
 import { registerChatCompletionRoutes } from './interfaces/chat-completions/route.js';
 import { registerEmbeddingsRoutes } from './interfaces/embeddings/route.js';
 import { registerKeyManagementRoutes } from './interfaces/manage/keys-route.js';
+import { registerTokenManagementRoutes } from './interfaces/manage/tokens-route.js';
 import { registerWalletRoutes } from './interfaces/manage/wallets-route.js';
 import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
@@ -199,6 +200,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   registerTranscriptionRoutes(app, deps);
   registerSpeechRoutes(app, deps);
   registerKeyManagementRoutes(app, deps, deps.keyRepository);
+  registerTokenManagementRoutes(app, deps, deps.keyRepository);
   registerWalletRoutes(app, deps.wallets);
 
   // Readiness flips before the listener closes, so load balancers stop sending new work.

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Config } from '../../core/config/index.js';
+import type { Catalogue, Config } from '../../core/config/index.js';
+import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const registry = createMetricsRegistry();
   // The gauges read these at scrape time; everything they read exists before the first scrape.
   const metrics = createGatewayMetrics(registry, {
-    circuits: () => config.catalogue.suppliers.map((s) => ({ supplier: s.name, region: s.region, open: health.isOpen(s.name) })),
+    circuits: () => catalogue.suppliers.map((s) => ({ supplier: s.name, region: s.region, open: health.isOpen(s.name) })),
     auditBufferDepth: () => auditWriter.backlog(),
     auditLagSeconds: () => auditWriter.lagSeconds(),
   });
@@ -110,13 +111,22 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     },
     overrides.clock,
   );
+  // The catalogue: the file as given, or (SVC_CATALOG_SOURCE=database) the stored one, seeded from
+  // the file when empty and followed live (core/catalogue/live.ts).
+  const liveCatalogue =
+    settings.SVC_CATALOG_SOURCE === 'database'
+      ? new LiveCatalogue(config.catalogue, { knex: database.knex, store, env: process.env, pepper: settings.SVC_KEY_PEPPER, logger })
+      : undefined;
+  await liveCatalogue?.start(config.catalogueDocument);
+  const catalogue: Catalogue = liveCatalogue ?? { ...config.catalogue };
   await health.start();
-  await health.load(config.catalogue.suppliers.map((s) => s.name));
+  await health.load(catalogue.suppliers.map((s) => s.name));
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
   await regionPolicies.start();
+  catalogue.regionPolicies = regionPolicies;
   const upstream = new UpstreamClient();
   const app = createApp({
-    catalogue: { ...config.catalogue, regionPolicies },
+    catalogue,
     store,
     keys,
     keyRepository,
@@ -168,6 +178,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await keys.stop();
       await regionPolicies.stop();
       await health.stop();
+      await liveCatalogue?.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).
       await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);

@@ -42,6 +42,18 @@ describe('Management API', () => {
     expectError(await call(base, 'GET', '/v1/manage/keys', key), 403, 'permission_denied');
   });
 
+  test('a key whose payer names a user id no account can have is still served (no 500 on its look-up)', async () => {
+    // The payer is free text here; the gateway reads a `user:<id>` payer's credit limit when it
+    // loads the key, and an id past the users table's integer range must not reach PostgreSQL.
+    const key = await h.createKey({ payerId: 'user:9999999999' });
+    const res = await call(base, 'POST', '/v1/chat/completions', key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    // Its wallet is empty: refused as such, like any other payer.
+    expectError(res, 403, 'billing_limit_reached');
+  });
+
   test('create returns the secret once; read, list and patch show the spec read fields', async () => {
     const created = await admin('POST', '/v1/manage/keys', {
       name: 'team-a',
@@ -189,6 +201,7 @@ describe('enforcement and the audit log', () => {
     const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
     assert.ok((view.body.budget_used as number) <= limit + 1e-9, `budget_used ${String(view.body.budget_used)} within ${limit}`);
     assert.ok(Math.abs((view.body.budget_used as number) - settled) < 1e-6, 'budget_used is the settled spend');
+    assert.equal(view.body.budget_reserved, 0, 'every reservation was settled or released');
   });
 
   test('daily budget: exhausted key stops, then works again at 00:00 UTC; resets_at is exact', async () => {
@@ -210,6 +223,40 @@ describe('enforcement and the audit log', () => {
     now = Date.parse('2026-11-22T00:00:00.000Z');
     assert.equal((await call(base, 'POST', '/v1/chat/completions', secret, chatBody('y'))).status, 200, 'a new day, a new budget');
     assert.equal((await admin('GET', `/v1/manage/keys/${id}`)).body.resets_at, '2026-11-23T00:00:00.000Z');
+  });
+
+  test('a refusal near the end of a budget explains itself: the worst case reserved and what is left', async () => {
+    // 0.000005 USD left: far less than any worst case of max_tokens 20 at this catalogue's prices.
+    const created = await admin('POST', '/v1/manage/keys', { name: 'nearly-spent', budget_limit: 0.000005, budget_period: 'daily' });
+    const refused = await call(base, 'POST', '/v1/chat/completions', created.body.key as string, chatBody('z'));
+    expectError(refused, 402, 'budget_exceeded');
+    const message = refused.body.error?.human_message as string;
+    assert.match(message, /has 0\.000005 USD left/);
+    const reserved = Number(/needs up to (\d+(?:\.\d+)?) USD reserved for its worst case/.exec(message)?.[1]);
+    assert.ok(reserved > 0.000005, `the worst case (${reserved}) is what does not fit`);
+    assert.match(message, /resets 2026-11-2\dT00:00:00\.000Z/);
+    const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
+    assert.equal(view.body.status, 'active', 'nothing was spent: the key is active, only this request was too large');
+    assert.equal(view.body.budget_remaining, 0.000005);
+    assert.equal(view.body.budget_reserved, 0, 'a refused request reserves nothing');
+  });
+
+  test('resets_at is an ISO time whenever a period exists: rolling before any spend, and a period without a budget', async () => {
+    const rolling = await admin('POST', '/v1/manage/keys', { name: 'rolling', budget_limit: 1, budget_period: 'rolling' });
+    const today = Math.floor(now / 86_400_000);
+    assert.equal(rolling.body.resets_at, new Date((today + 30) * 86_400_000).toISOString());
+    assert.equal(
+      (await admin('GET', `/v1/manage/keys/${rolling.body.id as string}`)).body.resets_at,
+      new Date((today + 30) * 86_400_000).toISOString(),
+    );
+    const periodOnly = await admin('POST', '/v1/manage/keys', { name: 'period-only', budget_period: 'monthly' });
+    assert.equal((await admin('GET', `/v1/manage/keys/${periodOnly.body.id as string}`)).body.resets_at, '2026-12-01T00:00:00.000Z');
+    const none = await admin('POST', '/v1/manage/keys', { name: 'no-budget' });
+    assert.equal(
+      (await admin('GET', `/v1/manage/keys/${none.body.id as string}`)).body.resets_at,
+      null,
+      'no budget and no period: nothing resets',
+    );
   });
 
   test('rate_limit_rpm 30 across two gateway instances sharing the store: exactly 30 pass', async () => {

@@ -3,7 +3,7 @@
 // limits at their edges (docs/spec-conformance.md §8), capabilities per model, and failover — the same pipeline as chat.
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -306,10 +306,32 @@ describe('embeddings, rerank, transcription and speech', () => {
     }
   });
 
-  test('a 26 MB upload is rejected with 413 while reading, and memory stays flat; 25 MB exactly passes', async () => {
+  test('a 26 MB upload is rejected with 413 while reading, spooled not buffered; 25 MB exactly passes', async () => {
     const limit = 25 * 1024 * 1024;
+    const mb = 1024 * 1024;
     const boundary = 'memtest';
-    const streamUpload = async (fileBytes: number) => {
+    // Live memory, not garbage: collect before each sample (chunks that flowed through are
+    // garbage at once when nothing holds them; a buffered upload would be live).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const live = () => {
+      gc();
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
+    /** Bytes the gateway has spooled to its temporary file so far (0 before it exists). */
+    const spooled = () => {
+      let bytes = 0;
+      for (const dir of readdirSync(tmpdir()).filter((d) => d.startsWith('svc-audio-'))) {
+        try {
+          bytes = Math.max(bytes, statSync(join(tmpdir(), dir, 'audio')).size);
+        } catch {
+          // not created yet, or already discarded
+        }
+      }
+      return bytes;
+    };
+    const streamUpload = async (fileBytes: number, checkpoint?: (sent: number) => Promise<void>) => {
       const head = Buffer.from(
         `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`,
       );
@@ -319,8 +341,10 @@ describe('embeddings, rerank, transcription and speech', () => {
       async function* body() {
         yield head;
         yield header;
-        for (let sent = header.length; sent < fileBytes; sent += chunk.length)
+        for (let sent = header.length; sent < fileBytes; sent += chunk.length) {
+          if (checkpoint && sent % (4 * mb) < chunk.length) await checkpoint(sent);
           yield chunk.subarray(0, Math.min(chunk.length, fileBytes - sent));
+        }
         yield tail;
       }
       return undiciRequest(`${base}/v1/audio/transcriptions`, {
@@ -329,26 +353,20 @@ describe('embeddings, rerank, transcription and speech', () => {
         body: Readable.from(body()),
       });
     };
-    // Live memory, not garbage: collect before each sample (the chunks that flowed through are
-    // garbage at once when nothing holds them; a buffered upload would be live at 26 MB). The
-    // client runs in this process too, so its in-flight chunks and socket buffers count: a few MB.
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const live = () => {
-      gc();
-      const m = process.memoryUsage();
-      return m.heapUsed + m.arrayBuffers;
-    };
+    // The proof is on disk, at fixed points of the upload, so it does not depend on timing: once
+    // 16 MB are sent, the gateway's temporary file holds at least 8 MB (the rest may sit in
+    // socket buffers). A gateway that buffered the body would write nothing before the end.
+    // Memory is sampled at the same points; the client runs in this process too, so its
+    // in-flight chunks and socket buffers count: a few MB, far from the 16+ MB a buffer holds.
     const baseline = live();
     let peak = 0;
-    const sampler = setInterval(() => {
+    const rejected = await streamUpload(26 * mb, async (sent) => {
+      if (sent >= 16 * mb && sent < 20 * mb) await waitFor('the gateway to spool 8 MB of the upload to disk', () => spooled() >= 8 * mb);
       peak = Math.max(peak, live() - baseline);
-    }, 100);
-    const rejected = await streamUpload(26 * 1024 * 1024);
-    clearInterval(sampler);
+    });
     const body = (await rejected.body.json()) as Reply['body'];
     expectError({ status: rejected.statusCode, headers: new Headers(), body }, 413, 'request_too_large', 'file');
-    assert.ok(peak < 12 * 1024 * 1024, `the gateway buffered the upload: memory grew by ${(peak / 1048576).toFixed(1)} MB`);
+    assert.ok(peak < 16 * mb, `the gateway buffered the upload: memory grew by ${(peak / mb).toFixed(1)} MB`);
 
     const exact = await streamUpload(limit);
     const ok = (await exact.body.json()) as { text: string };

@@ -376,7 +376,7 @@ describe('timeouts and connection failures fail over', () => {
     );
     const [failed, answered] = await attemptsOf(reply.headers.get('x-request-id'));
     assert.deepEqual([failed?.supplier, failed?.outcome, failed?.code], ['hang-eu', 'failed', 'provider_timeout']);
-    assert.ok(failed!.latencyMs >= firstByteTimeoutMs - 1, `the failed attempt took ${failed!.latencyMs} ms`);
+    assert.ok(failed!.latency_ms >= firstByteTimeoutMs - 1, `the failed attempt took ${failed!.latency_ms} ms`);
     assert.deepEqual([answered?.supplier, answered?.outcome], ['ok-eu', 'ok']);
   });
 

@@ -53,6 +53,10 @@ export async function authenticate(
   }
   const key = await deps.keys.find(hash);
   if (!key) throw new ApiError('invalid_api_key');
+  if (key.ownerInactive && key.status !== 'revoked')
+    throw new ApiError('account_status', {
+      humanMessage: `The account that owns this API key is ${key.ownerInactive}; ask its administrator to reactivate it`,
+    });
   switch (key.status) {
     case 'active':
       return { kind: 'key', key };

@@ -1,12 +1,17 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import {
+  rateWindowKey,
+  rateWindowMs,
   budgetWindow,
   enforceRequest,
+  organisationBudgetWindow,
+  organisationCapKey,
   settleReservation,
   nanoPerUsd,
   toNano,
   toNanoCeil,
   type BudgetWindow,
+  type EnforcementVerdict,
 } from '../../../core/budget/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
@@ -32,9 +37,6 @@ export interface EnforcementDeps {
 /** How long a settlement's marker keeps a retried settlement from counting twice. */
 const settlementMarkerTtlMs = 10 * 60_000;
 
-/** Sliding window of `rate_limit_rpm`. */
-const rateWindowMs = 60_000;
-
 /**
  * Upper bound of a request's cost over the routes it may take: input tokens bounded by the body's
  * UTF-8 bytes (a token always covers at least one byte), output by the request's max tokens (or
@@ -56,19 +58,30 @@ export function worstCaseUsd(
 
 /**
  * The enforcement step for one request (docs/architecture.md §The request hot path, step 4),
- * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost
- * and the payer's wallet reservation.
+ * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost,
+ * the same reservation against its organisation's monthly budget (portal keys of members) and
+ * the payer's wallet reservation.
  * A key without any of them costs no store call at all. Refusals are catalogue errors.
  */
 export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
-  if (!budgeted && !walletEnforced && key.rateLimitRpm === null) return nothingReserved;
+  const organisationId = key.organisationId ?? null;
+  const organisationCounted = organisationId !== null;
+  if (!budgeted && !walletEnforced && !organisationCounted && key.rateLimitRpm === null) return nothingReserved;
   const now = new Date(deps.clock());
   const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
-  const reserveNano = budgeted || walletEnforced ? toNanoCeil(reserveUsd) : 0;
+  const orgWindow = organisationCounted ? organisationBudgetWindow(organisationId, now) : undefined;
+  const reserveNano = budgeted || walletEnforced || organisationCounted ? toNanoCeil(reserveUsd) : 0;
   const wallet = walletEnforced ? walletKey(key.payerId!) : 'wallet:-';
-  const keys = [`rate:${key.id}`, window.counterKey, wallet];
+  const orgCounter = orgWindow?.counterKey ?? 'spend:org:-';
+  const keys = [
+    rateWindowKey(key.id),
+    window.counterKey,
+    wallet,
+    orgCounter,
+    organisationCounted ? organisationCapKey(organisationId) : 'orgcap:-',
+  ];
   const args = [
     key.rateLimitRpm ?? 0,
     rateWindowMs,
@@ -79,12 +92,19 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     window.bucket,
     window.ttlMs,
     walletEnforced ? 1 : 0,
+    organisationCounted ? 1 : 0,
+    orgWindow?.ttlMs ?? 0,
+    walletEnforced && key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0,
   ];
   let verdict = await deps.store.runScript(enforceRequest, keys, args);
   // A counter or mirror missing from the store (a new period, a cold start, a store that lost
   // its data) is rebuilt from PostgreSQL, then asked again; at most once each.
-  for (let rebuilds = 0; rebuilds < 2 && (verdict.kind === 'budget_unknown' || verdict.kind === 'wallet_unknown'); rebuilds++) {
+  const unknown = (v: EnforcementVerdict) =>
+    v.kind === 'budget_unknown' || v.kind === 'wallet_unknown' || v.kind === 'organisation_budget_unknown';
+  for (let rebuilds = 0; rebuilds < 3 && unknown(verdict); rebuilds++) {
     if (verdict.kind === 'budget_unknown') await deps.spend.rebuildBudget(deps.store, key, window, now);
+    else if (verdict.kind === 'organisation_budget_unknown')
+      await deps.spend.rebuildOrganisationBudget(deps.store, organisationId!, orgWindow!, now);
     else await deps.spend.rebuildWallet(key.payerId!, wallet);
     verdict = await deps.store.runScript(enforceRequest, keys, args);
   }
@@ -98,12 +118,46 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         humanMessage: `This key allows ${key.rateLimitRpm} requests per minute; retry after the Retry-After delay`,
       });
     case 'budget_exceeded': {
-      const resets = window.periodEnd ? ` (resets ${window.periodEnd.toISOString()})` : '';
+      // Say why with numbers: the worst case this request must reserve (its max_tokens at the
+      // output price) against what the budget still has once in-flight reservations are counted,
+      // so a positive budget_remaining and a refusal never look contradictory.
+      const capNano = toNano(key.budgetLimitUsd!);
+      const remainingNano = Math.max(0, capNano - verdict.usedNano);
+      const resets = window.periodEnd ? `; it resets ${window.periodEnd.toISOString()}` : '';
       throw new ApiError('budget_exceeded', {
-        humanMessage: `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD is used up or too small for this request's worst-case cost${resets}`,
-        details: { budget_limit: key.budgetLimitUsd, budget_used: verdict.usedNano / nanoPerUsd, reserve_usd: reserveNano / nanoPerUsd },
+        humanMessage:
+          `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD has ${usdText(remainingNano)} USD left ` +
+          `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case ` +
+          `(its max_tokens at the model's prices); lower max_tokens or raise the budget${resets}`,
+        details: {
+          budget_limit: key.budgetLimitUsd,
+          budget_used: verdict.usedNano / nanoPerUsd,
+          budget_remaining: remainingNano / nanoPerUsd,
+          reserve_usd: reserveNano / nanoPerUsd,
+        },
       });
     }
+    case 'organisation_budget_exceeded': {
+      const remainingNano = Math.max(0, verdict.capNano - verdict.usedNano);
+      throw new ApiError('budget_exceeded', {
+        humanMessage:
+          `Your organisation's monthly budget of ${usdText(verdict.capNano)} USD has ${usdText(remainingNano)} USD left ` +
+          `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case; ` +
+          `an organisation administrator can raise it; it resets ${orgWindow!.periodEnd!.toISOString()}`,
+        details: {
+          scope: 'organisation',
+          organisation_id: organisationId,
+          budget_limit: verdict.capNano / nanoPerUsd,
+          budget_used: verdict.usedNano / nanoPerUsd,
+          budget_remaining: remainingNano / nanoPerUsd,
+          reserve_usd: reserveNano / nanoPerUsd,
+        },
+      });
+    }
+    case 'organisation_budget_unknown':
+      throw new ApiError('current_quota_unavailable', {
+        humanMessage: "Your organisation's budget counter could not be rebuilt; retry in a few seconds",
+      });
     case 'wallet_empty':
       throw new ApiError('billing_limit_reached', {
         humanMessage: `The payer ${key.payerId} has not enough funds for this request; fund the payer or ask its billing administrator`,
@@ -122,7 +176,10 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   }
   if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
-  const release = deps.spend.hold([...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : [])], reserveNano);
+  const release = deps.spend.hold(
+    [...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : []), ...(organisationCounted ? [orgCounter] : [])],
+    reserveNano,
+  );
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -131,9 +188,26 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
-      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`];
-      const settleArgs = [window.bucket, reserveNano, toNano(actualUsd), budgeted ? 1 : 0, walletEnforced ? 1 : 0, settlementMarkerTtlMs];
+      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`, orgCounter];
+      const settleArgs = [
+        window.bucket,
+        reserveNano,
+        toNano(actualUsd),
+        budgeted ? 1 : 0,
+        walletEnforced ? 1 : 0,
+        settlementMarkerTtlMs,
+        organisationCounted ? 1 : 0,
+      ];
       await deps.spend.settle(() => deps.store.runScript(settleReservation, settleKeys, settleArgs), release);
     },
   };
+}
+
+/** Nano-USD as a decimal USD string without float noise or trailing zeros (0.000012, 2.5). */
+function usdText(nano: number): string {
+  const whole = Math.trunc(nano / nanoPerUsd);
+  const fraction = String(nano % nanoPerUsd)
+    .padStart(9, '0')
+    .replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : String(whole);
 }

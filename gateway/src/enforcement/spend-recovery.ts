@@ -4,6 +4,9 @@ import {
   bucketOf,
   loadBudgetArgs,
   loadBudgetIfAbsent,
+  organisationCapNano,
+  organisationMonthSpend,
+  publishOrganisationCap,
   spendFromAuditLog,
   toNano,
   windowStart,
@@ -102,8 +105,27 @@ export class SpendRecovery {
       const bucket = bucketOf(period, at);
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
-    spend.set(window.bucket, (spend.get(window.bucket) ?? 0) + (this.held.get(window.counterKey) ?? 0));
-    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend));
+    const held = this.held.get(window.counterKey) ?? 0;
+    spend.set(window.bucket, (spend.get(window.bucket) ?? 0) + held);
+    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held));
+  }
+
+  /**
+   * Rebuilds an organisation's missing monthly counter (as rebuildBudget, over all its members'
+   * keys) and re-reads its cap from PostgreSQL (the cap expires from the store every minute).
+   */
+  async rebuildOrganisationBudget(store: Store, organisationId: number, window: BudgetWindow, now: Date): Promise<void> {
+    const [{ spentNano, keyIds }, capNano] = await Promise.all([
+      organisationMonthSpend(this.knex, organisationId, now),
+      organisationCapNano(this.knex, organisationId),
+    ]);
+    const from = windowStart('monthly', now).getTime();
+    let spent = spentNano;
+    for (const record of this.journal.unconfirmed())
+      if (keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
+    const held = this.held.get(window.counterKey) ?? 0;
+    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, new Map([[0, spent + held]]), held));
+    await publishOrganisationCap(store, organisationId, capNano);
   }
 
   /** Loads a payer's missing wallet mirror: the ledger, less debits not yet written and reservations in flight. */

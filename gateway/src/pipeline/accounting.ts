@@ -37,6 +37,7 @@ export function auditRecordOf(
     failover: isFailover(routing, answered?.supplier),
     attempts: routing.attempts,
     session: routing.session ?? null,
+    ...(routing.autoRouted && { autoRouted: true }),
   };
 }
 
@@ -60,4 +61,27 @@ export async function settleAndAudit(
     if (result.status === 'rejected')
       request.log.error({ err: result.reason, request_id: request.id }, 'settlement or audit append failed');
   }
+}
+
+/** Refusals decided by the key's own policy: budget (402), model, region or payer (403), rate (429). */
+const refusedAtKey = new Set([402, 403, 429]);
+
+/**
+ * Records a request the key's policy refused before any supplier was tried (status and code,
+ * no supplier, no cost), so a key's owner can see in its audit log why calls failed. Other
+ * failures before routing (a store outage, bad input) are not the key's doing and are not
+ * recorded. A failed append is logged; the refusal stands either way.
+ */
+export async function auditRefusal(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  key: KeyRecord,
+  interfaceName: InterfaceName,
+  receivedAt: number,
+  error: ApiError,
+): Promise<void> {
+  if (!refusedAtKey.has(error.status)) return;
+  await deps.audit
+    .append(auditRecordOf(request, key, interfaceName, receivedAt, error))
+    .catch((e: unknown) => request.log.error({ err: e, request_id: request.id }, 'audit append of a refusal failed'));
 }

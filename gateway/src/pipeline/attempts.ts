@@ -17,6 +17,8 @@ export interface RoutingRecord {
   model: string | undefined;
   attempts: AttemptRecord[];
   session: string | undefined;
+  /** The client asked for `auto` and the autorouter chose the model. */
+  autoRouted?: boolean;
   usage: TokenUsage | undefined;
   costUsd: number | undefined;
   /** Time spent in supplier attempts, unrounded (ms): request time minus this is the gateway's overhead. */

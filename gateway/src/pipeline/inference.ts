@@ -52,6 +52,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           protocols: chatProtocols,
         })
       : inference.model;
+  if (inference.model === autoModel) record.autoRouted = true;
   return serveRouted(deps, request, reply, {
     interfaceName: inference.interfaceName,
     model: publicModel,

@@ -3,12 +3,12 @@ import type { ModelRoute } from '../../../core/config/index.js';
 import { toApiError } from '../../../core/errors/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
-import { enforce } from '../enforcement/enforce.js';
+import { enforce, type Reservation } from '../enforcement/enforce.js';
 import { RequestCancellation } from '../http/cancellation.js';
 import { pickCandidates, type InterfaceNeeds } from '../routing/candidates.js';
 import { rankCandidates } from '../routing/order-candidates.js';
 import type { Session } from '../routing/session-affinity.js';
-import { settleAndAudit } from './accounting.js';
+import { auditRefusal, settleAndAudit } from './accounting.js';
 import { routingRecord, type InterfaceName } from './attempts.js';
 import { tryCandidates, type Attempt } from './failover.js';
 
@@ -49,20 +49,29 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   record.model = call.model;
   // Listen for the client leaving from the start, before any await.
   const cancellation = new RequestCancellation(reply);
-  const compliant = pickCandidates(deps.catalogue, call.model, key, call.region, call.needs);
+  const receivedAt = deps.clock();
   const session = call.session;
   record.session = session?.id;
-  // Affinity matters only where there is a choice of route. (A conversation's first turn is
-  // looked up too: identical openings share a pin, so they share the supplier's prompt cache.)
-  const sticky = session !== undefined && compliant.length > 1;
-  const receivedAt = deps.clock();
-  // The session look-up and the enforcement script go out in the same tick, so the store client
-  // pipelines them: one round trip before the supplier call (docs/architecture.md, the hot path's budget).
-  const [pinned, reservation] = await Promise.all([
-    // A session store failure must neither fail the request nor leak the reservation.
-    sticky ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
-    enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
-  ]);
+  let compliant: ReturnType<typeof pickCandidates>;
+  let sticky: boolean;
+  let pinned: string | null;
+  let reservation: Reservation;
+  try {
+    compliant = pickCandidates(deps.catalogue, call.model, key, call.region, call.needs);
+    // Affinity matters only where there is a choice of route. (A conversation's first turn is
+    // looked up too: identical openings share a pin, so they share the supplier's prompt cache.)
+    sticky = session !== undefined && compliant.length > 1;
+    // The session look-up and the enforcement script go out in the same tick, so the store client
+    // pipelines them: one round trip before the supplier call (docs/architecture.md, the hot path's budget).
+    [pinned, reservation] = await Promise.all([
+      // A session store failure must neither fail the request nor leak the reservation.
+      sticky && session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
+      enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
+    ]);
+  } catch (thrown) {
+    await auditRefusal(deps, request, key, call.interfaceName, receivedAt, toApiError(thrown));
+    throw thrown;
+  }
   const ranking = rankCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random });
   record.preferredSupplier = ranking.preferred?.supplier.name;
   const candidates = ranking.ordered.slice(0, deps.maxAttempts);
@@ -77,7 +86,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   }
   // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
   const answeredBy = record.attempts.at(-1)?.supplier;
-  if (sticky && answeredBy && pinned !== answeredBy) {
+  if (sticky && session && answeredBy && pinned !== answeredBy) {
     void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
   }
   await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, undefined);

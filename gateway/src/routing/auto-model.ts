@@ -1,3 +1,4 @@
+import { defaultAutorouterPolicy } from '../../../core/autorouter/policy.js';
 import type { Catalogue, ModelCapability, ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
@@ -38,30 +39,42 @@ function cheapestPrice(routes: readonly ModelRoute[]): number {
 }
 
 /**
- * Resolves `auto` (docs/interfaces.md): among the models the key may use that have every required
- * capability, a supplier speaking a protocol the interface can use, a large enough context window and at least one route in an allowed region, the
- * cheapest by input + output price; ties go to the lexically first id so the choice is stable.
+ * Resolves `auto` (docs/autorouter.md) under the key's autorouter policy. Usable models are those
+ * the key may use, not excluded by the policy, with every required capability, a supplier
+ * speaking a protocol the interface can use, a large enough context window and at least one
+ * route in an allowed region. The first usable preferred model wins; otherwise the cheapest (or,
+ * in `premium` mode, the most expensive) by input + output price; ties go to the alphabetically
+ * first id so the choice is stable.
  */
 export function resolveAutoModel(catalogue: Catalogue, key: KeyRecord, needs: AutoRequirements): string {
   const region = needs.region?.toUpperCase();
   const policies = catalogue.regionPolicies?.current();
-  let best: { id: string; price: number } | undefined;
+  const policy = key.autorouter ?? defaultAutorouterPolicy;
+  const usable = new Map<string, number>();
   for (const [id, routes] of catalogue.routes) {
     if (key.allowedModels && !key.allowedModels.includes(id)) continue;
-    const usable = routes.filter(
+    if (policy.exclude.includes(id)) continue;
+    const fit = routes.filter(
       (r) =>
         routeAllowed(r, key, region, needs.protocols, policies) &&
         needs.capabilities.every((c) => r.model.capabilities.includes(c)) &&
         (r.model.contextWindow === undefined || r.model.contextWindow >= needs.promptTokens),
     );
-    if (usable.length === 0) continue;
-    const price = cheapestPrice(usable);
-    if (!best || price < best.price || (price === best.price && id < best.id)) best = { id, price };
+    if (fit.length > 0) usable.set(id, cheapestPrice(fit));
+  }
+  const preferred = policy.prefer.find((id) => usable.has(id));
+  if (preferred !== undefined) return preferred;
+  const sign = policy.mode === 'premium' ? -1 : 1;
+  let best: { id: string; price: number } | undefined;
+  for (const [id, price] of usable) {
+    if (!best || sign * price < sign * best.price || (price === best.price && id < best.id)) best = { id, price };
   }
   if (!best) {
     throw new ApiError('autorouter_no_candidate', {
       param: 'model',
-      humanMessage: `No model your key may use offers ${needs.capabilities.join(', ')}${region ? ` in ${region}` : ''}; name a model instead of "auto"`,
+      humanMessage: `No model your key may use offers ${needs.capabilities.join(', ')}${region ? ` in ${region}` : ''}${
+        policy.exclude.length > 0 ? ` (your autorouter policy excludes ${policy.exclude.join(', ')})` : ''
+      }; name a model instead of "auto"`,
     });
   }
   return best.id;

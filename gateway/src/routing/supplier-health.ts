@@ -1,4 +1,5 @@
 import type { ApiError } from '../../../core/errors/index.js';
+import { supplierFailuresKey, supplierOpenKey } from '../../../core/routing/index.js';
 import type { Store } from '../../../core/store/index.js';
 
 /** Circuit-breaker tuning (docs/routing.md). */
@@ -14,8 +15,8 @@ export interface HealthPolicy {
 export const defaultHealthPolicy: HealthPolicy = { failureThreshold: 3, windowMs: 30_000, cooldownMs: 30_000 };
 
 const channel = 'health:changed';
-const failuresKey = (supplier: string) => `health:failures:${supplier}`;
-const openKey = (supplier: string) => `health:open:${supplier}`;
+const failuresKey = supplierFailuresKey;
+const openKey = supplierOpenKey;
 
 /**
  * Supplier health shared by every gateway replica through the store. Reads are in-process (the

@@ -25,6 +25,8 @@ export async function keyView(
     budget_limit: key.budgetLimitUsd,
     budget_used: budget.usedUsd,
     budget_remaining: budget.remainingUsd,
+    // The worst cases reserved by requests in flight, part of budget_used until they settle.
+    budget_reserved: budget.reservedUsd,
     budget_period: key.budgetLimitUsd === null ? key.budgetPeriod : (key.budgetPeriod ?? 'monthly'),
     resets_at: budget.resetsAt?.toISOString() ?? null,
     allowed_models: key.allowedModels,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AuditRepository, InvalidAuditCursorError } from '../../../../core/audit/index.js';
+import { AuditRepository, InvalidAuditCursorError, toStoredAttempt } from '../../../../core/audit/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { InvalidCursorError, KeyAnnouncer, KeyRepository, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
 import type { GatewayDeps } from '../../deps.js';
@@ -101,6 +101,8 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     const query = validateBody(listKeysQuery, request.query);
     try {
       const page = await repository.list({
+        // API tokens have their own listing (/v1/manage/tokens).
+        kind: 'managed',
         limit: query.limit,
         ...(query.status && { status: query.status }),
         ...(query.name_prefix && { namePrefix: query.name_prefix }),
@@ -189,8 +191,9 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
         status: r.status,
         code: r.code,
         failover: r.failover,
-        attempts: r.attempts,
+        attempts: r.attempts.map(toStoredAttempt),
         session: r.session,
+        auto_routed: r.autoRouted === true,
       }));
       return { object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null };
     } catch (error) {

@@ -101,3 +101,18 @@ export const creditRequest = z.strictObject({
 
 /** Path parameter of wallet routes. */
 export const payerParam = payer;
+
+/** A team (department) or project name a token is scoped to: a slug, as the portal names them. */
+const scopeName = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be a lower-case slug of up to 64 letters, digits, ".", "_" or "-"');
+
+/** `POST /v1/manage/tokens`: an `svc_` API token scoped to a team or a project (at most one). */
+export const createTokenRequest = z
+  .strictObject({ name, team: scopeName.optional(), project: scopeName.optional(), payer: payer.nullable().optional() })
+  .refine((v) => !(v.team && v.project), { message: 'a token is scoped to a team or a project, not both', path: ['project'] });
+
+/** `GET /v1/manage/tokens`. */
+export const listTokensQuery = z.strictObject({
+  status: z.enum(keyStatuses).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});

@@ -3,6 +3,7 @@ import type { ModelCapability, ModelRoute } from '../../../../core/config/index.
 import { ApiError } from '../../../../core/errors/index.js';
 import { requireKey } from '../../auth/request-caller.js';
 import type { GatewayDeps } from '../../deps.js';
+import { enforce } from '../../enforcement/enforce.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
 import { requestBytes } from '../../http/request-bytes.js';
@@ -78,6 +79,10 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     checkVersionHeader(request);
     const body = validateBody(countTokensRequest, request.body);
     const key = requireKey(request);
+    // Counting is free (no supplier charges for it, so no budget, wallet or audit record), but
+    // it is the key's request like any other: the key's rate limit applies, so a key cannot use
+    // count_tokens to load suppliers or the gateway without bound (docs/interfaces.md).
+    await enforce(deps, { ...key, budgetLimitUsd: null, payerId: null }, 0, String(request.id));
     const model =
       body.model === autoModel
         ? resolveAutoModel(deps.catalogue, key, {
