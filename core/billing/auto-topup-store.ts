@@ -1,0 +1,177 @@
+// Automatic top-up state in PostgreSQL: the versioned settings of each payer and its operations.
+// Pure data access and the state changes every path shares (the charge's answer and the
+// `payment_intent.payment_failed` event may arrive in either order: both end in the same rows).
+import type { Knex } from 'knex';
+import type { FollowUp } from './follow-ups.js';
+import { nanoToUsd, centsToUsd } from './money.js';
+import { payerUserId } from './payer.js';
+
+/** The current automatic top-up policy text the payer consents to (docs/billing.md). */
+export const autoTopupPolicyVersion = '2026-11';
+
+export interface AutoTopupRow {
+  payer_id: string;
+  version: number;
+  enabled: boolean;
+  threshold_nano: string | number;
+  amount_nano: string | number;
+  monthly_cap_nano: string | number;
+  policy_version: string;
+  consented_by: number | null;
+  consented_at: Date;
+  paused_reason: string | null;
+  updated_at: Date;
+}
+
+export const operationStatuses = ['pending', 'succeeded', 'failed', 'requires_action'] as const;
+export type OperationStatus = (typeof operationStatuses)[number];
+
+export interface OperationRow {
+  id: string;
+  payer_id: string;
+  settings_version: number;
+  status: OperationStatus;
+  amount_nano: string | number;
+  amount_cents: number;
+  fee_cents: number;
+  payment_intent_id: string | null;
+  payment_id: string | number | null;
+  user_id: number | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Settings as the API shows them. */
+export function presentSettings(row: AutoTopupRow | undefined, spentThisMonthNano: number) {
+  if (!row)
+    return {
+      version: 0,
+      enabled: false,
+      threshold_usd: null,
+      amount_usd: null,
+      monthly_cap_usd: null,
+      policy_version: autoTopupPolicyVersion,
+      consented_at: null,
+      paused_reason: null,
+      charged_this_month_usd: 0,
+    };
+  return {
+    version: row.version,
+    enabled: row.enabled,
+    threshold_usd: nanoToUsd(Number(row.threshold_nano)),
+    amount_usd: nanoToUsd(Number(row.amount_nano)),
+    monthly_cap_usd: nanoToUsd(Number(row.monthly_cap_nano)),
+    policy_version: row.policy_version,
+    consented_at: new Date(row.consented_at).toISOString(),
+    paused_reason: row.paused_reason,
+    charged_this_month_usd: nanoToUsd(spentThisMonthNano),
+  };
+}
+
+/** An operation as the API shows it. */
+export function presentOperation(row: OperationRow) {
+  return {
+    operation_id: row.id,
+    status: row.status,
+    wallet_usd: nanoToUsd(Number(row.amount_nano)),
+    amount_usd: centsToUsd(row.amount_cents),
+    fee_usd: centsToUsd(row.fee_cents),
+    settings_version: row.settings_version,
+    payment_id: row.payment_id === null ? null : Number(row.payment_id),
+    failure_code: row.failure_code,
+    failure_message: row.failure_message,
+    created: new Date(row.created_at).toISOString(),
+    updated: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** Wallet credit bought by operations this calendar month (UTC), pending ones included. */
+export async function operationsThisMonthNano(knex: Knex, payerId: string, now: Date): Promise<number> {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const row = (await knex('billing_auto_topup_operations')
+    .where({ payer_id: payerId })
+    .whereIn('status', ['pending', 'succeeded'])
+    .andWhere('created_at', '>=', start)
+    .sum({ total: 'amount_nano' })
+    .first()) as { total: string | number | null } | undefined;
+  return Number(row?.total ?? 0);
+}
+
+/** Why the processor refused an automatic charge. */
+export interface ChargeFailure {
+  code: string;
+  message: string;
+  paymentIntentId: string | null;
+}
+
+/**
+ * Records a refused automatic charge, once, whichever of its two reports comes first: the
+ * operation ends `failed` (or `requires_action` when the cardholder must authenticate), a failed
+ * payment joins the history, and the payer's automatic top-up pauses until its settings are
+ * saved again — a declined card is never tried again in a loop. Nothing when already recorded.
+ */
+export async function recordOperationFailure(
+  trx: Knex.Transaction,
+  operationId: string,
+  failure: ChargeFailure,
+  now: Date,
+): Promise<{ paymentId: number; followUps: FollowUp[] } | undefined> {
+  const op = (await trx<OperationRow>('billing_auto_topup_operations').where({ id: operationId }).forUpdate().first()) as
+    OperationRow | undefined;
+  if (!op || op.status !== 'pending') return undefined;
+  const needsCardholder = failure.code === 'authentication_required';
+  const [payment] = (await trx('billing_payments')
+    .insert({
+      payer_id: op.payer_id,
+      user_id: op.user_id,
+      kind: 'auto_topup',
+      status: 'failed',
+      credit_nano: op.amount_nano,
+      amount_cents: op.amount_cents,
+      fee_cents: op.fee_cents,
+      payment_intent_id: failure.paymentIntentId,
+      failure_code: failure.code.slice(0, 64),
+      failure_message: failure.message.slice(0, 500),
+      auto_topup_operation_id: op.id,
+      created_at: now,
+      updated_at: now,
+      completed_at: now,
+    })
+    .returning('id')) as { id: string | number }[];
+  await trx('billing_auto_topup_operations')
+    .where({ id: op.id })
+    .update({
+      status: needsCardholder ? 'requires_action' : 'failed',
+      payment_intent_id: failure.paymentIntentId,
+      payment_id: payment!.id,
+      failure_code: failure.code.slice(0, 64),
+      failure_message: failure.message.slice(0, 500),
+      updated_at: now,
+    });
+  await trx('billing_auto_topup')
+    .where({ payer_id: op.payer_id })
+    .update({ paused_reason: needsCardholder ? 'authentication_required' : 'payment_failed', updated_at: now });
+  const followUps: FollowUp[] = [];
+  const notified = op.user_id ?? payerUserId(op.payer_id);
+  if (notified !== undefined) {
+    const what = `The automatic top-up of ${usd(op.amount_cents)} for your wallet could not be charged: ${failure.message}`;
+    followUps.push(
+      { kind: 'activity', entry: { userId: notified, kind: 'payment_failed', summary: what, details: { operation_id: op.id } } },
+      {
+        kind: 'email',
+        userId: notified,
+        subject: needsCardholder ? 'Your automatic top-up needs your confirmation' : 'Your automatic top-up was declined',
+        text:
+          `${what}\n\nAutomatic top-up is paused and will not try again until you review your card and save ` +
+          'the automatic top-up settings again. You can also add funds by hand on the billing page.',
+        path: '/dashboard/billing',
+      },
+    );
+  }
+  return { paymentId: Number(payment!.id), followUps };
+}
+
+const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;

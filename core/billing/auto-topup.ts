@@ -1,0 +1,397 @@
+// Automatic top-up (docs/billing.md "Automatic top-up"): versioned settings saved with the
+// payer's consent to the current policy, and the watcher that charges the default card when the
+// balance falls below the threshold.
+//
+// Detection: a loop in each portal replica (every SVC_AUTO_TOPUP_CHECK_MS) reads the balance
+// the gateway enforces — the wallet mirror in the shared store, which every settlement updates —
+// for each payer with automatic top-up on. The gateway is not involved, so a payer drained by any
+// number of gateway replicas is seen the same way. Creating the operation is one transaction
+// that locks the payer's settings row and re-checks everything (enabled, not paused, nothing in
+// progress, monthly cap, a recent top-up not yet visible); a partial unique index allows one
+// pending operation per payer whatever races. The charge carries the operation id as its
+// idempotency key, so a retry after a crash or a lost answer is the same charge at the processor.
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import Stripe from 'stripe';
+import { ApiError } from '../errors/index.js';
+import type { User } from '../identity/users.js';
+import type { Store } from '../store/types.js';
+import { walletKey } from '../wallets/ledger.js';
+import { applyMirrorOutbox, postReferencedEntry } from '../wallets/referenced-entries.js';
+import {
+  autoTopupPolicyVersion,
+  operationsThisMonthNano,
+  presentOperation,
+  presentSettings,
+  recordOperationFailure,
+  type AutoTopupRow,
+  type OperationRow,
+} from './auto-topup-store.js';
+import { findCustomer } from './customers.js';
+import type { FollowUp } from './follow-ups.js';
+import { collectionFor, centsToNano, currency, formatCents, usdToCents } from './money.js';
+import { payerUserId } from './payer.js';
+import type { BillingService, Processor } from './service.js';
+import type { BillingSettings } from './settings.js';
+
+/** The body of POST /api/billing/auto-topup, already type-checked by the route. */
+export interface AutoTopupInput {
+  /** The version these settings replace (0 when there are none yet). */
+  version: number;
+  enabled: boolean;
+  threshold_usd?: number | string;
+  amount_usd?: number | string;
+  monthly_cap_usd?: number | string;
+  consent?: boolean;
+  policy_version?: string;
+}
+
+/** After a successful top-up, no new one for this long: the credit may not be in the mirror yet. */
+const settleMs = 15_000;
+/** A pending operation untouched this long is retried (its creator may have crashed). */
+const staleMs = 30_000;
+/** Retries of an unreachable processor before the operation fails for good. */
+const maxAttempts = 8;
+
+const invalidField = (field: string, msg: string) =>
+  new ApiError('validation_error', {
+    status: 422,
+    param: field,
+    humanMessage: `Some input is not valid: ${field}`,
+    details: { detail: [{ loc: ['body', field], msg, type: 'value_error' }] },
+  });
+
+export class AutoTopup {
+  constructor(
+    private readonly deps: {
+      knex: Knex;
+      store: Store;
+      settings: BillingSettings;
+      processor: Processor | undefined;
+      billing: BillingService;
+      clock: () => number;
+      logger: { warn(facts: object, message: string): void };
+    },
+  ) {}
+
+  private get now(): Date {
+    return new Date(this.deps.clock());
+  }
+
+  async view(payerId: string) {
+    const row = (await this.deps.knex('billing_auto_topup').where({ payer_id: payerId }).first()) as AutoTopupRow | undefined;
+    return presentSettings(row, await operationsThisMonthNano(this.deps.knex, payerId, this.now));
+  }
+
+  /**
+   * Saves new settings for the caller's payer. `version` must be the current one (a stale form
+   * is refused with 409 and the current version); turning it on needs `consent: true` to the
+   * current policy version and a default card.
+   */
+  async save(user: User, input: AutoTopupInput) {
+    if (!this.deps.processor)
+      throw new ApiError('billing_unavailable', {
+        status: 503,
+        humanMessage: 'Card payments are not set up on this portal, so automatic top-up cannot be used',
+      });
+    const payer = await this.deps.billing.managedPayer(user);
+    const { settings } = this.deps;
+    const min = Math.round(settings.SVC_BILLING_MIN_TOPUP_USD * 100);
+    const max = Math.round(settings.SVC_BILLING_MAX_TOPUP_USD * 100);
+    const cents = (field: 'threshold_usd' | 'amount_usd' | 'monthly_cap_usd', low: number, high: number) => {
+      const value = input[field];
+      const parsed = value === undefined ? undefined : usdToCents(value);
+      if (parsed === undefined || parsed < low || parsed > high)
+        throw invalidField(field, `must be from ${low / 100} to ${high / 100} USD with at most two decimals`);
+      return parsed;
+    };
+    const now = this.now;
+    let values: { threshold: number; amount: number; cap: number } | undefined;
+    if (input.enabled) {
+      const amount = cents('amount_usd', min, max);
+      values = { threshold: cents('threshold_usd', 0, max), amount, cap: cents('monthly_cap_usd', amount, max * 10) };
+      if (input.consent !== true)
+        throw invalidField('consent', 'must be true: you agree that your default card is charged automatically under the policy shown');
+      if (input.policy_version !== autoTopupPolicyVersion)
+        throw new ApiError('conflict', {
+          param: 'policy_version',
+          humanMessage: `The automatic top-up policy is now version ${autoTopupPolicyVersion}; read it and consent again`,
+          details: { policy_version: autoTopupPolicyVersion },
+        });
+      const customer = await findCustomer(this.deps.knex, payer.payerId);
+      if (!customer?.default_payment_method_id)
+        throw new ApiError('conflict', { humanMessage: 'Save a card and make it the default before turning automatic top-up on' });
+    }
+    const saved = await this.deps.knex.transaction(async (trx) => {
+      const current = (await trx('billing_auto_topup').where({ payer_id: payer.payerId }).forUpdate().first()) as AutoTopupRow | undefined;
+      const currentVersion = current?.version ?? 0;
+      if (input.version !== currentVersion)
+        throw new ApiError('conflict', {
+          param: 'version',
+          humanMessage: `These settings were changed since you loaded them (now version ${currentVersion}); reload and try again`,
+          details: { current_version: currentVersion },
+        });
+      const row = {
+        payer_id: payer.payerId,
+        version: currentVersion + 1,
+        enabled: input.enabled,
+        threshold_nano: values ? centsToNano(values.threshold) : (current?.threshold_nano ?? 0),
+        amount_nano: values ? centsToNano(values.amount) : (current?.amount_nano ?? 0),
+        monthly_cap_nano: values ? centsToNano(values.cap) : (current?.monthly_cap_nano ?? 0),
+        policy_version: input.enabled ? autoTopupPolicyVersion : (current?.policy_version ?? autoTopupPolicyVersion),
+        consented_by: input.enabled ? user.id : (current?.consented_by ?? user.id),
+        consented_at: input.enabled ? now : (current?.consented_at ?? now),
+        paused_reason: null,
+        updated_at: now,
+      };
+      if (current) await trx('billing_auto_topup').where({ payer_id: payer.payerId }).update(row);
+      else await trx('billing_auto_topup').insert(row);
+      return row;
+    });
+    await this.deps.billing.afterCommit(
+      [],
+      [
+        {
+          kind: 'activity',
+          entry: {
+            userId: user.id,
+            kind: 'auto_topup_changed',
+            summary: saved.enabled
+              ? `Automatic top-up on: ${formatCents(values!.amount)} when the balance falls below ${formatCents(values!.threshold)}, at most ${formatCents(values!.cap)} a month`
+              : 'Automatic top-up off',
+            details: { version: saved.version, payer: payer.payerId },
+          },
+        },
+      ],
+    );
+    return this.view(payer.payerId);
+  }
+
+  /** One of the caller's operations; another payer's (or an unknown id) is 404. Never creates or retries. */
+  async operation(user: User, operationId: string) {
+    const payer = await this.deps.billing.payerOf(user);
+    const row = (await this.deps.knex('billing_auto_topup_operations').where({ id: operationId, payer_id: payer.payerId }).first()) as
+      OperationRow | undefined;
+    const visible = row && (row.user_id === user.id || (await this.deps.billing.mayManage(user, payer.payerId)));
+    if (!row || !visible)
+      throw new ApiError('not_found', { humanMessage: 'There is no automatic top-up operation with this id for your wallet' });
+    return presentOperation(row);
+  }
+
+  /* ------------------------------------------------------------------ the watcher */
+
+  /** One pass: sweep the mirror outbox, retry stale operations, start the ones balances call for. */
+  async runOnce(): Promise<void> {
+    const { knex, store } = this.deps;
+    await applyMirrorOutbox(knex, store, { olderThanMs: 5_000, now: this.now });
+    if (!this.deps.processor) return;
+    const stale = (await knex('billing_auto_topup_operations')
+      .where({ status: 'pending' })
+      .andWhere('updated_at', '<', new Date(this.now.getTime() - staleMs))
+      .limit(50)) as OperationRow[];
+    for (const op of stale) await this.charge(op);
+    const candidates = (await knex('billing_auto_topup').where({ enabled: true }).whereNull('paused_reason')) as AutoTopupRow[];
+    for (const settings of candidates) {
+      const balance = await this.balanceNano(settings.payer_id);
+      if (balance >= Number(settings.threshold_nano)) continue;
+      const op = await this.createOperation(settings.payer_id);
+      if (op) await this.charge(op);
+    }
+  }
+
+  /** The balance the gateway enforces: its mirror in the store, else the ledger (read through `db`). */
+  private async balanceNano(payerId: string, db: Knex = this.deps.knex): Promise<number> {
+    const mirrored = await this.deps.store.get(walletKey(payerId));
+    return mirrored === null ? this.deps.billing.balanceNano(payerId, db) : Number(mirrored);
+  }
+
+  /** Creates the payer's operation unless something says not to; undefined when none was made. */
+  async createOperation(payerId: string): Promise<OperationRow | undefined> {
+    const now = this.now;
+    try {
+      return await this.deps.knex.transaction(async (trx) => {
+        const settings = (await trx('billing_auto_topup').where({ payer_id: payerId }).forUpdate().first()) as AutoTopupRow | undefined;
+        if (!settings?.enabled || settings.paused_reason) return undefined;
+        const latest = (await trx('billing_auto_topup_operations').where({ payer_id: payerId }).orderBy('created_at', 'desc').first()) as
+          OperationRow | undefined;
+        if (latest?.status === 'pending') return undefined;
+        if (latest?.status === 'succeeded' && now.getTime() - new Date(latest.updated_at).getTime() < settleMs) return undefined;
+        // Checked again under the lock: the balance may have been topped up meanwhile.
+        if ((await this.balanceNano(payerId, trx)) >= Number(settings.threshold_nano)) return undefined;
+        const amountNano = Number(settings.amount_nano);
+        if ((await operationsThisMonthNano(trx, payerId, now)) + amountNano > Number(settings.monthly_cap_nano)) return undefined;
+        const collection = collectionFor(Math.round(amountNano / centsToNano(1)), {
+          feeBps: this.deps.settings.SVC_BILLING_FEE_BPS,
+          feeFixedCents: this.deps.settings.SVC_BILLING_FEE_FIXED_CENTS,
+        });
+        const op: Partial<OperationRow> = {
+          id: `ato_${randomBytes(12).toString('hex')}`,
+          payer_id: payerId,
+          settings_version: settings.version,
+          status: 'pending',
+          amount_nano: amountNano,
+          amount_cents: collection.totalCents,
+          fee_cents: collection.feeCents,
+          user_id: settings.consented_by,
+          attempts: 0,
+          created_at: now,
+          updated_at: now,
+        };
+        const [row] = (await trx('billing_auto_topup_operations').insert(op).returning('*')) as OperationRow[];
+        return row;
+      });
+    } catch (error) {
+      // The one-open-operation index refused a racing twin: the other one stands.
+      if ((error as { code?: string }).code === '23505') return undefined;
+      throw error;
+    }
+  }
+
+  /** Charges an operation's default card off-session, keyed by the operation. */
+  async charge(op: OperationRow): Promise<void> {
+    const processor = this.deps.processor!;
+    const { knex } = this.deps;
+    const customer = await findCustomer(knex, op.payer_id);
+    if (!customer?.default_payment_method_id) {
+      await this.fail(op.id, { code: 'no_payment_method', message: 'There is no default card to charge', paymentIntentId: null });
+      return;
+    }
+    await knex('billing_auto_topup_operations')
+      .where({ id: op.id, status: 'pending' })
+      .update({ attempts: knex.raw('attempts + 1'), updated_at: this.now });
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await processor.client.paymentIntents.create(
+        {
+          amount: op.amount_cents,
+          currency,
+          customer: customer.processor_customer_id,
+          payment_method: customer.default_payment_method_id,
+          off_session: true,
+          confirm: true,
+          description: `Automatic wallet top-up ${op.id}`,
+          metadata: { operation_id: op.id, payer_id: op.payer_id },
+        },
+        { idempotencyKey: op.id },
+      );
+    } catch (error) {
+      if (
+        error instanceof Stripe.errors.StripeCardError ||
+        (error instanceof Stripe.errors.StripeError && error.type === 'StripeCardError')
+      ) {
+        const e = error as Stripe.errors.StripeCardError;
+        await this.fail(op.id, {
+          code: e.decline_code ?? e.code ?? 'card_declined',
+          message: e.message,
+          paymentIntentId: e.payment_intent?.id ?? null,
+        });
+        return;
+      }
+      // Unreachable or refusing for another reason: left pending and retried with the same key.
+      if (op.attempts + 1 >= maxAttempts)
+        await this.fail(op.id, {
+          code: 'processor_unavailable',
+          message: 'The payment processor could not be reached',
+          paymentIntentId: null,
+        });
+      else
+        this.deps.logger.warn(
+          { err: error, operation: op.id },
+          'automatic top-up charge not confirmed; it will be retried with the same key',
+        );
+      return;
+    }
+    if (intent.status === 'succeeded') await this.succeed(op.id, intent);
+    else
+      await this.fail(op.id, {
+        code: intent.status === 'requires_action' ? 'authentication_required' : `payment_${intent.status}`,
+        message: intent.last_payment_error?.message ?? `The payment is ${intent.status}`,
+        paymentIntentId: intent.id,
+      });
+  }
+
+  private async succeed(operationId: string, intent: Stripe.PaymentIntent): Promise<void> {
+    const now = this.now;
+    const done = await this.deps.knex.transaction(async (trx) => {
+      const op = (await trx('billing_auto_topup_operations').where({ id: operationId }).forUpdate().first()) as OperationRow | undefined;
+      if (!op || op.status !== 'pending') return undefined;
+      const chargeId = typeof intent.latest_charge === 'string' ? intent.latest_charge : (intent.latest_charge?.id ?? null);
+      const [payment] = (await trx('billing_payments')
+        .insert({
+          payer_id: op.payer_id,
+          user_id: op.user_id,
+          kind: 'auto_topup',
+          status: 'succeeded',
+          credit_nano: op.amount_nano,
+          amount_cents: op.amount_cents,
+          fee_cents: op.fee_cents,
+          payment_intent_id: intent.id,
+          charge_id: chargeId,
+          auto_topup_operation_id: op.id,
+          created_at: now,
+          updated_at: now,
+          completed_at: now,
+        })
+        .returning('id')) as { id: string | number }[];
+      const entryId = await postReferencedEntry(trx, {
+        payerId: op.payer_id,
+        amountNano: Number(op.amount_nano),
+        reason: `automatic top-up ${op.id}`,
+        reference: `auto_topup:${op.id}`,
+        actor: 'auto_topup',
+      });
+      await trx('billing_auto_topup_operations')
+        .where({ id: op.id })
+        .update({ status: 'succeeded', payment_intent_id: intent.id, payment_id: payment!.id, updated_at: now });
+      const notified = op.user_id ?? payerUserId(op.payer_id);
+      const followUps: FollowUp[] =
+        notified === undefined
+          ? []
+          : [
+              {
+                kind: 'activity',
+                entry: {
+                  userId: notified,
+                  kind: 'payment_succeeded',
+                  summary: `Automatic top-up added ${formatCents(Math.round(Number(op.amount_nano) / centsToNano(1)))} to the wallet`,
+                  details: { operation_id: op.id },
+                },
+              },
+            ];
+      return { entryIds: entryId === undefined ? [] : [entryId], followUps };
+    });
+    if (done) await this.deps.billing.afterCommit(done.entryIds, done.followUps);
+  }
+
+  private async fail(operationId: string, failure: { code: string; message: string; paymentIntentId: string | null }): Promise<void> {
+    const recorded = await this.deps.knex.transaction((trx) => recordOperationFailure(trx, operationId, failure, this.now));
+    if (recorded) await this.deps.billing.afterCommit([], recorded.followUps);
+  }
+}
+
+/** Runs the watcher every `intervalMs` until stopped; a failed pass is logged and the next one runs. */
+export function startAutoTopupWatcher(
+  autoTopup: AutoTopup,
+  intervalMs: number,
+  logger: { warn(facts: object, message: string): void },
+): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = autoTopup
+      .runOnce()
+      .catch((error: unknown) => logger.warn({ err: error }, 'automatic top-up pass failed'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,374 @@
+// The processor's webhook events applied to the ledger (docs/billing.md "Events"). Each event id
+// is recorded in `billing_processor_events` in the same transaction as the ledger change it
+// causes: a redelivery — ten at once, or one days later — finds the id and changes nothing (on
+// PostgreSQL the concurrent inserts wait on the primary key until the first commits). Unknown
+// event types are recorded and acknowledged.
+import type { Knex } from 'knex';
+import { postReferencedEntry } from '../wallets/referenced-entries.js';
+import { recordOperationFailure } from './auto-topup-store.js';
+import { activityFollowUp, type FollowUp } from './follow-ups.js';
+import { centsToNano, currency, formatCents } from './money.js';
+import { lockPayment, type PaymentRow } from './payments.js';
+
+/** The part of an event the portal reads (the library's `Stripe.Event`, loosely). */
+export interface ProcessorEventLike {
+  id: string;
+  type: string;
+  data: { object: unknown };
+}
+
+export type EventOutcome =
+  | 'credited'
+  | 'reversed'
+  | 'failure_recorded'
+  | 'card_saved'
+  | 'duplicate'
+  | 'ignored'
+  | 'unknown_payment'
+  | 'mismatch'
+  | 'held'
+  | 'dispute_won'
+  | 'dispute_lost';
+
+export interface EventResult {
+  outcome: EventOutcome;
+  paymentId?: number;
+  /** Ledger entries posted (their mirror rows are in the outbox). */
+  entryIds: number[];
+  followUps: FollowUp[];
+  detail?: string;
+}
+
+type Obj = Record<string, unknown>;
+const str = (o: Obj, key: string): string | undefined => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
+const int = (o: Obj, key: string): number | undefined => (Number.isSafeInteger(o[key]) ? (o[key] as number) : undefined);
+const metadata = (o: Obj): Record<string, string> =>
+  o.metadata !== null && typeof o.metadata === 'object' ? (o.metadata as Record<string, string>) : {};
+/** An expandable reference: an id, or the expanded object's id. */
+const ref = (o: Obj, key: string): string | undefined => {
+  const value = o[key];
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object' && typeof (value as Obj).id === 'string') return (value as Obj).id as string;
+  return undefined;
+};
+
+/** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
+export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike, now: Date): Promise<EventResult> {
+  return knex.transaction(async (trx) => {
+    const inserted = (await trx('billing_processor_events')
+      .insert({ event_id: event.id, type: event.type.slice(0, 100), outcome: 'processing', processed_at: now })
+      .onConflict('event_id')
+      .ignore()
+      .returning('event_id')) as unknown[];
+    if (inserted.length === 0) return { outcome: 'duplicate', entryIds: [], followUps: [] };
+    const object = event.data?.object;
+    const result: EventResult =
+      object === null || typeof object !== 'object'
+        ? { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without an object' }
+        : await dispatch(trx, event.type, object as Obj, now);
+    await trx('billing_processor_events')
+      .where({ event_id: event.id })
+      .update({ outcome: result.outcome, payment_id: result.paymentId ?? null, detail: result.detail?.slice(0, 500) ?? null });
+    return result;
+  });
+}
+
+function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): Promise<EventResult> {
+  switch (type) {
+    case 'checkout.session.completed':
+      return str(object, 'mode') === 'setup' ? setupCompleted(trx, object, now) : checkoutCompleted(trx, object, now);
+    case 'charge.refunded':
+      return chargeRefunded(trx, object, now);
+    case 'payment_intent.payment_failed':
+      return paymentFailed(trx, object, now);
+    case 'charge.dispute.created':
+      return disputeCreated(trx, object, now);
+    case 'charge.dispute.closed':
+      return disputeClosed(trx, object, now);
+    default:
+      return Promise.resolve({ outcome: 'ignored', entryIds: [], followUps: [], detail: `event type ${type} is not used` });
+  }
+}
+
+/** The payment a processor object belongs to: by its own id column, else by our metadata. */
+async function findPayment(
+  trx: Knex.Transaction,
+  byColumn: Partial<Pick<PaymentRow, 'checkout_session_id' | 'payment_intent_id'>>,
+  meta: Record<string, string>,
+): Promise<PaymentRow | undefined> {
+  const direct = Object.values(byColumn).some((v) => v !== undefined) ? await lockPayment(trx, byColumn) : undefined;
+  if (direct) return direct;
+  const id = meta.payment_id;
+  if (!id || !/^[1-9][0-9]{0,15}$/.test(id)) return undefined;
+  const row = await lockPayment(trx, { id });
+  // The metadata must agree with the row, or it is not our payment.
+  return row && row.payer_id === meta.payer_id ? row : undefined;
+}
+
+/** checkout.session.completed, payment mode: the wallet is credited what the payer bought. */
+async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
+  const sessionId = str(session, 'id');
+  if (!sessionId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'session without an id' };
+  if (str(session, 'payment_status') !== 'paid')
+    return { outcome: 'ignored', entryIds: [], followUps: [], detail: `payment_status ${str(session, 'payment_status')}: not paid yet` };
+  const payment = await findPayment(trx, { checkout_session_id: sessionId }, metadata(session));
+  if (!payment || payment.kind !== 'checkout')
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
+  const paymentId = Number(payment.id);
+  const total = int(session, 'amount_total');
+  if (total !== payment.amount_cents || str(session, 'currency') !== currency || metadata(session).payer_id !== payment.payer_id)
+    return {
+      outcome: 'mismatch',
+      paymentId,
+      entryIds: [],
+      followUps: [],
+      detail: `session ${sessionId} says ${total} ${str(session, 'currency')} for ${metadata(session).payer_id}, payment ${paymentId} expects ${payment.amount_cents} ${currency} for ${payment.payer_id}`,
+    };
+  const creditNano = Number(payment.credit_nano);
+  const entryId = await postReferencedEntry(trx, {
+    payerId: payment.payer_id,
+    amountNano: creditNano,
+    reason: `card top-up (payment ${paymentId})`,
+    reference: `checkout:${sessionId}`,
+    actor: payment.user_id === null ? 'processor' : `user:${payment.user_id}`,
+  });
+  const intentId = ref(session, 'payment_intent') ?? null;
+  if (payment.status === 'pending' || payment.status === 'failed' || payment.status === 'expired')
+    await trx('billing_payments')
+      .where({ id: payment.id })
+      .update({
+        status: 'succeeded',
+        checkout_session_id: sessionId,
+        payment_intent_id: payment.payment_intent_id ?? intentId,
+        failure_code: null,
+        failure_message: null,
+        completed_at: now,
+        updated_at: now,
+      });
+  await trx('billing_checkout_sessions').where({ session_id: sessionId }).update({ status: 'complete', completed_at: now });
+  if (entryId === undefined) return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: 'already credited' };
+  const followUps = activityFollowUp(payment.user_id, {
+    kind: 'payment_succeeded',
+    summary: `Added ${formatCents(creditNano / centsToNano(1))} to the wallet (card charged ${formatCents(payment.amount_cents)})`,
+    details: { payment_id: paymentId, payer: payment.payer_id },
+  });
+  return { outcome: 'credited', paymentId, entryIds: [entryId], followUps };
+}
+
+/** checkout.session.completed, setup mode: a card was saved for the payer. */
+async function setupCompleted(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
+  const sessionId = str(session, 'id') ?? '';
+  const row = (await trx('billing_checkout_sessions').where({ session_id: sessionId, mode: 'setup' }).forUpdate().first()) as
+    { payer_id: string; user_id: number; status: string } | undefined;
+  if (!row) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no setup session ${sessionId}` };
+  await trx('billing_checkout_sessions').where({ session_id: sessionId }).update({ status: 'complete', completed_at: now });
+  const setupIntentId = ref(session, 'setup_intent');
+  const followUps: FollowUp[] = [
+    { kind: 'activity', entry: { userId: row.user_id, kind: 'payment_method_saved', summary: 'Saved a card for payments' } },
+  ];
+  if (setupIntentId) followUps.push({ kind: 'card_saved', payerId: row.payer_id, setupIntentId });
+  return { outcome: 'card_saved', entryIds: [], followUps };
+}
+
+/**
+ * charge.refunded: the charge reports its cumulative `amount_refunded`; the part not yet
+ * reversed is taken from the wallet (a partial refund reverses that many dollars, the last
+ * refund whatever is left of the credit — the fee is not credited, so never reversed).
+ * Out-of-order deliveries with a smaller cumulative amount change nothing.
+ */
+async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Promise<EventResult> {
+  const chargeId = str(charge, 'id') ?? '';
+  const intentId = ref(charge, 'payment_intent');
+  const payment = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge));
+  if (!payment || payment.kind === 'refund')
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for charge ${chargeId}` };
+  const paymentId = Number(payment.id);
+  const cumulative = int(charge, 'amount_refunded') ?? 0;
+  const newlyRefunded = cumulative - payment.refunded_cents;
+  if (newlyRefunded <= 0)
+    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refunds up to ${cumulative} cents already applied` };
+  const credited = Number(payment.credit_nano);
+  const left = credited - Number(payment.reversed_nano);
+  const reversal = cumulative >= payment.amount_cents ? left : Math.min(centsToNano(newlyRefunded), left);
+  const entryId =
+    reversal > 0
+      ? await postReferencedEntry(trx, {
+          payerId: payment.payer_id,
+          amountNano: -reversal,
+          reason: `refund of payment ${paymentId}`,
+          reference: `refund:${chargeId}:${cumulative}`,
+          actor: 'processor',
+        })
+      : undefined;
+  await trx('billing_payments').insert({
+    payer_id: payment.payer_id,
+    user_id: payment.user_id,
+    kind: 'refund',
+    status: 'succeeded',
+    credit_nano: -reversal,
+    amount_cents: newlyRefunded,
+    fee_cents: 0,
+    charge_id: chargeId.slice(0, 255),
+    original_payment_id: payment.id,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+  });
+  await trx('billing_payments')
+    .where({ id: payment.id })
+    .update({
+      status: cumulative >= payment.amount_cents ? 'refunded' : 'partially_refunded',
+      refunded_cents: cumulative,
+      reversed_nano: Number(payment.reversed_nano) + reversal,
+      charge_id: payment.charge_id ?? chargeId.slice(0, 255),
+      updated_at: now,
+    });
+  const followUps = activityFollowUp(payment.user_id, {
+    kind: 'payment_refunded',
+    summary: `Refunded ${formatCents(newlyRefunded)} of payment ${paymentId}; ${formatCents(Math.round(reversal / centsToNano(1)))} taken back from the wallet`,
+    details: { payment_id: paymentId },
+  });
+  return { outcome: 'reversed', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+}
+
+/**
+ * payment_intent.payment_failed: the payment is marked failed with the processor's reason and its
+ * user is told. A checkout whose card was declined stays open at the processor: a later success
+ * on the same session still credits. An automatic top-up's operation fails and pauses.
+ */
+async function paymentFailed(trx: Knex.Transaction, intent: Obj, now: Date): Promise<EventResult> {
+  const intentId = str(intent, 'id') ?? '';
+  const error = (intent.last_payment_error ?? {}) as Obj;
+  const code = str(error, 'decline_code') ?? str(error, 'code') ?? 'payment_failed';
+  const message = str(error, 'message') ?? 'The payment was not completed';
+  const meta = metadata(intent);
+  if (meta.operation_id) {
+    const recorded = await recordOperationFailure(trx, meta.operation_id, { code, message, paymentIntentId: intentId || null }, now);
+    if (recorded) return { outcome: 'failure_recorded', paymentId: recorded.paymentId, entryIds: [], followUps: recorded.followUps };
+    return { outcome: 'ignored', entryIds: [], followUps: [], detail: `operation ${meta.operation_id} is not pending` };
+  }
+  const payment = await findPayment(trx, { payment_intent_id: intentId }, meta);
+  if (!payment) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for intent ${intentId}` };
+  const paymentId = Number(payment.id);
+  if (payment.status !== 'pending' && payment.status !== 'failed')
+    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
+  await trx('billing_payments')
+    .where({ id: payment.id })
+    .update({
+      status: 'failed',
+      payment_intent_id: payment.payment_intent_id ?? (intentId || null),
+      failure_code: code.slice(0, 64),
+      failure_message: message.slice(0, 500),
+      updated_at: now,
+    });
+  const followUps: FollowUp[] = [];
+  if (payment.user_id !== null) {
+    const what = `Your card payment of ${formatCents(payment.amount_cents)} failed: ${message}`;
+    followUps.push(
+      { kind: 'activity', entry: { userId: payment.user_id, kind: 'payment_failed', summary: what, details: { payment_id: paymentId } } },
+      {
+        kind: 'email',
+        userId: payment.user_id,
+        subject: 'Your payment failed',
+        text: `${what}\n\nNothing was added to your wallet. You can try again with another card from the billing page.`,
+        path: '/dashboard/billing',
+      },
+    );
+  }
+  return { outcome: 'failure_recorded', paymentId, entryIds: [], followUps };
+}
+
+/**
+ * charge.dispute.created: the disputed part of the credit is held back from the wallet while the
+ * dispute is open (at most what is left of the credit after refunds; the fee was never credited).
+ */
+async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
+  const disputeId = str(dispute, 'id');
+  if (!disputeId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'dispute without an id' };
+  const payment = await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute));
+  if (!payment || (payment.kind !== 'checkout' && payment.kind !== 'auto_topup'))
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for dispute ${disputeId}` };
+  if (await trx('billing_payments').where({ dispute_id: disputeId }).first('id'))
+    return { outcome: 'ignored', paymentId: Number(payment.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already held` };
+  const paymentId = Number(payment.id);
+  const amountCents = int(dispute, 'amount') ?? payment.amount_cents;
+  const left = Number(payment.credit_nano) - Number(payment.reversed_nano);
+  const held = Math.max(0, Math.min(centsToNano(amountCents), left));
+  const entryId =
+    held > 0
+      ? await postReferencedEntry(trx, {
+          payerId: payment.payer_id,
+          amountNano: -held,
+          reason: `payment ${paymentId} disputed (held while the dispute is open)`,
+          reference: `dispute:${disputeId}`,
+          actor: 'processor',
+        })
+      : undefined;
+  await trx('billing_payments').insert({
+    payer_id: payment.payer_id,
+    user_id: payment.user_id,
+    kind: 'dispute',
+    status: 'open',
+    credit_nano: -held,
+    amount_cents: amountCents,
+    fee_cents: 0,
+    charge_id: (ref(dispute, 'charge') ?? payment.charge_id ?? '').slice(0, 255) || null,
+    dispute_id: disputeId.slice(0, 255),
+    original_payment_id: payment.id,
+    created_at: now,
+    updated_at: now,
+  });
+  await trx('billing_payments')
+    .where({ id: payment.id })
+    .update({ status: 'disputed', reversed_nano: Number(payment.reversed_nano) + held, updated_at: now });
+  const followUps = activityFollowUp(payment.user_id, {
+    kind: 'payment_refunded',
+    summary: `Payment ${paymentId} is disputed at the card issuer; ${formatCents(Math.round(held / centsToNano(1)))} is held back from the wallet until it is decided`,
+    details: { payment_id: paymentId, dispute_id: disputeId },
+  });
+  return { outcome: 'held', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+}
+
+/**
+ * charge.dispute.closed: won, what was held goes back to the wallet; lost (or anything else), it
+ * stays reversed. Applied once per dispute, whatever is redelivered.
+ */
+async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
+  const disputeId = str(dispute, 'id') ?? '';
+  const row = (await trx('billing_payments').where({ kind: 'dispute', dispute_id: disputeId }).forUpdate().first()) as
+    (PaymentRow & { dispute_id: string }) | undefined;
+  if (!row) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no open dispute ${disputeId}` };
+  if (row.status !== 'open')
+    return { outcome: 'ignored', paymentId: Number(row.id), entryIds: [], followUps: [], detail: `dispute already ${row.status}` };
+  const won = str(dispute, 'status') === 'won';
+  const held = -Number(row.credit_nano);
+  const entryId =
+    won && held > 0
+      ? await postReferencedEntry(trx, {
+          payerId: row.payer_id,
+          amountNano: held,
+          reason: `dispute of payment ${String(row.original_payment_id)} won: held funds returned`,
+          reference: `dispute_won:${disputeId}`,
+          actor: 'processor',
+        })
+      : undefined;
+  await trx('billing_payments')
+    .where({ id: row.id })
+    .update({ status: won ? 'won' : 'lost', updated_at: now, completed_at: now });
+  if (won) {
+    const original = (await trx('billing_payments').where({ id: row.original_payment_id }).forUpdate().first()) as PaymentRow;
+    await trx('billing_payments')
+      .where({ id: original.id })
+      .update({
+        reversed_nano: Number(original.reversed_nano) - held,
+        status: original.refunded_cents > 0 ? 'partially_refunded' : 'succeeded',
+        updated_at: now,
+      });
+  }
+  return {
+    outcome: won ? 'dispute_won' : 'dispute_lost',
+    paymentId: Number(row.original_payment_id),
+    entryIds: entryId === undefined ? [] : [entryId],
+    followUps: [],
+  };
+}

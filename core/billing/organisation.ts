@@ -1,0 +1,114 @@
+// An organisation's billing (docs/billing.md "Who pays"): the nominated billing user whose wallet
+// every member's requests are charged to, and where billing mail goes. Nominating or clearing the
+// billing user re-points the portal keys of the organisation's members to their new effective
+// payer in the same transaction, so a change is never half applied; the caller announces the
+// returned key hashes so every gateway replica follows within a second.
+import type { Knex } from 'knex';
+import { ApiError } from '../errors/index.js';
+import { payerForPortalKey } from './payer.js';
+
+/** The organisation's billing facts as the admin pages show them. */
+export interface OrganisationBilling {
+  organisation_id: number;
+  name: string;
+  billing_user_id: number | null;
+  billing_user_email: string | null;
+  billing_email: string | null;
+  billing_exempt: boolean;
+  /** Cap on the members' portal keys' spend per UTC month (USD), null when none. */
+  monthly_budget: number | null;
+}
+
+/** Reads the billing facts of `organisationId`, or not_found. */
+export async function organisationBilling(knex: Knex, organisationId: number): Promise<OrganisationBilling> {
+  const row = (await knex('organisations as o')
+    .leftJoin('users as b', 'b.id', 'o.billing_user_id')
+    .where('o.id', organisationId)
+    .first(
+      'o.id',
+      'o.name',
+      'o.billing_user_id',
+      'b.email as billing_user_email',
+      'o.billing_email',
+      'o.billing_exempt',
+      'o.monthly_budget',
+    )) as
+    | {
+        id: number;
+        name: string;
+        billing_user_id: number | null;
+        billing_user_email: string | null;
+        billing_email: string | null;
+        billing_exempt: boolean;
+        monthly_budget: string | number | null;
+      }
+    | undefined;
+  if (!row) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
+  return {
+    organisation_id: row.id,
+    name: row.name,
+    billing_user_id: row.billing_user_id,
+    billing_user_email: row.billing_user_email,
+    billing_email: row.billing_email,
+    billing_exempt: Boolean(row.billing_exempt),
+    monthly_budget: row.monthly_budget === null ? null : Number(row.monthly_budget),
+  };
+}
+
+/**
+ * Nominates `userId` (an active member of the organisation) as its billing user, or clears the
+ * nomination with null. Returns the secret hashes of the portal keys whose payer changed.
+ */
+export async function nominateBillingUser(knex: Knex, organisationId: number, userId: number | null): Promise<string[]> {
+  return knex.transaction(async (trx) => {
+    const organisation = await trx('organisations').where({ id: organisationId }).forUpdate().first('id');
+    if (!organisation) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
+    if (userId !== null) {
+      const nominee = (await trx('users').where({ id: userId }).first('organisation_id', 'status')) as
+        { organisation_id: number | null; status: string } | undefined;
+      if (!nominee || nominee.organisation_id !== organisationId)
+        throw new ApiError('validation_error', {
+          status: 422,
+          humanMessage: 'The billing user must be a member of this organisation',
+          param: 'user_id',
+        });
+      if (nominee.status !== 'active')
+        throw new ApiError('conflict', { humanMessage: 'A suspended or archived user cannot pay for the organisation' });
+    }
+    await trx('organisations').where({ id: organisationId }).update({ billing_user_id: userId });
+    return repointPortalKeys(trx, { organisationId });
+  });
+}
+
+/** Saves where the organisation's billing mail goes (null: to the billing user). */
+export async function saveOrganisationBillingEmail(knex: Knex, organisationId: number, billingEmail: string | null): Promise<void> {
+  const updated = await knex('organisations').where({ id: organisationId }).update({ billing_email: billingEmail });
+  if (updated === 0) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
+}
+
+/**
+ * Re-derives the payer of every live portal key owned by the organisation's members (or by one
+ * user); the hashes of those that changed, to announce. Called in the transaction of any change
+ * to who pays: a billing user nominated, a user moved into an organisation, organisations merged.
+ */
+export async function repointPortalKeys(trx: Knex, owners: { organisationId: number } | { userId: number }): Promise<string[]> {
+  const keys = (await trx('api_keys as k')
+    .join('users as u', 'u.id', 'k.owner_user_id')
+    .where('userId' in owners ? { 'u.id': owners.userId } : { 'u.organisation_id': owners.organisationId })
+    .andWhere('k.source', 'portal')
+    .andWhereNot('k.status', 'revoked')
+    .select('k.id', 'k.owner_user_id', 'k.payer_id', 'k.secret_hash')) as {
+    id: string;
+    owner_user_id: number;
+    payer_id: string | null;
+    secret_hash: string;
+  }[];
+  const changed: string[] = [];
+  for (const key of keys) {
+    const payer = await payerForPortalKey(trx, key.owner_user_id);
+    if (payer === key.payer_id) continue;
+    await trx('api_keys').where({ id: key.id }).update({ payer_id: payer, updated_at: trx.fn.now() });
+    changed.push(key.secret_hash);
+  }
+  return changed;
+}

@@ -1,0 +1,110 @@
+// The payment history (`billing_payments`): checkout top-ups, automatic top-ups and refunds, each
+// with its wallet effect and what the card was charged. Rows are created when a payment starts and
+// changed only by the processor's word (webhook events, the answer to an automatic charge).
+import type { Knex } from 'knex';
+import { centsToUsd, nanoToUsd } from './money.js';
+
+export const paymentKinds = ['checkout', 'auto_topup', 'refund', 'dispute'] as const;
+export type PaymentKind = (typeof paymentKinds)[number];
+
+export const paymentStatuses = [
+  'pending',
+  'succeeded',
+  'failed',
+  'partially_refunded',
+  'refunded',
+  'expired',
+  // A payment under dispute, and a dispute row's own states.
+  'disputed',
+  'open',
+  'won',
+  'lost',
+] as const;
+export type PaymentStatus = (typeof paymentStatuses)[number];
+
+/** A row of billing_payments. */
+export interface PaymentRow {
+  id: string | number;
+  payer_id: string;
+  user_id: number | null;
+  kind: PaymentKind;
+  status: PaymentStatus;
+  credit_nano: string | number;
+  amount_cents: number;
+  fee_cents: number;
+  currency: string;
+  checkout_session_id: string | null;
+  payment_intent_id: string | null;
+  charge_id: string | null;
+  original_payment_id: string | number | null;
+  refunded_cents: number;
+  reversed_nano: string | number;
+  failure_code: string | null;
+  failure_message: string | null;
+  auto_topup_operation_id: string | null;
+  dispute_id?: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+/** A payment as the API shows it. */
+export interface PaymentView {
+  payment_id: number;
+  kind: PaymentKind;
+  status: PaymentStatus;
+  /** The wallet effect: credit bought (positive) or reversed (negative), USD. */
+  wallet_usd: number;
+  /** Charged to (or refunded to) the card, USD, fee included. */
+  amount_usd: number;
+  fee_usd: number;
+  currency: string;
+  refunded_usd: number;
+  failure_code: string | null;
+  failure_message: string | null;
+  original_payment_id: number | null;
+  auto_topup_operation_id: string | null;
+  created: string;
+  completed: string | null;
+}
+
+export function presentPayment(row: PaymentRow): PaymentView {
+  return {
+    payment_id: Number(row.id),
+    kind: row.kind,
+    status: row.status,
+    wallet_usd: nanoToUsd(Number(row.credit_nano)),
+    amount_usd: centsToUsd(row.amount_cents),
+    fee_usd: centsToUsd(row.fee_cents),
+    currency: row.currency,
+    refunded_usd: centsToUsd(row.refunded_cents),
+    failure_code: row.failure_code,
+    failure_message: row.failure_message,
+    original_payment_id: row.original_payment_id === null ? null : Number(row.original_payment_id),
+    auto_topup_operation_id: row.auto_topup_operation_id,
+    created: new Date(row.created_at).toISOString(),
+    completed: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+  };
+}
+
+/** A page of payments, newest first; `before` is the previous page's last payment id. */
+export async function listPayments(
+  knex: Knex,
+  scope: { payerId: string; userId?: number },
+  page: { limit: number; before?: number },
+): Promise<{ data: PaymentView[]; nextBefore: number | null }> {
+  let query = knex<PaymentRow>('billing_payments').where({ payer_id: scope.payerId });
+  if (scope.userId !== undefined) query = query.andWhere({ user_id: scope.userId });
+  if (page.before !== undefined) query = query.andWhere('id', '<', page.before);
+  const rows = (await query.orderBy('id', 'desc').limit(page.limit + 1)) as PaymentRow[];
+  const data = rows.slice(0, page.limit).map(presentPayment);
+  return { data, nextBefore: rows.length > page.limit ? (data.at(-1)?.payment_id ?? null) : null };
+}
+
+/** Locks and reads one payment inside a transaction. */
+export async function lockPayment(
+  trx: Knex.Transaction,
+  where: Partial<Pick<PaymentRow, 'id' | 'checkout_session_id' | 'payment_intent_id'>>,
+) {
+  return (await trx<PaymentRow>('billing_payments').where(where).forUpdate().first()) as PaymentRow | undefined;
+}

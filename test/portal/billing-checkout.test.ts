@@ -1,0 +1,320 @@
+// Card top-ups end to end with the official `stripe` library against the processor double: the
+// checkout's request shape, the hosted page, the signed webhook crediting exactly once (ten
+// concurrent deliveries of one event and a late one), refunds reversing (partial too), a declined
+// card recorded and emailed, forged signatures changing nothing, and a payer refused at the
+// gateway with billing_limit_reached served again within a second of the credit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { waitFor } from '../support/wait-for.js';
+import { keyPayingFrom, ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+
+let world: BillingWorld;
+beforeAll(async () => {
+  world = await startBillingWorld({ gateway: true });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+const nano = (usd: number) => Math.round(usd * 1e9);
+const knex = () => world.portal.database.knex;
+
+/** The session id in the portal's success URL. */
+const sessionOf = (redirect: string) => new URL(redirect).searchParams.get('session_id')!;
+
+/** Pays a fresh checkout of `amount` for `client`; the session object and the redirect. */
+async function paidCheckout(client: Parameters<typeof startCheckout>[0], amount: number) {
+  const { url, payment_id } = await startCheckout(client, amount);
+  const outcome = await world.double.payOnHostedPage(url);
+  if (!('redirect' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+  const sessionId = sessionOf(outcome.redirect);
+  return { sessionId, paymentId: payment_id, redirect: outcome.redirect, session: world.double.sessions.get(sessionId)! };
+}
+
+describe('checkout', () => {
+  it('sends the processor a payment-mode session in integer cents with the fee grossed up, and answers {ok, url}', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const config = await (await client.get('/api/billing/processor-config')).json();
+    expect(config).toMatchObject({
+      configured: true,
+      currency: 'usd',
+      min_topup_usd: 5,
+      max_topup_usd: 10000,
+      publishable_key: world.double.publishableKey,
+      fee_policy: { kind: 'gross_up', percent: 2.9, fixed_usd: 0.3 },
+    });
+    expect(JSON.stringify(config)).not.toContain(world.double.secretKey);
+
+    const res = await client.postJson('/api/billing/checkout', { amount: 10 });
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(res.status).toBe(200);
+    // (10.00 + 0.30) / (1 − 0.029) = 10.6076… → 10.61: the fee is 0.61.
+    expect(body).toMatchObject({ ok: true, amount_usd: 10, fee_usd: 0.61, total_usd: 10.61, payer: `user:${id}` });
+    expect(String(body.url)).toMatch(new RegExp(`^${world.double.url}/pay/cs_test_`));
+
+    const created = world.double.requestsTo('POST', '/v1/checkout/sessions').at(-1)!;
+    expect(created.idempotencyKey).toBe(`checkout:payment:${body.payment_id}`);
+    expect(created.params).toMatchObject({
+      mode: 'payment',
+      line_items: [
+        { quantity: '1', price_data: { currency: 'usd', unit_amount: '1000' } },
+        { quantity: '1', price_data: { currency: 'usd', unit_amount: '61' } },
+      ],
+      metadata: { payment_id: String(body.payment_id), payer_id: `user:${id}` },
+      payment_intent_data: { metadata: { payment_id: String(body.payment_id), payer_id: `user:${id}` } },
+    });
+    expect(world.double.violations).toEqual([]);
+    // Nothing is credited by starting a checkout.
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+  });
+
+  it('refuses amounts outside the documented limits or finer than a cent with 422, creating nothing', async () => {
+    const { client } = await signedInUser(world.portal);
+    const before = world.double.requestsTo('POST', '/v1/checkout/sessions').length;
+    for (const amount of [4.99, 10000.01, 12.345, -5, 0, 'ten', '', null, { usd: 5 }, 1e21]) {
+      const res = await client.postJson('/api/billing/checkout', { amount });
+      expect(res.status, JSON.stringify(amount)).toBe(422);
+      const error = (await res.json()) as { code: string; human_message: string };
+      expect(error.code).toBe('validation_error');
+    }
+    expect((await client.postJson('/api/billing/checkout', {})).status).toBe(422);
+    expect(world.double.requestsTo('POST', '/v1/checkout/sessions').length).toBe(before);
+    // The limits themselves are accepted, and "25" as text too.
+    for (const amount of [5, 10000, '25.5']) expect((await client.postJson('/api/billing/checkout', { amount })).status).toBe(200);
+  });
+
+  it('needs a signed-in user', async () => {
+    const res = await fetch(`${world.portal.url}/api/billing/checkout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 10 }),
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the signed webhook', () => {
+  it('credits a completed checkout once; checkout-status confirms it to the payer only', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const { sessionId, paymentId } = await paidCheckout(client, 20);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(20));
+    const entry = await knex()('wallet_entries')
+      .where({ reference: `checkout:${sessionId}` })
+      .first();
+    expect(entry).toMatchObject({ payer_id: `user:${id}`, kind: 'credit' });
+
+    const status = (await (await client.get(`/api/billing/checkout-status?session_id=${sessionId}`)).json()) as Record<string, unknown>;
+    expect(status).toMatchObject({
+      status: 'credited',
+      balance_usd: 20,
+      entry: { amount_usd: 20 },
+      payment: { payment_id: paymentId, status: 'succeeded' },
+    });
+
+    const other = await signedInUser(world.portal);
+    expect((await other.client.get(`/api/billing/checkout-status?session_id=${sessionId}`)).status).toBe(404);
+    for (const bad of ['', 'abc', `${sessionId}&session_id=${sessionId}`, 'cs_' + 'x'.repeat(300)])
+      expect((await client.get(`/api/billing/checkout-status?session_id=${bad}`)).status, bad).toBe(422);
+    expect((await client.get('/api/billing/checkout-status')).status).toBe(422);
+  });
+
+  it('applies one event delivered ten times at once, and once more later, exactly once', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const { url, payment_id } = await startCheckout(client, 15);
+    const sessionId = new URL(url).pathname.split('/').pop()!;
+    // The double completes the session without delivering, so the test controls every delivery.
+    const session = world.double.sessions.get(sessionId)!;
+    session.status = 'complete';
+    session.payment_status = 'paid';
+    session.payment_intent = 'pi_concurrent_test';
+    const { line_items: _l, payment_intent_metadata: _m, ...shown } = session;
+    const event = world.double.buildEvent('checkout.session.completed', shown);
+
+    const answers = await Promise.all(Array.from({ length: 10 }, () => world.double.post(world.webhookUrl, event)));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    const outcomes = await Promise.all(answers.map(async (a) => ((await a.json()) as { outcome: string }).outcome));
+    expect(outcomes.filter((o) => o === 'credited')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(9);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(15));
+
+    const later = await world.double.post(world.webhookUrl, event);
+    expect(((await later.json()) as { outcome: string }).outcome).toBe('duplicate');
+    // A different event id for the same session (the processor's own retry) cannot credit again either.
+    const twin = await world.double.post(world.webhookUrl, world.double.buildEvent('checkout.session.completed', shown));
+    expect(twin.status).toBe(200);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(15));
+    expect(await knex()('billing_payments').where({ id: payment_id }).first('status')).toEqual({ status: 'succeeded' });
+    expect(await knex()('billing_processor_events').where({ event_id: event.id }).count({ n: '*' })).toEqual([{ n: expect.anything() }]);
+  });
+
+  it('reverses refunds from the wallet, partial ones included, and never more than was credited', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const { paymentId, session } = await paidCheckout(client, 10);
+    const charge = world.double.paymentIntents.get(session.payment_intent!)!.latest_charge!;
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(10));
+
+    world.double.refund(charge, 300);
+    await world.double.settled();
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(7));
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status', 'refunded_cents')).toEqual({
+      status: 'partially_refunded',
+      refunded_cents: 300,
+    });
+
+    // The rest of the charge (fee included, 761 cents): whatever is left of the $10 credit goes.
+    world.double.refund(charge);
+    await world.double.settled();
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'refunded' });
+
+    // A stale delivery with a smaller cumulative refund changes nothing.
+    const stale = { ...world.double.charges.get(charge)!, amount_refunded: 300 };
+    const res = await world.double.post(world.webhookUrl, world.double.buildEvent('charge.refunded', stale));
+    expect(((await res.json()) as { outcome: string }).outcome).toBe('ignored');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+
+    const history = (await (await client.get('/api/billing/payments')).json()) as { data: { kind: string; wallet_usd: number }[] };
+    expect(history.data.filter((p) => p.kind === 'refund').map((p) => p.wallet_usd)).toEqual([-7, -3]);
+  });
+
+  it('records a declined card as a failed payment, tells the user by email, and credits nothing', async () => {
+    const { client, id, email } = await signedInUser(world.portal);
+    const { url, payment_id } = await startCheckout(client, 12);
+    const outcome = await world.double.payOnHostedPage(url, '4000 0000 0000 0002');
+    expect(outcome).toEqual({ refused: 'Your card was declined.' });
+    await world.double.settled();
+    expect(await knex()('billing_payments').where({ id: payment_id }).first('status', 'failure_code')).toEqual({
+      status: 'failed',
+      failure_code: 'generic_decline',
+    });
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    await waitFor('the failure email', () => world.portal.mail.some((m) => m.includes(`email to ${email} ("Your payment failed")`)), 5_000);
+
+    // The session stays open: paying it with a good card afterwards still credits.
+    const retried = await world.double.payOnHostedPage(url);
+    expect('redirect' in retried).toBe(true);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(12));
+    expect(await knex()('billing_payments').where({ id: payment_id }).first('status')).toEqual({ status: 'succeeded' });
+  });
+
+  it('refuses a forged, missing or stale signature with 400 and changes nothing', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const { url } = await startCheckout(client, 30);
+    const sessionId = new URL(url).pathname.split('/').pop()!;
+    const session = world.double.sessions.get(sessionId)!;
+    const {
+      line_items: _l,
+      payment_intent_metadata: _m,
+      ...shown
+    } = { ...session, status: 'complete' as const, payment_status: 'paid' as const };
+    const event = world.double.buildEvent('checkout.session.completed', shown);
+    const count = async () => Number(((await knex()('billing_processor_events').count({ n: '*' })) as { n: string }[])[0]!.n);
+    const before = await count();
+    const payload = JSON.stringify(event);
+    const attempts = [
+      world.double.post(world.webhookUrl, event, { secret: 'whsec_forged' }),
+      world.double.post(world.webhookUrl, event, { signature: null }),
+      world.double.post(world.webhookUrl, event, { signature: 'garbage' }),
+      // Signed correctly, then the amount changed in transit.
+      world.double.post(world.webhookUrl, payload.replace('"amount_total":', '"amount_total":1'), {
+        signature: (await import('stripe')).default.webhooks.generateTestHeaderString({ payload, secret: world.double.webhookSecret }),
+      }),
+      // A correct signature made an hour ago (replayed).
+      world.double.post(world.webhookUrl, event, {
+        signature: (await import('stripe')).default.webhooks.generateTestHeaderString({
+          payload,
+          secret: world.double.webhookSecret,
+          timestamp: Math.floor(Date.now() / 1000) - 3600,
+        }),
+      }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { code: string }).code).toBe('invalid_request');
+    }
+    expect(await count()).toBe(before);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    // The genuine event still works afterwards.
+    expect((await world.double.post(world.webhookUrl, event)).status).toBe(200);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(30));
+  });
+
+  it('acknowledges event types it does not use, and events about payments it never made', async () => {
+    for (const event of [
+      world.double.buildEvent('customer.created', { id: 'cus_x', object: 'customer' }),
+      world.double.buildEvent('charge.dispute.created', { id: 'dp_x', object: 'dispute' }),
+      world.double.buildEvent('checkout.session.completed', {
+        id: 'cs_test_foreign',
+        object: 'checkout.session',
+        mode: 'payment',
+        payment_status: 'paid',
+        amount_total: 500,
+        currency: 'usd',
+        metadata: {},
+      }),
+      world.double.buildEvent('payment_intent.payment_failed', { id: 'pi_foreign', object: 'payment_intent', metadata: {} }),
+    ]) {
+      const res = await world.double.post(world.webhookUrl, event);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { received: boolean }).received).toBe(true);
+    }
+  });
+});
+
+describe('a payer refused at the gateway', () => {
+  it('is served again within a second of the webhook credit', async () => {
+    const gateway = world.gateway!;
+    const { client, id } = await signedInUser(world.portal);
+    const secret = await keyPayingFrom(world.portal, `user:${id}`);
+    const openai = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const call = () => openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    const refusal = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refusal).toBeInstanceOf(OpenAI.APIError);
+    expect((refusal as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+    expect((refusal as InstanceType<typeof OpenAI.APIError>).code).toBe('billing_limit_reached');
+
+    await paidCheckout(client, 5);
+    const credited = Date.now();
+    await waitFor(
+      'the gateway to serve the funded payer',
+      () =>
+        call().then(
+          () => true,
+          () => false,
+        ),
+      1_000,
+    );
+    expect(Date.now() - credited).toBeLessThan(1_000);
+  });
+});
+
+describe('removed and retired endpoints', () => {
+  it('answer with catalogue codes and change nothing', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const tables = ['wallet_entries', 'billing_payments', 'billing_customers', 'billing_checkout_sessions'];
+    const counts = async () => Promise.all(tables.map(async (t) => ((await knex()(t).count({ n: '*' })) as { n: string }[])[0]!.n));
+    const before = await counts();
+    const cases: [string, string, number, string][] = [
+      ['POST', '/api/billing/add-funds', 403, 'replacement_required'],
+      ['POST', '/api/billing/payment-method', 403, 'replacement_required'],
+      ['DELETE', '/api/billing/payment-method/12', 403, 'replacement_required'],
+      ['POST', '/api/billing/payment-method/12/default', 403, 'replacement_required'],
+      ['POST', '/api/billing/link-partner', 501, 'not_implemented'],
+      ['POST', '/api/billing/unlink-partner', 501, 'not_implemented'],
+      ['DELETE', '/api/billing/payment-method/pm_abc', 422, 'validation_error'],
+      ['POST', '/api/billing/payment-method/0/default', 422, 'validation_error'],
+    ];
+    for (const [method, path, status, code] of cases) {
+      const res = await client.request(method, path, { json: { amount: 100, payer: `user:${id}` } });
+      expect(res.status, `${method} ${path}`).toBe(status);
+      const body = (await res.json()) as { code: string; human_message: string };
+      expect(body.code).toBe(code);
+      expect(body.human_message).toBeTruthy();
+    }
+    expect(await counts()).toEqual(before);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+  });
+});

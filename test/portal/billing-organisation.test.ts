@@ -1,0 +1,186 @@
+// An organisation's billing user: nominated by an organisation administrator, paying for every
+// member's portal keys at the gateway from the next request (the keys are re-pointed and
+// announced in one step), cleared again, and refused to anyone outside the organisation or below
+// org_admin; the organisation's billing email receives the payer's billing mail too; and the
+// organisation's monthly budget, enforced at the gateway atomically across its members' keys.
+import { fundWallet } from '../support/portal-users.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { waitFor } from '../support/wait-for.js';
+import { signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+
+let world: BillingWorld;
+beforeAll(async () => {
+  world = await startBillingWorld({ gateway: true });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+const knex = () => world.portal.database.knex;
+const served = (secret: string) =>
+  new OpenAI({ baseURL: `${world.gateway!.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'who pays?' }], max_tokens: 5 })
+    .then(
+      () => 'served',
+      (e: unknown) => (e instanceof OpenAI.APIError ? String(e.code) : String(e)),
+    );
+
+async function organisation(name: string): Promise<number> {
+  const [row] = (await knex()('organisations')
+    .insert({ name, slug: `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now()}` })
+    .returning('id')) as { id: number }[];
+  return row!.id;
+}
+
+const fund = (payer: string, usd: number) => fundWallet(world.gateway!, payer, usd);
+
+describe('the organisation billing user', () => {
+  it("pays for members' keys from the next request once nominated, and no longer once cleared", async () => {
+    const orgId = await organisation('Acme Payments');
+    const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const member = await signedInUser(world.portal, { organisationId: orgId });
+    await fund(`user:${admin.id}`, 10);
+    const created = (await (await member.client.postJson('/dashboard/keys/new', { name: 'member service' })).json()) as {
+      key: { gateway_key_id: string };
+      secret: string;
+    };
+    expect(await served(created.secret)).toBe('billing_limit_reached');
+
+    const nominated = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: admin.id });
+    expect(nominated.status).toBe(200);
+    expect(await nominated.json()).toMatchObject({
+      ok: true,
+      organisation: { organisation_id: orgId, billing_user_id: admin.id, billing_user_email: admin.email },
+    });
+    expect((await knex()('api_keys').where({ id: created.key.gateway_key_id }).first('payer_id')).payer_id).toBe(`user:${admin.id}`);
+    await waitFor('the gateway to charge the billing user', async () => (await served(created.secret)) === 'served', 2_000);
+    // The member's billing page says who pays.
+    const page = (await (await member.client.get('/dashboard/billing', { accept: 'application/json' })).json()) as Record<string, unknown>;
+    expect(page).toMatchObject({ payer: `user:${admin.id}`, payer_source: 'organisation_billing_user', manages: false });
+
+    const cleared = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: '' });
+    expect(await cleared.json()).toMatchObject({ organisation: { billing_user_id: null } });
+    await waitFor('the gateway to charge the member again', async () => (await served(created.secret)) === 'billing_limit_reached', 2_000);
+    const activity = await knex()('portal_activity').where({ user_id: admin.id, kind: 'organisation_billing_changed' }).count({ n: '*' });
+    expect(Number(activity[0]!.n)).toBe(2);
+  });
+
+  it('is changed only by administrators of the organisation, and only to one of its active members', async () => {
+    const orgId = await organisation('Guarded Org');
+    const otherOrg = await organisation('Other Org');
+    const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const member = await signedInUser(world.portal, { organisationId: orgId });
+    const outsider = await signedInUser(world.portal, { organisationId: otherOrg, role: 'org_admin' });
+
+    const byMember = await member.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: member.id });
+    expect(byMember.status).toBe(403);
+    expect(((await byMember.json()) as { code: string }).code).toBe('forbidden');
+    expect(
+      (await outsider.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: outsider.id, org_id: orgId })).status,
+    ).toBe(403);
+    const foreign = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: outsider.id });
+    expect(foreign.status).toBe(422);
+    expect(await foreign.json()).toMatchObject({ code: 'validation_error' });
+    for (const bad of [{}, { user_id: 'me' }, { user_id: -1 }, { user_id: 1.5 }])
+      expect((await admin.client.postJson('/dashboard/admin/organisation/billing-user', bad)).status, JSON.stringify(bad)).toBe(422);
+    await knex()('users').where({ id: member.id }).update({ status: 'suspended' });
+    expect((await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: member.id })).status).toBe(409);
+    expect((await knex()('organisations').where({ id: orgId }).first('billing_user_id')).billing_user_id).toBeNull();
+  });
+
+  it("sends the payer's billing mail to the organisation's billing email as well", async () => {
+    const orgId = await organisation('Mail Org');
+    const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    expect((await admin.client.postJson('/dashboard/admin/organisation/settings', { billing_email: 'not an address' })).status).toBe(422);
+    const saved = await admin.client.postJson('/dashboard/admin/organisation/settings', { billing_email: 'finance@acme.example' });
+    expect(await saved.json()).toMatchObject({ organisation: { billing_email: 'finance@acme.example' } });
+    await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: admin.id });
+
+    const { url } = await startCheckout(admin.client, 7);
+    expect(await world.double.payOnHostedPage(url, '4000 0000 0000 0002')).toEqual({ refused: 'Your card was declined.' });
+    await waitFor('the failure email to the billing email', () =>
+      world.portal.mail.some((m) => m.includes('email to finance@acme.example ("Your payment failed")')),
+    );
+    expect(world.portal.mail.some((m) => m.includes(`email to ${admin.email} ("Your payment failed")`))).toBe(true);
+  });
+});
+
+/** A call's outcome and, when refused, its error body. */
+const attempt = (secret: string) =>
+  new OpenAI({ baseURL: `${world.gateway!.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me against the organisation' }], max_tokens: 8 })
+    .then(
+      () => ({ served: true as const }),
+      (e: unknown) => {
+        if (!(e instanceof OpenAI.APIError)) throw e;
+        return { served: false as const, status: e.status, error: e.error as { code: string; details?: Record<string, unknown> } };
+      },
+    );
+
+describe("the organisation's monthly budget", () => {
+  it('refuses what would pass it, applies a change from the next request, and never lets concurrent members overspend', async () => {
+    const orgId = await organisation('Budgeted Org');
+    const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const members = [
+      await signedInUser(world.portal, { organisationId: orgId }),
+      await signedInUser(world.portal, { organisationId: orgId }),
+    ];
+    // The organisation pays centrally, so the wallet is never what stops a request here.
+    await fund(`user:${admin.id}`, 50);
+    await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: admin.id });
+    const secrets: string[] = [];
+    for (const m of members)
+      for (let i = 0; i < 2; i++)
+        secrets.push(((await (await m.client.postJson('/dashboard/keys/new', { name: `svc ${i}` })).json()) as { secret: string }).secret);
+
+    // Below one request's worst case: refused, saying it is the organisation's budget.
+    for (const bad of [{ monthly_budget: -1 }, { monthly_budget: 'lots' }, { monthly_budget: '1.1234567' }, {}])
+      expect((await admin.client.postJson('/dashboard/admin/organisation/monthly-budget', bad)).status, JSON.stringify(bad)).toBe(422);
+    expect((await members[0]!.client.postJson('/dashboard/admin/organisation/monthly-budget', { monthly_budget: 100 })).status).toBe(403);
+    const tiny = await admin.client.postJson('/dashboard/admin/organisation/monthly-budget', { monthly_budget: '0.000001' });
+    expect(await tiny.json()).toMatchObject({ organisation: { monthly_budget: 0.000001 } });
+    const refused = await attempt(secrets[0]!);
+    expect(refused).toMatchObject({ served: false, status: 402, error: { code: 'budget_exceeded' } });
+    if (refused.served) throw new Error('served');
+    expect(refused.error.details).toMatchObject({ scope: 'organisation', organisation_id: orgId, budget_limit: 0.000001 });
+    const reserve = Number(refused.error.details!.reserve_usd);
+    expect(reserve).toBeGreaterThan(0);
+
+    // Removing the budget applies at once on every gateway replica (the cap is in the store).
+    await admin.client.postJson('/dashboard/admin/organisation/monthly-budget', { monthly_budget: '' });
+    await waitFor('the gateway to serve without a budget', async () => (await attempt(secrets[1]!)).served, 1_000);
+
+    // Room for about three more worst cases: 24 concurrent requests over four keys of two members.
+    const spentSoFar = async () =>
+      Number(
+        (
+          (await knex()('audit_log')
+            .whereIn('key_id', knex()('api_keys').select('id').where({ organisation_id: orgId }))
+            .sum({ usd: 'cost_usd' })
+            .first()) as { usd: string | null }
+        ).usd ?? 0,
+      );
+    await waitFor('the served request in the audit log', async () => (await spentSoFar()) > 0);
+    const cap = Math.ceil(((await spentSoFar()) + 3.5 * reserve) * 1e6) / 1e6;
+    await admin.client.postJson('/dashboard/admin/organisation/monthly-budget', { monthly_budget: cap });
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => attempt(secrets[i % secrets.length]!)));
+    const served = outcomes.filter((o) => o.served).length;
+    expect(served).toBeGreaterThanOrEqual(1);
+    expect(served).toBeLessThan(24);
+    for (const o of outcomes) if (!o.served) expect(o.error.code).toBe('budget_exceeded');
+    await waitFor('every served request in the audit log', async () => {
+      const rows = await knex()('audit_log')
+        .whereIn('key_id', knex()('api_keys').select('id').where({ organisation_id: orgId }))
+        .andWhere({ status: 200 })
+        .count({ n: '*' });
+      return Number(rows[0]!.n) === served + 1;
+    });
+    expect(await spentSoFar()).toBeLessThanOrEqual(cap);
+
+    // The billing page shows the budget and this month's spend to the organisation's administrator.
+    const page = await (await admin.client.get('/dashboard/billing')).text();
+    expect(page).toContain('Monthly budget (USD)');
+    expect(page).toMatch(/data-testid="organisation-spent">\$[0-9.]+</);
+  });
+});
