@@ -1,0 +1,3 @@
+export * from './policy.js';
+export * from './repository.js';
+export * from './report.js';
