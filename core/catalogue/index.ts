@@ -1,0 +1,4 @@
+export * from './credentials.js';
+export * from './supplier-url.js';
+export * from './repository.js';
+export * from './live.js';

@@ -1,0 +1,283 @@
+// User administration (docs/administration.md): who an administrator may act on, and the rules
+// of each change — roles never above the actor's own, the last owner kept, hard deletion as
+// anonymisation. One place for these decisions; the portal's admin routes call it.
+import type { Knex } from 'knex';
+import { repointPortalKeys } from '../billing/organisation.js';
+import { ApiError } from '../errors/index.js';
+import { isAllowed, roleAtLeast, roleRank, type Action, type Principal, type Role, type UserStatus } from './roles.js';
+
+/** A user as an administrator sees them in lists and on the detail page. */
+export interface AdministeredUser {
+  id: number;
+  email: string;
+  display_name: string;
+  role: Role;
+  status: UserStatus;
+  organisation_id: number | null;
+  organisation_name: string | null;
+  department_id: number | null;
+  department_name: string | null;
+  email_verified: boolean;
+  created_at: string;
+  deleted: boolean;
+  billing_exempt: boolean;
+  credit_limit_usd: number | null;
+}
+
+/** The row behind an AdministeredUser: the same columns, with the raw timestamps. */
+type Row = Omit<AdministeredUser, 'email_verified' | 'created_at' | 'deleted' | 'credit_limit_usd'> & {
+  credit_limit_usd: string | null;
+  email_verified_at: Date | null;
+  created_at: Date;
+  deleted_at: Date | null;
+};
+
+function present(row: Row): AdministeredUser {
+  return {
+    id: row.id,
+    email: row.email,
+    display_name: row.display_name,
+    role: row.role,
+    status: row.status,
+    organisation_id: row.organisation_id,
+    organisation_name: row.organisation_name,
+    department_id: row.department_id,
+    department_name: row.department_name,
+    email_verified: row.email_verified_at !== null,
+    created_at: new Date(row.created_at).toISOString(),
+    deleted: row.deleted_at !== null,
+    billing_exempt: Boolean(row.billing_exempt),
+    credit_limit_usd: row.credit_limit_usd === null ? null : Number(row.credit_limit_usd),
+  };
+}
+
+/**
+ * Which users an administrator's lists hold: platform admins and owners every user (or one
+ * organisation they chose), org admins their organisation's, department admins their
+ * department's. Anyone else: nobody (the routes refuse them first).
+ */
+export interface UserScope {
+  organisationId?: number;
+  departmentId?: number;
+  nobody?: boolean;
+}
+
+/** The scope of an administrator, optionally narrowed to one organisation (platform admins). */
+export function userScopeOf(actor: Principal, chosenOrganisationId?: number): UserScope {
+  if (roleAtLeast(actor.role, 'platform_admin')) return chosenOrganisationId === undefined ? {} : { organisationId: chosenOrganisationId };
+  if (actor.role === 'org_admin' && actor.organisationId !== null) return { organisationId: actor.organisationId };
+  if (actor.role === 'department_admin' && actor.organisationId !== null && actor.departmentId !== null)
+    return { organisationId: actor.organisationId, departmentId: actor.departmentId };
+  return { nobody: true };
+}
+
+/** Filters of the user list. */
+export interface UserListQuery {
+  /** Part of the email or display name, any case. */
+  q?: string;
+  role?: Role;
+  status?: UserStatus;
+  /** Also list hard-deleted (anonymised) accounts. */
+  includeDeleted?: boolean;
+  limit: number;
+  /** Users with a smaller id than this (the previous page's last id). */
+  before?: number;
+}
+
+const selectUsers = (knex: Knex) =>
+  knex('users')
+    .leftJoin('organisations', 'organisations.id', 'users.organisation_id')
+    .leftJoin('departments', 'departments.id', 'users.department_id')
+    .select(
+      'users.id',
+      'users.email',
+      'users.display_name',
+      'users.role',
+      'users.status',
+      'users.organisation_id',
+      'organisations.name as organisation_name',
+      'users.department_id',
+      'departments.name as department_name',
+      'users.email_verified_at',
+      'users.created_at',
+      'users.deleted_at',
+      'users.billing_exempt',
+      'users.credit_limit_usd',
+    );
+
+/** A page of users within the scope, newest first, and the cursor of the next page. */
+export async function listUsers(
+  knex: Knex,
+  scope: UserScope,
+  query: UserListQuery,
+): Promise<{ data: AdministeredUser[]; next_before: number | null }> {
+  if (scope.nobody) return { data: [], next_before: null };
+  let q = selectUsers(knex)
+    .orderBy('users.id', 'desc')
+    .limit(query.limit + 1);
+  if (scope.organisationId !== undefined) q = q.where('users.organisation_id', scope.organisationId);
+  if (scope.departmentId !== undefined) q = q.where('users.department_id', scope.departmentId);
+  if (!query.includeDeleted) q = q.whereNull('users.deleted_at');
+  if (query.role) q = q.where('users.role', query.role);
+  if (query.status) q = q.where('users.status', query.status);
+  if (query.before !== undefined) q = q.where('users.id', '<', query.before);
+  if (query.q) {
+    const like = `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((w) => w.whereRaw('lower(users.email) like ?', [like]).orWhereRaw('lower(users.display_name) like ?', [like]));
+  }
+  const rows = (await q) as Row[];
+  const more = rows.length > query.limit;
+  const data = rows.slice(0, query.limit).map(present);
+  return { data, next_before: more ? data.at(-1)!.id : null };
+}
+
+/** One user, whatever the scope (the caller checks it with mayAdminister). */
+export async function findAdministeredUser(knex: Knex, id: number): Promise<AdministeredUser | undefined> {
+  const row = (await selectUsers(knex).where('users.id', id).first()) as Row | undefined;
+  return row ? present(row) : undefined;
+}
+
+/**
+ * Whether `actor` may perform `action` on `target`: the permission table's reach (organisation,
+ * department), and never on someone of a higher role. Out of reach reads as "no such user".
+ */
+export function mayAdminister(actor: Principal, action: Action, target: AdministeredUser): boolean {
+  return (
+    isAllowed(actor, action, { organisationId: target.organisation_id, departmentId: target.department_id, userId: target.id }) &&
+    roleRank(target.role) <= roleRank(actor.role)
+  );
+}
+
+/** The refusal for a user outside the actor's reach: the same as for one that does not exist. */
+export const noSuchUser = () =>
+  new ApiError('not_found', { param: 'user_id', humanMessage: 'There is no such user among those you administer' });
+
+/** Throws unless at least one other active owner remains when `target` stops being one. */
+async function keepAnOwner(knex: Knex, target: AdministeredUser): Promise<void> {
+  if (target.role !== 'owner') return;
+  const [row] = await knex('users')
+    .where({ role: 'owner', status: 'active' })
+    .whereNull('deleted_at')
+    .whereNot({ id: target.id })
+    .count({ n: '*' });
+  if (Number((row as { n: string | number }).n) === 0)
+    throw new ApiError('conflict', { humanMessage: 'This is the last active owner: make someone else an owner first' });
+}
+
+/** Sets a role: never above the actor's own, and the last owner stays an owner. */
+export async function setUserRole(knex: Knex, actor: Principal, target: AdministeredUser, role: Role, now: Date): Promise<void> {
+  if (roleRank(role) > roleRank(actor.role))
+    throw new ApiError('forbidden', { param: 'role', humanMessage: `You cannot give a role above your own (${actor.role})` });
+  if (role !== 'owner') await keepAnOwner(knex, target);
+  await knex('users').where({ id: target.id }).update({ role, updated_at: now });
+}
+
+/**
+ * Sets a status. Leaving `active` ends every session of the user (UserRepository.setStatus
+ * semantics, in one transaction); the caller announces the user's keys so the gateways refuse
+ * them. Nobody changes their own status (an administrator cannot lock themselves out).
+ */
+export async function setUserStatus(knex: Knex, actor: Principal, target: AdministeredUser, status: UserStatus, now: Date): Promise<void> {
+  if (target.id === actor.id)
+    throw new ApiError('conflict', { param: 'status', humanMessage: 'You cannot change your own account status' });
+  if (target.deleted) throw new ApiError('conflict', { humanMessage: 'This account was deleted; it cannot be reactivated' });
+  if (status !== 'active') await keepAnOwner(knex, target);
+  await knex.transaction(async (trx) => {
+    await trx('users').where({ id: target.id }).update({ status, updated_at: now });
+    if (status !== 'active') await trx('portal_sessions').where({ user_id: target.id }).delete();
+  });
+}
+
+/**
+ * Places a user in an organisation (and department, and role when given), in the caller's
+ * transaction: their keys move with them — keys are scoped by the organisation they belong to —
+ * and are re-pointed to whoever pays there. The one step behind an administrator's move and an
+ * accepted invite. Returns the secret hashes of the user's keys, to announce.
+ */
+export async function placeInOrganisation(
+  trx: Knex,
+  userId: number,
+  place: { organisationId: number | null; departmentId: number | null; role?: Role },
+  now: Date,
+): Promise<string[]> {
+  await trx('users')
+    .where({ id: userId })
+    .update({
+      organisation_id: place.organisationId,
+      department_id: place.departmentId,
+      ...(place.role && { role: place.role }),
+      updated_at: now,
+    });
+  const keys = (await trx('api_keys')
+    .where({ owner_user_id: userId })
+    .update({ organisation_id: place.organisationId, updated_at: now })
+    .returning('secret_hash')) as { secret_hash: string }[];
+  await repointPortalKeys(trx, { userId });
+  return keys.map((k) => k.secret_hash);
+}
+
+/** Moves a user into an organisation (no department there yet); the key hashes to announce. */
+export async function moveUserToOrganisation(
+  knex: Knex,
+  target: AdministeredUser,
+  organisationId: number | null,
+  now: Date,
+): Promise<string[]> {
+  return knex.transaction(async (trx) => {
+    if (organisationId !== null && !(await trx('organisations').where({ id: organisationId }).first('id')))
+      throw new ApiError('not_found', { param: 'org_id', humanMessage: 'There is no such organisation' });
+    return placeInOrganisation(trx, target.id, { organisationId, departmentId: null }, now);
+  });
+}
+
+/** Puts a user in a department of their organisation, or in none. */
+export async function setUserDepartment(knex: Knex, target: AdministeredUser, departmentId: number | null, now: Date): Promise<void> {
+  if (departmentId !== null) {
+    const department = (await knex('departments').where({ id: departmentId }).first('organisation_id')) as
+      { organisation_id: number } | undefined;
+    if (!department || department.organisation_id !== target.organisation_id)
+      throw new ApiError('validation_error', {
+        status: 422,
+        param: 'department_id',
+        humanMessage: 'The department must belong to the user’s organisation',
+      });
+  }
+  await knex('users').where({ id: target.id }).update({ department_id: departmentId, updated_at: now });
+}
+
+/**
+ * Hard deletion: the person's data goes — email, name, password, linked sign-ins, sessions,
+ * preferences, pending invites to their address — and their keys are revoked. The row stays as
+ * an anonymised tombstone (`deleted-<id>@invalid`, archived), so the ledger, payments and the
+ * audit log keep their references and totals. Returns the secret hashes of the revoked keys.
+ */
+export async function hardDeleteUser(knex: Knex, actor: Principal, target: AdministeredUser, now: Date): Promise<string[]> {
+  if (target.id === actor.id) throw new ApiError('conflict', { humanMessage: 'You cannot delete your own account here' });
+  await keepAnOwner(knex, target);
+  return knex.transaction(async (trx) => {
+    await trx('invites').whereRaw('lower(email) = lower(?)', [target.email]).where({ status: 'pending' }).update({ status: 'revoked' });
+    await trx('users')
+      .where({ id: target.id })
+      .update({
+        email: `deleted-${target.id}@invalid`,
+        display_name: 'Deleted user',
+        password_hash: null,
+        status: 'archived',
+        role: 'member',
+        display_settings: '{}',
+        deleted_at: now,
+        updated_at: now,
+      });
+    await trx('user_identities').where({ user_id: target.id }).delete();
+    await trx('portal_sessions').where({ user_id: target.id }).delete();
+    await trx('one_time_tokens').where({ user_id: target.id }).delete();
+    await trx('user_get_started').where({ user_id: target.id }).delete();
+    await trx('user_help_panels').where({ user_id: target.id }).delete();
+    const keys = (await trx('api_keys')
+      .where({ owner_user_id: target.id })
+      .whereNot({ status: 'revoked' })
+      .update({ status: 'revoked', updated_at: now })
+      .returning('secret_hash')) as { secret_hash: string }[];
+    return keys.map((k) => k.secret_hash);
+  });
+}

@@ -1,0 +1,213 @@
+// Operations views for administrators (docs/administration.md "Operations views"), JSON:
+//   GET /dashboard/admin/api/key-rate-limit-state?key_id=  the live limiter, budget, wallet and
+//       organisation-budget state of one key, read from the store the gateways enforce with
+//   GET /dashboard/admin/api/usage?user_id=&from&to&granularity&split_by   one user's usage
+//   GET /dashboard/admin/api/dashboard   the last 24 hours in the caller's scope: hourly requests,
+//       errors and cost, the top error codes, and incidents (supplier circuits open now)
+//   GET /dashboard/admin/api/proxy-health  each supplier's circuit and its recent failures
+// All scoped like the admin user list: an organisation's admins see their organisation's keys.
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { AUDIT_TABLE } from '../../../../core/audit/rows.js';
+import {
+  organisationBudgetWindow,
+  organisationCapNano,
+  rateWindowKey,
+  rateWindowMs,
+  readRateWindow,
+  nanoPerUsd,
+} from '../../../../core/budget/index.js';
+import { ApiError } from '../../../../core/errors/index.js';
+import { findAdministeredUser, isAllowed, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
+import { KeyRepository } from '../../../../core/keys/index.js';
+import { supplierFailuresKey, supplierOpenKey } from '../../../../core/routing/index.js';
+import { usageReport, keysInScope, type Granularity, type UsageSplit } from '../../../../core/usage/index.js';
+import { walletKey } from '../../../../core/wallets/index.js';
+import type { PortalDeps } from '../../deps.js';
+import { formatUsd, presentKey } from '../keys/present.js';
+import { mayManageKey } from '../keys/scope.js';
+import { usageRange } from '../usage/range.js';
+import { singleString, validate, wholeNumberParam } from '../../web/validation.js';
+import { adminRoute } from './route-table.js';
+import { adminKeyScope } from './scope.js';
+
+const keyQuery = z.strictObject({ key_id: wholeNumberParam(2_147_483_647) });
+const usageQuery = z.strictObject({
+  user_id: wholeNumberParam(2_147_483_647),
+  from: singleString(40).optional(),
+  to: singleString(40).optional(),
+  granularity: z.enum(['day', 'hour'], { message: 'must be day or hour' }).optional(),
+  split_by: z.enum(['model', 'key', 'supplier'], { message: 'must be model, key or supplier' }).optional(),
+});
+
+export function adminOperationsRouter(deps: PortalDeps): Router {
+  const router = Router();
+  const knex = deps.database;
+  const keys = new KeyRepository(knex, deps.settings.SVC_KEY_PEPPER);
+  const now = () => new Date(deps.clock());
+
+  adminRoute(router, 'GET', '/dashboard/admin/api/key-rate-limit-state', validate({ query: keyQuery }), async (req, res) => {
+    const { key_id } = req.valid!.query as z.infer<typeof keyQuery>;
+    const key = await keys.findByNumber(key_id);
+    if (!key || !(await mayManageKey(knex, req.user!, key, 'admin.view')))
+      throw new ApiError('not_found', { param: 'key_id', humanMessage: 'There is no key with this id among those you administer' });
+    const at = now();
+    const [rate, shown, walletMirror, orgSpend] = await Promise.all([
+      deps.store.runScript(readRateWindow, [rateWindowKey(key.id)], [rateWindowMs]),
+      presentKey(deps.store, knex, key, at),
+      key.payerId ? deps.store.get(walletKey(key.payerId)) : Promise.resolve(null),
+      key.organisationId === null
+        ? Promise.resolve(null)
+        : deps.store.hashGetAll(organisationBudgetWindow(key.organisationId, at).counterKey),
+    ]);
+    const rpm = key.rateLimitRpm;
+    res.json({
+      key_id: key.number,
+      gateway_key_id: key.id,
+      name: key.name,
+      status: shown.status,
+      rate_limit: {
+        rpm,
+        window_ms: rateWindowMs,
+        counted_in_window: rate.counted,
+        remaining: rpm === null ? null : Math.max(0, rpm - rate.counted),
+        // When a refused caller may retry: the oldest counted request leaving the window.
+        retry_after_ms:
+          rpm !== null && rate.counted >= rpm && rate.oldestLeavesAtMs !== null ? Math.max(0, rate.oldestLeavesAtMs - rate.nowMs) : 0,
+      },
+      budget: {
+        limit_usd: shown.budget_limit,
+        period: shown.budget_period,
+        used_usd: shown.budget_used,
+        reserved_usd: shown.budget_reserved,
+        remaining_usd: shown.budget_remaining,
+        resets_at: shown.resets_at,
+      },
+      wallet: {
+        payer_id: key.payerId,
+        // The store's mirror the gateways reserve against; null when not loaded (read from the ledger on next use).
+        mirror_balance_usd: walletMirror === null ? null : Number(walletMirror) / nanoPerUsd,
+      },
+      organisation:
+        key.organisationId === null
+          ? null
+          : {
+              organisation_id: key.organisationId,
+              monthly_budget_usd: await organisationCapNano(knex, key.organisationId).then((n) => (n < 0 ? null : n / nanoPerUsd)),
+              counted_this_month_usd: orgSpend && orgSpend['0'] !== undefined ? Number(orgSpend['0']) / nanoPerUsd : null,
+            },
+      read_at: at.toISOString(),
+    });
+  });
+
+  adminRoute(router, 'GET', '/dashboard/admin/api/usage', validate({ query: usageQuery }), async (req, res) => {
+    const q = req.valid!.query as z.infer<typeof usageQuery>;
+    const user = await findAdministeredUser(knex, q.user_id);
+    if (!user || !mayAdminister(req.user!, 'admin.view', user)) throw noSuchUser();
+    const granularity: Granularity = q.granularity ?? 'day';
+    const { from, to } = usageRange(granularity, q.from, q.to, now());
+    res.json({
+      user_id: user.id,
+      ...(await usageReport(knex, { scope: { ownerUserId: user.id }, from, to, granularity, split: q.split_by as UsageSplit | undefined })),
+    });
+  });
+
+  /** The last 24 hours in the caller's scope: the one source of the JSON and of the admin page. */
+  const dashboard = async (req: Request) => {
+    const scope = adminKeyScope(req);
+    const to = now();
+    const from = new Date(Math.floor(to.getTime() / 3_600_000) * 3_600_000 - 23 * 3_600_000);
+    const [usage, errors, health] = await Promise.all([
+      usageReport(knex, { scope, from, to: new Date(from.getTime() + 24 * 3_600_000), granularity: 'hour', split: 'model' }),
+      knex(AUDIT_TABLE)
+        .whereIn('key_id', keysInScope(knex, scope))
+        .andWhere('ts', '>=', from.toISOString())
+        .andWhere('status', '>=', 400)
+        .groupBy('code')
+        .select('code')
+        .count({ n: '*' })
+        .orderBy('n', 'desc')
+        .limit(10)
+        .then((rows) => rows as unknown as { code: string | null; n: string | number }[]),
+      supplierHealth(),
+    ]);
+    return {
+      from: usage.from,
+      to: usage.to,
+      hourly: usage.bins.map((b) => ({ start: b.start, requests: b.requests, errors: b.errors, cost_usd: b.cost_usd })),
+      totals: usage.totals,
+      top_models: usage.groups.slice(0, 5),
+      top_errors: errors.map((e) => ({ code: e.code ?? 'unknown', count: Number(e.n) })),
+      incidents: health
+        .filter((s) => s.circuit === 'open')
+        .map((s) => ({ kind: 'supplier_circuit_open', supplier: s.supplier, region: s.region, until: s.open_until })),
+    };
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/api/dashboard', async (req, res) => {
+    res.json(await dashboard(req));
+  });
+
+  // The administrators' overview: the same 24 hours as charts and tables, with supplier health
+  // for platform admins (docs/administration.md "Operations views").
+  adminRoute(router, 'GET', '/dashboard/admin', async (req, res) => {
+    const data = await dashboard(req);
+    const platform = isAllowed(req.user!, 'admin.platform.manage');
+    res.render('dashboard/admin/overview', {
+      title: 'Administration',
+      section: 'admin-overview',
+      data,
+      usd: formatUsd,
+      suppliers: platform ? await supplierHealth() : null,
+      chartData: JSON.stringify({
+        labels: data.hourly.map((h) => h.start.slice(11, 16)),
+        requests: data.hourly.map((h) => h.requests),
+        errors: data.hourly.map((h) => h.errors),
+        cost: data.hourly.map((h) => h.cost_usd),
+      }).replace(/</g, '\\u003c'),
+    });
+  });
+
+  /** Each supplier's circuit from the store (shared by every gateway replica). */
+  const supplierHealth = async () => {
+    const at = deps.clock();
+    return Promise.all(
+      deps.catalogue.suppliers.map(async (s) => {
+        const [open, failures] = await Promise.all([deps.store.get(supplierOpenKey(s.name)), deps.store.get(supplierFailuresKey(s.name))]);
+        const until = Number(open ?? 0);
+        return {
+          supplier: s.name,
+          region: s.region,
+          protocol: s.protocol,
+          circuit: until > at ? ('open' as const) : ('closed' as const),
+          open_until: until > at ? new Date(until).toISOString() : null,
+          failures_in_window: Number(failures ?? 0),
+        };
+      }),
+    );
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/api/proxy-health', async (req, res) => {
+    const since = new Date(deps.clock() - 3_600_000);
+    const [suppliers, recent] = await Promise.all([
+      supplierHealth(),
+      // Failed attempts of the last hour per supplier and code, from the audit log's attempts.
+      knex
+        .from(knex(AUDIT_TABLE).where('ts', '>=', since.toISOString()).select(knex.raw('jsonb_array_elements(attempts) as a')).as('x'))
+        .whereRaw("a->>'outcome' = 'failed'")
+        .groupByRaw("a->>'supplier', a->>'code'")
+        .select(knex.raw("a->>'supplier' as supplier"), knex.raw("coalesce(a->>'code', 'unknown') as code"))
+        .count({ n: '*' })
+        .then((rows) => rows as unknown as { supplier: string; code: string; n: string | number }[]),
+    ]);
+    res.json({
+      checked_at: new Date(deps.clock()).toISOString(),
+      suppliers: suppliers.map((s) => ({
+        ...s,
+        recent_failures: recent.filter((r) => r.supplier === s.supplier).map((r) => ({ code: r.code, count: Number(r.n) })),
+      })),
+    });
+  });
+
+  return router;
+}

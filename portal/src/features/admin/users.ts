@@ -1,0 +1,253 @@
+// User administration (docs/administration.md "Users"):
+//   GET  /dashboard/admin/users                 list in the caller's scope: q, role, status, before, limit
+//   GET  /dashboard/admin/users/{user_id}       detail (HTML, or JSON)
+//   POST /dashboard/admin/users/{user_id}/role        {role}
+//   POST /dashboard/admin/users/{user_id}/status      {status: active | suspended | archived}
+//   POST /dashboard/admin/users/{user_id}/department  {department_id | ""}
+//   POST /dashboard/admin/users/{user_id}/org         {org_id | ""} (platform admins)
+//   POST /dashboard/admin/users/{user_id}/hard-delete
+// The rules (reach, roles, last owner, anonymisation) are core/identity/administration.ts; the
+// guard of each route comes from the admin route table.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import {
+  findAdministeredUser,
+  hardDeleteUser,
+  listUsers,
+  mayAdminister,
+  moveUserToOrganisation,
+  noSuchUser,
+  roles,
+  setUserDepartment,
+  setUserRole,
+  setUserStatus,
+  userScopeOf,
+  userStatuses,
+  type Action,
+  type AdministeredUser,
+} from '../../../../core/identity/index.js';
+import { repointPortalKeys, userPayerId } from '../../../../core/billing/index.js';
+import { KeyAnnouncer } from '../../../../core/keys/index.js';
+import type { PortalDeps } from '../../deps.js';
+import { noteActivity } from '../../web/activity.js';
+import { wantsJson } from '../../web/errors.js';
+import { applyPathParamRules } from '../../web/path-params.js';
+import { idField } from '../../web/target-organisation.js';
+import { parseBody, singleString, usdAmountOrNone, validate, wholeNumberParam } from '../../web/validation.js';
+import { adminRoute } from './route-table.js';
+
+const listQuery = z.strictObject({
+  q: singleString(200).optional(),
+  role: z.enum(roles, { message: `must be one of ${roles.join(', ')}` }).optional(),
+  status: z.enum(userStatuses, { message: `must be one of ${userStatuses.join(', ')}` }).optional(),
+  include_deleted: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
+  before: wholeNumberParam(2_147_483_647).optional(),
+  limit: wholeNumberParam(100).optional(),
+  notice: singleString(40).optional(),
+});
+
+const roleBody = z.object({ role: z.enum(roles, { message: `must be one of ${roles.join(', ')}` }) });
+const statusBody = z.object({ status: z.enum(userStatuses, { message: `must be one of ${userStatuses.join(', ')}` }) });
+const noneOr = (field: z.ZodType<number>) => z.union([field, z.literal(''), z.null()]).transform((v) => (v === '' ? null : v));
+const departmentBody = z.object({ department_id: noneOr(idField) });
+const organisationBody = z.object({ org_id: noneOr(idField) });
+const exemptBody = z.object({
+  billing_exempt: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { message: 'must be true or false' })
+    .optional(),
+});
+const creditBody = z.object({ credit_limit_usd: usdAmountOrNone });
+// Deleting cannot be undone: the caller confirms it explicitly (a ticked box on the form).
+const deleteBody = z.object({
+  confirm: z.literal('delete', { message: 'must be "delete" to confirm that the account is deleted for good' }),
+});
+
+/** Notices after a change (`?notice=`), from a fixed list so the URL cannot inject text. */
+const notices: Record<string, string> = {
+  role: 'Role changed; it applies from the user’s next click.',
+  status: 'Status changed. A suspended or archived user is signed out everywhere and their keys stop at every gateway within a second.',
+  department: 'Department changed.',
+  org: 'Organisation changed; the user’s keys moved with them.',
+  exempt: 'Billing exemption saved; the user’s keys follow at every gateway within a second.',
+  credit: 'Credit limit saved; every gateway applies it from the next request.',
+  deleted: 'The account was deleted: personal data removed, keys revoked, billing and audit history kept anonymised.',
+};
+
+export function adminUsersRouter(deps: PortalDeps): Router {
+  const router = Router();
+  applyPathParamRules(router);
+  const knex = deps.database;
+  const announcer = new KeyAnnouncer(deps.store, { logger: (facts, message) => deps.logger.warn(facts, message) });
+  const now = () => new Date(deps.clock());
+
+  /** The user of `:user_id` when the caller may perform `action` on them; otherwise 404. */
+  const target = async (req: Request, action: Action): Promise<AdministeredUser> => {
+    const user = await findAdministeredUser(knex, Number(req.params.user_id));
+    if (!user || !mayAdminister(req.user!, action, user)) throw noSuchUser();
+    return user;
+  };
+
+  /** Every key of the user (a status change concerns them all). */
+  const keysOf = async (userId: number) => (await knex('api_keys').where({ owner_user_id: userId }).pluck('secret_hash')) as string[];
+
+  const answer = async (req: Request, res: Response, userId: number, notice: string) => {
+    if (wantsJson(req)) return res.json({ ok: true, user: await findAdministeredUser(knex, userId) });
+    res.redirect(303, notice === 'deleted' ? '/dashboard/admin/users?notice=deleted' : `/dashboard/admin/users/${userId}?notice=${notice}`);
+  };
+
+  const note = (req: Request, user: AdministeredUser, summary: string, details: Record<string, string | number | boolean | null>) =>
+    noteActivity(deps, { userId: user.id, actorUserId: req.user!.id, kind: 'account_administered', summary, details });
+
+  adminRoute(router, 'GET', '/dashboard/admin/users', validate({ query: listQuery }), async (req, res) => {
+    const q = req.valid!.query as z.infer<typeof listQuery>;
+    const scope = userScopeOf(req.user!, req.session?.adminOrgId);
+    const page = await listUsers(knex, scope, {
+      ...(q.q && { q: q.q }),
+      ...(q.role && { role: q.role }),
+      ...(q.status && { status: q.status }),
+      includeDeleted: q.include_deleted === 'true',
+      limit: q.limit ?? 50,
+      ...(q.before !== undefined && { before: q.before }),
+    });
+    if (wantsJson(req)) return res.json(page);
+    const next = new URLSearchParams(
+      Object.entries({ ...q, notice: undefined, before: page.next_before ?? undefined }).flatMap(([k, v]) =>
+        v === undefined ? [] : [[k, String(v)] as [string, string]],
+      ),
+    );
+    res.render('dashboard/admin/users/list', {
+      title: 'Users',
+      section: 'admin-users',
+      page,
+      query: q,
+      roles,
+      statuses: userStatuses,
+      nextHref: page.next_before === null ? null : `/dashboard/admin/users?${next.toString()}`,
+      notice: q.notice ? notices[q.notice] : undefined,
+    });
+  });
+
+  adminRoute(router, 'GET', '/dashboard/admin/users/:user_id', async (req, res) => {
+    const user = await target(req, 'admin.view');
+    const [keys] = await knex('api_keys').where({ owner_user_id: user.id }).whereNot({ status: 'revoked' }).count({ n: '*' });
+    const departments =
+      user.organisation_id === null
+        ? []
+        : ((await knex('departments').where({ organisation_id: user.organisation_id }).orderBy('name').select('id', 'name')) as {
+            id: number;
+            name: string;
+          }[]);
+    const detail = { ...user, active_keys: Number((keys as { n: string | number }).n) };
+    if (wantsJson(req)) return res.json(detail);
+    const actor = req.user!;
+    const organisations = mayAdminister(actor, 'admin.platform.manage', user)
+      ? ((await knex('organisations').orderBy('name').select('id', 'name')) as { id: number; name: string }[])
+      : [];
+    const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
+    res.render('dashboard/admin/users/detail', {
+      title: user.display_name,
+      section: 'admin-users',
+      user: detail,
+      roles: roles.filter((r) => roles.indexOf(r) >= roles.indexOf(actor.role)),
+      statuses: userStatuses,
+      departments,
+      organisations,
+      can: {
+        manage: mayAdminister(actor, 'admin.users.manage', user) && user.id !== actor.id && !user.deleted,
+        department: mayAdminister(actor, 'admin.organisation.manage', user) && !user.deleted,
+        organisation: organisations.length > 0 && !user.deleted,
+        delete: mayAdminister(actor, 'admin.organisation.manage', user) && user.id !== actor.id && !user.deleted,
+        exempt: mayAdminister(actor, 'admin.platform.manage', user) && !user.deleted,
+        credit: mayAdminister(actor, 'admin.organisation.manage', user) && !user.deleted,
+      },
+      notice,
+    });
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/role', async (req, res) => {
+    const user = await target(req, 'admin.users.manage');
+    const { role } = parseBody(roleBody, req.body);
+    await setUserRole(knex, req.user!, user, role, now());
+    await note(req, user, `Role changed from ${user.role} to ${role} by an administrator`, { from: user.role, to: role });
+    await answer(req, res, user.id, 'role');
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/status', async (req, res) => {
+    const user = await target(req, 'admin.users.manage');
+    const { status } = parseBody(statusBody, req.body);
+    await setUserStatus(knex, req.user!, user, status, now());
+    await announcer.announceAll(await keysOf(user.id));
+    await note(req, user, `Account ${status === 'active' ? 'reactivated' : status} by an administrator`, { from: user.status, to: status });
+    await answer(req, res, user.id, 'status');
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/department', async (req, res) => {
+    const user = await target(req, 'admin.organisation.manage');
+    const { department_id } = parseBody(departmentBody, req.body);
+    await setUserDepartment(knex, user, department_id, now());
+    await note(req, user, 'Department changed by an administrator', { from: user.department_id, to: department_id });
+    await answer(req, res, user.id, 'department');
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/org', async (req, res) => {
+    const user = await target(req, 'admin.platform.manage');
+    const { org_id } = parseBody(organisationBody, req.body);
+    await announcer.announceAll(await moveUserToOrganisation(knex, user, org_id, now()));
+    await note(req, user, 'Organisation changed by a platform administrator', { from: user.organisation_id, to: org_id });
+    await answer(req, res, user.id, 'org');
+  });
+
+  // Billing exemption (owners and platform admins): the user's portal keys charge no wallet.
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/billing-exempt', async (req, res) => {
+    const user = await target(req, 'admin.platform.manage');
+    const body = parseBody(exemptBody, req.body);
+    const current = (await knex('users').where({ id: user.id }).first('billing_exempt')) as { billing_exempt: boolean };
+    const exempt = body.billing_exempt ?? !current.billing_exempt; // absent: a toggle
+    const hashes = await knex.transaction(async (trx) => {
+      await trx('users').where({ id: user.id }).update({ billing_exempt: exempt, updated_at: now() });
+      return repointPortalKeys(trx, { userId: user.id });
+    });
+    await announcer.announceAll(hashes);
+    await note(
+      req,
+      user,
+      exempt ? 'Exempted from billing by a platform administrator' : 'Billing exemption removed by a platform administrator',
+      {
+        billing_exempt: exempt,
+      },
+    );
+    await answer(req, res, user.id, 'exempt');
+  });
+
+  // Credit limit (org admins and above): how far below zero the user's wallet may go.
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
+    const user = await target(req, 'admin.organisation.manage');
+    const { credit_limit_usd } = parseBody(creditBody, req.body);
+    await knex('users')
+      .where({ id: user.id })
+      .update({
+        credit_limit_usd: credit_limit_usd === null || credit_limit_usd === 0 ? null : credit_limit_usd.toFixed(6),
+        updated_at: now(),
+      });
+    // The gateways read the credit with each key the wallet pays for.
+    const hashes = (await knex('api_keys')
+      .where({ payer_id: userPayerId(user.id) })
+      .pluck('secret_hash')) as string[];
+    await announcer.announceAll(hashes);
+    await note(req, user, `Credit limit set to ${credit_limit_usd === null ? 'none' : `$${credit_limit_usd}`} by an administrator`, {
+      credit_limit_usd,
+    });
+    await answer(req, res, user.id, 'credit');
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/hard-delete', async (req, res) => {
+    const user = await target(req, 'admin.organisation.manage');
+    parseBody(deleteBody, req.body);
+    const revoked = await hardDeleteUser(knex, req.user!, user, now());
+    await announcer.announceAll(revoked);
+    deps.logger.info({ userId: user.id, by: req.user!.id, keysRevoked: revoked.length }, 'user hard-deleted');
+    await answer(req, res, user.id, 'deleted');
+  });
+
+  return router;
+}

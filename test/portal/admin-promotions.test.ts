@@ -1,0 +1,165 @@
+// Promotion grants against a real gateway sharing the portal's database and store: a grant
+// credits the wallet once (a resubmitted form creates nothing new) and the gateway serves the
+// user from it at once; revoking or expiring withdraws exactly the unspent part, once; bad input
+// is a 422 naming the field, and only platform admins may grant.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import type { PortalHarness } from '../support/portal-harness.js';
+import type { GatewayHarness } from '../support/gateway-harness.js';
+import { signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let portal: PortalHarness;
+let gateway: GatewayHarness;
+let platform: SignedInUser;
+const knex = () => portal.database.knex;
+
+interface Grant {
+  id: number;
+  amount_usd: number;
+  status: string;
+  withdrawn_usd: number;
+  expires_at: string | null;
+}
+
+const ledgerNano = async (payer: string) => {
+  const [row] = await knex()('wallet_entries')
+    .where({ payer_id: payer })
+    .sum({ n: knex().raw('coalesce(amount_nano, amount_micro * 1000)') });
+  return Number((row as { n: string | null }).n ?? 0);
+};
+
+const grant = async (body: Record<string, unknown>, status = 201) => {
+  const res = await platform.client.postJson('/dashboard/admin/promotions/create', body);
+  expect(res.status, await res.clone().text()).toBe(status);
+  return ((await res.json()) as { grant: Grant }).grant;
+};
+
+async function userWithKey() {
+  const user = await signUp(portal);
+  const { secret } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'promo key' })).json()) as { secret: string };
+  const sdk = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+  const chat = () =>
+    sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'spend a little' }], max_tokens: 20 }).then(
+      () => 'ok',
+      (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${String(e.code)}` : 'error'),
+    );
+  return { user, chat, payer: `user:${user.id}` };
+}
+
+/** Waits until every debit of the payer's requests reached the ledger (the audit writer is asynchronous). */
+const settled = async (payer: string, requests: number) =>
+  waitFor(`${requests} debits of ${payer} in the ledger`, async () => {
+    const [row] = await knex()('wallet_entries').where({ payer_id: payer, kind: 'debit' }).whereNull('reference').count({ n: '*' });
+    return Number((row as { n: string }).n) === requests;
+  });
+
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  ({ portal, gateway } = world);
+  platform = await signUp(portal, { role: 'platform_admin' });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+describe('promotions', () => {
+  it('a grant credits the wallet once and the gateway serves from it; revoking withdraws the unspent part once', async () => {
+    const { user, chat, payer } = await userWithKey();
+    expect(await chat()).toBe('403 billing_limit_reached'); // an empty wallet
+    const first = await grant({ email: user.email.toUpperCase(), amount_usd: '0.5', reason: 'Launch offer', nonce: 'form-nonce-0001' });
+    expect(first).toMatchObject({ amount_usd: 0.5, status: 'active', withdrawn_usd: 0 });
+    // The same form submitted again: the same grant, no second credit.
+    const again = await grant({ email: user.email, amount_usd: '0.5', reason: 'Launch offer', nonce: 'form-nonce-0001' }, 200);
+    expect(again.id).toBe(first.id);
+    expect(await ledgerNano(payer)).toBe(500_000_000);
+
+    await waitFor('the gateway to serve from the promotional credit', async () => (await chat()) === 'ok', 5_000, 25);
+    expect(await chat()).toBe('ok');
+    await settled(payer, 2);
+    const spent = 500_000_000 - (await ledgerNano(payer));
+    expect(spent).toBeGreaterThan(0);
+
+    const revoked = await platform.client.postJson(`/dashboard/admin/promotions/${first.id}/update`, { action: 'revoke' });
+    expect(revoked.status, await revoked.clone().text()).toBe(200);
+    const ended = ((await revoked.json()) as { grant: Grant }).grant;
+    expect(ended.status).toBe('revoked');
+    expect(Math.round(ended.withdrawn_usd * 1e9)).toBe(500_000_000 - spent);
+    expect(await ledgerNano(payer)).toBe(0);
+    expect((await platform.client.postJson(`/dashboard/admin/promotions/${first.id}/update`, { action: 'revoke' })).status).toBe(409);
+    await waitFor('the gateway to refuse again', async () => (await chat()) === '403 billing_limit_reached', 5_000, 25);
+  });
+
+  it('an expired grant gives back its unspent part once, never more than the wallet holds', async () => {
+    const { user, payer } = await userWithKey();
+    const promo = await grant({ user_id: user.id, amount_usd: 2, reason: 'Trial', expires_at: '2999-01-01' });
+    expect(promo.expires_at).toBe('2999-01-01T23:59:59.999Z');
+    // The user also pays in 1 USD and spends 2.5 USD of the 3 (debits written directly: ledger arithmetic only).
+    await knex()('wallet_entries').insert([
+      { payer_id: payer, amount_nano: 1_000_000_000, amount_micro: 1_000_000, kind: 'credit', reason: 'top-up', actor: 'test' },
+      { payer_id: payer, amount_nano: -2_500_000_000, amount_micro: -2_500_000, kind: 'debit', reason: 'usage', actor: 'test' },
+    ]);
+    await knex()('promotion_grants')
+      .where({ id: promo.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const list = async () =>
+      ((await (await platform.client.get('/dashboard/admin/promotions', { accept: 'application/json' })).json()) as { data: Grant[] }).data;
+    const expired = (await list()).find((g) => g.id === promo.id)!;
+    // Spent 2.5 since the grant: the 2 USD grant is spent in full, nothing to take back.
+    expect(expired).toMatchObject({ status: 'expired', withdrawn_usd: 0 });
+    expect(await ledgerNano(payer)).toBe(500_000_000);
+
+    const second = await grant({ user_id: user.id, amount_usd: 3, reason: 'Second trial', expires_at: '2999-01-01' });
+    await knex()('wallet_entries').insert({
+      payer_id: payer,
+      amount_nano: -1_000_000_000,
+      amount_micro: -1_000_000,
+      kind: 'debit',
+      reason: 'usage',
+      actor: 'test',
+    });
+    await knex()('promotion_grants')
+      .where({ id: second.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    await list();
+    await list(); // a second sweep changes nothing
+    const after = (await list()).find((g) => g.id === second.id)!;
+    expect(after).toMatchObject({ status: 'expired', withdrawn_usd: 2 }); // 3 granted, 1 spent since
+    expect(await ledgerNano(payer)).toBe(500_000_000);
+    const [withdrawals] = await knex()('wallet_entries')
+      .where({ reference: `promotion:${second.id}:withdrawal` })
+      .count({ n: '*' });
+    expect(Number((withdrawals as { n: string }).n)).toBe(1);
+  });
+
+  it('refuses bad input naming the field, and everyone below platform admin', async () => {
+    const user = await signUp(portal);
+    for (const [body, field] of [
+      [{ user_id: user.id, amount_usd: 0, reason: 'x' }, 'amount_usd'],
+      [{ user_id: user.id, amount_usd: '-1', reason: 'x' }, 'amount_usd'],
+      [{ user_id: user.id, amount_usd: 100001, reason: 'x' }, 'amount_usd'],
+      [{ user_id: user.id, amount_usd: '1.1234567', reason: 'x' }, 'amount_usd'],
+      [{ user_id: user.id, amount_usd: 1, reason: '' }, 'reason'],
+      [{ user_id: user.id, email: user.email, amount_usd: 1, reason: 'x' }, 'user_id'],
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: 'soon' }, 'expires_at'],
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '2001-01-01' }, 'expires_at'],
+    ] as const) {
+      const res = await platform.client.postJson('/dashboard/admin/promotions/create', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(await res.text()).toContain(field);
+    }
+    expect(
+      (await platform.client.postJson('/dashboard/admin/promotions/create', { email: 'nobody@example.com', amount_usd: 1, reason: 'x' }))
+        .status,
+    ).toBe(404);
+    expect((await platform.client.postJson('/dashboard/admin/promotions/999999/update', { action: 'revoke' })).status).toBe(404);
+    const orgAdmin = await signUp(portal, { role: 'org_admin' });
+    expect(
+      (await orgAdmin.client.postJson('/dashboard/admin/promotions/create', { user_id: orgAdmin.id, amount_usd: 1, reason: 'me' })).status,
+    ).toBe(403);
+    const page = await (await platform.client.get('/dashboard/admin/promotions')).text();
+    expect(page).toContain('data-testid="promotion-form"');
+    expect(page).toContain('data-testid="promotions-table"');
+  });
+});

@@ -1,0 +1,413 @@
+// User administration against a real gateway sharing the portal's database and store: every
+// admin route of the permission table called as each role (a generated matrix: zero mismatches),
+// scope by organisation and department, the role rules (never above one's own, the last owner
+// kept), suspension ending sessions and stopping keys at the gateway, hard deletion as
+// anonymisation that keeps the audit log, and invites from creation to acceptance or revocation.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { permissions, roleAtLeast, type Role } from '../../core/identity/index.js';
+import { adminRoutes, type AdminRoute } from '../../portal/src/features/admin/route-table.js';
+import type { PortalClient } from '../support/portal-client.js';
+import type { PortalHarness } from '../support/portal-harness.js';
+import type { GatewayHarness } from '../support/gateway-harness.js';
+import { fundWallet, signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let portal: PortalHarness;
+let gateway: GatewayHarness;
+let orgA: number;
+let orgB: number;
+let deptA: number;
+let deptA2: number;
+const actors = {} as Record<'owner' | 'platform_admin' | 'org_admin' | 'department_admin' | 'member' | 'other_org_admin', SignedInUser>;
+
+const knex = () => portal.database.knex;
+
+async function makeTarget(setup: { organisationId?: number; departmentId?: number; role?: string } = {}) {
+  return signUp(portal, { organisationId: orgA, departmentId: deptA, ...setup });
+}
+
+async function createInvite(client: PortalClient, body: Record<string, unknown>, status = 201) {
+  const res = await client.postJson('/dashboard/admin/users/invite', body);
+  expect(res.status, await res.clone().text()).toBe(status);
+  return (await res.json()) as { invite: { id: number; status: string; department_id: number | null; organisation_id: number } };
+}
+
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  ({ portal, gateway } = world);
+  const orgs = (await knex()('organisations')
+    .insert([
+      { name: 'Admin Org A', slug: `admin-a-${Date.now()}` },
+      { name: 'Admin Org B', slug: `admin-b-${Date.now()}` },
+    ])
+    .returning('id')) as { id: number }[];
+  orgA = orgs[0]!.id;
+  orgB = orgs[1]!.id;
+  const depts = (await knex()('departments')
+    .insert([
+      { organisation_id: orgA, name: 'Research' },
+      { organisation_id: orgA, name: 'Sales' },
+    ])
+    .returning('id')) as { id: number }[];
+  deptA = depts[0]!.id;
+  deptA2 = depts[1]!.id;
+  actors.owner = await signUp(portal, { role: 'owner' });
+  actors.platform_admin = await signUp(portal, { role: 'platform_admin' });
+  actors.org_admin = await signUp(portal, { organisationId: orgA, role: 'org_admin' });
+  actors.department_admin = await signUp(portal, { organisationId: orgA, departmentId: deptA, role: 'department_admin' });
+  actors.member = await signUp(portal, { organisationId: orgA, departmentId: deptA });
+  actors.other_org_admin = await signUp(portal, { organisationId: orgB, role: 'org_admin' });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+describe('the admin permission table', () => {
+  it('every admin route answers each role as the table says (generated)', async () => {
+    const roles: (Role | 'anonymous')[] = ['owner', 'platform_admin', 'org_admin', 'department_admin', 'member', 'anonymous'];
+    const mismatches: string[] = [];
+    for (const route of adminRoutes) {
+      for (const role of roles) {
+        // Each call acts on a fresh target in the caller's reach (organisation A, department A), so
+        // an allowed destructive call (hard delete, revoke) cannot spoil the next one.
+        const path = await concretePath(route);
+        const client = role === 'anonymous' ? undefined : actors[role].client;
+        const status = await call(client, route, path);
+        const expected =
+          role === 'anonymous' ? 'refused 401' : roleAtLeast(role, permissions[route.action].minimum) ? 'allowed' : 'refused 403';
+        const got = status === 401 ? 'refused 401' : status === 403 ? 'refused 403' : 'allowed';
+        if (got !== expected) mismatches.push(`${route.method} ${route.path} as ${role}: expected ${expected}, got ${status}`);
+        if (status >= 500) mismatches.push(`${route.method} ${route.path} as ${role}: ${status}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  async function concretePath(route: AdminRoute): Promise<string> {
+    let path = route.path;
+    if (path.includes(':user_id')) path = path.replace(':user_id', String((await makeTarget()).id));
+    if (path.includes(':org_id')) {
+      const [org] = (await knex()('organisations')
+        .insert({ name: 'Matrix', slug: `matrix-${Math.random().toString(36).slice(2)}` })
+        .returning('id')) as {
+        id: number;
+      }[];
+      path = path.replace(':org_id', String(org!.id));
+    }
+    if (path.includes(':grant_id')) {
+      const [grant] = (await knex()('promotion_grants')
+        .insert({ user_id: actors.member.id, payer_id: `user:${actors.member.id}`, amount_nano: 1, reason: 'matrix' })
+        .returning('id')) as { id: number }[];
+      path = path.replace(':grant_id', String(grant!.id));
+    }
+    if (path.includes(':invite_id')) {
+      const { invite } = await createInvite(actors.org_admin.client, {
+        email: `matrix-${Math.random()}@example.com`,
+        department_id: deptA,
+      });
+      path = path.replace(':invite_id', String(invite.id));
+    }
+    path = path.replace(':conv_id', 'matrix-conversation').replace(':provider_id', '999999');
+    // A parameter this builder does not know would be refused as malformed before the guard runs.
+    if (path.includes(':')) throw new Error(`the matrix has no value for a parameter of ${path}`);
+    return path;
+  }
+
+  /** The call with a body that passes no validation, so an allowed call changes nothing (422). */
+  async function call(client: PortalClient | undefined, route: AdminRoute, path: string): Promise<number> {
+    const headers = { accept: 'application/json' };
+    if (!client) {
+      const res = await fetch(`${portal.url}${path}`, {
+        method: route.method,
+        headers: { ...headers, 'content-type': 'application/json', origin: portal.url },
+        ...(route.method !== 'GET' && { body: '{}' }),
+      });
+      return res.status;
+    }
+    const res = route.method === 'GET' ? await client.get(path, headers) : await client.request(route.method, path, { json: {}, headers });
+    return res.status;
+  }
+});
+
+describe('scope', () => {
+  it('lists hold only the caller’s reach, and a user out of reach is 404 on every route', async () => {
+    const target = await makeTarget();
+    const elsewhere = await makeTarget({ departmentId: deptA2 });
+    const list = async (client: PortalClient, query = '') => {
+      const res = await client.get(`/dashboard/admin/users?limit=100${query}`, { accept: 'application/json' });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { id: number; organisation_id: number | null; department_id: number | null }[] }).data;
+    };
+    const byOrgAdmin = await list(actors.org_admin.client);
+    expect(byOrgAdmin.every((u) => u.organisation_id === orgA)).toBe(true);
+    expect(byOrgAdmin.map((u) => u.id)).toEqual(expect.arrayContaining([target.id, elsewhere.id]));
+    const byDepartmentAdmin = await list(actors.department_admin.client);
+    expect(byDepartmentAdmin.every((u) => u.department_id === deptA)).toBe(true);
+    expect(byDepartmentAdmin.map((u) => u.id)).toContain(target.id);
+    expect(byDepartmentAdmin.map((u) => u.id)).not.toContain(elsewhere.id);
+    expect((await list(actors.other_org_admin.client)).some((u) => u.organisation_id === orgA)).toBe(false);
+    const byPlatform = await list(actors.platform_admin.client);
+    expect(byPlatform.map((u) => u.id)).toEqual(expect.arrayContaining([target.id, actors.other_org_admin.id]));
+    // Search and filters narrow, paging walks without repeats.
+    expect((await list(actors.org_admin.client, `&q=${encodeURIComponent(target.email.toUpperCase())}`)).map((u) => u.id)).toEqual([
+      target.id,
+    ]);
+    const first = (await (
+      await actors.platform_admin.client.get('/dashboard/admin/users?limit=2', { accept: 'application/json' })
+    ).json()) as {
+      data: { id: number }[];
+      next_before: number;
+    };
+    const second = (await (
+      await actors.platform_admin.client.get(`/dashboard/admin/users?limit=2&before=${first.next_before}`, { accept: 'application/json' })
+    ).json()) as { data: { id: number }[] };
+    expect(second.data[0]!.id).toBeLessThan(first.data[1]!.id);
+
+    for (const [client, user] of [
+      [actors.other_org_admin.client, target],
+      [actors.department_admin.client, elsewhere],
+    ] as const) {
+      expect((await client.get(`/dashboard/admin/users/${user.id}`, { accept: 'application/json' })).status).toBe(404);
+      expect((await client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'suspended' })).status).toBe(404);
+    }
+    for (const query of ['limit=0', 'limit=101', 'role=king', 'status=gone', 'before=x', 'other=1']) {
+      expect((await actors.org_admin.client.get(`/dashboard/admin/users?${query}`, { accept: 'application/json' })).status, query).toBe(
+        422,
+      );
+    }
+  });
+});
+
+describe('roles', () => {
+  it('nobody raises anyone above their own role or acts on a higher one; the last owner stays', async () => {
+    const target = await makeTarget();
+    const role = (client: PortalClient, id: number, value: string) => client.postJson(`/dashboard/admin/users/${id}/role`, { role: value });
+    expect((await role(actors.department_admin.client, target.id, 'org_admin')).status).toBe(403);
+    expect((await role(actors.department_admin.client, target.id, 'department_admin')).status).toBe(200);
+    // An org admin cannot reach a platform admin, nor give the platform role.
+    expect((await role(actors.org_admin.client, actors.platform_admin.id, 'member')).status).toBe(404);
+    expect((await role(actors.org_admin.client, target.id, 'platform_admin')).status).toBe(403);
+    const changed = await role(actors.org_admin.client, target.id, 'org_admin');
+    expect(changed.status).toBe(200);
+    expect(((await changed.json()) as { user: { role: string } }).user.role).toBe('org_admin');
+    expect((await role(actors.org_admin.client, target.id, 'boss')).status).toBe(422);
+
+    // The last active owner can be neither demoted, suspended nor deleted.
+    await knex()('users').where({ role: 'owner' }).whereNot({ id: actors.owner.id }).update({ role: 'platform_admin' });
+    const second = await signUp(portal, { role: 'owner' });
+    await knex()('users').where({ id: second.id }).update({ role: 'platform_admin' });
+    expect((await role(second.client, actors.owner.id, 'member')).status).toBe(404); // a platform admin cannot reach an owner
+    await knex()('users').where({ id: second.id }).update({ role: 'owner' });
+    expect((await role(second.client, second.id, 'member')).status).toBe(200); // the other owner may step down
+    const demoteLast = await role(actors.owner.client, actors.owner.id, 'platform_admin');
+    expect(demoteLast.status).toBe(409);
+    expect(await demoteLast.text()).toContain('last active owner');
+  });
+});
+
+describe('status and deletion', () => {
+  it('suspending signs the user out and stops their keys at the gateway; reactivating brings the keys back', async () => {
+    const user = await makeTarget();
+    await fundWallet(gateway, `user:${user.id}`, 5);
+    const { secret } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'suspend me' })).json()) as { secret: string };
+    const sdk = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const chat = () =>
+      sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }).then(
+        () => 200,
+        (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${String(e.code)}` : 'error'),
+      );
+    expect(await chat()).toBe(200);
+    const res = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'suspended' });
+    expect(res.status).toBe(200);
+    await waitFor('the key to be refused', async () => (await chat()) === '403 account_status', 5_000, 25);
+    expect((await user.client.get('/dashboard/api/usage', { accept: 'application/json' })).status).toBe(401);
+    // Nobody changes their own status.
+    expect(
+      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${actors.org_admin.id}/status`, { status: 'archived' })).status,
+    ).toBe(409);
+    await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'active' });
+    await waitFor('the key to work again', async () => (await chat()) === 200, 5_000, 25);
+  });
+
+  it('hard deletion removes personal data, revokes keys and keeps the audit rows', async () => {
+    const user = await makeTarget();
+    await fundWallet(gateway, `user:${user.id}`, 5);
+    const created = (await (await user.client.postJson('/dashboard/keys/new', { name: 'delete me' })).json()) as {
+      secret: string;
+      key: { gateway_key_id: string };
+    };
+    const sdk = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: created.secret, maxRetries: 0 });
+    await sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
+    await waitFor('the audit row', async () => Boolean(await knex()('audit_log').where({ key_id: created.key.gateway_key_id }).first()));
+
+    expect(
+      (await actors.department_admin.client.postJson(`/dashboard/admin/users/${user.id}/hard-delete`, { confirm: 'delete' })).status,
+    ).toBe(403);
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/hard-delete`, {})).status).toBe(422);
+    const res = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/hard-delete`, { confirm: 'delete' });
+    expect(res.status).toBe(200);
+    const row = (await knex()('users').where({ id: user.id }).first()) as Record<string, unknown>;
+    expect(row).toMatchObject({
+      email: `deleted-${user.id}@invalid`,
+      display_name: 'Deleted user',
+      password_hash: null,
+      status: 'archived',
+    });
+    expect(row.deleted_at).not.toBeNull();
+    await waitFor('the key to be refused', async () =>
+      sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 }).then(
+        () => false,
+        (e: unknown) => e instanceof OpenAI.APIError && e.status === 401,
+      ),
+    );
+    expect(await knex()('audit_log').where({ key_id: created.key.gateway_key_id }).first()).toBeDefined();
+    // The address is free again, and the deleted account is out of the lists.
+    const again = await signUp(portal, { email: user.email });
+    expect(again.id).not.toBe(user.id);
+    const list = (await (await actors.org_admin.client.get('/dashboard/admin/users?limit=100', { accept: 'application/json' })).json()) as {
+      data: { id: number }[];
+    };
+    expect(list.data.some((u) => u.id === user.id)).toBe(false);
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'active' })).status).toBe(409);
+  });
+
+  it('departments stay within the organisation; platform admins move users between organisations with their keys', async () => {
+    const user = await makeTarget();
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/department`, { department_id: deptA2 })).status).toBe(
+      200,
+    );
+    const foreign = (await knex()('departments').insert({ organisation_id: orgB, name: 'Foreign' }).returning('id')) as { id: number }[];
+    const refused = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/department`, {
+      department_id: foreign[0]!.id,
+    });
+    expect(refused.status).toBe(422);
+    const { key } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'moving key' })).json()) as {
+      key: { gateway_key_id: string };
+    };
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/org`, { org_id: orgB })).status).toBe(403);
+    const moved = await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/org`, { org_id: orgB });
+    expect(moved.status).toBe(200);
+    expect(((await moved.json()) as { user: { organisation_id: number; department_id: number | null } }).user).toMatchObject({
+      organisation_id: orgB,
+      department_id: null,
+    });
+    expect(((await knex()('api_keys').where({ id: key.gateway_key_id }).first()) as { organisation_id: number }).organisation_id).toBe(
+      orgB,
+    );
+    expect((await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/org`, { org_id: 999999 })).status).toBe(404);
+  });
+});
+
+describe('user billing', () => {
+  it('a credit limit lets the wallet go below zero at the gateway; an exemption charges no wallet', async () => {
+    const user = await makeTarget();
+    const { secret, key } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'credit key' })).json()) as {
+      secret: string;
+      key: { gateway_key_id: string };
+    };
+    const sdk = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const chat = () =>
+      sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'on credit' }], max_tokens: 5 }).then(
+        () => 'ok',
+        (e: unknown) => (e instanceof OpenAI.APIError ? String(e.code) : 'error'),
+      );
+    expect(await chat()).toBe('billing_limit_reached');
+    expect(
+      (await actors.department_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 1 })).status,
+    ).toBe(403);
+    expect(
+      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 'lots' })).status,
+    ).toBe(422);
+    const set = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '1' });
+    expect(set.status, await set.clone().text()).toBe(200);
+    expect(((await set.json()) as { user: { credit_limit_usd: number } }).user.credit_limit_usd).toBe(1);
+    await waitFor('the gateway to serve on credit', async () => (await chat()) === 'ok', 5_000, 25);
+    await waitFor('the debit in the ledger', async () => {
+      const [row] = await knex()('wallet_entries')
+        .where({ payer_id: `user:${user.id}` })
+        .sum({ n: knex().raw('coalesce(amount_nano, amount_micro * 1000)') });
+      return Number((row as { n: string | null }).n ?? 0) < 0;
+    });
+    await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '' });
+    await waitFor('the gateway to refuse again', async () => (await chat()) === 'billing_limit_reached', 5_000, 25);
+
+    expect(
+      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/billing-exempt`, { billing_exempt: true })).status,
+    ).toBe(403);
+    const exempt = await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/billing-exempt`, {
+      billing_exempt: true,
+    });
+    expect(((await exempt.json()) as { user: { billing_exempt: boolean } }).user.billing_exempt).toBe(true);
+    expect(
+      ((await knex()('api_keys').where({ id: key.gateway_key_id }).first('payer_id')) as { payer_id: string | null }).payer_id,
+    ).toBeNull();
+    await waitFor('the exempt key to be served without a wallet', async () => (await chat()) === 'ok', 5_000, 25);
+    // Without a body the route toggles back.
+    await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/billing-exempt`, {});
+    expect(((await knex()('api_keys').where({ id: key.gateway_key_id }).first('payer_id')) as { payer_id: string | null }).payer_id).toBe(
+      `user:${user.id}`,
+    );
+    await waitFor('the wallet to pay again', async () => (await chat()) === 'billing_limit_reached', 5_000, 25);
+  });
+});
+
+describe('invites', () => {
+  it('an invite is emailed, accepted once by its addressee, and joins them with the role and department', async () => {
+    const email = `invitee-${Date.now()}@example.com`;
+    const { invite } = await createInvite(actors.org_admin.client, { email, role: 'department_admin', department_id: deptA2 });
+    expect(invite).toMatchObject({ status: 'pending', organisation_id: orgA, department_id: deptA2 });
+    const link = new URL(portal.lastLink(email, '/invite/')!);
+    // Someone else signed in cannot accept it.
+    const stranger = await signUp(portal);
+    const strangerPage = await (await stranger.client.get(link.pathname)).text();
+    expect(strangerPage).not.toContain('data-testid="invite-accept"');
+    expect((await stranger.client.postJson(`${link.pathname}/accept`, {})).status).toBe(403);
+
+    const invitee = await signUp(portal, { email });
+    expect(await (await invitee.client.get(link.pathname)).text()).toContain('data-testid="invite-accept"');
+    const accepted = await invitee.client.postJson(`${link.pathname}/accept`, {});
+    expect(accepted.status, await accepted.clone().text()).toBe(200);
+    expect(await accepted.json()).toMatchObject({ ok: true, organisation_id: orgA, role: 'department_admin' });
+    const row = (await knex()('users').where({ id: invitee.id }).first()) as {
+      organisation_id: number;
+      department_id: number;
+      role: string;
+    };
+    expect(row).toMatchObject({ organisation_id: orgA, department_id: deptA2, role: 'department_admin' });
+    expect((await invitee.client.postJson(`${link.pathname}/accept`, {})).status).toBe(409);
+    expect(await (await fetch(`${portal.url}${link.pathname}`)).text()).toContain('already been accepted');
+    // Inviting an existing member again is a conflict.
+    await createInvite(actors.org_admin.client, { email }, 409);
+  });
+
+  it('a pending invite is revoked once and its link stops working; invites obey the inviter’s reach', async () => {
+    const email = `revoked-${Date.now()}@example.com`;
+    // A department admin's invite goes into their own department, whatever they ask.
+    const { invite } = await createInvite(actors.department_admin.client, { email, department_id: deptA2 });
+    expect(invite.department_id).toBe(deptA);
+    await createInvite(actors.department_admin.client, { email: `x${email}`, role: 'org_admin' }, 403);
+    await createInvite(actors.org_admin.client, { email: `y${email}`, org_id: orgB }, 403);
+    await createInvite(actors.org_admin.client, { email: 'not an email' }, 422);
+    expect((await actors.other_org_admin.client.postJson(`/dashboard/admin/users/invite/${invite.id}/revoke`, {})).status).toBe(404);
+    const revoked = await actors.department_admin.client.postJson(`/dashboard/admin/users/invite/${invite.id}/revoke`, {});
+    expect(revoked.status).toBe(200);
+    expect(((await revoked.json()) as { invite: { status: string } }).invite.status).toBe('revoked');
+    expect((await actors.department_admin.client.postJson(`/dashboard/admin/users/invite/${invite.id}/revoke`, {})).status).toBe(409);
+    const link = new URL(portal.lastLink(email, '/invite/')!);
+    expect(await (await fetch(`${portal.url}${link.pathname}`)).text()).toContain('withdrawn');
+    const invitee = await signUp(portal, { email });
+    expect((await invitee.client.postJson(`${link.pathname}/accept`, {})).status).toBe(409);
+    const listed = (await (await actors.org_admin.client.get('/dashboard/admin/users/invite', { accept: 'application/json' })).json()) as {
+      data: { id: number; status: string }[];
+    };
+    expect(listed.data.find((i) => i.id === invite.id)?.status).toBe('revoked');
+    const others = (await (
+      await actors.other_org_admin.client.get('/dashboard/admin/users/invite', { accept: 'application/json' })
+    ).json()) as {
+      data: { id: number }[];
+    };
+    expect(others.data.some((i) => i.id === invite.id)).toBe(false);
+  });
+});
