@@ -1,0 +1,151 @@
+// The dashboard's request log (docs/portal.md "Dashboard: request log"): the audit log's rows for
+// the keys a user may see, filtered and paged newest first by (ts, request_id), one request with
+// its attempts, and the filtered rows in pages for a streamed export. Scope is part of every
+// query (core/usage/scope.ts): a request outside it is simply not found.
+import type { Knex } from 'knex';
+import { fromStoredAttempt, toStoredAttempt, type StoredAttempt } from '../audit/attempt-rows.js';
+import { AUDIT_TABLE, type AuditRow } from '../audit/rows.js';
+import { keysInScope, type KeyScope } from './scope.js';
+
+/** Filters of the log; every one optional. */
+export interface RequestLogFilters {
+  /** The portal's integer key id. */
+  keyNumber?: number;
+  model?: string;
+  supplier?: string;
+  /** An HTTP status, or a class: 2 = 2xx, 4 = 4xx, 5 = 5xx. */
+  status?: number;
+  code?: string;
+  from?: Date;
+  to?: Date;
+  /** Only the requests of this conversation (the gateway's session id). */
+  session?: string;
+}
+
+/** One request as the dashboard shows it. */
+export interface RequestLogEntry {
+  /** The portal's integer id of the row (audit_log.seq): `/dashboard/request-log/{request_id}`. */
+  request_id: number;
+  /** The gateway's request id (the X-Request-Id the caller saw). */
+  gateway_request_id: string;
+  ts: string;
+  key_id: number | null;
+  key_name: string | null;
+  interface: string;
+  model: string | null;
+  supplier: string | null;
+  region: string | null;
+  status: number;
+  code: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cost_usd: number;
+  latency_ms: number;
+  failover: boolean;
+  attempts: StoredAttempt[];
+  session: string | null;
+}
+
+/** Thrown for a cursor list() did not produce. */
+export class InvalidLogCursorError extends Error {}
+
+const encodeCursor = (ts: Date, requestId: string) => Buffer.from(JSON.stringify([ts.toISOString(), requestId])).toString('base64url');
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && typeof value[1] === 'string' && !Number.isNaN(Date.parse(String(value[0]))))
+      return [new Date(String(value[0])).toISOString(), value[1]];
+  } catch {
+    // fall through
+  }
+  throw new InvalidLogCursorError('not a cursor of this log');
+}
+
+type Row = AuditRow & { seq: string | number; key_number: number | null; key_name: string | null };
+
+function present(row: Row): RequestLogEntry {
+  return {
+    request_id: Number(row.seq),
+    gateway_request_id: row.request_id,
+    ts: new Date(row.ts).toISOString(),
+    key_id: row.key_number === null ? null : Number(row.key_number),
+    key_name: row.key_name,
+    interface: row.interface,
+    model: row.model,
+    supplier: row.supplier,
+    region: row.region,
+    status: row.status,
+    code: row.code,
+    input_tokens: row.input_tokens,
+    output_tokens: row.output_tokens,
+    cached_input_tokens: row.cached_input_tokens,
+    cost_usd: Number(row.cost_usd),
+    latency_ms: row.latency_ms,
+    failover: row.failover,
+    attempts: (row.attempts ?? []).map((a) => toStoredAttempt(fromStoredAttempt(a))),
+    session: row.session,
+  };
+}
+
+function baseQuery(knex: Knex, scope: KeyScope): Knex.QueryBuilder {
+  return knex(`${AUDIT_TABLE} as a`)
+    .leftJoin('api_keys as k', 'k.id', 'a.key_id')
+    .whereIn('a.key_id', keysInScope(knex, scope))
+    .select('a.*', 'k.number as key_number', 'k.name as key_name');
+}
+
+function filtered(knex: Knex, scope: KeyScope, f: RequestLogFilters): Knex.QueryBuilder {
+  let q = baseQuery(knex, scope);
+  if (f.keyNumber !== undefined) q = q.where('k.number', f.keyNumber);
+  if (f.model !== undefined) q = q.where('a.model', f.model);
+  if (f.supplier !== undefined) q = q.where('a.supplier', f.supplier);
+  if (f.status !== undefined)
+    q = f.status < 10 ? q.whereBetween('a.status', [f.status * 100, f.status * 100 + 99]) : q.where('a.status', f.status);
+  if (f.code !== undefined) q = q.where('a.code', f.code);
+  if (f.session !== undefined) q = q.where('a.session', f.session);
+  if (f.from) q = q.where('a.ts', '>=', f.from.toISOString());
+  if (f.to) q = q.where('a.ts', '<', f.to.toISOString());
+  return q;
+}
+
+/** One page, newest first; `next` continues it (null on the last page). */
+export async function listRequests(
+  knex: Knex,
+  scope: KeyScope,
+  filters: RequestLogFilters,
+  page: { limit: number; cursor?: string },
+): Promise<{ data: RequestLogEntry[]; next: string | null }> {
+  let q = filtered(knex, scope, filters);
+  if (page.cursor) {
+    const [ts, id] = decodeCursor(page.cursor);
+    // A row comparison, not (ts < x or ts = x and id < y): PostgreSQL walks the (ts, request_id)
+    // indexes straight to the cursor instead of scanning from the newest row on every page.
+    q = q.where('a.ts', '<=', ts).whereRaw('(a.ts, a.request_id) < (?::timestamptz, ?)', [ts, id]);
+  }
+  const rows = (await q
+    .orderBy('a.ts', 'desc')
+    .orderBy('a.request_id', 'desc')
+    .limit(page.limit + 1)) as Row[];
+  const more = rows.length > page.limit;
+  const shown = rows.slice(0, page.limit);
+  const last = shown.at(-1);
+  return { data: shown.map(present), next: more && last ? encodeCursor(new Date(last.ts), last.request_id) : null };
+}
+
+/** The rows of `filters` in pages of `batch` (for a streamed export: memory stays flat). */
+export async function* eachRequest(knex: Knex, scope: KeyScope, filters: RequestLogFilters, batch = 1000): AsyncGenerator<RequestLogEntry> {
+  let cursor: string | undefined;
+  do {
+    const page = await listRequests(knex, scope, filters, { limit: batch, cursor });
+    yield* page.data;
+    cursor = page.next ?? undefined;
+  } while (cursor);
+}
+
+/** One request by its integer id within the scope, or undefined (also when it exists outside the scope). */
+export async function findRequest(knex: Knex, scope: KeyScope, id: number): Promise<RequestLogEntry | undefined> {
+  const row = (await baseQuery(knex, scope).where('a.seq', id).first()) as Row | undefined;
+  return row ? present(row) : undefined;
+}

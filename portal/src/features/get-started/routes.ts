@@ -1,0 +1,61 @@
+// Get started and the guide (docs/portal.md "Get started"):
+//   GET  /dashboard/get-started   the checklist (HTML/JSON); steps with evidence tick themselves
+//   POST /dashboard/get-started   {action: hide | resume | reset | tick | untick, step?}
+//   GET  /dashboard/guide         calling the gateway with the caller's own base URL and models
+import { Router } from 'express';
+import { z } from 'zod';
+import { helpPanels, isHelpHidden } from '../help/panels.js';
+import type { PortalDeps } from '../../deps.js';
+import { wantsJson } from '../../web/errors.js';
+import { requireAction } from '../../web/principal.js';
+import { parseBody } from '../../web/validation.js';
+import { publicModels } from '../pages/catalogue-view.js';
+import { applyChecklistAction, checklistFor, manualSteps } from './checklist.js';
+
+const actionBody = z.discriminatedUnion(
+  'action',
+  [
+    z.strictObject({ action: z.enum(['hide', 'resume', 'reset']) }),
+    z.strictObject({
+      action: z.enum(['tick', 'untick']),
+      step: z.enum(manualSteps, { message: `must be one of ${manualSteps.join(', ')}` }),
+    }),
+  ],
+  { message: 'action must be hide, resume, reset, tick or untick' },
+);
+
+export function getStartedRouter(deps: PortalDeps): Router {
+  const router = Router();
+  const guard = requireAction('dashboard.view');
+  const chatModel = publicModels(deps.catalogue).find((m) => m.capabilities.includes('chat'))?.id ?? 'gpt-4o-mini';
+
+  router.get('/dashboard/get-started', guard, async (req, res) => {
+    const checklist = await checklistFor(deps.database, req.user!);
+    if (wantsJson(req)) return res.json(checklist);
+    res.render('dashboard/get-started/index', { title: 'Get started', section: 'get-started', checklist });
+  });
+
+  router.post('/dashboard/get-started', guard, async (req, res) => {
+    const body = parseBody(actionBody, req.body);
+    await applyChecklistAction(
+      deps.database,
+      req.user!.id,
+      body.action === 'tick' || body.action === 'untick' ? { kind: body.action, step: body.step } : { kind: body.action },
+    );
+    if (wantsJson(req)) return res.json(await checklistFor(deps.database, req.user!));
+    res.redirect(303, body.action === 'hide' ? '/dashboard' : '/dashboard/get-started');
+  });
+
+  router.get('/dashboard/guide', guard, async (req, res) => {
+    res.render('dashboard/get-started/guide', {
+      title: 'Guide',
+      section: 'guide',
+      gatewayUrl: deps.gatewayUrlHint,
+      model: chatModel,
+      projectsHelp: helpPanels.projects,
+      projectsHelpHidden: await isHelpHidden(deps.database, req.user!.id, 'projects'),
+    });
+  });
+
+  return router;
+}

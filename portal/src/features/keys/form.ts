@@ -1,0 +1,103 @@
+// The key form (HTML form fields or the same names in JSON) → the repository's fields. The rules
+// are the Management API's (docs/keys.md): a name up to 200 characters, models and regions from
+// the catalogue, a budget in USD with its period, a positive requests-per-minute limit. Empty
+// fields mean "no limit".
+import { z } from 'zod';
+import { ApiError } from '../../../../core/errors/index.js';
+import type { Catalogue } from '../../../../core/config/index.js';
+import { budgetPeriods, type BudgetPeriod, type KeyPatch } from '../../../../core/keys/index.js';
+import { validationError } from '../../web/validation.js';
+
+// eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
+const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const storable = (s: z.ZodString) => s.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
+
+/** A list field: a comma-separated string (a form) or an array (JSON); empty = no restriction. */
+const list = (max: number) =>
+  z
+    .union([z.string().max(4_000), z.array(z.string().max(200)).max(max)])
+    .optional()
+    .transform((v) => {
+      const items = (typeof v === 'string' ? v.split(',') : (v ?? [])).map((s) => s.trim()).filter(Boolean);
+      return items.length === 0 ? null : [...new Set(items)];
+    })
+    .refine((v) => v === null || v.length <= max, `must name at most ${max} entries`);
+
+/** A number field given as form text or JSON number; empty = none. */
+const optionalNumber = (schema: z.ZodNumber) =>
+  z
+    .union([z.number(), z.string().max(32)])
+    .optional()
+    .nullable()
+    .transform((v, ctx) => {
+      if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) return null;
+      const n = typeof v === 'number' ? v : Number(v.trim());
+      const checked = schema.safeParse(n);
+      if (!checked.success) {
+        ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'must be a number' });
+        return z.NEVER;
+      }
+      return checked.data;
+    });
+
+/** Fields of the create and update forms. */
+export const keyForm = z.object({
+  name: storable(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
+  allowed_models: list(100),
+  allowed_regions: list(20),
+  budget_limit: optionalNumber(
+    z.number({ message: 'must be an amount in USD' }).min(0, 'must not be negative').max(1_000_000_000, 'must be at most 1,000,000,000'),
+  ),
+  budget_period: z
+    .union([z.enum(budgetPeriods, { message: `must be one of ${budgetPeriods.join(', ')}` }), z.literal('')])
+    .optional()
+    .transform((v) => (v ? v : null)),
+  rate_limit_rpm: optionalNumber(
+    z.number({ message: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(1_000_000),
+  ),
+});
+
+/** The parsed form. */
+export type KeyForm = z.infer<typeof keyForm>;
+
+/** Refuses names the catalogue does not know (the same rule as the Management API). */
+export function checkAgainstCatalogue(catalogue: Catalogue, form: KeyForm): void {
+  const known = new Set(catalogue.suppliers.map((s) => s.region));
+  const issues = [
+    ...(form.allowed_models ?? [])
+      .map((m, i) => [m, i] as const)
+      .filter(([m]) => m !== 'auto' && !catalogue.routes.has(m))
+      .map(([m, i]) => ({ loc: ['body', 'allowed_models', i], msg: `unknown model "${m}"`, type: 'unknown_model' })),
+    ...(form.allowed_regions ?? [])
+      .map((r, i) => [r.toUpperCase(), i] as const)
+      .filter(([r]) => !known.has(r))
+      .map(([r, i]) => ({
+        loc: ['body', 'allowed_regions', i],
+        msg: `no supplier is in region "${r}" (known: ${[...known].join(', ')})`,
+        type: 'unknown_region',
+      })),
+  ];
+  if (issues.length > 0) throw validationError(issues);
+}
+
+/** The form as repository fields; a budget without a period is monthly (docs/keys.md). */
+export function toKeyFields(
+  form: KeyForm,
+): Required<Pick<KeyPatch, 'name' | 'allowedModels' | 'allowedRegions' | 'budgetLimitUsd' | 'budgetPeriod' | 'rateLimitRpm'>> {
+  const period: BudgetPeriod | null = form.budget_limit === null ? form.budget_period : (form.budget_period ?? 'monthly');
+  return {
+    name: form.name,
+    allowedModels: form.allowed_models,
+    allowedRegions: form.allowed_regions?.map((r) => r.toUpperCase()) ?? null,
+    budgetLimitUsd: form.budget_limit,
+    budgetPeriod: period,
+    rateLimitRpm: form.rate_limit_rpm,
+  };
+}
+
+/** Refusal for a key Kubernetes owns: changed with kubectl only. */
+export function kubernetesOwned(keyNumber: number): ApiError {
+  return new ApiError('conflict', {
+    humanMessage: `Key ${keyNumber} is owned by a Kubernetes ManagedKey; change it with kubectl (it is shown here read-only)`,
+  });
+}

@@ -1,0 +1,75 @@
+// A key as the dashboard shows it (HTML and JSON alike): the Management API's fields, with the
+// portal's integer id, the owner and whether the page may change it. Never the secret or its hash.
+import type { Knex } from 'knex';
+import { readBudgetUsage, spendFromAuditLog } from '../../../../core/budget/index.js';
+import type { KeyRecord } from '../../../../core/keys/index.js';
+import type { Store } from '../../../../core/store/index.js';
+
+/** The dashboard's view of one key. */
+export interface KeyPresentation {
+  key_id: number;
+  gateway_key_id: string;
+  name: string;
+  status: string;
+  key_hint: string;
+  allowed_models: string[] | null;
+  allowed_regions: string[] | null;
+  budget_limit: number | null;
+  budget_period: string | null;
+  /** Spend in the current window; null when the store could not be read (shown as unknown, never as 0). */
+  budget_used: number | null;
+  budget_remaining: number | null;
+  /** Worst cases reserved by requests in flight (part of budget_used until they settle). */
+  budget_reserved: number | null;
+  resets_at: string | null;
+  rate_limit_rpm: number | null;
+  source: string;
+  owner_user_id: number | null;
+  /** The wallet the gateway debits for this key (`user:<id>`, `project:<name>`), null when none. */
+  payer_id: string | null;
+  /** Kubernetes owns it: shown, never changed here. */
+  read_only: boolean;
+  created: string;
+  updated: string;
+}
+
+/** Presents a key with its budget usage (store counters, the audit log when the store lost them). */
+export async function presentKey(store: Store, database: Knex, key: KeyRecord, now: Date, withUsage = true): Promise<KeyPresentation> {
+  const period = key.budgetPeriod ?? 'monthly';
+  const usage = withUsage
+    ? await readBudgetUsage(store, key, now, () => spendFromAuditLog(database, key.id, period, now)).catch(() => undefined)
+    : undefined;
+  const status = key.status === 'active' && usage?.exhausted ? 'budget_exhausted' : key.status;
+  return {
+    key_id: key.number,
+    gateway_key_id: key.id,
+    name: key.name,
+    status,
+    key_hint: key.secretHint,
+    allowed_models: key.allowedModels,
+    allowed_regions: key.allowedRegions,
+    budget_limit: key.budgetLimitUsd,
+    budget_period: key.budgetLimitUsd === null ? key.budgetPeriod : period,
+    budget_used: usage ? usage.usedUsd : withUsage ? null : 0,
+    budget_remaining: usage ? usage.remainingUsd : withUsage ? null : key.budgetLimitUsd,
+    budget_reserved: usage ? usage.reservedUsd : withUsage ? null : 0,
+    resets_at: usage?.resetsAt?.toISOString() ?? null,
+    rate_limit_rpm: key.rateLimitRpm,
+    source: key.source,
+    owner_user_id: key.ownerUserId,
+    payer_id: key.payerId,
+    read_only: key.source === 'crd',
+    created: key.createdAt,
+    updated: key.updatedAt,
+  };
+}
+
+/**
+ * USD for people: cents for ordinary amounts, up to six decimals below a cent (one request to a
+ * small model costs millionths of a dollar, and "$0.00" would hide that it was counted).
+ */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0.00';
+  if (Math.abs(usd) < 0.01) return `$${usd.toFixed(6).replace(/0+$/, '')}`;
+  return `$${usd.toFixed(2)}`;
+}

@@ -1,0 +1,164 @@
+// The request log (docs/portal.md "Dashboard: request log"), scoped like the key list:
+//   GET /dashboard/request-log                 filters key_id, model, supplier, status (200, or 2/4/5
+//                                              for a class), code, from, to; cursor pagination (HTML/JSON)
+//   GET /dashboard/request-log/export          the filtered rows as CSV, streamed page by page
+//   GET /dashboard/request-log/{request_id}    one request with its attempts; outside the scope → 404
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../../../core/errors/index.js';
+import {
+  eachRequest,
+  findRequest,
+  InvalidLogCursorError,
+  listRequests,
+  type RequestLogEntry,
+  type RequestLogFilters,
+} from '../../../../core/usage/index.js';
+import type { PortalDeps } from '../../deps.js';
+import { wantsJson } from '../../web/errors.js';
+import { applyPathParamRules } from '../../web/path-params.js';
+import { requireAction } from '../../web/principal.js';
+import { integerId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
+import { formatUsd } from '../keys/present.js';
+import { viewScope } from '../keys/scope.js';
+import { csvLine } from '../usage/csv.js';
+import { parseInstant } from '../usage/range.js';
+
+const text = (max: number) =>
+  singleString(max)
+    .regex(/^[\w.:/@-]+$/, 'must be a name as shown in the log')
+    .optional();
+const filterQuery = z.strictObject({
+  key_id: singleString(16)
+    .regex(/^[1-9][0-9]{0,15}$/, 'must be a key id')
+    .transform(Number)
+    .optional(),
+  model: text(200),
+  supplier: text(200),
+  status: singleString(3)
+    .regex(/^([245]|[1-5][0-9]{2})$/, 'must be an HTTP status (404) or a class (2, 4 or 5)')
+    .transform(Number)
+    .optional(),
+  code: text(100),
+  from: singleString(40).optional(),
+  to: singleString(40).optional(),
+});
+const pageQuery = filterQuery.extend({
+  cursor: singleString(500).optional(),
+  limit: wholeNumberParam(200).optional(),
+});
+
+/** The filters of a validated query (dates parsed: a bare `to` date includes that day). */
+function filtersOf(q: z.infer<typeof filterQuery>): RequestLogFilters {
+  const from = parseInstant('from', q.from);
+  let to = parseInstant('to', q.to);
+  if (to && q.to && !q.to.includes('T')) to = new Date(to.getTime() + 86_400_000);
+  return {
+    ...(q.key_id !== undefined && { keyNumber: q.key_id }),
+    ...(q.model !== undefined && { model: q.model }),
+    ...(q.supplier !== undefined && { supplier: q.supplier }),
+    ...(q.status !== undefined && { status: q.status }),
+    ...(q.code !== undefined && { code: q.code }),
+    ...(from && { from }),
+    ...(to && { to }),
+  };
+}
+
+const csvHeader = [
+  'request_id',
+  'gateway_request_id',
+  'ts',
+  'key_id',
+  'key_name',
+  'interface',
+  'model',
+  'supplier',
+  'region',
+  'status',
+  'code',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cost_usd',
+  'latency_ms',
+  'failover',
+  'attempts',
+];
+
+const csvRow = (e: RequestLogEntry) =>
+  csvLine([
+    e.request_id,
+    e.gateway_request_id,
+    e.ts,
+    e.key_id,
+    e.key_name,
+    e.interface,
+    e.model,
+    e.supplier,
+    e.region,
+    e.status,
+    e.code,
+    e.input_tokens,
+    e.output_tokens,
+    e.cached_input_tokens,
+    e.cost_usd.toFixed(9),
+    e.latency_ms,
+    e.failover,
+    e.attempts.length,
+  ]);
+
+export function requestLogRouter(deps: PortalDeps): Router {
+  const router = Router();
+  applyPathParamRules(router);
+  const guard = requireAction('usage.view');
+  const scopeOf = (req: Request) => viewScope(req);
+
+  router.get('/dashboard/request-log', guard, validate({ query: pageQuery }), async (req, res) => {
+    const q = req.valid!.query as z.infer<typeof pageQuery>;
+    const filters = filtersOf(q);
+    let page;
+    try {
+      page = await listRequests(deps.database, scopeOf(req), filters, { limit: q.limit ?? 50, ...(q.cursor && { cursor: q.cursor }) });
+    } catch (error) {
+      if (error instanceof InvalidLogCursorError)
+        throw validationError([{ loc: ['query', 'cursor'], msg: 'must be the next_cursor of a previous page', type: 'value_error' }]);
+      throw error;
+    }
+    if (wantsJson(req)) return res.json({ object: 'list', data: page.data, next_cursor: page.next });
+    const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
+    const keep = new URLSearchParams(kept);
+    res.render('dashboard/request-log/list', {
+      title: 'Request log',
+      section: 'request-log',
+      entries: page.data,
+      query: q,
+      usd: formatUsd,
+      nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
+      exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
+    });
+  });
+
+  router.get('/dashboard/request-log/export', guard, validate({ query: filterQuery }), async (req, res) => {
+    const filters = filtersOf(req.valid!.query as z.infer<typeof filterQuery>);
+    res.set('content-type', 'text/csv; charset=utf-8');
+    res.set('content-disposition', 'attachment; filename="request-log.csv"');
+    res.write(csvLine(csvHeader));
+    // Page by page from the database to the socket, waiting for the socket to drain: memory
+    // stays flat however many rows match, and a client that goes away stops the query loop.
+    for await (const entry of eachRequest(deps.database, scopeOf(req), filters)) {
+      if (res.destroyed) return;
+      if (!res.write(csvRow(entry))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    }
+    res.end();
+  });
+
+  router.get('/dashboard/request-log/:request_id', guard, validate({ params: z.object({ request_id: integerId }) }), async (req, res) => {
+    const id = (req.valid!.params as { request_id: number }).request_id;
+    const entry = await findRequest(deps.database, scopeOf(req), id);
+    if (!entry) throw new ApiError('not_found', { humanMessage: 'There is no request with this id among the requests you can see' });
+    if (wantsJson(req)) return res.json(entry);
+    res.render('dashboard/request-log/detail', { title: `Request ${entry.request_id}`, section: 'request-log', entry, usd: formatUsd });
+  });
+
+  return router;
+}

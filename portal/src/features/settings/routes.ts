@@ -1,0 +1,73 @@
+// The account's settings (docs/portal.md "Settings"):
+//   GET  /dashboard/settings               profile (name, email, language) and display settings
+//   POST /dashboard/settings               {display_name?, language?}: saves what is given
+//   POST /dashboard/settings/display-name  a JSON object of free properties (display settings),
+//                                          bounded in size and depth, stored as given
+import { Router } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../../../../core/errors/index.js';
+import type { PortalDeps } from '../../deps.js';
+import { noteActivity } from '../../web/activity.js';
+import { wantsJson } from '../../web/errors.js';
+import { isLanguage, languageCookie, languages } from '../../web/layout.js';
+import { requireAction } from '../../web/principal.js';
+import { parseBody, validationError } from '../../web/validation.js';
+import { displaySettingsProblem } from './display-settings.js';
+
+const saveBody = z.strictObject({
+  display_name: z.string().trim().min(1, 'must not be empty').max(120, 'must be at most 120 characters').optional(),
+  language: z.string().optional(),
+});
+
+export function settingsRouter(deps: PortalDeps): Router {
+  const router = Router();
+  const guard = requireAction('profile.update');
+  const now = () => new Date(deps.clock());
+
+  const view = async (userId: number) => {
+    const user = (await deps.users.findById(userId))!;
+    return {
+      email: user.email,
+      display_name: user.displayName,
+      language: user.language,
+      role: user.role,
+      display_settings: await deps.users.displaySettings(userId),
+    };
+  };
+
+  router.get('/dashboard/settings', guard, async (req, res) => {
+    const settings = await view(req.user!.id);
+    if (wantsJson(req)) return res.json(settings);
+    const notice = req.query.notice === 'saved' ? 'Settings saved.' : undefined;
+    res.render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, notice });
+  });
+
+  router.post('/dashboard/settings', guard, async (req, res) => {
+    const body = parseBody(saveBody, req.body);
+    const user = req.user!;
+    if (body.language !== undefined && !isLanguage(body.language))
+      throw validationError([
+        { loc: ['body', 'language'], msg: `must be one of ${languages.map((l) => l.code).join(', ')}`, type: 'invalid_value' },
+      ]);
+    if (body.display_name !== undefined && body.display_name !== user.displayName) {
+      await deps.users.setDisplayName(user.id, body.display_name, now());
+      await noteActivity(deps, { userId: user.id, kind: 'profile_changed', summary: `Display name changed to “${body.display_name}”` });
+    }
+    if (body.language !== undefined && body.language !== user.language) {
+      await deps.users.setLanguage(user.id, body.language, now());
+      res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
+      await noteActivity(deps, { userId: user.id, kind: 'language_changed', summary: `Language set to ${body.language}` });
+    }
+    if (wantsJson(req)) return res.json(await view(user.id));
+    res.redirect(303, '/dashboard/settings?notice=saved');
+  });
+
+  router.post('/dashboard/settings/display-name', guard, async (req, res) => {
+    const problem = displaySettingsProblem(req.body);
+    if (problem) throw new ApiError('validation_error', { status: 422, humanMessage: `The display settings ${problem}`, param: 'body' });
+    await deps.users.setDisplaySettings(req.user!.id, req.body as Record<string, unknown>, now());
+    res.json({ ok: true, display_settings: await deps.users.displaySettings(req.user!.id) });
+  });
+
+  return router;
+}

@@ -1,0 +1,99 @@
+// The key pages in a real browser (Chromium through playwright-core), with a gateway sharing the
+// portal's database and store: sign in, create a key from the form, call the gateway with the
+// shown secret through the official openai SDK, revoke it from its page and see the gateway
+// refuse it. Screenshots of the key pages go to .data/artifacts/portal/.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import type { Browser } from 'playwright-core';
+import { launchChromium, screenshot } from '../support/browser.js';
+import type { PortalHarness } from '../support/portal-harness.js';
+import type { GatewayHarness } from '../support/gateway-harness.js';
+import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let portal: PortalHarness;
+let gateway: GatewayHarness;
+let browser: Browser;
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  ({ portal, gateway } = world);
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await world?.close();
+});
+
+const chat = (secret: string) =>
+  new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hello from the browser test' }],
+    max_tokens: 5,
+  });
+
+describe('keys in the browser', () => {
+  it('creates a key, uses it through the SDK, revokes it, and the gateway refuses it', async () => {
+    const { email, password, id } = await signUp(portal, { name: 'Kim Keys', password: 'browser password 42' });
+    // The key is paid from the user's wallet: fund it as a platform administrator would.
+    await fundWallet(gateway, `user:${id}`, 5);
+
+    const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto('/login?return_to=%2Fdashboard%2Fkeys');
+      await page.fill('#email', email);
+      await page.fill('#password', password);
+      await page.click('form[action="/auth/login"] button[type=submit]');
+      await page.waitForURL('**/dashboard/keys');
+      expect(await page.textContent('.empty')).toContain('No keys yet');
+
+      await page.click('a[href="/dashboard/keys/new"] >> nth=0');
+      await page.waitForURL('**/dashboard/keys/new');
+      await page.fill('#name', 'browser service');
+      await page.fill('#allowed_models', 'gpt-4o-mini');
+      await page.fill('#budget_limit', '3');
+      await page.selectOption('#budget_period', 'daily');
+      await page.fill('#rate_limit_rpm', '60');
+      await screenshot(page, 'key-new');
+      await page.click('form[action="/dashboard/keys/new"] button[type=submit]');
+      await page.waitForSelector('[data-testid=key-secret]');
+      const secret = await page.inputValue('[data-testid=key-secret]');
+      expect(secret).toMatch(/^svc-sk-/);
+      await screenshot(page, 'key-created');
+
+      const reply = await chat(secret);
+      expect(reply.choices[0]?.message.content).toBeTruthy();
+
+      await page.click('a:has-text("Key details")');
+      await page.waitForURL(/\/dashboard\/keys\/\d+$/);
+      expect(await page.textContent('h1')).toBe('browser service');
+      expect(await page.inputValue('#budget_limit')).toBe('3');
+      // The spend of the call shows on the key's page (reserved then settled: above zero).
+      await waitFor('the call to count against the budget', async () => {
+        await page.reload();
+        const spent = (await page.textContent('.grid-3 .card .stat'))!.trim();
+        return spent.startsWith('$') && Number(spent.slice(1)) > 0;
+      });
+      await screenshot(page, 'key-detail');
+
+      await page.click('button:has-text("Revoke key")');
+      await page.waitForURL(/notice=revoked/);
+      expect(await page.textContent('.alert-ok')).toContain('Key revoked');
+      await waitFor(
+        'the gateway to refuse the revoked key',
+        () =>
+          chat(secret).then(
+            () => false,
+            (e: unknown) => e instanceof OpenAI.APIError && e.status === 401,
+          ),
+        2_000,
+      );
+      await page.goto('/dashboard/keys');
+      expect(await page.textContent('table')).toContain('revoked');
+      await screenshot(page, 'key-list');
+    } finally {
+      await context.close();
+    }
+  });
+});

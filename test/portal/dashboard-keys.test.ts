@@ -1,0 +1,301 @@
+// The dashboard's key pages against a real gateway sharing the portal's database and store (as
+// `npm start` runs them): a key created in the portal answers at the gateway at once through the
+// official openai SDK, a suspend or revoke in the portal is refused by the gateway within a
+// second, members never see another member's or organisation's keys (404, never 403, so ids do
+// not leak), admins see their scope, Kubernetes keys are read-only, bad input is 422.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { KeyRepository } from '../../core/keys/index.js';
+import { OrganisationRepository } from '../../core/identity/index.js';
+import { PortalClient } from '../support/portal-client.js';
+import { harnessSecrets, type PortalHarness } from '../support/portal-harness.js';
+import type { GatewayHarness } from '../support/gateway-harness.js';
+import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let portal: PortalHarness;
+let gateway: GatewayHarness;
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  ({ portal, gateway } = world);
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+/** A verified, signed-in user whose wallet holds `fundUsd` (default 100): the keys here are paid from it. */
+async function signedIn(
+  setup: { organisationId?: number; departmentId?: number; role?: string; fundUsd?: number } = {},
+): Promise<{ client: PortalClient; id: number }> {
+  const user = await signUp(portal, setup);
+  if ((setup.fundUsd ?? 100) > 0) await fundWallet(gateway, `user:${user.id}`, setup.fundUsd ?? 100);
+  return user;
+}
+
+const fund = (payer: string, usd: number) => fundWallet(gateway, payer, usd);
+
+async function createKey(client: PortalClient, body: Record<string, unknown> = {}) {
+  const res = await client.postJson('/dashboard/keys/new', { name: 'checkout service', ...body });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as { key: { key_id: number; gateway_key_id: string; status: string }; secret: string };
+}
+
+const chat = (secret: string) =>
+  new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'hello' }],
+    max_tokens: 5,
+  });
+
+/** Whether a call with this key is refused with `status`. */
+const refusedWith = (secret: string, status: number) =>
+  chat(secret).then(
+    () => false,
+    (e: unknown) => e instanceof OpenAI.APIError && e.status === status,
+  );
+
+/**
+ * Changes travel by store announcement (milliseconds); the bound leaves room for a loaded CI
+ * machine while still proving the change is pushed, not waited out (the key cache lives 10 min).
+ */
+const propagation = 2_000;
+
+describe('a key created in the dashboard', () => {
+  it('answers at the gateway at once, and stops within a second of a suspend or a revoke in the dashboard', async () => {
+    const { client } = await signedIn();
+    const { key, secret } = await createKey(client, { budget_limit: '5', rate_limit_rpm: '100', allowed_models: 'gpt-4o-mini' });
+    expect(secret).toMatch(/^svc-sk-/);
+    expect(key.status).toBe('active');
+    const reply = await chat(secret);
+    expect(reply.choices[0]?.message.content).toBeTruthy();
+
+    // The detail shows the policy and, after the call, the spend; never the secret.
+    const detail = await client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' });
+    const shown = (await detail.json()) as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      key_id: key.key_id,
+      budget_limit: 5,
+      budget_period: 'monthly',
+      rate_limit_rpm: 100,
+      allowed_models: ['gpt-4o-mini'],
+    });
+    expect(JSON.stringify(shown)).not.toContain(secret);
+
+    expect((await client.postForm(`/dashboard/keys/${key.key_id}`, { action: 'suspend' })).status).toBe(303);
+    await waitFor('the gateway to refuse the key with 403', () => refusedWith(secret, 403), propagation);
+    expect((await client.postForm(`/dashboard/keys/${key.key_id}`, { action: 'resume' })).status).toBe(303);
+    await waitFor(
+      'the gateway to accept the resumed key',
+      () =>
+        chat(secret).then(
+          () => true,
+          () => false,
+        ),
+      propagation,
+    );
+
+    expect((await client.postForm(`/dashboard/keys/${key.key_id}`, { action: 'revoke' })).status).toBe(303);
+    await waitFor('the gateway to refuse the revoked key with 401', () => refusedWith(secret, 401), propagation);
+    // A revoked key is final.
+    const again = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'resume' });
+    expect(again.status).toBe(409);
+  });
+
+  it("is paid from the owner's effective payer: their wallet, their organisation's billing user, none when exempt", async () => {
+    const knex = portal.database.knex;
+    // An unfunded member: the key is charged to their own wallet and refused until it holds money.
+    const alone = await signedIn({ fundUsd: 0 });
+    const own = await createKey(alone.client);
+    const shown = (await (await alone.client.get(`/dashboard/keys/${own.key.key_id}`, { accept: 'application/json' })).json()) as {
+      payer_id: string;
+    };
+    expect(shown.payer_id).toBe(`user:${alone.id}`);
+    const refusal = await chat(own.secret).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(OpenAI.APIError);
+    expect((refusal as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
+    expect((refusal as InstanceType<typeof OpenAI.APIError>).code).toBe('billing_limit_reached');
+    await fund(`user:${alone.id}`, 1);
+    await waitFor(
+      'the funded wallet to serve the key',
+      () =>
+        chat(own.secret).then(
+          () => true,
+          () => false,
+        ),
+      propagation,
+    );
+
+    // A member of an organisation whose nominated billing user pays for everyone.
+    const [org] = (await knex('organisations')
+      .insert({ name: 'Payer Org', slug: `payer-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const payer = await signedIn({ organisationId: org!.id, role: 'org_admin', fundUsd: 0 });
+    await knex('organisations').where({ id: org!.id }).update({ billing_user_id: payer.id });
+    const member = await signedIn({ organisationId: org!.id, fundUsd: 0 });
+    const paidByOrg = await createKey(member.client);
+    expect((await knex('api_keys').where({ id: paidByOrg.key.gateway_key_id }).first('payer_id')).payer_id).toBe(`user:${payer.id}`);
+
+    // A billing-exempt organisation: no wallet is debited.
+    await knex('organisations').where({ id: org!.id }).update({ billing_exempt: true });
+    const exempt = await createKey(member.client);
+    expect((await knex('api_keys').where({ id: exempt.key.gateway_key_id }).first('payer_id')).payer_id).toBeNull();
+    expect((await chat(exempt.secret)).choices[0]?.message.content).toBeTruthy();
+  });
+
+  it('updates the policy from the form and the gateway enforces it', async () => {
+    const { client } = await signedIn();
+    const { key, secret } = await createKey(client);
+    const saved = await client.postForm(`/dashboard/keys/${key.key_id}`, {
+      action: 'update',
+      name: 'renamed',
+      allowed_models: 'gpt-4o',
+      allowed_regions: '',
+      budget_limit: '',
+      budget_period: '',
+      rate_limit_rpm: '',
+    });
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe(`/dashboard/keys/${key.key_id}?notice=updated`);
+    const page = await client.get(saved.headers.get('location')!);
+    const html = await page.text();
+    expect(html).toContain('Key saved');
+    expect(html).toContain('renamed');
+    await waitFor('the gateway to refuse the key with 403', () => refusedWith(secret, 403), propagation);
+  });
+
+  it('shows the secret once in the HTML flow, with no-store caching', async () => {
+    const { client } = await signedIn();
+    const res = await client.postForm('/dashboard/keys/new', { name: 'from the form', budget_limit: '2.50', budget_period: 'daily' });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const html = await res.text();
+    const secret = /value="(svc-sk-[^"]+)"/.exec(html)?.[1];
+    expect(secret).toBeDefined();
+    const list = await (await client.get('/dashboard/keys')).text();
+    expect(list).toContain('from the form');
+    expect(list).not.toContain(secret!);
+  });
+});
+
+describe('scope', () => {
+  it('a member sees only their own keys; another member gets 404 for them', async () => {
+    const a = await signedIn();
+    const b = await signedIn();
+    const { key } = await createKey(a.client, { name: 'a-only' });
+    const listB = (await (await b.client.get('/dashboard/keys', { accept: 'application/json' })).json()) as { data: { key_id: number }[] };
+    expect(listB.data.map((k) => k.key_id)).not.toContain(key.key_id);
+    for (const res of [
+      await b.client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' }),
+      await b.client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'revoke' }),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: 'not_found' });
+    }
+    const still = (await (await a.client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' })).json()) as {
+      status: string;
+    };
+    expect(still.status).toBe('active');
+  });
+
+  it('an org admin sees their organisation’s keys and not another organisation’s; a platform admin sees both', async () => {
+    const orgs = new OrganisationRepository(portal.database.knex);
+    const now = new Date();
+    const acme = await orgs.create('Acme', `acme-${Date.now()}`, now);
+    const globex = await orgs.create('Globex', `globex-${Date.now()}`, now);
+    const acmeMember = await signedIn({ organisationId: acme.id });
+    const globexMember = await signedIn({ organisationId: globex.id });
+    const acmeAdmin = await signedIn({ organisationId: acme.id, role: 'org_admin' });
+    const platform = await signedIn({ role: 'platform_admin' });
+    const acmeKey = (await createKey(acmeMember.client, { name: 'acme key' })).key;
+    const globexKey = (await createKey(globexMember.client, { name: 'globex key' })).key;
+
+    const ids = async (c: PortalClient) =>
+      (
+        (await (await c.get('/dashboard/keys?limit=100', { accept: 'application/json' })).json()) as { data: { key_id: number }[] }
+      ).data.map((k) => k.key_id);
+    expect(await ids(acmeAdmin.client)).toContain(acmeKey.key_id);
+    expect(await ids(acmeAdmin.client)).not.toContain(globexKey.key_id);
+    expect((await acmeAdmin.client.get(`/dashboard/keys/${globexKey.key_id}`, { accept: 'application/json' })).status).toBe(404);
+    expect((await acmeAdmin.client.postJson(`/dashboard/keys/${acmeKey.key_id}`, { action: 'suspend' })).status).toBe(200);
+    const platformIds = await ids(platform.client);
+    expect(platformIds).toEqual(expect.arrayContaining([acmeKey.key_id, globexKey.key_id]));
+  });
+
+  it('a department admin sees their department’s keys only', async () => {
+    const orgs = new OrganisationRepository(portal.database.knex);
+    const org = await orgs.create('Initech', `initech-${Date.now()}`, new Date());
+    const sales = await orgs.createDepartment(org.id, 'Sales', new Date());
+    const ops = await orgs.createDepartment(org.id, 'Ops', new Date());
+    const seller = await signedIn({ organisationId: org.id, departmentId: sales });
+    const operator = await signedIn({ organisationId: org.id, departmentId: ops });
+    const head = await signedIn({ organisationId: org.id, departmentId: sales, role: 'department_admin' });
+    const salesKey = (await createKey(seller.client)).key;
+    const opsKey = (await createKey(operator.client)).key;
+    expect((await head.client.get(`/dashboard/keys/${salesKey.key_id}`, { accept: 'application/json' })).status).toBe(200);
+    expect((await head.client.get(`/dashboard/keys/${opsKey.key_id}`, { accept: 'application/json' })).status).toBe(404);
+  });
+
+  it('shows a Kubernetes key read-only to a platform admin and refuses changes', async () => {
+    const platform = await signedIn({ role: 'platform_admin' });
+    const repository = new KeyRepository(portal.database.knex, harnessSecrets.SVC_KEY_PEPPER);
+    const { record } = await repository.create({
+      kind: 'managed',
+      name: 'team-a/analytics',
+      source: 'crd',
+      managedBy: `ManagedKey/team-a/analytics/${Date.now()}`,
+    });
+    const page = await (await platform.client.get(`/dashboard/keys/${record.number}`)).text();
+    expect(page).toContain('Managed by Kubernetes');
+    expect(page).not.toContain('Revoke key');
+    const refused = await platform.client.postJson(`/dashboard/keys/${record.number}`, { action: 'revoke' });
+    expect(refused.status).toBe(409);
+    expect((await repository.findById(record.id))!.status).toBe('active');
+  });
+
+  it('sends a signed-out browser to sign in, and an API caller gets invalid_session', async () => {
+    const anonymous = new PortalClient(portal.url);
+    const page = await anonymous.get('/dashboard/keys');
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/login?return_to=%2Fdashboard%2Fkeys');
+    const api = await anonymous.postJson('/dashboard/keys/new', { name: 'x' });
+    expect(api.status).toBe(401);
+  });
+});
+
+describe('bad input', () => {
+  it('answers 422 naming each bad field, path or query parameter, and creates nothing', async () => {
+    const { client, id } = await signedIn();
+    const bad = await client.postJson('/dashboard/keys/new', {
+      name: '',
+      budget_limit: '-1',
+      rate_limit_rpm: '1.5',
+      budget_period: 'weekly',
+      allowed_models: 'no-such-model',
+    });
+    expect(bad.status).toBe(422);
+    const body = (await bad.json()) as { code: string; detail: { loc: string[] }[] };
+    expect(body.code).toBe('validation_error');
+    expect(body.detail.map((d) => d.loc[1]).sort()).toEqual(['budget_limit', 'budget_period', 'name', 'rate_limit_rpm']);
+    const unknownModel = await client.postJson('/dashboard/keys/new', { name: 'ok', allowed_models: 'no-such-model, gpt-4o-mini' });
+    expect(unknownModel.status).toBe(422);
+    expect(await unknownModel.json()).toMatchObject({ detail: [{ loc: ['body', 'allowed_models', 0] }] });
+    const form = await client.postForm('/dashboard/keys/new', { name: 'form', rate_limit_rpm: 'lots' });
+    expect(form.status).toBe(422);
+    expect(await form.text()).toContain('Please correct the form');
+    expect(
+      Number(((await portal.database.knex('api_keys').where({ owner_user_id: id }).count({ n: '*' }).first()) as { n: string }).n),
+    ).toBe(0);
+
+    for (const path of ['/dashboard/keys/abc', '/dashboard/keys/0', '/dashboard/keys/-3']) {
+      const res = await client.get(path, { accept: 'application/json' });
+      expect(res.status, path).toBe(422);
+      expect(await res.json()).toMatchObject({ code: 'validation_error', detail: [{ loc: ['path', 'key_id'] }] });
+    }
+    for (const query of ['status=gone', 'limit=0', 'limit=1000', 'cursor=not-a-cursor', 'unknown=1']) {
+      const res = await client.get(`/dashboard/keys?${query}`, { accept: 'application/json' });
+      expect(res.status, query).toBe(422);
+    }
+    expect((await client.postJson('/dashboard/keys/999999', { action: 'explode' })).status).toBe(404);
+  });
+});

@@ -1,0 +1,47 @@
+// /dashboard/settings: the profile (display name, language) saved from the form or JSON, and the
+// display settings object stored as given within its bounds; 422 for anything else.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PortalClient } from '../support/portal-client.js';
+import { signUp } from '../support/portal-users.js';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+
+let portal: PortalHarness;
+let client: PortalClient;
+beforeAll(async () => {
+  portal = await startPortalHarness();
+  ({ client } = await signUp(portal, { name: 'Sam Settings' }));
+});
+afterAll(async () => {
+  await portal?.close();
+});
+
+describe('settings', () => {
+  it('saves the display name and language from the form, and shows them', async () => {
+    const saved = await client.postForm('/dashboard/settings', { display_name: 'Samira S.', language: 'de' });
+    expect(saved.status).toBe(303);
+    const settings = (await (await client.get('/dashboard/settings', { accept: 'application/json' })).json()) as Record<string, unknown>;
+    expect(settings).toMatchObject({ display_name: 'Samira S.', language: 'de', display_settings: {} });
+    const page = await (await client.get('/dashboard/settings?notice=saved')).text();
+    expect(page).toContain('value="Samira S."');
+    expect(page).toContain('Settings saved.');
+    for (const bad of [{ display_name: '' }, { language: 'xx' }, { display_name: 'x'.repeat(121) }, { colour: 'red' }])
+      expect((await client.postJson('/dashboard/settings', bad)).status, JSON.stringify(bad)).toBe(422);
+  });
+
+  it('stores the display settings object as given, within its bounds', async () => {
+    const given = { theme: 'dark', table: { density: 'compact', columns: ['model', 'cost'] }, pinned: [1, 2, 3], beta: true };
+    const res = await client.postJson('/dashboard/settings/display-name', given);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, display_settings: given });
+    const deep = { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } };
+    for (const bad of [[1, 2], { big: 'x'.repeat(9_000) }, deep, Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`k${i}`, i]))]) {
+      const refused = await client.postJson('/dashboard/settings/display-name', bad);
+      expect(refused.status, JSON.stringify(bad).slice(0, 60)).toBe(422);
+      expect(((await refused.json()) as { code: string }).code).toBe('validation_error');
+    }
+    // A bare JSON string is not even accepted by the body parser (objects and arrays only).
+    expect((await client.postJson('/dashboard/settings/display-name', 'dark')).status).toBe(400);
+    const kept = (await (await client.get('/dashboard/settings', { accept: 'application/json' })).json()) as { display_settings: unknown };
+    expect(kept.display_settings).toEqual(given);
+  });
+});

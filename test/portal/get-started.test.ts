@@ -1,0 +1,70 @@
+// The get-started checklist ticks its steps from the data (funds, a key, a first request through
+// the gateway), keeps the hand-ticked ones, hides from the overview and comes back; and the guide
+// shows the caller's gateway URL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import type { PortalHarness } from '../support/portal-harness.js';
+import type { GatewayHarness } from '../support/gateway-harness.js';
+import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let portal: PortalHarness;
+let gateway: GatewayHarness;
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  ({ portal, gateway } = world);
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface Checklist {
+  hidden: boolean;
+  done: number;
+  steps: { id: string; done: boolean }[];
+}
+
+describe('get started', () => {
+  it('ticks steps when they really happen, keeps manual ticks, hides and resumes', async () => {
+    const { client, id } = await signUp(portal, { name: 'Nina New' });
+    const state = async () => (await (await client.get('/dashboard/get-started', { accept: 'application/json' })).json()) as Checklist;
+    const done = async () => Object.fromEntries((await state()).steps.map((s) => [s.id, s.done]));
+
+    expect(await done()).toEqual({
+      verify_email: true,
+      fund_wallet: false,
+      create_key: false,
+      first_request: false,
+      read_guide: false,
+      explore_usage: false,
+    });
+    await fundWallet(gateway, `user:${id}`, 2);
+    const { secret } = (await (await client.postJson('/dashboard/keys/new', { name: 'first' })).json()) as { secret: string };
+    expect(await done()).toMatchObject({ fund_wallet: true, create_key: true, first_request: false });
+    await new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+    });
+    await waitFor('the first request to tick', async () => (await done()).first_request === true);
+
+    expect((await client.postJson('/dashboard/get-started', { action: 'tick', step: 'read_guide' })).status).toBe(200);
+    expect((await done()).read_guide).toBe(true);
+    for (const bad of [{ action: 'tick', step: 'create_key' }, { action: 'explode' }, { action: 'tick' }, {}])
+      expect((await client.postJson('/dashboard/get-started', bad)).status, JSON.stringify(bad)).toBe(422);
+
+    expect(await (await client.get('/dashboard')).text()).toContain('data-testid="overview-checklist"');
+    await client.postJson('/dashboard/get-started', { action: 'hide' });
+    expect((await state()).hidden).toBe(true);
+    expect(await (await client.get('/dashboard')).text()).not.toContain('data-testid="overview-checklist"');
+    await client.postJson('/dashboard/get-started', { action: 'resume' });
+    expect((await state()).hidden).toBe(false);
+    await client.postJson('/dashboard/get-started', { action: 'reset' });
+    expect(await done()).toMatchObject({ read_guide: false, create_key: true });
+
+    const guide = await (await client.get('/dashboard/guide')).text();
+    expect(guide).toContain('/v1');
+    expect(guide).toContain("model: 'gpt-4o'");
+  });
+});
