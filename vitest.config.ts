@@ -29,7 +29,7 @@ export default defineConfig({
     coverage: {
       provider: 'v8',
       include: ['core/**/*.ts', 'gateway/src/**/*.ts', 'operator/src/**/*.ts', 'portal/src/**/*.ts'],
-      exclude: ['**/*.test.ts', '**/testing.ts', '**/testing/**'],
+      exclude: ['**/*.test.ts', '**/*.fixture.ts', '**/testing.ts', '**/testing/**'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: '.data/coverage',
       thresholds: coverageFloors,

@@ -209,6 +209,11 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
 
 /** Reads and validates the YAML catalogue file; any problem throws a ConfigError naming the field. */
 export function loadCatalogue(path: string, env: Record<string, string | undefined>): Catalogue {
+  return buildCatalogue(readCatalogueDocument(path), env, `catalogue ${path}`);
+}
+
+/** The parsed (not yet validated) YAML catalogue document: what a database catalogue is seeded from. */
+export function readCatalogueDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -221,5 +226,5 @@ export function loadCatalogue(path: string, env: Record<string, string | undefin
   } catch (cause) {
     throw new ConfigError(`SVC_CATALOG: ${path} is not valid YAML: ${(cause as Error).message}`, { cause });
   }
-  return buildCatalogue(document, env, `catalogue ${path}`);
+  return document;
 }

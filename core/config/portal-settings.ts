@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { billingSettingsShape } from '../billing/settings.js';
 import { formatIssues } from './format-issues.js';
 import { ConfigError, settingsSchema } from './settings.js';
 
@@ -73,6 +74,8 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_SSO_B_CLIENT_ID: optional,
   SVC_SSO_B_CLIENT_SECRET: optional,
   SVC_SSO_B_LABEL: z.string().trim().min(1).default('Partner SSO'),
+  // Card payments, automatic top-up and the processor webhook (docs/billing.md "Settings").
+  ...billingSettingsShape,
 });
 
 /** Parsed portal settings. */

@@ -36,6 +36,14 @@ export const settingsSchema = z.object({
   SVC_KEY_PEPPER: secret,
   SVC_DATA_DIR: z.string().min(1).default('./.data'),
   SVC_CATALOG: z.string().min(1, 'must name the YAML catalogue file'),
+  /**
+   * Where the catalogue lives (docs/configuration.md): `database` — the file seeds an empty
+   * database once, then administrators change providers and prices in the portal and every
+   * replica follows live; `file` — the file is the only truth (GitOps), portal changes refused.
+   */
+  SVC_CATALOG_SOURCE: z.enum(['database', 'file'], { message: 'must be database or file' }).default('database'),
+  /** Supplier base URLs on link-local or cloud metadata addresses are refused unless this is true. */
+  SVC_ALLOW_LINK_LOCAL_SUPPLIERS: flag(false),
   SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   SVC_STORE_PREFIX: z.string().default('svc:'),
   SVC_BODY_LIMIT_BYTES: z.coerce

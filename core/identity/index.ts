@@ -6,6 +6,7 @@ export * from './tokens.js';
 export * from './sessions.js';
 export * from './organisations.js';
 export * from './invites.js';
+export * from './administration.js';
 export * from './lifetimes.js';
 export * from './password-rule.js';
 export * from './passwords.js';

@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { hashSecret } from '../keys/index.js';
 import { tokenLifetimeMs } from './lifetimes.js';
-import type { Role } from './roles.js';
+import { ApiError } from '../errors/index.js';
+import { roleRank, type Role } from './roles.js';
 import { tokenPattern } from './tokens.js';
+import { placeInOrganisation } from './administration.js';
 
 /** What the invite landing page shows. */
 export interface InviteSummary {
@@ -73,5 +75,50 @@ export class InviteRepository {
   /** Revokes a pending invite; false when it was not pending. */
   async revoke(id: number): Promise<boolean> {
     return (await this.knex('invites').where({ id, status: 'pending' }).update({ status: 'revoked' })) === 1;
+  }
+
+  /**
+   * Accepts the invite behind a link for the signed-in user: it must be pending and unexpired,
+   * addressed to the user's email, and the user in no other organisation. The user joins the
+   * organisation (and department) with the invited role — never lower than a role they already
+   * hold — and their keys move with them. One transaction; the invite row is locked so a link
+   * cannot be accepted twice. Returns the secret hashes of the user's keys, to announce.
+   */
+  async accept(
+    secret: string,
+    user: { id: number; email: string; role: Role; organisationId: number | null },
+    now: Date,
+  ): Promise<string[]> {
+    if (!tokenPattern.test(secret)) throw new ApiError('not_found', { humanMessage: 'This invitation link is not valid' });
+    return this.knex.transaction(async (trx) => {
+      const invite = (await trx('invites')
+        .where({ token_hash: hashSecret(secret, this.pepper) })
+        .forUpdate()
+        .first()) as
+        | { id: number; email: string; organisation_id: number; department_id: number | null; role: Role; status: string; expires_at: Date }
+        | undefined;
+      if (!invite) throw new ApiError('not_found', { humanMessage: 'This invitation link is not valid' });
+      if (invite.status !== 'pending' || new Date(invite.expires_at).getTime() <= now.getTime())
+        throw new ApiError('conflict', {
+          humanMessage: `This invitation is ${invite.status === 'pending' ? 'expired' : invite.status}; ask your administrator for a new one`,
+        });
+      if (invite.email.trim().toLowerCase() !== user.email.trim().toLowerCase())
+        throw new ApiError('forbidden', { humanMessage: `This invitation is for ${invite.email}; sign in with that address to accept it` });
+      if (user.organisationId !== null && user.organisationId !== invite.organisation_id)
+        throw new ApiError('conflict', {
+          humanMessage: 'You already belong to another organisation; ask a platform administrator to move you',
+        });
+      await trx('invites').where({ id: invite.id }).update({ status: 'accepted' });
+      return placeInOrganisation(
+        trx,
+        user.id,
+        {
+          organisationId: invite.organisation_id,
+          departmentId: invite.department_id,
+          role: roleRank(user.role) > roleRank(invite.role) ? user.role : invite.role,
+        },
+        now,
+      );
+    });
   }
 }

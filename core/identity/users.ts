@@ -139,6 +139,25 @@ export class UserRepository {
     await this.knex('users').where({ id }).update({ legal_version: version, legal_accepted_at: now, updated_at: now });
   }
 
+  /** Changes the name shown for the user. */
+  async setDisplayName(id: number, displayName: string, now: Date): Promise<void> {
+    await this.knex('users').where({ id }).update({ display_name: displayName, updated_at: now });
+  }
+
+  /** The user's dashboard display settings (a JSON object of free properties). */
+  async displaySettings(id: number): Promise<Record<string, unknown>> {
+    const row = (await this.knex('users').where({ id }).first('display_settings')) as
+      { display_settings: Record<string, unknown> } | undefined;
+    return row?.display_settings ?? {};
+  }
+
+  /** Replaces the display settings with `settings`, stored as given. */
+  async setDisplaySettings(id: number, settings: Record<string, unknown>, now: Date): Promise<void> {
+    await this.knex('users')
+      .where({ id })
+      .update({ display_settings: JSON.stringify(settings), updated_at: now });
+  }
+
   /** Stores the preferred language. */
   async setLanguage(id: number, language: string, now: Date): Promise<void> {
     await this.knex('users').where({ id }).update({ language, updated_at: now });

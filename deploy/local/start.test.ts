@@ -1,10 +1,13 @@
 // The newcomer path end to end: `npm start`'s entry on free ports, the banner's export line and
-// curl call, a second start on the same data directory refused, a crashed start's lock taken over.
+// curl call, a card top-up through the local test processor, a second start on the same data
+// directory refused, a crashed start's lock taken over.
 import { afterEach, expect, test } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PortalClient } from '../../test/support/portal-client.js';
+import { payOnHostedPage } from '../../test/support/stripe-double.js';
 import { waitFor } from '../../test/support/wait-for.js';
 
 const root = join(import.meta.dirname, '../..');
@@ -31,6 +34,11 @@ function start(dataDir: string, env: Record<string, string> = {}): Started {
       SIM_PORT: '0',
       SVC_METRICS_PORT: '0',
       LOG_LEVEL: 'warn',
+      // On the real services every start of every run shares one database while the simulator
+      // takes a new port each time: a database catalogue would keep the first start's address
+      // (docs/configuration.md, "Catalogue source"), so there the generated file stays the truth.
+      // On the embedded default each data directory is a fresh database and the default applies.
+      ...(process.env.DATABASE_URL && { SVC_CATALOG_SOURCE: 'file' }),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,6 +77,7 @@ test('npm start prints a key to export that answers the README call; one start p
     body: JSON.stringify({ email: 'owner@demo.local', password: ownerPassword }),
   });
   expect(await login.json()).toMatchObject({ user: { role: 'owner', email_verified: true } });
+  await topUpThroughTheLocalProcessor(first.output(), portalUrl!, ownerPassword!, gateway);
   expect(first.output()).toContain('metrics     off (SVC_METRICS_PORT=0)');
   const response = await fetch(`${gateway}/v1/chat/completions`, {
     method: 'POST',
@@ -96,3 +105,47 @@ test('npm start prints a key to export that answers the README call; one start p
   await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);
   expect(third.exitCode()).toBe(0);
 });
+
+/**
+ * The demo owner makes a key in the portal and calls the gateway with it (refused while the wallet
+ * is empty), tops up $10 through the printed local test processor, sees it credited, and the same
+ * key is served: the portal and the gateway share one store, so the credit reached the gateway's
+ * wallet mirror (with two in-process stores the gateway kept its empty mirror).
+ */
+async function topUpThroughTheLocalProcessor(output: string, portalUrl: string, ownerPassword: string, gateway: string): Promise<void> {
+  const processorUrl = /Payments: local TEST processor at (http:\/\/\S+)/.exec(output)?.[1];
+  expect(processorUrl, output).toBeDefined();
+  const owner = new PortalClient(portalUrl);
+  expect((await owner.postJson('/auth/login', { email: 'owner@demo.local', password: ownerPassword })).status).toBe(200);
+  const made = (await (await owner.postJson('/dashboard/keys/new', { name: 'from the portal' })).json()) as { secret: string };
+  const call = () =>
+    fetch(`${gateway}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${made.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Paid call' }] }),
+    }).then((r) => r.status);
+  // Refused on a fresh data directory (empty wallet); served on the real services if earlier runs funded it.
+  expect([200, 403]).toContain(await call());
+  const config = (await (await owner.get('/api/billing/processor-config')).json()) as Record<string, unknown>;
+  expect(config).toMatchObject({ configured: true, test_mode: true });
+  // The data directory is fresh, but on the real services the demo owner may already hold funds.
+  const before = ((await (await owner.get('/dashboard/billing', { accept: 'application/json' })).json()) as { balance_usd: number })
+    .balance_usd;
+  const started = await owner.postJson('/api/billing/checkout', { amount: 10 });
+  const checkout = (await started.json()) as { url: string };
+  expect(started.status, JSON.stringify(checkout)).toBe(200);
+  expect(checkout.url.startsWith(`${processorUrl}/`)).toBe(true);
+  const paid = await payOnHostedPage(checkout.url);
+  if (!('redirect' in paid)) throw new Error(`the local processor refused the test card: ${paid.refused}`);
+  const sessionId = new URL(paid.redirect).searchParams.get('session_id');
+  let status: Record<string, unknown> = {};
+  await waitFor('the webhook credit', async () => {
+    status = (await (await owner.get(`/api/billing/checkout-status?session_id=${sessionId}`)).json()) as Record<string, unknown>;
+    return status.status === 'credited';
+  });
+  // The ledger entry of this checkout is exactly the $10 (the balance itself may also move by the
+  // first call's debit, written asynchronously, when earlier runs left funds on the real services).
+  expect((status.entry as { amount_usd: number }).amount_usd).toBe(10);
+  expect(status.balance_usd as number).toBeGreaterThanOrEqual(before + 10 - 0.01);
+  await waitFor('the gateway to serve the portal key after the top-up', async () => (await call()) === 200, 2_000);
+}

@@ -1,13 +1,17 @@
 // `npm start`: the whole platform on embedded defaults, for a first look on a fresh machine.
 // Starts the supplier simulator, the gateway and the portal (the operator joins later), creates a
 // demo key and a verified demo owner once, and prints how to call it and how to sign in. Data
-// lives under SVC_DATA_DIR (default ./.data).
+// lives under SVC_DATA_DIR (default ./.data). With no STRIPE_SECRET_KEY in the environment it also
+// runs the local test payment processor (./payment-processor) and gives the portal its test keys,
+// so a top-up can be walked through end to end without a processor account; no money moves.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
 import { DataDirLockedError, databaseTargetFromSettings, lockDataDir, openDatabase } from '../../core/db/index.js';
+import { webhookPath } from '../../core/billing/index.js';
 import { ensureVerifiedOwner } from '../../core/identity/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
+import { openStore } from '../../core/store/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
 import { startGateway } from '../../gateway/src/server.js';
 import { startPortal } from '../../portal/src/server.js';
@@ -15,6 +19,7 @@ import { startSimulator } from '../../test/simulator/server.js';
 import { banner } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
 import { writeDemoCatalogue } from './demo-catalogue.js';
+import { startLocalTestProcessor } from './payment-processor/index.js';
 
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.SVC_DATA_DIR ?? './.data');
@@ -49,12 +54,24 @@ async function main(): Promise<void> {
     saveLocalCredentials(dataDir, { ...credentials, demoKey });
   }
 
-  const gateway = await startGateway(config, { database, tracing });
+  // One store for both: with the in-process store, two would never see each other's key
+  // announcements or wallet-mirror credits (a portal revoke or top-up would not reach the gateway).
+  const store = openStore(config.settings);
+  const gateway = await startGateway(config, { database, tracing, store });
+  // Card payments: the caller's processor keys when given, else the local test processor.
+  const payments = process.env.STRIPE_SECRET_KEY ? undefined : await startLocalTestProcessor();
+  const paymentSettings = payments && {
+    STRIPE_SECRET_KEY: payments.secretKey,
+    STRIPE_PUBLISHABLE_KEY: payments.publishableKey,
+    STRIPE_WEBHOOK_SECRET: payments.webhookSecret,
+    SVC_STRIPE_API_URL: payments.url,
+  };
   // The portal on the same database (PORTAL_PORT, default 3000; metrics only on the gateway's port).
-  const portal = await startPortal(parsePortalSettings({ SVC_GATEWAY_PUBLIC_URL: gateway.url, ...env, SVC_METRICS_PORT: '0' }), {
-    database,
-    catalogue: config.catalogue,
-  });
+  const portal = await startPortal(
+    parsePortalSettings({ SVC_GATEWAY_PUBLIC_URL: gateway.url, ...env, ...paymentSettings, SVC_METRICS_PORT: '0' }),
+    { database, catalogue: config.catalogue, store },
+  );
+  payments?.setWebhookUrl(`${portal.url}${webhookPath}`);
   const ownerEmail = 'owner@demo.local';
   const ownerPassword = credentials.demoOwnerPassword ?? `demo-${randomBytes(12).toString('base64url')}`;
   if (!credentials.demoOwnerPassword) saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerPassword: ownerPassword });
@@ -63,7 +80,12 @@ async function main(): Promise<void> {
     { email: ownerEmail, displayName: 'Demo owner', password: ownerPassword, legalVersion: portal.deps.settings.SVC_LEGAL_VERSION },
     new Date(),
   );
-  console.log(`Portal: ${portal.url}   sign in as ${ownerEmail} / ${ownerPassword} (owner); emails go to ${dataDir}/outbox\n`);
+  console.log(`Portal: ${portal.url}   sign in as ${ownerEmail} / ${ownerPassword} (owner); emails go to ${dataDir}/outbox`);
+  if (payments)
+    console.log(
+      `Payments: local TEST processor at ${payments.url} (no STRIPE_SECRET_KEY set): top up with card 4242 4242 4242 4242; no money moves`,
+    );
+  console.log('');
   console.log(
     banner({
       database: config.settings.DATABASE_URL ? 'PostgreSQL from DATABASE_URL' : 'embedded PostgreSQL (PGlite)',
@@ -81,7 +103,9 @@ async function main(): Promise<void> {
 
   stopOnSignals(async () => {
     await portal.stop();
+    await payments?.close();
     await gateway.stop();
+    await store.close();
     await database.close();
     await simulator.close();
     await tracing.shutdown();

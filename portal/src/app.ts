@@ -1,6 +1,8 @@
 // createPortal: the one place the middleware order is written (request id and log → metrics →
 // static → security headers → body parsers → session → same-origin → principal → features →
 // 404 → error handler). No I/O here: server.ts opens everything and passes it in.
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
 import { ApiError } from '../../core/errors/index.js';
@@ -10,6 +12,26 @@ import { accountRouter } from './features/auth/routes.js';
 import { AccountService } from './features/auth/service.js';
 import { LoginThrottle } from './features/auth/throttle.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
+import { keysRouter } from './features/keys/routes.js';
+import { activityRouter } from './features/activity/routes.js';
+import { requestLogRouter } from './features/request-log/routes.js';
+import { usageRouter } from './features/usage/routes.js';
+import { modelsRouter } from './features/models/routes.js';
+import { apiTokensRouter } from './features/api-tokens/routes.js';
+import { settingsRouter } from './features/settings/routes.js';
+import { qualityRouter } from './features/quality/routes.js';
+import { autorouterRouter } from './features/autorouter/routes.js';
+import { adminInvitesRouter } from './features/admin/invites.js';
+import { adminUsersRouter } from './features/admin/users.js';
+import { adminOrganisationsRouter } from './features/admin/organisations.js';
+import { adminPromotionsRouter } from './features/admin/promotions.js';
+import { adminOperationsRouter } from './features/admin/operations.js';
+import { adminConversationsRouter } from './features/admin/conversations.js';
+import { adminCatalogueRouter } from './features/admin/catalogue.js';
+import { helpRouter } from './features/help/routes.js';
+import { getStartedRouter } from './features/get-started/routes.js';
+import { adminViewRouter } from './features/dashboard/admin-view.js';
+import { billingRouter, billingWebhookRouter } from './features/billing/routes.js';
 import { legalRouter } from './features/legal/routes.js';
 import { ssoRouter } from './features/sso/routes.js';
 import { inviteRouter } from './features/pages/invite.js';
@@ -20,9 +42,13 @@ import { observeRequests, securityHeaders } from './web/observe.js';
 import { loadPrincipal } from './web/principal.js';
 import { sameOriginCheck } from './web/same-origin.js';
 import { sessionMiddleware } from './web/session.js';
+import { traceRequests } from './web/trace.js';
 
 const viewsDir = fileURLToPath(new URL('../views/', import.meta.url));
 const publicDir = fileURLToPath(new URL('../public/', import.meta.url));
+// Chart.js from the installed package (a dependency), served from this origin: no CDN, no
+// download at run time, and the CSP's script-src 'self' holds.
+const chartJsDir = dirname(createRequire(import.meta.url).resolve('chart.js'));
 
 /** Builds the portal's Express app from its dependencies. */
 export function createPortal(deps: PortalDeps): Express {
@@ -36,8 +62,10 @@ export function createPortal(deps: PortalDeps): Express {
   app.set('query parser', 'simple');
 
   app.use(observeRequests(deps.logger, deps.metrics, deps.clock));
+  if (deps.tracer) app.use(traceRequests(deps.tracer));
   // Assets are fingerprint-free, so a day of caching with revalidation rather than immutable.
   app.use('/static', express.static(publicDir, { maxAge: '1d', etag: true, index: false, fallthrough: true }));
+  app.get('/static/vendor/chart.umd.min.js', (_req, res) => res.sendFile('chart.umd.min.js', { root: chartJsDir, maxAge: '1d' }));
   const { settings } = deps;
   const https = settings.SVC_PORTAL_BASE_URL.startsWith('https://');
   app.use(
@@ -46,6 +74,8 @@ export function createPortal(deps: PortalDeps): Express {
       [...deps.oidcProviders.values()].map((p) => p.issuerOrigin),
     ),
   );
+  // The processor's signed webhook reads its raw body, before the parsers and the same-origin check.
+  app.use(billingWebhookRouter(deps));
   app.use(express.urlencoded({ extended: false, limit: '64kb' }));
   app.use(express.json({ limit: '256kb' }));
   app.use(layoutLocals);
@@ -81,11 +111,43 @@ export function createPortal(deps: PortalDeps): Express {
   });
 
   app.use(pagesRouter(deps));
-  app.use(accountRouter({ accounts, users: deps.users, settings, ssoSettings: settings, clock: deps.clock, metrics: deps.metrics }));
+  app.use(
+    accountRouter({
+      accounts,
+      users: deps.users,
+      settings,
+      ssoSettings: settings,
+      clock: deps.clock,
+      metrics: deps.metrics,
+      activity: deps.activity,
+      logger: deps.logger,
+    }),
+  );
   app.use(ssoRouter(deps, deps.oidcProviders));
   app.use(inviteRouter(deps));
   app.use(legalRouter(deps));
   app.use(dashboardRouter(deps));
+  app.use(keysRouter(deps));
+  app.use(activityRouter(deps));
+  app.use(usageRouter(deps));
+  app.use(requestLogRouter(deps));
+  app.use(modelsRouter(deps));
+  app.use(apiTokensRouter(deps));
+  app.use(settingsRouter(deps));
+  app.use(qualityRouter(deps));
+  app.use(autorouterRouter(deps));
+  // Invite routes first: /dashboard/admin/users/invite is not a user id.
+  app.use(adminInvitesRouter(deps));
+  app.use(adminUsersRouter(deps));
+  app.use(adminOrganisationsRouter(deps));
+  app.use(adminPromotionsRouter(deps));
+  app.use(adminOperationsRouter(deps));
+  app.use(adminConversationsRouter(deps));
+  app.use(adminCatalogueRouter(deps));
+  app.use(helpRouter(deps));
+  app.use(getStartedRouter(deps));
+  app.use(adminViewRouter(deps));
+  app.use(billingRouter(deps));
   app.use(authPagesRouter(deps));
 
   app.use((_req, _res, next) => next(new ApiError('not_found', { humanMessage: 'There is no page at this address' })));

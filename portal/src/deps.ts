@@ -1,4 +1,6 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Knex } from 'knex';
+import type { ActivityLog } from '../../core/activity/index.js';
 import type { Logger } from 'pino';
 import type { Catalogue, ResolvedPortalSettings } from '../../core/config/index.js';
 import type { OneTimeTokens, SessionRepository, UserRepository, InviteRepository } from '../../core/identity/index.js';
@@ -7,6 +9,7 @@ import type { PortalMetrics } from '../../core/telemetry/index.js';
 import type { Mailer } from './mail/mailer.js';
 import type { OidcProvider } from './features/sso/oidc.js';
 import type { SsoProviderId } from './features/sso/providers.js';
+import type { BillingRuntime } from './features/billing/runtime.js';
 
 /** Everything the portal app needs, built in server.ts (or by a test) and passed in. */
 export interface PortalDeps {
@@ -24,7 +27,13 @@ export interface PortalDeps {
   tokens: OneTimeTokens;
   sessions: SessionRepository;
   invites: InviteRepository;
+  /** The account activity log every portal action writes to. */
+  activity: ActivityLog;
   mailer: Mailer;
+  /** OpenTelemetry tracer when tracing is on (docs/observability.md); undefined = no spans at all. */
+  tracer?: Tracer;
   /** The configured identity providers (none, one or both). */
   oidcProviders: ReadonlyMap<SsoProviderId, OidcProvider>;
+  /** Card payments, automatic top-up and the processor webhook (docs/billing.md). */
+  billing: BillingRuntime;
 }

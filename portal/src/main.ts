@@ -1,14 +1,20 @@
 // Entry point of the portal deployable: configured by the environment only (docs/portal.md).
 import { ConfigError, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
+import { startTracing } from '../../core/telemetry/index.js';
 import { startPortal } from './server.js';
 
 async function main(): Promise<void> {
   const settings = parsePortalSettings(process.env);
-  const portal = await startPortal(settings);
+  // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
+  const tracing = startTracing({ serviceName: 'svc-portal' });
+  const portal = await startPortal(settings, { tracing });
   console.log(
-    `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}`,
+    `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}; tracing: ${tracing.decision.reason}`,
   );
-  stopOnSignals(() => portal.stop(), 'closing the portal');
+  stopOnSignals(async () => {
+    await portal.stop();
+    await tracing.shutdown();
+  }, 'closing the portal');
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,16 @@
 // Opens what the portal needs (database, store, metrics), builds the app and listens.
+import { expireDuePromotions } from './features/admin/promotions.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { loadCatalogue, type Catalogue, type PortalSettings, type ResolvedPortalSettings } from '../../core/config/index.js';
+import {
+  buildCatalogue,
+  readCatalogueDocument,
+  type Catalogue,
+  type PortalSettings,
+  type ResolvedPortalSettings,
+} from '../../core/config/index.js';
+import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import {
@@ -12,11 +20,14 @@ import {
   sqlStateClassLabel,
   startMetricsServer,
   type MetricsServer,
+  type Tracing,
 } from '../../core/telemetry/index.js';
 import { InviteRepository, OneTimeTokens, SessionRepository, UserRepository } from '../../core/identity/index.js';
+import { ActivityLog } from '../../core/activity/index.js';
 import { createPortal } from './app.js';
 import { createMailer } from './mail/mailer.js';
 import { createOidcProviders } from './features/sso/oidc.js';
+import { startBilling } from './features/billing/runtime.js';
 import type { PortalDeps } from './deps.js';
 
 /** A listening portal and how to stop it. */
@@ -37,6 +48,8 @@ export interface PortalOverrides {
   catalogue?: Catalogue;
   /** Where outbox-mode email links are announced (default: the console). */
   announce?: (line: string) => void;
+  /** Tracing started by the entry point (main.ts) or a test; default off. */
+  tracing?: Tracing;
   /** Serve /metrics on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
   metricsOnEphemeralPort?: boolean;
 }
@@ -76,19 +89,30 @@ async function startOnServer(
   await database.migrate();
   database.knex.on('query-error', (error: unknown) => metrics.databaseErrors.inc({ class: sqlStateClassLabel(error) }));
   const store = countStoreErrors(overrides.store ?? openStore(settings), (operation) => metrics.storeErrors.inc({ operation }));
-  const deps: PortalDeps = {
+  // The catalogue: the file (or the one a test gives), or (SVC_CATALOG_SOURCE=database) the stored
+  // one, seeded from the file when empty and followed live, as the gateways do.
+  const catalogueDocument = overrides.catalogue ? undefined : readCatalogueDocument(settings.SVC_CATALOG);
+  const fileCatalogue = overrides.catalogue ?? buildCatalogue(catalogueDocument, process.env, `catalogue ${settings.SVC_CATALOG}`);
+  const liveCatalogue =
+    settings.SVC_CATALOG_SOURCE === 'database'
+      ? new LiveCatalogue(fileCatalogue, { knex: database.knex, store, env: process.env, pepper: settings.SVC_KEY_PEPPER, logger })
+      : undefined;
+  await liveCatalogue?.start(catalogueDocument);
+  const core: Omit<PortalDeps, 'billing'> = {
     settings,
-    catalogue: overrides.catalogue ?? loadCatalogue(settings.SVC_CATALOG, process.env),
+    catalogue: liveCatalogue ?? fileCatalogue,
     database: database.knex,
     store,
     logger,
     metrics,
     clock: overrides.clock ?? Date.now,
     gatewayUrlHint: settings.SVC_GATEWAY_PUBLIC_URL,
+    tracer: overrides.tracing?.tracer,
     users: new UserRepository(database.knex),
     tokens: new OneTimeTokens(database.knex, settings.SVC_KEY_PEPPER),
     sessions: new SessionRepository(database.knex),
     invites: new InviteRepository(database.knex, settings.SVC_KEY_PEPPER),
+    activity: new ActivityLog(database.knex),
     oidcProviders: createOidcProviders(settings),
     mailer: createMailer({
       smtpUrl: settings.SVC_SMTP_URL,
@@ -97,12 +121,18 @@ async function startOnServer(
       announce: overrides.announce ?? ((line) => console.log(line)),
     }),
   };
+  const deps: PortalDeps = { ...core, billing: await startBilling({ ...core, knex: database.knex }) };
   const app = createPortal(deps);
   // Reads ignore expired sessions already; this only keeps the table small.
   const purge = setInterval(() => {
     deps.sessions.purgeExpired(new Date(deps.clock())).catch((error: unknown) => logger.warn({ err: error }, 'session purge failed'));
   }, 10 * 60_000);
   purge.unref();
+  // Promotion grants past their expiry give back their unspent part (core/promotions).
+  const promotions = setInterval(() => {
+    expireDuePromotions(deps).catch((error: unknown) => logger.warn({ err: error }, 'promotion expiry sweep failed; retried next minute'));
+  }, 60_000);
+  promotions.unref();
   server.on('request', app);
   const metricsServer: MetricsServer | undefined =
     overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
@@ -127,7 +157,10 @@ async function startOnServer(
         });
         clearTimeout(grace);
         clearInterval(purge);
+        clearInterval(promotions);
+        await liveCatalogue?.stop();
         await metricsServer?.close();
+        await deps.billing.stop();
         deps.mailer.close();
         if (!overrides.store) await store.close();
         if (!overrides.database) await database.close();

@@ -178,19 +178,30 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.array(fieldName, { minLength: 1, maxLength: 2 }) }) },
 );
 
-/** Applies a mutation in place, creating objects along a path that does not exist. */
+/** Sets an own property, whatever its name: `__proto__` becomes a key sent to the gateway, never the prototype. */
+function setOwn(record: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * Applies a mutation in place, creating objects along a path that does not exist. Only own
+ * properties are followed and written: with a key such as `__proto__` a plain assignment would
+ * change Object.prototype in this process (the gateway under test runs here too) instead of
+ * producing the hostile body the case means to send.
+ */
 function mutate(target: Record<string, unknown>, m: Mutation): void {
   let node: unknown = target;
   for (const key of m.path.slice(0, -1)) {
     if (node === null || typeof node !== 'object') return;
     const record = node as Record<string, unknown>;
-    if (record[key] === null || typeof record[key] !== 'object') record[key] = {};
-    node = record[key];
+    const own = Object.hasOwn(record, key) ? record[key] : undefined;
+    if (own === null || typeof own !== 'object') setOwn(record, key, {});
+    node = Object.getOwnPropertyDescriptor(record, key)!.value;
   }
   if (node === null || typeof node !== 'object') return;
   const last = m.path.at(-1)!;
-  if (m.op === 'set') (node as Record<string, unknown>)[last] = m.value;
-  else delete (node as Record<string, unknown>)[last];
+  if (m.op === 'set') setOwn(node as Record<string, unknown>, last, m.value);
+  else if (Object.hasOwn(node, last)) delete (node as Record<string, unknown>)[last];
 }
 
 /** The value in about one case out of ten, else null. */

@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { buildCatalogue, parseSettings, type Config } from '../../core/config/index.js';
+import { buildCatalogue, parseSettings, type Catalogue, type Config } from '../../core/config/index.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Database } from '../../core/db/index.js';
 import { generateSecret, KeyRepository, type NewKey } from '../../core/keys/index.js';
@@ -56,6 +56,11 @@ export interface HarnessOptions {
    * test file, since creating one per harness is the slow part); default: a fresh test database.
    */
   database?: Database;
+  /**
+   * A store the caller owns and closes (a portal harness's, so portal and gateway share key
+   * announcements as in `npm start`); default: a fresh shared test store.
+   */
+  store?: Store;
   /** Tracing for the gateways of the harness (a test's in-memory exporter); default off. */
   tracing?: Tracing;
   /** Serve each gateway's /metrics on an ephemeral port (`gateway.metricsUrl`); default off. */
@@ -93,10 +98,46 @@ export interface HarnessAuditRecord {
   status: number;
   code: string | null;
   failover: boolean;
-  attempts: { supplier: string; outcome: 'ok' | 'failed'; status: number; code?: string; latencyMs: number }[];
+  attempts: {
+    supplier: string;
+    outcome: 'ok' | 'failed';
+    status: number;
+    code?: string;
+    latency_ms: number;
+    started_at: number;
+    selection_ms?: number;
+  }[];
 }
 
 const defaultSuppliers: HarnessSupplier[] = [{ name: 'sim-eu', region: 'EU' }];
+
+/** The catalogue document (the YAML file's shape) of these suppliers; models default to gpt-4o-mini at 0.15/0.6 USD per Mtok. */
+export function harnessCatalogueDocument(suppliers: HarnessSupplier[], baseUrl: (supplier: HarnessSupplier) => string) {
+  return {
+    suppliers: suppliers.map((s, i) => ({
+      name: s.name,
+      protocol: s.protocol ?? 'openai',
+      base_url: baseUrl(s),
+      region: s.region,
+      priority: s.priority ?? i + 1,
+      timeout_ms: s.timeout_ms ?? 2_000,
+      ...(s.weight !== undefined && { weight: s.weight }),
+      ...(s.connect_timeout_ms !== undefined && { connect_timeout_ms: s.connect_timeout_ms }),
+      ...(s.first_byte_timeout_ms !== undefined && { first_byte_timeout_ms: s.first_byte_timeout_ms }),
+      models: (s.models ?? [{ id: 'gpt-4o-mini' }]).map((m) => ({
+        input_usd_per_mtok: 0.15,
+        output_usd_per_mtok: 0.6,
+        owned_by: 'ext',
+        ...m,
+      })),
+    })),
+  };
+}
+
+/** The catalogue of these suppliers. */
+export function harnessCatalogue(suppliers: HarnessSupplier[], baseUrl: (supplier: HarnessSupplier) => string): Catalogue {
+  return buildCatalogue(harnessCatalogueDocument(suppliers, baseUrl), {});
+}
 
 /** Starts simulators, a gateway on an ephemeral port over a test database and store. */
 export async function startGatewayHarness(
@@ -107,34 +148,16 @@ export async function startGatewayHarness(
   for (const s of suppliers) {
     if (s.baseUrl === undefined) simulators.set(s.name, await startSimulator({ name: s.name, ...s.simulator }));
   }
-  const catalogue = buildCatalogue(
-    {
-      suppliers: suppliers.map((s, i) => ({
-        name: s.name,
-        protocol: s.protocol ?? 'openai',
-        base_url: s.baseUrl ?? `${simulators.get(s.name)!.url}/v1`,
-        region: s.region,
-        priority: s.priority ?? i + 1,
-        timeout_ms: s.timeout_ms ?? 2_000,
-        ...(s.weight !== undefined && { weight: s.weight }),
-        ...(s.connect_timeout_ms !== undefined && { connect_timeout_ms: s.connect_timeout_ms }),
-        ...(s.first_byte_timeout_ms !== undefined && { first_byte_timeout_ms: s.first_byte_timeout_ms }),
-        models: (s.models ?? [{ id: 'gpt-4o-mini' }]).map((m) => ({
-          input_usd_per_mtok: 0.15,
-          output_usd_per_mtok: 0.6,
-          owned_by: 'ext',
-          ...m,
-        })),
-      })),
-    },
-    {},
-  );
+  const catalogueDocument = harnessCatalogueDocument(suppliers, (s) => s.baseUrl ?? `${simulators.get(s.name)!.url}/v1`);
+  const catalogue = buildCatalogue(catalogueDocument, {});
   const adminKey = generateSecret('admin');
   const pepper = generateSecret('admin');
   const settings = parseSettings({
     SVC_ADMIN_KEY: adminKey,
     SVC_KEY_PEPPER: pepper,
     SVC_CATALOG: '(in memory)',
+    // The harness's catalogue is the one given here; suites that test the database catalogue ask for it.
+    SVC_CATALOG_SOURCE: 'file',
     SVC_HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'silent',
@@ -143,10 +166,10 @@ export async function startGatewayHarness(
     SVC_METRICS_PORT: '0',
     ...options.settings,
   });
-  const config: Config = { settings, catalogue };
+  const config: Config = { settings, catalogue, catalogueDocument };
   const database = options.database ?? (await createTestDatabase());
   const stores = openSharedTestStores();
-  const store = stores.main;
+  const store = options.store ?? stores.main;
   const silent = () => pino({ level: 'silent' });
   const clock = options.clock ?? Date.now;
   const telemetry = { ...(options.tracing && { tracing: options.tracing }), metricsOnEphemeralPort: options.metrics ?? false };
@@ -181,7 +204,9 @@ export async function startGatewayHarness(
       return ((await res.json()) as { data: HarnessAuditRecord[] }).data;
     },
     startReplica: async (replicaOptions = {}) => {
-      const replicaStore = stores.another();
+      // A store given by the caller (a portal's) is shared as it is: another connection of the
+      // harness's own would not reach the caller's store.
+      const replicaStore = options.store ?? stores.another();
       const replica = await startGateway(config, {
         database,
         store: replicaStore,
@@ -198,7 +223,7 @@ export async function startGatewayHarness(
       await gateway.stop();
       await Promise.all(replicas.filter((r) => r.store !== store).map((r) => r.store.close()));
       await Promise.all([...simulators.values()].map((s) => s.close()));
-      await store.close();
+      await stores.main.close();
       if (!options.database) await database.close();
     },
   };

@@ -6,12 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { buildCatalogue, parsePortalSettings } from '../../core/config/index.js';
+import { buildCatalogue, parsePortalSettings, type Catalogue } from '../../core/config/index.js';
 import type { Database } from '../../core/db/index.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import type { Store } from '../../core/store/index.js';
 import { openSharedTestStores } from '../../core/store/testing.js';
 import { demoCatalogue } from '../../deploy/local/demo-catalogue.js';
+import type { Tracing } from '../../core/telemetry/index.js';
 import { startPortal, type RunningPortal } from '../../portal/src/server.js';
 
 /** Settings every harness portal gets unless the test overrides them. */
@@ -45,6 +46,10 @@ export async function startPortalHarness(
     settingsFor?: (baseUrl: string) => Promise<Record<string, string>>;
     clock?: () => number;
     dataDir?: string;
+    /** Tracing the portal uses (tests give one exporting into memory). */
+    tracing?: Tracing;
+    /** The catalogue (default: the demo catalogue `npm start` serves). */
+    catalogue?: Catalogue;
   } = {},
 ): Promise<PortalHarness> {
   const database = await createTestDatabase();
@@ -62,10 +67,11 @@ export async function startPortalHarness(
   });
   const logger = pino({ level: 'info', base: { service: 'portal' } }, sink);
   // The demo catalogue `npm start` serves; no simulator is needed, the portal only reads prices.
-  const catalogue = buildCatalogue(demoCatalogue('http://127.0.0.1:9'), {});
+  const catalogue = options.catalogue ?? buildCatalogue(demoCatalogue('http://127.0.0.1:9'), {});
   const env = (baseUrl: string) => ({
     ...harnessSecrets,
     SVC_CATALOG: 'unused-catalogue-given-in-overrides.yaml',
+    SVC_CATALOG_SOURCE: 'file',
     SVC_HOST: '127.0.0.1',
     PORTAL_PORT: '0',
     SVC_METRICS_PORT: '0',
@@ -99,6 +105,7 @@ export async function startPortalHarness(
       clock: options.clock,
       announce,
       metricsOnEphemeralPort: true,
+      tracing: options.tracing,
     });
   };
   const portal = await start(port);

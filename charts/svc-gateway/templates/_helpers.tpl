@@ -66,6 +66,8 @@ capabilities:
 {{- define "svc.commonEnv" -}}
 - name: SVC_CATALOG
   value: /etc/svc/catalog.yaml
+- name: SVC_CATALOG_SOURCE
+  value: {{ .Values.catalogueSource | default "database" | quote }}
 - name: SVC_METRICS_PORT
   value: {{ .Values.metricsPort | quote }}
 - name: LOG_LEVEL

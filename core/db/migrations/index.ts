@@ -6,6 +6,21 @@ import * as m004 from './004_key_managed_by.js';
 import * as m005 from './005_region_policies.js';
 import * as m006 from './006_identity.js';
 import * as m007 from './007_wallet_nano.js';
+import * as m008 from './008_key_ownership.js';
+import * as m009 from './009_audit_attempts_snake_case.js';
+import * as m010 from './010_portal_activity.js';
+import * as m011 from './011_billing.js';
+import * as m012 from './012_usage_rollups.js';
+import * as m013 from './013_billing_disputes.js';
+import * as m014 from './014_user_display_settings.js';
+import * as m015 from './015_portal_settings.js';
+import * as m016 from './016_get_started.js';
+import * as m017 from './017_autorouter.js';
+import * as m018 from './018_help_panels.js';
+import * as m019 from './019_user_deletion.js';
+import * as m020 from './020_promotions.js';
+import * as m021 from './021_catalogue.js';
+import * as m022 from './022_user_billing_admin.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -25,6 +40,21 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['005_region_policies', m005],
   ['006_identity', m006],
   ['007_wallet_nano', m007],
+  ['008_key_ownership', m008],
+  ['009_audit_attempts_snake_case', m009],
+  ['010_portal_activity', m010],
+  ['011_billing', m011],
+  ['012_usage_rollups', m012],
+  ['013_billing_disputes', m013],
+  ['014_user_display_settings', m014],
+  ['015_portal_settings', m015],
+  ['016_get_started', m016],
+  ['017_autorouter', m017],
+  ['018_help_panels', m018],
+  ['019_user_deletion', m019],
+  ['020_promotions', m020],
+  ['021_catalogue', m021],
+  ['022_user_billing_admin', m022],
 ];
 
 /** knex migration source over the explicit list above. */

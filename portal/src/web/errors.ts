@@ -6,7 +6,7 @@ import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../
 
 /** Whether the caller wants JSON rather than a page: API paths, JSON bodies, or an Accept asking for it. */
 export function wantsJson(req: Request): boolean {
-  if (req.path.startsWith('/api/')) return true;
+  if (req.path.startsWith('/api/') || req.path.startsWith('/dashboard/api/')) return true;
   if (req.is('application/json')) return true;
   return req.accepts(['html', 'json']) === 'json';
 }
@@ -31,6 +31,8 @@ export function portalErrorBody(error: ApiError, requestId: string): Record<stri
 /** Sends `error` negotiated as JSON or the error page. */
 export function sendError(req: Request, res: Response, error: ApiError): void {
   res.status(error.status).set(errorResponseHeaders(error));
+  // The request's span names the catalogue code as its error.type (web/trace.ts).
+  res.locals.errorCode = error.code;
   if (wantsJson(req)) {
     res.json(portalErrorBody(error, res.locals.requestId as string));
     return;

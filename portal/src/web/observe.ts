@@ -26,6 +26,8 @@ export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: (
       logger.info(
         {
           requestId,
+          // The same field name as the gateway's log line, so one search follows a trace across both.
+          ...(res.locals.traceId ? { trace_id: res.locals.traceId as string } : {}),
           method: req.method,
           route,
           // The raw path only when no route matched: a matched one may hold a token (/invite/:token).

@@ -21,6 +21,7 @@ export const integerParamNames = [
   'budget_id',
   'alert_id',
   'promotion_id',
+  'grant_id',
   'provider_id',
   'price_id',
   'conversation_id',

@@ -16,6 +16,10 @@ declare module 'express-session' {
     userId: number;
     /** When the user signed in (ms), for the absolute lifetime. */
     signedInAt: number;
+    /** Admins: false shows only their own data (POST /dashboard/toggle-admin-mode); default on. */
+    adminMode?: boolean;
+    /** Platform admins: the organisation the admin views are filtered to (POST /dashboard/set-admin-org). */
+    adminOrgId?: number;
   }
 }
 

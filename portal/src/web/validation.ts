@@ -88,9 +88,35 @@ export const integerId = z
 export const singleString = (max: number) =>
   z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);
 
+/**
+ * A query parameter that is a whole number from 1 to `max`, given once: `limit`, `days`. `unit`
+ * names what is counted in the message ("days" → "must be a whole number of days from 1 to 90").
+ */
+export const wholeNumberParam = (max: number, unit?: string) => {
+  const message = `must be a whole number ${unit ? `of ${unit} ` : ''}from 1 to ${max}`;
+  return singleString(String(max).length)
+    .regex(/^[1-9][0-9]*$/, message)
+    .transform(Number)
+    .refine((n) => n <= max, message);
+};
+
 /** Parses a request body against `schema`, throwing the 422 validation error on failure. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body ?? {});
   if (!result.success) throw validationError(locate('body', result.error));
   return result.data;
 }
+
+/** An amount in US dollars (up to 6 decimals) as a JSON number or form text, or empty/null for "none". */
+export const usdAmountOrNone = z.union(
+  [
+    z.number().nonnegative().max(1_000_000_000),
+    z
+      .string()
+      .trim()
+      .regex(/^(\d{1,10}(\.\d{1,6})?)?$/, 'must be an amount in US dollars (up to 6 decimals), or empty for none')
+      .transform((v) => (v === '' ? null : Number(v))),
+    z.null(),
+  ],
+  { message: 'must be an amount in US dollars, or empty for none' },
+);

@@ -1,5 +1,7 @@
 // The account actions: JSON bodies and HTML forms both. A JSON caller gets JSON (errors in the
 // catalogue shape); a form gets a redirect, or the same form again with the problem explained.
+import type { PortalDeps } from '../../deps.js';
+import { noteActivity } from '../../web/activity.js';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ApiError, toApiError } from '../../../../core/errors/index.js';
 import { passwordRule, tokenLifetimeMs, type User, type UserRepository } from '../../../../core/identity/index.js';
@@ -60,6 +62,8 @@ export function accountRouter(deps: {
   ssoSettings: Parameters<typeof configuredSsoButtons>[0];
   clock: () => number;
   metrics: PortalMetrics;
+  activity: PortalDeps['activity'];
+  logger: PortalDeps['logger'];
 }): Router {
   const router = Router();
   const { accounts } = deps;
@@ -91,6 +95,7 @@ export function accountRouter(deps: {
       const user = await accounts.signIn({ email: body.email, password: body.password, address: req.ip ?? 'unknown' });
       await signIn(req, user.id, deps.clock());
       deps.metrics.logins.inc({ method: 'password', result: 'success' });
+      await noteActivity(deps, { userId: user.id, kind: 'signed_in', summary: 'Signed in with email and password' });
       const destination = safeReturnTo(body.return_to) ?? '/dashboard';
       if (wantsJson(req)) res.json({ user: userJson(user), redirect: destination });
       else res.redirect(303, destination);
@@ -193,7 +198,10 @@ export function accountRouter(deps: {
         details: { detail: [{ loc: ['body', 'language'], msg: 'must be one of en, de, fr, es', type: 'invalid_value' }] },
       });
     res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
-    if (req.user) await deps.users.setLanguage(req.user.id, body.language, new Date(deps.clock()));
+    if (req.user) {
+      await deps.users.setLanguage(req.user.id, body.language, new Date(deps.clock()));
+      await noteActivity(deps, { userId: req.user.id, kind: 'language_changed', summary: `Language set to ${body.language}` });
+    }
     if (wantsJson(req)) res.json({ language: body.language, saved_to_profile: Boolean(req.user) });
     else res.redirect(303, safeReturnTo(body.return_to) ?? '/');
   });

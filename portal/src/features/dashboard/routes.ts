@@ -1,6 +1,7 @@
 // The signed-in dashboard shell: who you are, where to start. The dashboard issue fills it in.
 import { Router } from 'express';
 import type { PortalDeps } from '../../deps.js';
+import { checklistFor } from '../get-started/checklist.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 
@@ -9,8 +10,9 @@ export function dashboardRouter(deps: PortalDeps): Router {
   const router = Router();
   // Dashboard routes with `*_id` parameters (keys, reports…) get the 422 rule before any handler.
   applyPathParamRules(router);
-  router.get('/dashboard', requireAction('dashboard.view'), (req, res) => {
+  router.get('/dashboard', requireAction('dashboard.view'), async (req, res) => {
     const user = req.user!;
+    const checklist = await checklistFor(deps.database, user);
     res.render('dashboard/index', {
       title: 'Dashboard',
       account: {
@@ -21,6 +23,7 @@ export function dashboardRouter(deps: PortalDeps): Router {
         legalVersion: deps.settings.SVC_LEGAL_VERSION,
       },
       gatewayUrl: deps.gatewayUrlHint,
+      checklist,
     });
   });
   return router;

@@ -1,4 +1,5 @@
 // Legal acceptance against the version in force (SVC_LEGAL_VERSION).
+import { noteActivity } from '../../web/activity.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
@@ -27,6 +28,7 @@ export function legalRouter(deps: PortalDeps): Router {
         details: { detail: [{ loc: ['body', 'version'], msg: `must be ${current}`, type: 'invalid_value' }] },
       });
     await deps.users.acceptLegal(req.user!.id, current, new Date(deps.clock()));
+    await noteActivity(deps, { userId: req.user!.id, kind: 'terms_accepted', summary: `Accepted the terms, version ${current}` });
     res.json({ current_version: current, accepted_version: current, accepted: true });
   });
   return router;

@@ -2,7 +2,11 @@
 import { Router } from 'express';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
+import { KeyAnnouncer } from '../../../../core/keys/index.js';
+import { noteActivity } from '../../web/activity.js';
+import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
+import { requireAction } from '../../web/principal.js';
 
 const statusText = {
   pending: undefined,
@@ -11,10 +15,11 @@ const statusText = {
   expired: 'This invitation has expired. Ask your administrator for a new one.',
 } as const;
 
-/** GET /invite/:token. */
+/** GET /invite/:token (the landing page) and POST /invite/:token/accept. */
 export function inviteRouter(deps: PortalDeps): Router {
   const router = Router();
   applyPathParamRules(router);
+  const announcer = new KeyAnnouncer(deps.store, { logger: (facts, message) => deps.logger.warn(facts, message) });
   router.get('/invite/:token', async (req, res) => {
     const token = String(req.params.token);
     const invite = await deps.invites.findBySecret(token, new Date(deps.clock()));
@@ -29,7 +34,22 @@ export function inviteRouter(deps: PortalDeps): Router {
       },
       problem: statusText[invite.status],
       returnTo: `/invite/${encodeURIComponent(token)}`,
+      // Signed in with the invited address: the page offers to accept.
+      canAccept: invite.status === 'pending' && req.user !== undefined && req.user.email.toLowerCase() === invite.email.toLowerCase(),
+      signedInAs: req.user?.email,
+      acceptAction: `/invite/${encodeURIComponent(token)}/accept`,
     });
+  });
+
+  // Accepting: the signed-in user joins the organisation (core/identity/invites.ts accept).
+  router.post('/invite/:token/accept', requireAction('dashboard.view'), async (req, res) => {
+    const user = req.user!;
+    const hashes = await deps.invites.accept(String(req.params.token), user, new Date(deps.clock()));
+    await announcer.announceAll(hashes);
+    await noteActivity(deps, { userId: user.id, kind: 'invite_accepted', summary: 'Accepted an invitation and joined an organisation' });
+    const joined = await deps.users.findById(user.id);
+    if (wantsJson(req)) return res.json({ ok: true, organisation_id: joined?.organisationId ?? null, role: joined?.role });
+    res.redirect(303, '/dashboard');
   });
   return router;
 }

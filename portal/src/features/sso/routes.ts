@@ -1,6 +1,7 @@
 // Sign-in with the two identity providers, the accept-terms step for new SSO users, and the
 // reseller hand-off. The pending login (PKCE verifier, state, nonce) waits in the shared store
 // under its state for ten minutes, and a cookie binds it to the browser that started it.
+import { noteActivity } from '../../web/activity.js';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError, toApiError } from '../../../../core/errors/index.js';
@@ -13,7 +14,7 @@ import { safeReturnTo } from '../auth/return-to.js';
 import { acceptBody } from '../auth/schemas.js';
 import { signIn } from '../auth/sign-in.js';
 import type { OidcProvider, PendingSsoLogin } from './oidc.js';
-import { ssoProviderIds, type SsoProviderId } from './providers.js';
+import { configuredSsoButtons, ssoProviderIds, type SsoProviderId } from './providers.js';
 import { resolveSsoUser } from './service.js';
 
 /** Cookie binding a pending SSO login to the browser that started it. */
@@ -106,6 +107,12 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
           return res.redirect(303, `${pending.handoffOrigin}/auth/sso/complete?token=${token}`);
         }
         await signIn(req, user.id, deps.clock());
+        await noteActivity(deps, {
+          userId: user.id,
+          kind: 'signed_in',
+          summary: `Signed in with ${configuredSsoButtons(settings).find((b) => b.id === id)?.label ?? id}`,
+          details: { provider: id },
+        });
         res.redirect(303, pending.returnTo ?? '/dashboard');
       } catch (error) {
         deps.metrics.logins.inc({ method: 'oidc', result: 'failure' });
@@ -133,6 +140,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
     const user = await deps.users.findById(used.userId);
     if (!user || user.status !== 'active') throw new ApiError('account_status');
     await signIn(req, user.id, deps.clock());
+    await noteActivity(deps, { userId: user.id, kind: 'signed_in', summary: 'Signed in through a single sign-on hand-off' });
     if (wantsJson(req)) return res.json({ signed_in: true, redirect: '/dashboard' });
     res.redirect(303, safeReturnTo(typeof used.payload.returnTo === 'string' ? used.payload.returnTo : undefined) ?? '/dashboard');
   });
