@@ -12,3 +12,4 @@ export * from './payments.js';
 export * from './processor.js';
 export * from './service.js';
 export * from './settings.js';
+export * from './user-limits.js';

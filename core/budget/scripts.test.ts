@@ -110,6 +110,36 @@ function enforcementContract(name: string, open: () => Store): void {
       assert.equal(await store.get('wallet'), '120');
     });
 
+    test('spend groups: each is checked in order, a refusal by the second writes nothing to the first or the wallet', async () => {
+      const store = fresh();
+      // KEYS: rate, budget, wallet, then (counter, cap) per group; ARGV: … groupCount, credit, ttl per group.
+      const groupKeys = [...keys, 'org-spend', 'org-cap', 'user-spend', 'user-cap'];
+      const groupArgs = (reserve: number) => [...args({ reserve, wallet: true }), 2, 0, 60_000, 60_000];
+      await store.set('wallet', '10000');
+      assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), { kind: 'group_budget_unknown', group: 0 });
+      await store.set('org-cap', '-1');
+      await store.runScript(loadBudgetIfAbsent, ['org-spend'], [86_400_000, 0, 0]);
+      assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), { kind: 'group_budget_unknown', group: 1 });
+      await store.set('user-cap', '250');
+      await store.runScript(loadBudgetIfAbsent, ['user-spend'], [86_400_000, 0, 0]);
+      assert.equal((await store.runScript(enforceRequest, groupKeys, groupArgs(100))).kind, 'admitted');
+      assert.equal((await store.runScript(enforceRequest, groupKeys, groupArgs(100))).kind, 'admitted');
+      assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), {
+        kind: 'group_budget_exceeded',
+        group: 1,
+        usedNano: 200,
+        capNano: 250,
+      });
+      // The organisation (no cap) counted both admitted requests and not the refused one.
+      assert.deepEqual(await store.hashGetAll('org-spend'), { '0': '200', [reservedField]: '200' });
+      assert.equal(await store.get('wallet'), '9800');
+      // Settling gives back to every group what was reserved and not spent.
+      await store.runScript(settleReservation, [...settleKeys(), 'org-spend', 'user-spend'], [0, 100, 40, 0, 1, 60_000, 2]);
+      assert.deepEqual(await store.hashGetAll('org-spend'), { '0': '140', [reservedField]: '100' });
+      assert.deepEqual(await store.hashGetAll('user-spend'), { '0': '140', [reservedField]: '100' });
+      assert.equal(await store.get('wallet'), '9860');
+    });
+
     test('rolling buckets: buckets older than the window stop counting and are dropped', async () => {
       const store = fresh();
       await emptyCounter(store, 100);

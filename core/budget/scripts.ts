@@ -5,10 +5,10 @@ export type EnforcementVerdict =
   | { kind: 'admitted' }
   | { kind: 'rate_limited'; retryAfterMs: number }
   | { kind: 'budget_exceeded'; usedNano: number }
-  /** The organisation's monthly budget (core/budget/organisation.ts) cannot take this reservation. */
-  | { kind: 'organisation_budget_exceeded'; usedNano: number; capNano: number }
-  /** The organisation's spend counter or cap is not in the store: rebuild both, ask again. */
-  | { kind: 'organisation_budget_unknown' }
+  /** A spend group's monthly budget (core/budget/spend-groups.ts) cannot take this reservation; `group` is its index in KEYS order. */
+  | { kind: 'group_budget_exceeded'; group: number; usedNano: number; capNano: number }
+  /** A spend group's counter or cap is not in the store: rebuild both, ask again. */
+  | { kind: 'group_budget_unknown'; group: number }
   | { kind: 'wallet_empty'; balanceNano: number }
   /** The payer's balance is not in the store yet: load it from PostgreSQL and ask again. */
   | { kind: 'wallet_unknown' }
@@ -41,11 +41,11 @@ function countedSpend(redis: ScriptCommands, key: string, minBucket: number): nu
  * §The request hot path, step 4): rate limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
  * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
  *
- * KEYS: rate window zset, budget hash, wallet balance, organisation spend hash, organisation cap.
+ * KEYS: rate window zset, budget hash, wallet balance, then per spend group its spend hash and cap.
  * ARGV: rpm (0 = none), windowMs, member, reserveNano, capNano (-1 = none), minBucket,
- *       bucket, budgetTtlMs, walletEnforced (0/1), organisationCounted (0/1), organisationTtlMs,
- *       creditNano (how far below zero the payer's wallet may go; absent = 0).
- * The organisation's counter is monthly (bucket 0) and counted whether or not it has a cap.
+ *       bucket, budgetTtlMs, walletEnforced (0/1), groupCount (absent = 0), creditNano (how far
+ *       below zero the payer's wallet may go; absent = 0), then per spend group its counter's ttl.
+ * A spend group's counter is monthly (bucket 0) and counted whether or not it has a cap.
  * Money is integer nano-USD: Lua and JavaScript agree on integers, not on floats (exactly up to
  * 2^53 nano-dollars, about 9 million USD, per counter).
  */
@@ -80,19 +80,20 @@ if cap >= 0 then
   end
   if used + reserve > cap then return {2, used} end
 end
-if ARGV[10] == '1' then
-  local orgCap = redis.call('GET', KEYS[5])
-  if (not orgCap) or redis.call('EXISTS', KEYS[4]) == 0 then return {7, 0} end
-  orgCap = tonumber(orgCap)
-  if orgCap >= 0 then
-    local orgUsed = tonumber(redis.call('HGET', KEYS[4], '0') or '0')
-    if orgUsed + reserve > orgCap then return {6, orgUsed, orgCap} end
+local groups = tonumber(ARGV[10] or '0')
+for g = 1, groups do
+  local groupCap = redis.call('GET', KEYS[3 + 2 * g])
+  if (not groupCap) or redis.call('EXISTS', KEYS[2 + 2 * g]) == 0 then return {7, 0, 0, g - 1} end
+  groupCap = tonumber(groupCap)
+  if groupCap >= 0 then
+    local groupUsed = tonumber(redis.call('HGET', KEYS[2 + 2 * g], '0') or '0')
+    if groupUsed + reserve > groupCap then return {6, groupUsed, groupCap, g - 1} end
   end
 end
 if ARGV[9] == '1' then
   local balance = redis.call('GET', KEYS[3])
   if not balance then return {4, 0} end
-  if tonumber(balance) + tonumber(ARGV[12] or '0') < reserve then return {3, tonumber(balance)} end
+  if tonumber(balance) + tonumber(ARGV[11] or '0') < reserve then return {3, tonumber(balance)} end
   redis.call('DECRBY', KEYS[3], reserve)
 end
 if rpm > 0 then
@@ -104,15 +105,17 @@ if cap >= 0 then
   redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
 end
-if ARGV[10] == '1' then
-  redis.call('HINCRBY', KEYS[4], '0', reserve)
-  redis.call('HINCRBY', KEYS[4], '${reservedField}', reserve)
-  redis.call('PEXPIRE', KEYS[4], ARGV[11])
+for g = 1, groups do
+  redis.call('HINCRBY', KEYS[2 + 2 * g], '0', reserve)
+  redis.call('HINCRBY', KEYS[2 + 2 * g], '${reservedField}', reserve)
+  redis.call('PEXPIRE', KEYS[2 + 2 * g], ARGV[11 + g])
 end
 return {0, 0}
 `,
   memory(redis, keys, args) {
-    const [rateKey, budgetKey, walletKey, orgKey, orgCapKey] = keys as [string, string, string, string, string];
+    const [rateKey, budgetKey, walletKey] = keys as [string, string, string];
+    const groups = Number(args[9] ?? 0);
+    const counterOf = (g: number) => keys[3 + 2 * g]!;
     const rpm = Number(args[0]);
     const window = Number(args[1]);
     const reserve = Number(args[3]);
@@ -127,16 +130,16 @@ return {0, 0}
       const used = countedSpend(redis, budgetKey, Number(args[5]));
       if (used + reserve > cap) return [2, used];
     }
-    if (args[9] === '1') {
-      const orgCap = redis.get(orgCapKey);
-      if (orgCap === null || redis.pttl(orgKey) === -2) return [7, 0];
-      const orgUsed = Number(redis.hget(orgKey, '0') ?? 0);
-      if (Number(orgCap) >= 0 && orgUsed + reserve > Number(orgCap)) return [6, orgUsed, Number(orgCap)];
+    for (let g = 0; g < groups; g++) {
+      const groupCap = redis.get(keys[4 + 2 * g]!);
+      if (groupCap === null || redis.pttl(counterOf(g)) === -2) return [7, 0, 0, g];
+      const groupUsed = Number(redis.hget(counterOf(g), '0') ?? 0);
+      if (Number(groupCap) >= 0 && groupUsed + reserve > Number(groupCap)) return [6, groupUsed, Number(groupCap), g];
     }
     if (args[8] === '1') {
       const balance = redis.get(walletKey);
       if (balance === null) return [4, 0];
-      if (Number(balance) + Number(args[11] ?? 0) < reserve) return [3, Number(balance)];
+      if (Number(balance) + Number(args[10] ?? 0) < reserve) return [3, Number(balance)];
       redis.incrBy(walletKey, -reserve);
     }
     if (rpm > 0) {
@@ -148,15 +151,15 @@ return {0, 0}
       redis.hincrBy(budgetKey, reservedField, reserve);
       redis.pexpire(budgetKey, Number(args[7]));
     }
-    if (args[9] === '1') {
-      redis.hincrBy(orgKey, '0', reserve);
-      redis.hincrBy(orgKey, reservedField, reserve);
-      redis.pexpire(orgKey, Number(args[10]));
+    for (let g = 0; g < groups; g++) {
+      redis.hincrBy(counterOf(g), '0', reserve);
+      redis.hincrBy(counterOf(g), reservedField, reserve);
+      redis.pexpire(counterOf(g), Number(args[11 + g]));
     }
     return [0, 0];
   },
   decode(reply: ScriptReply): EnforcementVerdict {
-    const [kind, value, extra] = reply as [number, number, number?];
+    const [kind, value, extra, group] = reply as [number, number, number?, number?];
     switch (kind) {
       case 0:
         return { kind: 'admitted' };
@@ -171,9 +174,9 @@ return {0, 0}
       case 5:
         return { kind: 'budget_unknown' };
       case 6:
-        return { kind: 'organisation_budget_exceeded', usedNano: value, capNano: extra ?? 0 };
+        return { kind: 'group_budget_exceeded', group: group ?? 0, usedNano: value, capNano: extra ?? 0 };
       case 7:
-        return { kind: 'organisation_budget_unknown' };
+        return { kind: 'group_budget_unknown', group: group ?? 0 };
       default:
         throw new Error(`enforce_request returned unknown verdict ${String(kind)}`);
     }
@@ -186,9 +189,9 @@ return {0, 0}
  * request: the marker makes a settlement retried after a lost reply (or resent by the client
  * library on reconnection) change nothing twice. A counter or mirror the store lost is left
  * alone: its rebuild counts the request from PostgreSQL.
- * KEYS: budget hash, wallet balance, settlement marker, organisation spend hash. ARGV: bucket,
- * reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
- * organisationCounted (0/1).
+ * KEYS: budget hash, wallet balance, settlement marker, then each spend group's spend hash.
+ * ARGV: bucket, reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
+ * groupCount (absent = 0).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
@@ -202,14 +205,16 @@ end
 if ARGV[5] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('INCRBY', KEYS[2], unspent)
 end
-if ARGV[7] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then
-  if unspent ~= 0 then redis.call('HINCRBY', KEYS[4], '0', -unspent) end
-  redis.call('HINCRBY', KEYS[4], '${reservedField}', -tonumber(ARGV[2]))
+for g = 1, tonumber(ARGV[7] or '0') do
+  if redis.call('EXISTS', KEYS[3 + g]) == 1 then
+    if unspent ~= 0 then redis.call('HINCRBY', KEYS[3 + g], '0', -unspent) end
+    redis.call('HINCRBY', KEYS[3 + g], '${reservedField}', -tonumber(ARGV[2]))
+  end
 end
 return 0
 `,
   memory(redis, keys, args) {
-    const [budgetKey, walletKey, marker, orgKey] = keys as [string, string, string, string | undefined];
+    const [budgetKey, walletKey, marker] = keys as [string, string, string];
     if (redis.get(marker) !== null) return 0;
     redis.set(marker, '1', Number(args[5]));
     const unspent = Number(args[1]) - Number(args[2]);
@@ -218,9 +223,11 @@ return 0
       redis.hincrBy(budgetKey, reservedField, -Number(args[1]));
     }
     if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);
-    if (args[6] === '1' && orgKey !== undefined && redis.pttl(orgKey) !== -2) {
-      if (unspent !== 0) redis.hincrBy(orgKey, '0', -unspent);
-      redis.hincrBy(orgKey, reservedField, -Number(args[1]));
+    for (let g = 0; g < Number(args[6] ?? 0); g++) {
+      const counter = keys[3 + g]!;
+      if (redis.pttl(counter) === -2) continue;
+      if (unspent !== 0) redis.hincrBy(counter, '0', -unspent);
+      redis.hincrBy(counter, reservedField, -Number(args[1]));
     }
     return 0;
   },

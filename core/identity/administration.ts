@@ -22,11 +22,14 @@ export interface AdministeredUser {
   deleted: boolean;
   billing_exempt: boolean;
   credit_limit_usd: number | null;
+  /** The user's own monthly budget over the keys they created (core/budget/spend-groups.ts); null: none. */
+  monthly_budget_usd: number | null;
 }
 
 /** The row behind an AdministeredUser: the same columns, with the raw timestamps. */
-type Row = Omit<AdministeredUser, 'email_verified' | 'created_at' | 'deleted' | 'credit_limit_usd'> & {
+type Row = Omit<AdministeredUser, 'email_verified' | 'created_at' | 'deleted' | 'credit_limit_usd' | 'monthly_budget_usd'> & {
   credit_limit_usd: string | null;
+  monthly_budget_usd: string | null;
   email_verified_at: Date | null;
   created_at: Date;
   deleted_at: Date | null;
@@ -48,6 +51,7 @@ function present(row: Row): AdministeredUser {
     deleted: row.deleted_at !== null,
     billing_exempt: Boolean(row.billing_exempt),
     credit_limit_usd: row.credit_limit_usd === null ? null : Number(row.credit_limit_usd),
+    monthly_budget_usd: row.monthly_budget_usd === null ? null : Number(row.monthly_budget_usd),
   };
 }
 
@@ -103,6 +107,7 @@ const selectUsers = (knex: Knex) =>
       'users.deleted_at',
       'users.billing_exempt',
       'users.credit_limit_usd',
+      'users.monthly_budget_usd',
     );
 
 /** A page of users within the scope, newest first, and the cursor of the next page. */

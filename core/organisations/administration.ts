@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { repointPortalKeys } from '../billing/organisation.js';
 import { nanoPerUsd } from '../budget/usage.js';
-import { organisationBudgetWindow } from '../budget/organisation.js';
+import { spendGroupWindow } from '../budget/spend-groups.js';
 import { ApiError } from '../errors/index.js';
 import { roleRank, type Principal, type Role } from '../identity/roles.js';
 import type { Store } from '../store/index.js';
@@ -260,5 +260,5 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
  * dropping the counters makes the gateways rebuild them from the usage rollup on the next request.
  */
 export async function forgetOrganisationCounters(store: Store, organisationIds: number[], now: Date): Promise<void> {
-  await store.del(...organisationIds.map((id) => organisationBudgetWindow(id, now).counterKey));
+  await store.del(...organisationIds.map((id) => spendGroupWindow({ scope: 'organisation', id }, now).counterKey));
 }

@@ -351,6 +351,128 @@ describe('user billing', () => {
     );
     await waitFor('the wallet to pay again', async () => (await chat()) === 'billing_limit_reached', 5_000, 25);
   });
+  it("a user's monthly budget caps their keys together at the gateway, concurrent requests included", async () => {
+    const user = await makeTarget();
+    await fundWallet(gateway, `user:${user.id}`, 50);
+    const secrets: string[] = [];
+    for (const name of ['budget one', 'budget two'])
+      secrets.push(((await (await user.client.postJson('/dashboard/keys/new', { name })).json()) as { secret: string }).secret);
+    const attempt = (secret: string) =>
+      new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'count me against my budget' }], max_tokens: 8 })
+        .then(
+          () => ({ served: true as const }),
+          (e: unknown) => {
+            if (!(e instanceof OpenAI.APIError)) throw e;
+            return { served: false as const, status: e.status, error: e.error as { code: string; details?: Record<string, unknown> } };
+          },
+        );
+    const setBudget = (client: PortalClient, monthly_budget_usd: unknown) =>
+      client.postJson(`/dashboard/admin/users/${user.id}/monthly-budget`, { monthly_budget_usd });
+    expect((await setBudget(actors.org_admin.client, 1)).status).toBe(403);
+    for (const bad of [-1, 'lots', '1.1234567'])
+      expect((await setBudget(actors.platform_admin.client, bad)).status, JSON.stringify(bad)).toBe(422);
+
+    // Below one request's worst case: refused on either key, naming the user's budget.
+    const tiny = await setBudget(actors.platform_admin.client, '0.000001');
+    expect(tiny.status, await tiny.clone().text()).toBe(200);
+    expect(((await tiny.json()) as { user: { monthly_budget_usd: number } }).user.monthly_budget_usd).toBe(0.000001);
+    for (const secret of secrets) {
+      const refused = await attempt(secret);
+      if (refused.served) throw new Error('served past the monthly budget');
+      expect(refused).toMatchObject({ status: 402, error: { code: 'budget_exceeded' } });
+      expect(refused.error.details).toMatchObject({ scope: 'user', user_id: user.id, budget_limit: 0.000001 });
+    }
+    const refusal = await attempt(secrets[0]!);
+    const reserve = refusal.served ? 0 : Number(refusal.error.details!.reserve_usd);
+    expect(reserve).toBeGreaterThan(0);
+
+    // Removed: served from the next request (the cap is in the store every gateway reads).
+    await setBudget(actors.platform_admin.client, '');
+    await waitFor('the gateway to serve without a budget', async () => (await attempt(secrets[1]!)).served, 2_000, 25);
+
+    // Room for about two and a half worst cases: 16 concurrent requests over both keys.
+    const spent = async () =>
+      Number(
+        (
+          (await knex()('audit_log')
+            .whereIn('key_id', knex()('api_keys').select('id').where({ owner_user_id: user.id }))
+            .sum({ usd: 'cost_usd' })
+            .first()) as { usd: string | null }
+        ).usd ?? 0,
+      );
+    await waitFor('the served request in the audit log', async () => (await spent()) > 0);
+    const cap = Math.ceil(((await spent()) + 2.5 * reserve) * 1e6) / 1e6;
+    expect((await setBudget(actors.platform_admin.client, cap)).status).toBe(200);
+    const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => attempt(secrets[i % 2]!)));
+    const served = outcomes.filter((o) => o.served).length;
+    expect(served).toBeGreaterThanOrEqual(2);
+    expect(served).toBeLessThan(16);
+    for (const o of outcomes) if (!o.served) expect(o.error.code).toBe('budget_exceeded');
+    await waitFor('every served request in the audit log', async () => {
+      const [row] = await knex()('audit_log')
+        .whereIn('key_id', knex()('api_keys').select('id').where({ owner_user_id: user.id }))
+        .andWhere({ status: 200 })
+        .count({ n: '*' });
+      return Number(row!.n) === served + 1;
+    });
+    expect(await spent()).toBeLessThanOrEqual(cap);
+    // The live state an administrator reads for the key shows the user's group next to the organisation's.
+    const number = ((await knex()('api_keys').where({ owner_user_id: user.id }).orderBy('number').first('number')) as { number: number })
+      .number;
+    const state = (await (
+      await actors.platform_admin.client.get(`/dashboard/admin/api/key-rate-limit-state?key_id=${number}`, { accept: 'application/json' })
+    ).json()) as { owner: { user_id: number; monthly_budget_usd: number; counted_this_month_usd: number } };
+    expect(state.owner).toMatchObject({ user_id: user.id, monthly_budget_usd: cap });
+    expect(state.owner.counted_this_month_usd).toBeLessThanOrEqual(cap);
+  });
+
+  it('billing-config sets the authorised limit as credit for a self-paying user and as a monthly budget otherwise', async () => {
+    const config = (client: PortalClient, userId: number, spending_limit_usd: unknown) =>
+      client.postJson(`/dashboard/admin/users/${userId}/billing-config`, { spending_limit_usd });
+    type Answer = { user: { credit_limit_usd: number | null; monthly_budget_usd: number | null }; billing: Record<string, unknown> };
+
+    const selfPaying = await makeTarget();
+    expect((await config(actors.org_admin.client, selfPaying.id, 5)).status).toBe(403);
+    expect((await config(actors.platform_admin.client, selfPaying.id, 'plenty')).status).toBe(422);
+    const own = await config(actors.platform_admin.client, selfPaying.id, '5');
+    expect(own.status, await own.clone().text()).toBe(200);
+    const ownAnswer = (await own.json()) as Answer;
+    expect(ownAnswer.billing).toMatchObject({ mode: 'own_wallet', applied_as: 'credit_limit', spending_limit_usd: 5 });
+    expect(ownAnswer.user).toMatchObject({ credit_limit_usd: 5, monthly_budget_usd: null });
+    // The gateway serves the unfunded wallet on that credit.
+    const { secret } = (await (await selfPaying.client.postJson('/dashboard/keys/new', { name: 'config key' })).json()) as {
+      secret: string;
+    };
+    const sdk = new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    await waitFor('the gateway to serve on the authorised credit', () =>
+      sdk.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 }).then(
+        () => true,
+        () => false,
+      ),
+    );
+
+    // Paid by the organisation's billing user: the limit caps what they spend of that wallet.
+    const [org] = (await knex()('organisations')
+      .insert({ name: 'Config Org', slug: `config-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const payer = await signUp(portal, { organisationId: org!.id, role: 'org_admin' });
+    await knex()('organisations').where({ id: org!.id }).update({ billing_user_id: payer.id });
+    const paidFor = await signUp(portal, { organisationId: org!.id });
+    const other = (await (await config(actors.platform_admin.client, paidFor.id, 7)).json()) as Answer;
+    expect(other.billing).toMatchObject({ mode: 'paid_by_other', payer_id: `user:${payer.id}`, applied_as: 'monthly_budget' });
+    expect(other.user).toMatchObject({ credit_limit_usd: null, monthly_budget_usd: 7 });
+
+    // Exempt: no wallet bounds them, so the limit is their monthly budget; empty removes it.
+    await actors.platform_admin.client.postJson(`/dashboard/admin/users/${selfPaying.id}/billing-exempt`, { billing_exempt: true });
+    const exempt = (await (await config(actors.platform_admin.client, selfPaying.id, 3)).json()) as Answer;
+    expect(exempt.billing).toMatchObject({ mode: 'exempt', applied_as: 'monthly_budget', spending_limit_usd: 3 });
+    const cleared = (await (await config(actors.platform_admin.client, selfPaying.id, '')).json()) as Answer;
+    expect(cleared.user.monthly_budget_usd).toBeNull();
+    const page = await (await actors.platform_admin.client.get(`/dashboard/admin/users/${selfPaying.id}`)).text();
+    expect(page).toContain('data-testid="billing-mode"');
+    expect(page).toContain('Exempt from billing');
+  });
 });
 
 describe('invites', () => {

@@ -21,6 +21,7 @@ import * as m019 from './019_user_deletion.js';
 import * as m020 from './020_promotions.js';
 import * as m021 from './021_catalogue.js';
 import * as m022 from './022_user_billing_admin.js';
+import * as m023 from './023_user_monthly_budget.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -55,6 +56,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['020_promotions', m020],
   ['021_catalogue', m021],
   ['022_user_billing_admin', m022],
+  ['023_user_monthly_budget', m023],
 ];
 
 /** knex migration source over the explicit list above. */

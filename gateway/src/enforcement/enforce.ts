@@ -4,8 +4,10 @@ import {
   rateWindowMs,
   budgetWindow,
   enforceRequest,
-  organisationBudgetWindow,
-  organisationCapKey,
+  spendGroupCapKey,
+  spendGroupLabel,
+  spendGroupsOf,
+  spendGroupWindow,
   settleReservation,
   nanoPerUsd,
   toNano,
@@ -59,28 +61,26 @@ export function worstCaseUsd(
 /**
  * The enforcement step for one request (docs/architecture.md §The request hot path, step 4),
  * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost,
- * the same reservation against its organisation's monthly budget (portal keys of members) and
- * the payer's wallet reservation.
+ * the same reservation against each spend group's monthly budget (the organisation of a portal
+ * key, the user who created it) and the payer's wallet reservation.
  * A key without any of them costs no store call at all. Refusals are catalogue errors.
  */
 export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
-  const organisationId = key.organisationId ?? null;
-  const organisationCounted = organisationId !== null;
-  if (!budgeted && !walletEnforced && !organisationCounted && key.rateLimitRpm === null) return nothingReserved;
+  const groups = spendGroupsOf(key);
+  if (!budgeted && !walletEnforced && groups.length === 0 && key.rateLimitRpm === null) return nothingReserved;
   const now = new Date(deps.clock());
   const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
-  const orgWindow = organisationCounted ? organisationBudgetWindow(organisationId, now) : undefined;
-  const reserveNano = budgeted || walletEnforced || organisationCounted ? toNanoCeil(reserveUsd) : 0;
+  const groupWindows = groups.map((group) => spendGroupWindow(group, now));
+  const reserveNano = budgeted || walletEnforced || groups.length > 0 ? toNanoCeil(reserveUsd) : 0;
   const wallet = walletEnforced ? walletKey(key.payerId!) : 'wallet:-';
-  const orgCounter = orgWindow?.counterKey ?? 'spend:org:-';
+  const groupCounters = groupWindows.map((w) => w.counterKey);
   const keys = [
     rateWindowKey(key.id),
     window.counterKey,
     wallet,
-    orgCounter,
-    organisationCounted ? organisationCapKey(organisationId) : 'orgcap:-',
+    ...groups.flatMap((group, i) => [groupCounters[i]!, spendGroupCapKey(group)]),
   ];
   const args = [
     key.rateLimitRpm ?? 0,
@@ -92,19 +92,19 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     window.bucket,
     window.ttlMs,
     walletEnforced ? 1 : 0,
-    organisationCounted ? 1 : 0,
-    orgWindow?.ttlMs ?? 0,
+    groups.length,
     walletEnforced && key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0,
+    ...groupWindows.map((w) => w.ttlMs),
   ];
   let verdict = await deps.store.runScript(enforceRequest, keys, args);
   // A counter or mirror missing from the store (a new period, a cold start, a store that lost
   // its data) is rebuilt from PostgreSQL, then asked again; at most once each.
   const unknown = (v: EnforcementVerdict) =>
-    v.kind === 'budget_unknown' || v.kind === 'wallet_unknown' || v.kind === 'organisation_budget_unknown';
-  for (let rebuilds = 0; rebuilds < 3 && unknown(verdict); rebuilds++) {
+    v.kind === 'budget_unknown' || v.kind === 'wallet_unknown' || v.kind === 'group_budget_unknown';
+  for (let rebuilds = 0; rebuilds < 2 + groups.length && unknown(verdict); rebuilds++) {
     if (verdict.kind === 'budget_unknown') await deps.spend.rebuildBudget(deps.store, key, window, now);
-    else if (verdict.kind === 'organisation_budget_unknown')
-      await deps.spend.rebuildOrganisationBudget(deps.store, organisationId!, orgWindow!, now);
+    else if (verdict.kind === 'group_budget_unknown')
+      await deps.spend.rebuildSpendGroup(deps.store, groups[verdict.group]!, groupWindows[verdict.group]!, now);
     else await deps.spend.rebuildWallet(key.payerId!, wallet);
     verdict = await deps.store.runScript(enforceRequest, keys, args);
   }
@@ -137,16 +137,18 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         },
       });
     }
-    case 'organisation_budget_exceeded': {
+    case 'group_budget_exceeded': {
+      const group = groups[verdict.group]!;
       const remainingNano = Math.max(0, verdict.capNano - verdict.usedNano);
+      const who = group.scope === 'organisation' ? 'an organisation administrator' : 'a platform administrator';
       throw new ApiError('budget_exceeded', {
         humanMessage:
-          `Your organisation's monthly budget of ${usdText(verdict.capNano)} USD has ${usdText(remainingNano)} USD left ` +
+          `${spendGroupLabel(group)} of ${usdText(verdict.capNano)} USD has ${usdText(remainingNano)} USD left ` +
           `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case; ` +
-          `an organisation administrator can raise it; it resets ${orgWindow!.periodEnd!.toISOString()}`,
+          `${who} can raise it; it resets ${groupWindows[verdict.group]!.periodEnd!.toISOString()}`,
         details: {
-          scope: 'organisation',
-          organisation_id: organisationId,
+          scope: group.scope,
+          ...(group.scope === 'organisation' ? { organisation_id: group.id } : { user_id: group.id }),
           budget_limit: verdict.capNano / nanoPerUsd,
           budget_used: verdict.usedNano / nanoPerUsd,
           budget_remaining: remainingNano / nanoPerUsd,
@@ -154,9 +156,9 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         },
       });
     }
-    case 'organisation_budget_unknown':
+    case 'group_budget_unknown':
       throw new ApiError('current_quota_unavailable', {
-        humanMessage: "Your organisation's budget counter could not be rebuilt; retry in a few seconds",
+        humanMessage: `${spendGroupLabel(groups[verdict.group]!)} counter could not be rebuilt; retry in a few seconds`,
       });
     case 'wallet_empty':
       throw new ApiError('billing_limit_reached', {
@@ -177,7 +179,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
   const release = deps.spend.hold(
-    [...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : []), ...(organisationCounted ? [orgCounter] : [])],
+    [...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : []), ...groupCounters],
     reserveNano,
   );
   let settled = false;
@@ -188,7 +190,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
-      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`, orgCounter];
+      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`, ...groupCounters];
       const settleArgs = [
         window.bucket,
         reserveNano,
@@ -196,7 +198,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         budgeted ? 1 : 0,
         walletEnforced ? 1 : 0,
         settlementMarkerTtlMs,
-        organisationCounted ? 1 : 0,
+        groups.length,
       ];
       await deps.spend.settle(() => deps.store.runScript(settleReservation, settleKeys, settleArgs), release);
     },

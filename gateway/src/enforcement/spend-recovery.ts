@@ -4,13 +4,14 @@ import {
   bucketOf,
   loadBudgetArgs,
   loadBudgetIfAbsent,
-  organisationCapNano,
-  organisationMonthSpend,
-  publishOrganisationCap,
+  publishSpendGroupCap,
   spendFromAuditLog,
+  spendGroupCapNano,
+  spendGroupMonthSpend,
   toNano,
   windowStart,
   type BudgetWindow,
+  type SpendGroup,
 } from '../../../core/budget/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
@@ -111,13 +112,13 @@ export class SpendRecovery {
   }
 
   /**
-   * Rebuilds an organisation's missing monthly counter (as rebuildBudget, over all its members'
+   * Rebuilds a spend group's missing monthly counter (as rebuildBudget, over all the group's
    * keys) and re-reads its cap from PostgreSQL (the cap expires from the store every minute).
    */
-  async rebuildOrganisationBudget(store: Store, organisationId: number, window: BudgetWindow, now: Date): Promise<void> {
+  async rebuildSpendGroup(store: Store, group: SpendGroup, window: BudgetWindow, now: Date): Promise<void> {
     const [{ spentNano, keyIds }, capNano] = await Promise.all([
-      organisationMonthSpend(this.knex, organisationId, now),
-      organisationCapNano(this.knex, organisationId),
+      spendGroupMonthSpend(this.knex, group, now),
+      spendGroupCapNano(this.knex, group),
     ]);
     const from = windowStart('monthly', now).getTime();
     let spent = spentNano;
@@ -125,7 +126,7 @@ export class SpendRecovery {
       if (keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
     const held = this.held.get(window.counterKey) ?? 0;
     await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, new Map([[0, spent + held]]), held));
-    await publishOrganisationCap(store, organisationId, capNano);
+    await publishSpendGroupCap(store, group, capNano);
   }
 
   /** Loads a payer's missing wallet mirror: the ledger, less debits not yet written and reservations in flight. */

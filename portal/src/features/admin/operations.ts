@@ -10,8 +10,9 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { AUDIT_TABLE } from '../../../../core/audit/rows.js';
 import {
-  organisationBudgetWindow,
-  organisationCapNano,
+  spendGroupCapNano,
+  spendGroupWindow,
+  type SpendGroup,
   rateWindowKey,
   rateWindowMs,
   readRateWindow,
@@ -52,13 +53,24 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
     if (!key || !(await mayManageKey(knex, req.user!, key, 'admin.view')))
       throw new ApiError('not_found', { param: 'key_id', humanMessage: 'There is no key with this id among those you administer' });
     const at = now();
-    const [rate, shown, walletMirror, orgSpend] = await Promise.all([
+    // A spend group's cap (PostgreSQL) and what the gateways counted this month (the store).
+    const groupState = async (group: SpendGroup | null) => {
+      if (group === null) return null;
+      const [capNano, counter] = await Promise.all([
+        spendGroupCapNano(knex, group),
+        deps.store.hashGetAll(spendGroupWindow(group, at).counterKey),
+      ]);
+      return {
+        monthly_budget_usd: capNano < 0 ? null : capNano / nanoPerUsd,
+        counted_this_month_usd: counter && counter['0'] !== undefined ? Number(counter['0']) / nanoPerUsd : null,
+      };
+    };
+    const [rate, shown, walletMirror, organisation, owner] = await Promise.all([
       deps.store.runScript(readRateWindow, [rateWindowKey(key.id)], [rateWindowMs]),
       presentKey(deps.store, knex, key, at),
       key.payerId ? deps.store.get(walletKey(key.payerId)) : Promise.resolve(null),
-      key.organisationId === null
-        ? Promise.resolve(null)
-        : deps.store.hashGetAll(organisationBudgetWindow(key.organisationId, at).counterKey),
+      groupState(key.organisationId === null ? null : { scope: 'organisation', id: key.organisationId }),
+      groupState(key.ownerUserId === null ? null : { scope: 'user', id: key.ownerUserId }),
     ]);
     const rpm = key.rateLimitRpm;
     res.json({
@@ -88,14 +100,8 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
         // The store's mirror the gateways reserve against; null when not loaded (read from the ledger on next use).
         mirror_balance_usd: walletMirror === null ? null : Number(walletMirror) / nanoPerUsd,
       },
-      organisation:
-        key.organisationId === null
-          ? null
-          : {
-              organisation_id: key.organisationId,
-              monthly_budget_usd: await organisationCapNano(knex, key.organisationId).then((n) => (n < 0 ? null : n / nanoPerUsd)),
-              counted_this_month_usd: orgSpend && orgSpend['0'] !== undefined ? Number(orgSpend['0']) / nanoPerUsd : null,
-            },
+      organisation: organisation && { organisation_id: key.organisationId, ...organisation },
+      owner: owner && { user_id: key.ownerUserId, ...owner },
       read_at: at.toISOString(),
     });
   });

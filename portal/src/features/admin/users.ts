@@ -6,6 +6,10 @@
 //   POST /dashboard/admin/users/{user_id}/department  {department_id | ""}
 //   POST /dashboard/admin/users/{user_id}/org         {org_id | ""} (platform admins)
 //   POST /dashboard/admin/users/{user_id}/hard-delete
+//   POST /dashboard/admin/users/{user_id}/billing-exempt  {billing_exempt?} (absent: toggle)
+//   POST /dashboard/admin/users/{user_id}/credit-limit    {credit_limit_usd}
+//   POST /dashboard/admin/users/{user_id}/monthly-budget  {monthly_budget_usd}
+//   POST /dashboard/admin/users/{user_id}/billing-config  {spending_limit_usd} (applied per billing mode)
 // The rules (reach, roles, last owner, anonymisation) are core/identity/administration.ts; the
 // guard of each route comes from the admin route table.
 import { Router, type Request, type Response } from 'express';
@@ -26,7 +30,7 @@ import {
   type Action,
   type AdministeredUser,
 } from '../../../../core/identity/index.js';
-import { repointPortalKeys, userPayerId } from '../../../../core/billing/index.js';
+import { billingConfigOf, repointPortalKeys, setCreditLimit, setMonthlyBudget } from '../../../../core/billing/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
@@ -57,6 +61,8 @@ const exemptBody = z.object({
     .optional(),
 });
 const creditBody = z.object({ credit_limit_usd: usdAmountOrNone });
+const monthlyBudgetBody = z.object({ monthly_budget_usd: usdAmountOrNone });
+const billingConfigBody = z.object({ spending_limit_usd: usdAmountOrNone });
 // Deleting cannot be undone: the caller confirms it explicitly (a ticked box on the form).
 const deleteBody = z.object({
   confirm: z.literal('delete', { message: 'must be "delete" to confirm that the account is deleted for good' }),
@@ -70,8 +76,13 @@ const notices: Record<string, string> = {
   org: 'Organisation changed; the user’s keys moved with them.',
   exempt: 'Billing exemption saved; the user’s keys follow at every gateway within a second.',
   credit: 'Credit limit saved; every gateway applies it from the next request.',
+  budget: 'Monthly budget saved; every gateway applies it from the next request.',
+  config: 'Spending limit saved in the user’s billing mode; every gateway applies it from the next request.',
   deleted: 'The account was deleted: personal data removed, keys revoked, billing and audit history kept anonymised.',
 };
+
+/** A limit as the activity log states it. */
+const usdNote = (usd: number | null) => (usd === null || usd === 0 ? 'none' : `$${usd}`);
 
 export function adminUsersRouter(deps: PortalDeps): Router {
   const router = Router();
@@ -137,7 +148,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
             id: number;
             name: string;
           }[]);
-    const detail = { ...user, active_keys: Number((keys as { n: string | number }).n) };
+    const detail = { ...user, active_keys: Number((keys as { n: string | number }).n), billing: await billingConfigOf(knex, user.id) };
     if (wantsJson(req)) return res.json(detail);
     const actor = req.user!;
     const organisations = mayAdminister(actor, 'admin.platform.manage', user)
@@ -159,6 +170,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
         delete: mayAdminister(actor, 'admin.organisation.manage', user) && user.id !== actor.id && !user.deleted,
         exempt: mayAdminister(actor, 'admin.platform.manage', user) && !user.deleted,
         credit: mayAdminister(actor, 'admin.organisation.manage', user) && !user.deleted,
+        budget: mayAdminister(actor, 'admin.platform.manage', user) && !user.deleted,
       },
       notice,
     });
@@ -223,21 +235,44 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
     const user = await target(req, 'admin.organisation.manage');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
-    await knex('users')
-      .where({ id: user.id })
-      .update({
-        credit_limit_usd: credit_limit_usd === null || credit_limit_usd === 0 ? null : credit_limit_usd.toFixed(6),
-        updated_at: now(),
-      });
     // The gateways read the credit with each key the wallet pays for.
-    const hashes = (await knex('api_keys')
-      .where({ payer_id: userPayerId(user.id) })
-      .pluck('secret_hash')) as string[];
-    await announcer.announceAll(hashes);
-    await note(req, user, `Credit limit set to ${credit_limit_usd === null ? 'none' : `$${credit_limit_usd}`} by an administrator`, {
-      credit_limit_usd,
-    });
+    await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
+    await note(req, user, `Credit limit set to ${usdNote(credit_limit_usd)} by an administrator`, { credit_limit_usd });
     await answer(req, res, user.id, 'credit');
+  });
+
+  /** Saves the user's monthly budget and publishes the cap the gateways enforce. */
+  const saveMonthlyBudget = (user: AdministeredUser, usd: number | null) =>
+    setMonthlyBudget(knex, deps.store, user.id, usd, now(), (error) =>
+      deps.logger.warn({ err: error, userId: user.id }, 'monthly budget saved; gateways pick it up within a minute'),
+    );
+
+  // Monthly budget (owners and platform admins): a cap on what the user's keys spend in a month.
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/monthly-budget', async (req, res) => {
+    const user = await target(req, 'admin.platform.manage');
+    const { monthly_budget_usd } = parseBody(monthlyBudgetBody, req.body);
+    await saveMonthlyBudget(user, monthly_budget_usd);
+    await note(req, user, `Monthly budget set to ${usdNote(monthly_budget_usd)} by a platform administrator`, { monthly_budget_usd });
+    await answer(req, res, user.id, 'budget');
+  });
+
+  // Billing configuration (owners and platform admins): one authorised spending limit, applied as
+  // credit for a user paying from their own wallet, else as their monthly budget.
+  adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/billing-config', async (req, res) => {
+    const user = await target(req, 'admin.platform.manage');
+    const { spending_limit_usd } = parseBody(billingConfigBody, req.body);
+    const config = await billingConfigOf(knex, user.id);
+    if (config.applied_as === 'credit_limit') await announcer.announceAll(await setCreditLimit(knex, user.id, spending_limit_usd, now()));
+    else await saveMonthlyBudget(user, spending_limit_usd);
+    await note(
+      req,
+      user,
+      `Spending limit set to ${usdNote(spending_limit_usd)} (${config.mode.replaceAll('_', ' ')}: ${config.applied_as.replace('_', ' ')}) by a platform administrator`,
+      { spending_limit_usd, mode: config.mode, applied_as: config.applied_as },
+    );
+    if (wantsJson(req))
+      return res.json({ ok: true, user: await findAdministeredUser(knex, user.id), billing: await billingConfigOf(knex, user.id) });
+    await answer(req, res, user.id, 'config');
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/hard-delete', async (req, res) => {

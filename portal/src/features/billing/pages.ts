@@ -12,7 +12,7 @@ import {
   paymentMethodIdPattern,
 } from '../../../../core/billing/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
-import { organisationMonthSpend } from '../../../../core/budget/index.js';
+import { spendGroupMonthSpend } from '../../../../core/budget/index.js';
 import { isAllowed, type User } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { applyPathParamRules } from '../../web/path-params.js';
@@ -111,7 +111,9 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       isAllowed(user, 'billing.organisation.manage', { organisationId: user.organisationId, departmentId: null })
         ? {
             ...(await organisationBilling(deps.database, user.organisationId)),
-            spentThisMonthUsd: (await organisationMonthSpend(deps.database, user.organisationId, new Date(deps.clock()))).spentNano / 1e9,
+            spentThisMonthUsd:
+              (await spendGroupMonthSpend(deps.database, { scope: 'organisation', id: user.organisationId }, new Date(deps.clock())))
+                .spentNano / 1e9,
             members: await deps
               .database('users')
               .where({ organisation_id: user.organisationId, status: 'active' })
