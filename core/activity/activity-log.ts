@@ -28,6 +28,10 @@ export const activityKinds = [
   'invite_accepted',
   // Promotions (core/promotions): a platform administrator credited the wallet.
   'promotion_granted',
+  // Projects (core/projects): created, members added or removed.
+  'project_created',
+  'project_member_added',
+  'project_member_removed',
 ] as const;
 
 /** One kind of activity. */

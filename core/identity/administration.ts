@@ -278,6 +278,7 @@ export async function hardDeleteUser(knex: Knex, actor: Principal, target: Admin
     await trx('one_time_tokens').where({ user_id: target.id }).delete();
     await trx('user_get_started').where({ user_id: target.id }).delete();
     await trx('user_help_panels').where({ user_id: target.id }).delete();
+    await trx('project_members').where({ user_id: target.id }).delete();
     const keys = (await trx('api_keys')
       .where({ owner_user_id: target.id })
       .whereNot({ status: 'revoked' })

@@ -37,6 +37,10 @@ export const permissions = {
   'tokens.manage': { minimum: 'department_admin', scope: 'department' },
   // Usage and the request log: the requests of the keys the caller may see (the keys' scope).
   'usage.view': { minimum: 'member', scope: 'self' },
+  // Projects (docs/projects.md): everyone sees the projects they belong to; department admins
+  // create them in their department, org admins in any department of their organisation.
+  'projects.view': { minimum: 'member', scope: 'self' },
+  'projects.create': { minimum: 'department_admin', scope: 'department' },
   // Billing (docs/billing.md): everyone funds and sees the wallet that pays for them; the wallet's
   // cards and automatic top-up are managed by its own user (core/billing/payer.ts decides whose).
   'billing.manage': { minimum: 'member', scope: 'self' },

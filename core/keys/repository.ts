@@ -92,6 +92,8 @@ export interface KeyListQuery {
   ownerUserId?: number;
   /** Only keys of this organisation. */
   organisationId?: number;
+  /** Only keys charged to this payer (a project's tokens: `project:<id>`). */
+  payerId?: string;
   /** Only keys whose owner is in this department (department admins' scope). */
   ownerDepartmentId?: number;
   limit: number;
@@ -281,6 +283,7 @@ export class KeyRepository {
     if (query.source) builder = builder.where({ source: query.source });
     if (query.ownerUserId !== undefined) builder = builder.where({ owner_user_id: query.ownerUserId });
     if (query.organisationId !== undefined) builder = builder.where({ organisation_id: query.organisationId });
+    if (query.payerId !== undefined) builder = builder.where({ payer_id: query.payerId });
     if (query.ownerDepartmentId !== undefined) {
       const department = query.ownerDepartmentId;
       builder = builder.whereIn('owner_user_id', (q) => q.select('id').from('users').where({ department_id: department }));

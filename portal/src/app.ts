@@ -17,6 +17,8 @@ import { activityRouter } from './features/activity/routes.js';
 import { requestLogRouter } from './features/request-log/routes.js';
 import { usageRouter } from './features/usage/routes.js';
 import { modelsRouter } from './features/models/routes.js';
+import { projectsRouter } from './features/projects/routes.js';
+import { adminProjectsRouter } from './features/admin/projects.js';
 import { apiTokensRouter } from './features/api-tokens/routes.js';
 import { settingsRouter } from './features/settings/routes.js';
 import { qualityRouter } from './features/quality/routes.js';
@@ -133,6 +135,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(requestLogRouter(deps));
   app.use(modelsRouter(deps));
   app.use(apiTokensRouter(deps));
+  app.use(projectsRouter(deps));
   app.use(settingsRouter(deps));
   app.use(qualityRouter(deps));
   app.use(autorouterRouter(deps));
@@ -143,6 +146,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(adminPromotionsRouter(deps));
   app.use(adminOperationsRouter(deps));
   app.use(adminConversationsRouter(deps));
+  app.use(adminProjectsRouter(deps));
   app.use(adminCatalogueRouter(deps));
   app.use(helpRouter(deps));
   app.use(getStartedRouter(deps));

@@ -301,10 +301,12 @@ describe('help panels', () => {
     expect(await post(bob.client, '/dashboard/autorouter/help', { action: 'show' })).toEqual({ panel: 'autorouter', hidden: false });
     expect(await page('/dashboard/autorouter')).toContain('data-testid="help-autorouter"');
 
+    expect(await page('/dashboard/projects')).toContain('data-testid="help-projects"');
     expect(await page('/dashboard/guide')).toContain('data-testid="help-projects"');
     const form = await bob.client.postForm('/dashboard/projects/help', { action: 'hide' });
     expect(form.status).toBe(303);
-    expect(form.headers.get('location')).toBe('/dashboard/guide#projects');
+    expect(form.headers.get('location')).toBe('/dashboard/projects');
+    expect(await page('/dashboard/projects')).not.toContain('data-testid="help-projects"');
     expect(await page('/dashboard/guide')).not.toContain('data-testid="help-projects"');
 
     await post(bob.client, '/dashboard/qualitative/help', { action: 'hide' });

@@ -22,6 +22,7 @@ import * as m020 from './020_promotions.js';
 import * as m021 from './021_catalogue.js';
 import * as m022 from './022_user_billing_admin.js';
 import * as m023 from './023_user_monthly_budget.js';
+import * as m024 from './024_projects.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -57,6 +58,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['021_catalogue', m021],
   ['022_user_billing_admin', m022],
   ['023_user_monthly_budget', m023],
+  ['024_projects', m024],
 ];
 
 /** knex migration source over the explicit list above. */

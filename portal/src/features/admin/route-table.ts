@@ -39,6 +39,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   { method: 'GET', path: '/dashboard/admin/promotions', action: 'admin.platform.manage', scoped: false },
   { method: 'POST', path: '/dashboard/admin/promotions/create', action: 'admin.platform.manage', scoped: false },
   { method: 'POST', path: '/dashboard/admin/promotions/:grant_id/update', action: 'admin.platform.manage', scoped: false },
+  { method: 'GET', path: '/dashboard/admin/projects', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/api/key-rate-limit-state', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/api/usage', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/api/dashboard', action: 'admin.view', scoped: true },

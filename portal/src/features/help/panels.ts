@@ -14,11 +14,12 @@ export const helpPanels = {
     ],
   },
   projects: {
-    page: '/dashboard/guide#projects',
+    page: '/dashboard/projects',
     title: 'Projects',
     paragraphs: [
-      'A project groups API tokens (svc_…) whose requests are paid by the project’s own payer instead of each user’s wallet.',
-      'Issue project tokens with the Management API: POST /v1/manage/tokens with {"name": "…", "project": "…"}; they appear under Settings → API tokens.',
+      'A project groups people and their API tokens (svc_…); every request made with a project token is paid by the project’s own wallet (project:<id>), never by the member who issued the token.',
+      'Department admins create projects in their department, org admins anywhere in the organisation; every member of a project may issue and revoke its tokens and add colleagues.',
+      'Platform engineers can issue tokens for a project with the Management API too: POST /v1/manage/tokens with {"name": "…", "project": "<project id>"}.',
     ],
   },
   qualitative: {
