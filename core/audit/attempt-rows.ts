@@ -15,6 +15,7 @@ export interface StoredAttempt {
   status: number;
   code?: string;
   selection_ms?: number;
+  credential?: string;
 }
 
 /** Attempt → stored shape (absent optional fields stay absent). */
@@ -28,6 +29,7 @@ export function toStoredAttempt(a: AuditAttempt): StoredAttempt {
     status: a.status,
     ...(a.code !== undefined && { code: a.code }),
     ...(a.selectionMs !== undefined && { selection_ms: a.selectionMs }),
+    ...(a.credential !== undefined && { credential: a.credential }),
   };
 }
 
@@ -44,5 +46,6 @@ export function fromStoredAttempt(stored: StoredAttempt | AuditAttempt): AuditAt
     status: s.status!,
     ...(s.code !== undefined && { code: s.code }),
     ...(selection !== undefined && { selectionMs: selection }),
+    ...(s.credential !== undefined && { credential: s.credential }),
   };
 }

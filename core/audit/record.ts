@@ -10,6 +10,8 @@ export interface AuditAttempt {
   code?: string | undefined;
   /** For attempts after the first: ms from the previous failure to this attempt being sent. */
   selectionMs?: number | undefined;
+  /** The name (never the key) of the supplier credential used, for a supplier with a credential pool. */
+  credential?: string | undefined;
 }
 
 /** The audit record of one gateway request: what the audit log stores and the Management API returns. */
@@ -99,6 +101,8 @@ function attempt(v: unknown, index: number): AuditAttempt {
   };
   if (typeof o.code === 'string') result.code = o.code;
   if (typeof o.selectionMs === 'number') result.selectionMs = o.selectionMs;
+  // A credential name is catalogue-validated text; anything else is dropped, never a poison record.
+  if (typeof o.credential === 'string' && /^[a-z0-9][a-z0-9._-]{0,62}$/.test(o.credential)) result.credential = o.credential;
   return result;
 }
 

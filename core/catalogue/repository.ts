@@ -21,6 +21,15 @@ export interface ProviderRow {
   first_byte_timeout_ms: number | null;
   api_key_env: string | null;
   api_key_ciphertext: string | null;
+  /** The credential pool (migration 025): each a name and an environment variable or an encrypted key. */
+  credentials: StoredCredential[] | null;
+}
+
+/** One stored credential of a provider's pool. */
+export interface StoredCredential {
+  name: string;
+  api_key_env?: string;
+  api_key_ciphertext?: string;
 }
 
 /** A model row: its YAML entry without the id. */
@@ -48,7 +57,8 @@ export function supplierEntry(p: ProviderRow, models: readonly ModelRow[]) {
 }
 
 /** The environment variable a stored credential is handed to buildCatalogue under. */
-const storedKeyVariable = (provider: string) => `SVC_STORED_SUPPLIER_KEY_${provider.toUpperCase().replace(/-/g, '_')}`;
+const storedKeyVariable = (provider: string, credential?: string) =>
+  `SVC_STORED_SUPPLIER_KEY_${provider.toUpperCase().replace(/-/g, '_')}${credential ? `__${credential.toUpperCase().replace(/[^A-Z0-9]/g, '_')}` : ''}`;
 
 /** The catalogue document (the YAML file's shape) and the environment it is built with. */
 export async function readDatabaseDocument(
@@ -70,7 +80,21 @@ export async function readDatabaseDocument(
         built[apiKeyEnv] = undefined;
       }
     }
-    return { ...supplierEntry(p, models), ...(apiKeyEnv && { api_key_env: apiKeyEnv }) };
+    const credentials = p.credentials?.map((c) => {
+      if (!c.api_key_ciphertext) return { name: c.name, api_key_env: c.api_key_env };
+      const variable = storedKeyVariable(p.name, c.name);
+      try {
+        built[variable] = decryptCredential(c.api_key_ciphertext, pepper);
+      } catch {
+        built[variable] = undefined;
+      }
+      return { name: c.name, api_key_env: variable };
+    });
+    return {
+      ...supplierEntry(p, models),
+      ...(apiKeyEnv && { api_key_env: apiKeyEnv }),
+      ...(credentials && credentials.length > 0 && { credentials }),
+    };
   });
   return { document: { suppliers }, env: built };
 }
@@ -98,7 +122,14 @@ export async function loadDatabaseCatalogue(
 }
 
 /** Inserts one supplier of a (validated) document; returns its provider id. */
-export async function insertSupplier(trx: Knex, supplier: Record<string, unknown>, ciphertext: string | null = null): Promise<number> {
+export async function insertSupplier(
+  trx: Knex,
+  supplier: Record<string, unknown>,
+  ciphertext: string | null = null,
+  pool: StoredCredential[] | null = null,
+): Promise<number> {
+  // A file's pool names environment variables; the admin page may give encrypted keys instead.
+  const credentials = pool ?? (supplier.credentials as StoredCredential[] | undefined) ?? null;
   const [row] = (await trx('catalogue_providers')
     .insert({
       name: supplier.name,
@@ -112,6 +143,7 @@ export async function insertSupplier(trx: Knex, supplier: Record<string, unknown
       first_byte_timeout_ms: supplier.first_byte_timeout_ms ?? null,
       api_key_env: ciphertext ? null : (supplier.api_key_env ?? null),
       api_key_ciphertext: ciphertext,
+      credentials: credentials ? JSON.stringify(credentials) : null,
     })
     .returning('id')) as { id: number }[];
   await replaceModels(trx, row!.id, (supplier.models as Record<string, unknown>[] | undefined) ?? []);

@@ -68,14 +68,25 @@ const modelSchema = z
     path: ['usd_per_audio_minute'],
   });
 
+/** Environment variable names (a credential is never written into the catalogue itself). */
+const envName = z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name');
+
+/**
+ * One credential of a supplier's pool (docs/routing.md "Credential pools"): the gateway spreads
+ * calls over the pool and sidelines a credential the supplier rate-limits or rejects.
+ */
+const credentialSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be lower-case letters, digits, dots, dashes and underscores'),
+  api_key_env: envName,
+});
+
 const supplierSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and dashes'),
   protocol: z.enum(supplierProtocols),
   base_url: z.url({ protocol: /^https?$/ }),
-  api_key_env: z
-    .string()
-    .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name')
-    .optional(),
+  api_key_env: envName.optional(),
+  /** A pool of credentials instead of the single `api_key_env`. */
+  credentials: z.array(credentialSchema).min(1).max(32).optional(),
   region: regionCode,
   priority: z.number().int().min(0).default(100),
   weight: z.number().positive().default(1),
@@ -105,12 +116,21 @@ export interface SupplierModel {
   capabilities: readonly ModelCapability[];
 }
 
+/** One credential of a supplier's pool, resolved from the environment. */
+export interface SupplierCredential {
+  name: string;
+  apiKey: string;
+}
+
 /** One upstream supplier from the catalogue, credential resolved from the environment. */
 export interface Supplier {
   name: string;
   protocol: SupplierProtocol;
   baseUrl: string;
+  /** The single credential (`api_key_env`); with a pool, the pool's first. */
   apiKey: string | undefined;
+  /** The credential pool (`credentials`), in catalogue order; empty without one. */
+  credentials: readonly SupplierCredential[];
   region: string;
   priority: number;
   weight: number;
@@ -160,6 +180,17 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
       apiKey = env[raw.api_key_env];
       if (!apiKey) problems.push(`  - suppliers[${i}].api_key_env: environment variable ${raw.api_key_env} is not set`);
     }
+    if (raw.api_key_env && raw.credentials)
+      problems.push(`  - suppliers[${i}].credentials: give either api_key_env or a credentials pool, not both`);
+    const credentials: SupplierCredential[] = [];
+    (raw.credentials ?? []).forEach((c, j) => {
+      if (credentials.some((other) => other.name === c.name))
+        problems.push(`  - suppliers[${i}].credentials[${j}].name: duplicate credential "${c.name}" in supplier ${raw.name}`);
+      const key = env[c.api_key_env];
+      if (!key) problems.push(`  - suppliers[${i}].credentials[${j}].api_key_env: environment variable ${c.api_key_env} is not set`);
+      else credentials.push({ name: c.name, apiKey: key });
+    });
+    apiKey ??= credentials[0]?.apiKey;
     const models = new Map<string, SupplierModel>();
     raw.models.forEach((m, j) => {
       if (models.has(m.id)) problems.push(`  - suppliers[${i}].models[${j}].id: duplicate model "${m.id}" in supplier ${raw.name}`);
@@ -183,6 +214,7 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
       protocol: raw.protocol,
       baseUrl: raw.base_url.replace(/\/+$/, ''),
       apiKey,
+      credentials,
       region: raw.region,
       priority: raw.priority,
       weight: raw.weight,

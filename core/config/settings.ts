@@ -66,6 +66,10 @@ export const settingsSchema = z.object({
   SVC_CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(3),
   SVC_CIRCUIT_WINDOW_MS: z.coerce.number().int().min(100).default(30_000),
   SVC_CIRCUIT_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
+  // A pooled supplier credential the supplier rate-limited (429; its Retry-After when longer) or
+  // rejected (401/403) stays out of rotation this long (docs/routing.md "Credential pools").
+  SVC_CREDENTIAL_RATE_LIMITED_COOLDOWN_MS: z.coerce.number().int().min(100).default(60_000),
+  SVC_CREDENTIAL_AUTH_FAILURE_COOLDOWN_MS: z.coerce.number().int().min(100).default(300_000),
   /** Prometheus `/metrics` port of each deployable (gateway, operator, portal), apart from its API port; 0 turns it off. */
   SVC_METRICS_PORT: port(9464),
   /** Prompt and completion text in logs: customer data, so off unless someone decides otherwise. */

@@ -7,3 +7,6 @@ export const supplierFailuresKey = (supplier: string) => `health:failures:${supp
 
 /** Store key of a supplier's open-circuit deadline (epoch ms). */
 export const supplierOpenKey = (supplier: string) => `health:open:${supplier}`;
+
+/** Store key of a pooled credential's sideline deadline (epoch ms), while it is out of rotation. */
+export const credentialSidelinedKey = (supplier: string, credential: string) => `health:credential:${supplier}:${credential}`;

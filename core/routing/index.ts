@@ -1,1 +1,2 @@
 export * from './health-keys.js';
+export * from './credential-events.js';

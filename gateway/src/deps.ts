@@ -11,6 +11,7 @@ import type { KeyDirectory } from './auth/key-directory.js';
 import type { SpendRecovery } from './enforcement/spend-recovery.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import type { SessionAffinity } from './routing/session-affinity.js';
+import type { CredentialPool } from './routing/credential-pool.js';
 import type { SupplierHealth } from './routing/supplier-health.js';
 
 /** How the gateway observes itself (core/telemetry). */
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   clock: () => number;
   upstream: UpstreamClient;
   health: SupplierHealth;
+  /** Pooled supplier credentials: which are in rotation, and the token log of those sidelined. */
+  credentials: CredentialPool;
   sessions: SessionAffinity;
   /** Most suppliers one request may try (the first and its failovers). */
   maxAttempts: number;

@@ -27,6 +27,8 @@ import { RegionPolicyDirectory } from './routing/region-policy-directory.js';
 import { UpstreamClient } from './http/upstream-client.js';
 import { SessionAffinity } from './routing/session-affinity.js';
 import { SupplierHealth } from './routing/supplier-health.js';
+import { CredentialPool } from './routing/credential-pool.js';
+import { CredentialEventWriter } from '../../core/routing/index.js';
 
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
@@ -121,6 +123,24 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const catalogue: Catalogue = liveCatalogue ?? { ...config.catalogue };
   await health.start();
   await health.load(catalogue.suppliers.map((s) => s.name));
+  const credentialEvents = new CredentialEventWriter(database.knex, {
+    onError: (err, pending) => logger.warn({ err, pending }, 'credential events not written yet; retrying'),
+  });
+  const credentials = new CredentialPool(
+    store,
+    (event) => credentialEvents.record(event),
+    () => catalogue.suppliers,
+    {
+      policy: {
+        rateLimitedCooldownMs: settings.SVC_CREDENTIAL_RATE_LIMITED_COOLDOWN_MS,
+        authFailureCooldownMs: settings.SVC_CREDENTIAL_AUTH_FAILURE_COOLDOWN_MS,
+      },
+      replica: `${hostname()}-${process.pid}`,
+      ...(overrides.clock && { now: overrides.clock }),
+    },
+  );
+  await credentials.start();
+  await credentials.load(catalogue.suppliers);
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
   await regionPolicies.start();
   catalogue.regionPolicies = regionPolicies;
@@ -137,6 +157,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     clock: overrides.clock ?? Date.now,
     upstream,
     health,
+    credentials,
     sessions: new SessionAffinity(store, settings.SVC_SESSION_TTL_MS),
     maxAttempts: settings.SVC_MAX_ATTEMPTS,
     logger,
@@ -178,6 +199,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await keys.stop();
       await regionPolicies.stop();
       await health.stop();
+      await credentials.stop();
+      await Promise.race([credentialEvents.close(), new Promise((r) => setTimeout(r, 2_000).unref())]);
       await liveCatalogue?.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).

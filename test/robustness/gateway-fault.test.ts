@@ -7,6 +7,7 @@ import { ApiError } from '../../core/errors/index.js';
 import { MemoryStore } from '../../core/store/index.js';
 import { RequestCancellation } from '../../gateway/src/http/cancellation.js';
 import { SupplierHealth } from '../../gateway/src/routing/supplier-health.js';
+import { CredentialPool } from '../../gateway/src/routing/credential-pool.js';
 import { isGatewayFault, tryCandidates } from '../../gateway/src/pipeline/failover.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -45,13 +46,22 @@ test('an attempt that fails inside the gateway is a 500 that neither fails over 
   const store = new MemoryStore('t:');
   const health = new SupplierHealth(store, { failureThreshold: 1, windowMs: 60_000, cooldownMs: 60_000 });
   await health.start();
+  // These suppliers have no credential pool.
+  const suppliers = {
+    health,
+    credentials: new CredentialPool(
+      store,
+      () => undefined,
+      () => [],
+    ),
+  };
   try {
     const tried: string[] = [];
     const request = { log: { warn: () => undefined } } as unknown as FastifyRequest;
     // Several times over the threshold of one failure: the circuit would be open after the first.
     for (let i = 0; i < 3; i++) {
       await assert.rejects(
-        tryCandidates(request, routes, fakeCancellation(), health, async (route) => {
+        tryCandidates(request, routes, fakeCancellation(), suppliers, async (route) => {
           tried.push(route.supplier.name);
           throw new RangeError('Maximum call stack size exceeded');
         }),
@@ -62,7 +72,7 @@ test('an attempt that fails inside the gateway is a 500 that neither fails over 
     // A real supplier failure still counts. Health reports are written in order, so once this
     // one has opened `us`, any report about `eu` would have landed too.
     await assert.rejects(
-      tryCandidates(request, routes.slice(1), fakeCancellation(), health, async () => {
+      tryCandidates(request, routes.slice(1), fakeCancellation(), suppliers, async () => {
         throw new ApiError('provider_unavailable');
       }),
     );

@@ -27,6 +27,8 @@ export interface HarnessSupplier {
    * and it is absent from `simulators`.
    */
   baseUrl?: string;
+  /** A credential pool: names and the environment variables (harness settings) holding the keys. */
+  credentials?: { name: string; api_key_env: string }[];
   models?: {
     id: string;
     upstream?: string;
@@ -106,6 +108,7 @@ export interface HarnessAuditRecord {
     latency_ms: number;
     started_at: number;
     selection_ms?: number;
+    credential?: string;
   }[];
 }
 
@@ -124,6 +127,7 @@ export function harnessCatalogueDocument(suppliers: HarnessSupplier[], baseUrl: 
       ...(s.weight !== undefined && { weight: s.weight }),
       ...(s.connect_timeout_ms !== undefined && { connect_timeout_ms: s.connect_timeout_ms }),
       ...(s.first_byte_timeout_ms !== undefined && { first_byte_timeout_ms: s.first_byte_timeout_ms }),
+      ...(s.credentials && { credentials: s.credentials }),
       models: (s.models ?? [{ id: 'gpt-4o-mini' }]).map((m) => ({
         input_usd_per_mtok: 0.15,
         output_usd_per_mtok: 0.6,
@@ -134,9 +138,13 @@ export function harnessCatalogueDocument(suppliers: HarnessSupplier[], baseUrl: 
   };
 }
 
-/** The catalogue of these suppliers. */
-export function harnessCatalogue(suppliers: HarnessSupplier[], baseUrl: (supplier: HarnessSupplier) => string): Catalogue {
-  return buildCatalogue(harnessCatalogueDocument(suppliers, baseUrl), {});
+/** The catalogue of these suppliers; `env` holds the variables their credentials name. */
+export function harnessCatalogue(
+  suppliers: HarnessSupplier[],
+  baseUrl: (supplier: HarnessSupplier) => string,
+  env: Record<string, string> = {},
+): Catalogue {
+  return buildCatalogue(harnessCatalogueDocument(suppliers, baseUrl), env);
 }
 
 /** Starts simulators, a gateway on an ephemeral port over a test database and store. */
@@ -149,7 +157,8 @@ export async function startGatewayHarness(
     if (s.baseUrl === undefined) simulators.set(s.name, await startSimulator({ name: s.name, ...s.simulator }));
   }
   const catalogueDocument = harnessCatalogueDocument(suppliers, (s) => s.baseUrl ?? `${simulators.get(s.name)!.url}/v1`);
-  const catalogue = buildCatalogue(catalogueDocument, {});
+  // The settings are the gateway's environment: credential variables are read from them too.
+  const catalogue = buildCatalogue(catalogueDocument, options.settings ?? {});
   const adminKey = generateSecret('admin');
   const pepper = generateSecret('admin');
   const settings = parseSettings({

@@ -59,7 +59,7 @@ export async function startPortalWithGateway(
 ): Promise<{ portal: PortalHarness; gateway: GatewayHarness; close(): Promise<void> }> {
   // The portal reads the gateway's catalogue, as under `npm start` (it only reads models and prices).
   const portal = await startPortalHarness({
-    ...(suppliers && { catalogue: harnessCatalogue(suppliers, () => 'http://127.0.0.1:9/v1') }),
+    ...(suppliers && { catalogue: harnessCatalogue(suppliers, () => 'http://127.0.0.1:9/v1', gatewaySettings) }),
     ...portalOptions,
   });
   const gateway = await startGatewayHarness(suppliers, {

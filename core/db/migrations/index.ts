@@ -23,6 +23,7 @@ import * as m021 from './021_catalogue.js';
 import * as m022 from './022_user_billing_admin.js';
 import * as m023 from './023_user_monthly_budget.js';
 import * as m024 from './024_projects.js';
+import * as m025 from './025_credential_pools.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -59,6 +60,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['022_user_billing_admin', m022],
   ['023_user_monthly_budget', m023],
   ['024_projects', m024],
+  ['025_credential_pools', m025],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -1,3 +1,4 @@
+import type { SupplierCredential } from '../../../core/config/index.js';
 import { EventEmitter } from 'node:events';
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../../../core/errors/index.js';
@@ -43,6 +44,8 @@ export class AttemptSignal extends EventEmitter {
   reason: unknown;
   /** `traceparent` (and `tracestate`) of the attempt's span, sent to the supplier; only when tracing is on. */
   traceHeaders: Record<string, string> | undefined = undefined;
+  /** The pooled credential this attempt uses (routing/credential-pool.ts); absent: the supplier's single key. */
+  credential: SupplierCredential | undefined = undefined;
   private readonly deadline: NodeJS.Timeout;
   private firstByte: NodeJS.Timeout | undefined;
   private readonly onCancel = () => this.abort(this.request.reason);

@@ -85,7 +85,7 @@ export function beginAttempt(route: ModelRoute, previousFailureAt: number | unde
 }
 
 /** Closes an attempt into its record. */
-export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, status = 200): AttemptRecord {
+export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, status = 200, credential?: string): AttemptRecord {
   return {
     supplier: clock.route.supplier.name,
     region: clock.route.supplier.region,
@@ -95,6 +95,7 @@ export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, 
     status: error ? error.status : status,
     code: error?.code,
     selectionMs: clock.selectionMs === undefined ? undefined : Math.round(clock.selectionMs * 1000) / 1000,
+    ...(credential !== undefined && { credential }),
   };
 }
 

@@ -6,6 +6,7 @@ import { buildCatalogue, type ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import { MemoryStore } from '../../../core/store/index.js';
 import { RequestCancellation } from '../http/cancellation.js';
+import { CredentialPool } from '../routing/credential-pool.js';
 import { SupplierHealth } from '../routing/supplier-health.js';
 import { isFailoverable, tryCandidates } from './failover.js';
 
@@ -23,6 +24,16 @@ const routes: readonly ModelRoute[] = buildCatalogue(
   },
   {},
 ).routes.get('m')!;
+
+/** Supplier state without credential pools (these suppliers have none). */
+const state = (health: SupplierHealth) => ({
+  health,
+  credentials: new CredentialPool(
+    new MemoryStore('pool:'),
+    () => undefined,
+    () => [],
+  ),
+});
 
 function fakeRequest(): FastifyRequest {
   return { log: { warn: () => undefined } } as unknown as FastifyRequest;
@@ -49,7 +60,7 @@ test('the next candidate answers after a failure; every attempt is recorded with
   const { cancellation } = fakeCancellation();
   const tried: string[] = [];
   const began = performance.now();
-  const value = await tryCandidates(request, routes, cancellation, new SupplierHealth(store), async (route) => {
+  const value = await tryCandidates(request, routes, cancellation, state(new SupplierHealth(store)), async (route) => {
     tried.push(route.supplier.name);
     if (route.supplier.name === 'a') throw ApiError.fromProvider('rate_limit_exceeded', 429, 'slow down');
     return { value: `answer from ${route.supplier.name}` };
@@ -76,14 +87,14 @@ test('all failing: the primary error is returned; a client error stops at once',
   const { cancellation } = fakeCancellation();
   const health = new SupplierHealth(store);
   await assert.rejects(
-    tryCandidates(fakeRequest(), routes, cancellation, health, async (route) => {
+    tryCandidates(fakeRequest(), routes, cancellation, state(health), async (route) => {
       throw ApiError.fromProvider(`down_${route.supplier.name}`, route.supplier.name === 'a' ? 503 : 500, 'down');
     }),
     (e: unknown) => e instanceof ApiError && e.code === 'down_a' && e.status === 503,
   );
   let calls = 0;
   await assert.rejects(
-    tryCandidates(fakeRequest(), routes, cancellation, health, async () => {
+    tryCandidates(fakeRequest(), routes, cancellation, state(health), async () => {
       calls++;
       throw ApiError.fromProvider('invalid_request_error', 400, 'bad');
     }),
@@ -97,7 +108,7 @@ test('a late failure (stream already started) is recorded but not failed over', 
   onTestFinished(() => store.close());
   const request = fakeRequest();
   const { cancellation } = fakeCancellation();
-  const value = await tryCandidates(request, routes, cancellation, new SupplierHealth(store), async () => ({
+  const value = await tryCandidates(request, routes, cancellation, state(new SupplierHealth(store)), async () => ({
     value: 'partial',
     lateError: new ApiError('stream_interrupted'),
   }));
@@ -121,7 +132,7 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
       fakeRequest(),
       routes.slice(0, 1),
       cancellation,
-      new SupplierHealth(store),
+      state(new SupplierHealth(store)),
       (_route, _i, signal) =>
         new Promise<{ value: string }>((_resolve, reject) =>
           signal.once('abort', () => {
@@ -138,7 +149,7 @@ test('the attempt deadline aborts the attempt with provider_timeout; a client di
   await timedOut;
   assert.ok((reason as unknown) instanceof ApiError, 'aborted with the deadline error');
   let calls = 0;
-  const pending = tryCandidates(fakeRequest(), routes, cancellation, new SupplierHealth(store), (_route, _i, signal) => {
+  const pending = tryCandidates(fakeRequest(), routes, cancellation, state(new SupplierHealth(store)), (_route, _i, signal) => {
     calls++;
     return new Promise<{ value: string }>((_resolve, reject) =>
       signal.once('abort', () => reject(new ApiError('request_rejected', { status: 499 }))),

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { AttemptSignal, type RequestCancellation } from '../http/cancellation.js';
+import { credentialFailureKind, type CredentialPool } from '../routing/credential-pool.js';
 import type { SupplierHealth } from '../routing/supplier-health.js';
 import { beginAttempt, finishAttempt, routingRecord } from './attempts.js';
 import { deadlineError, firstByteError } from './supplier-call.js';
@@ -35,6 +36,12 @@ export interface AttemptResult<T> {
   lateError?: ApiError | undefined;
 }
 
+/** The shared state attempts report to: each supplier's circuit and each pooled credential. */
+export interface SupplierState {
+  health: SupplierHealth;
+  credentials: CredentialPool;
+}
+
 /** One attempt against one route; resolves with the result or throws (then maybe failover). */
 export type Attempt<T> = (route: ModelRoute, index: number, signal: AttemptSignal) => Promise<AttemptResult<T>>;
 
@@ -44,58 +51,75 @@ export type Attempt<T> = (route: ModelRoute, index: number, signal: AttemptSigna
  * its in-stream error itself). Each attempt is recorded; a failed supplier is reported to the
  * shared health without waiting. When every candidate fails, the first (the primary's) error —
  * the original provider status and code — is what the client sees.
+ *
+ * A supplier with a credential pool is tried with one credential at a time: a failure that is
+ * the credential's (rate-limited, rejected) sidelines it and the same supplier is tried again
+ * with the next one before failing over; only when none is left does the failure count against
+ * the supplier's circuit.
  */
 export async function tryCandidates<T>(
   request: FastifyRequest,
   candidates: readonly ModelRoute[],
   cancellation: RequestCancellation,
-  health: SupplierHealth,
+  suppliers: SupplierState,
   attempt: Attempt<T>,
 ): Promise<T> {
+  const { health, credentials } = suppliers;
   const record = routingRecord(request);
+  const warn = (e: unknown) => request.log.warn({ err: e }, 'supplier health update failed');
   let firstError: ApiError | undefined;
   let lastFailureAt: number | undefined;
   for (const [index, route] of candidates.entries()) {
-    const clock = beginAttempt(route, lastFailureAt);
-    const signal = new AttemptSignal(
-      cancellation,
-      route.supplier,
-      () => deadlineError(route),
-      () => firstByteError(route),
-    );
-    // Tracing on: the attempt's client span, named to the supplier through `traceparent`.
-    const span = request.trace?.startAttempt(route, index, record);
-    if (span) signal.traceHeaders = span.headers;
-    const close = (error: ApiError | undefined) => {
-      const attemptRecord = finishAttempt(clock, error);
-      record.attempts.push(attemptRecord);
-      record.upstreamMs += performance.now() - clock.startedPerf;
-      span?.end(attemptRecord, record, route);
-    };
-    try {
-      const { value, lateError } = await attempt(route, index, signal);
-      close(lateError);
-      // A client hanging up (or the gateway failing itself) says nothing about the supplier's health.
-      if (!cancellation.aborted && !(lateError && isGatewayFault(lateError))) {
-        const update = lateError ? health.recordFailure(route.supplier.name, lateError) : health.recordSuccess(route.supplier.name);
-        void update.catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
+    const supplier = route.supplier.name;
+    const tried = new Set<string>();
+    for (;;) {
+      const credential = credentials.pick(route.supplier, tried);
+      if (credential) tried.add(credential.name);
+      const clock = beginAttempt(route, lastFailureAt);
+      const signal = new AttemptSignal(
+        cancellation,
+        route.supplier,
+        () => deadlineError(route),
+        () => firstByteError(route),
+      );
+      signal.credential = credential;
+      // Tracing on: the attempt's client span, named to the supplier through `traceparent`.
+      const span = request.trace?.startAttempt(route, index, record);
+      if (span) signal.traceHeaders = span.headers;
+      const close = (error: ApiError | undefined) => {
+        const attemptRecord = finishAttempt(clock, error, 200, credential?.name);
+        record.attempts.push(attemptRecord);
+        record.upstreamMs += performance.now() - clock.startedPerf;
+        span?.end(attemptRecord, record, route);
+      };
+      try {
+        const { value, lateError } = await attempt(route, index, signal);
+        close(lateError);
+        // A client hanging up (or the gateway failing itself) says nothing about the supplier's health.
+        if (!cancellation.aborted && !(lateError && isGatewayFault(lateError))) {
+          const update = lateError ? health.recordFailure(supplier, lateError) : health.recordSuccess(supplier);
+          void update.catch(warn);
+          if (!lateError && credential) void credentials.recordSuccess(supplier, credential.name).catch(warn);
+        }
+        return value;
+      } catch (thrown) {
+        lastFailureAt = performance.now();
+        const error = toApiError(thrown);
+        close(error);
+        if (cancellation.aborted || isGatewayFault(thrown) || !isFailoverable(error)) throw error;
+        firstError ??= error;
+        const credentialFault = credential ? credentialFailureKind(error) : undefined;
+        // Reported on a later tick so that building the store command does not delay the next
+        // attempt: failover selection stays in-memory work only.
+        if (credential && credentialFault)
+          setImmediate(() => void credentials.recordFailure(supplier, credential.name, credentialFault, error).catch(warn));
+        // The credential's fault, and the pool has another: the same supplier again.
+        if (credentialFault && credentials.hasUntried(route.supplier, tried)) continue;
+        setImmediate(() => void health.recordFailure(supplier, error).catch(warn));
+        break;
+      } finally {
+        signal.dispose();
       }
-      return value;
-    } catch (thrown) {
-      lastFailureAt = performance.now();
-      const error = toApiError(thrown);
-      close(error);
-      if (cancellation.aborted || isGatewayFault(thrown) || !isFailoverable(error)) throw error;
-      // Reported on a later tick so that building the store command does not delay the next
-      // attempt: failover selection stays in-memory work only.
-      setImmediate(() => {
-        void health
-          .recordFailure(route.supplier.name, error)
-          .catch((e: unknown) => request.log.warn({ err: e }, 'supplier health update failed'));
-      });
-      firstError ??= error;
-    } finally {
-      signal.dispose();
     }
   }
   throw firstError ?? new ApiError('no_providers_available');

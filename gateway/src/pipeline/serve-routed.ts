@@ -72,14 +72,18 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
     await auditRefusal(deps, request, key, call.interfaceName, receivedAt, toApiError(thrown));
     throw thrown;
   }
-  const ranking = rankCandidates(compliant, { pinnedSupplier: pinned, isOpen: (s) => deps.health.isOpen(s), random: Math.random });
+  const ranking = rankCandidates(compliant, {
+    pinnedSupplier: pinned,
+    isOpen: (s) => deps.health.isOpen(s) || deps.credentials.exhaustedByName(s),
+    random: Math.random,
+  });
   record.preferredSupplier = ranking.preferred?.supplier.name;
   const candidates = ranking.ordered.slice(0, deps.maxAttempts);
 
   let value: T;
   try {
     await call.admitted?.();
-    value = await tryCandidates(request, candidates, cancellation, deps.health, call.attempt);
+    value = await tryCandidates(request, candidates, cancellation, deps, call.attempt);
   } catch (thrown) {
     await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, toApiError(thrown));
     throw thrown;

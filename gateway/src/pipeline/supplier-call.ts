@@ -29,7 +29,7 @@ export async function callSupplier(
   signal: AttemptSignal,
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
-  const headers = adapter.headers(route, context);
+  const headers = adapter.headers(route, context, signal.credential?.apiKey ?? route.supplier.apiKey);
   let payload: string | Readable;
   if (body instanceof RawRequestBody) {
     headers['content-type'] = body.contentType;

@@ -14,6 +14,7 @@ export interface SupplierCallContext {
  * single place where that protocol's error responses become catalogue / provider errors.
  */
 export interface SupplierProtocolAdapter {
-  headers(route: ModelRoute, context: SupplierCallContext): Record<string, string>;
+  /** `apiKey`: the credential of this attempt (one of the supplier's pool, or its single key). */
+  headers(route: ModelRoute, context: SupplierCallContext, apiKey: string | undefined): Record<string, string>;
   mapError(status: number, headers: IncomingHttpHeaders, text: string, supplier: string): ApiError;
 }

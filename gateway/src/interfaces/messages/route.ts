@@ -95,9 +95,11 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     const candidates = pickCandidates(deps.catalogue, model, key, body.region, { protocols: chatProtocols, capability: 'chat' });
     void reply.header('x-svc-model', model);
     // Counting locally needs no supplier; an Anthropic-protocol supplier counts natively.
-    const native = orderCandidates(candidates, { pinnedSupplier: null, isOpen: (s) => deps.health.isOpen(s), random: Math.random }).filter(
-      (r) => r.supplier.protocol === 'anthropic',
-    );
+    const native = orderCandidates(candidates, {
+      pinnedSupplier: null,
+      isOpen: (s) => deps.health.isOpen(s) || deps.credentials.exhaustedByName(s),
+      random: Math.random,
+    }).filter((r) => r.supplier.protocol === 'anthropic');
     if (native.length === 0) return { input_tokens: await countLocally(body, model, candidates) };
     const upstreamBody: Record<string, unknown> = { ...body };
     delete upstreamBody.region;
@@ -106,7 +108,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       request,
       native.slice(0, deps.maxAttempts),
       new RequestCancellation(reply),
-      deps.health,
+      deps,
       async (route, _index, signal) => {
         const upstream = await callSupplier(
           deps.upstream,

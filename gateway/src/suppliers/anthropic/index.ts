@@ -7,7 +7,7 @@ const versionPattern = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Anthropic-protocol suppliers: `x-api-key`, `anthropic-version`, forwarded `anthropic-beta`. */
 export const anthropicAdapter: SupplierProtocolAdapter = {
-  headers(route, context) {
+  headers(route, context, apiKey) {
     const requested = context.clientHeaders['anthropic-version'] ?? context.clientHeaders['ext-version'];
     const version = typeof requested === 'string' && versionPattern.test(requested) ? requested : defaultAnthropicVersion;
     const headers: Record<string, string> = {
@@ -18,7 +18,7 @@ export const anthropicAdapter: SupplierProtocolAdapter = {
     };
     const beta = context.clientHeaders['anthropic-beta'];
     if (typeof beta === 'string' && beta) headers['anthropic-beta'] = beta;
-    if (route.supplier.apiKey) headers['x-api-key'] = route.supplier.apiKey;
+    if (apiKey) headers['x-api-key'] = apiKey;
     return headers;
   },
   mapError: mapAnthropicError,

@@ -6,13 +6,13 @@ import { mapOpenAiError } from '../openai/errors.js';
  * supplier's `api_key_env`), errors in the OpenAI shape.
  */
 export const openAiResponsesAdapter: SupplierProtocolAdapter = {
-  headers(route, context) {
+  headers(route, context, apiKey) {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'x-request-id': context.requestId,
     };
-    if (route.supplier.apiKey) headers.authorization = `Bearer ${route.supplier.apiKey}`;
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     return headers;
   },
   mapError: mapOpenAiError,

@@ -3,13 +3,13 @@ import { mapOpenAiError } from './errors.js';
 
 /** OpenAI-protocol suppliers (chat completions, embeddings, audio): Bearer credential. */
 export const openAiAdapter: SupplierProtocolAdapter = {
-  headers(route, context) {
+  headers(route, context, apiKey) {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'x-request-id': context.requestId,
     };
-    if (route.supplier.apiKey) headers.authorization = `Bearer ${route.supplier.apiKey}`;
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     return headers;
   },
   mapError: mapOpenAiError,

@@ -23,6 +23,7 @@ export function testRoute(protocol: SupplierProtocol, upstreamModel = 'upstream-
     name: `test-${protocol}`,
     protocol,
     baseUrl: 'http://supplier.test/v1',
+    credentials: [],
     apiKey: 'sk-test',
     region: 'EU',
     priority: 100,

@@ -1,7 +1,7 @@
 // Providers, models and prices (docs/administration.md "Providers, models and prices"):
 //   GET  /dashboard/admin/models                         tabs: models, providers, prices (JSON: everything)
 //   POST /dashboard/admin/providers                      create a provider with its models (AJAX JSON)
-//   POST /dashboard/admin/providers/{provider_id}/update change its settings, key or models
+//   POST /dashboard/admin/providers/{provider_id}/update change its settings, key, credential pool or models
 //   POST /dashboard/admin/providers/{provider_id}/delete remove it (the catalogue keeps at least one)
 //   POST /dashboard/admin/prices                         one model's prices at one provider
 //   GET  /dashboard/admin/prices                         → the models page, prices tab
@@ -12,10 +12,12 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import {
   announceCatalogueChange,
+  changeCredentialPool,
   changeDatabaseCatalogue,
   checkSupplierUrl,
   encryptCredential,
   insertSupplier,
+  presentCredentialPool,
   replaceModels,
   supplierEntry,
   type ModelRow,
@@ -23,6 +25,7 @@ import {
 } from '../../../../core/catalogue/index.js';
 import { supplierProtocols } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
+import { recordCredentialEvents } from '../../../../core/routing/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
@@ -89,6 +92,25 @@ const providerFields = {
   /** Or the environment variable (a Kubernetes Secret mounted as env) holding it. */
   api_key_env: z.union([z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'), z.literal('')]),
   models: z.array(modelEntry).min(1, 'a provider needs at least one model').max(500),
+  /**
+   * The credential pool, whole (docs/routing.md "Credential pools"): each entry a name and a new
+   * `api_key` (stored encrypted), an `api_key_env`, or neither to keep that name's stored key;
+   * `[]` removes the pool.
+   */
+  credentials: z
+    .array(
+      z
+        .strictObject({
+          name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'must be lower-case letters, digits, dots, dashes and underscores'),
+          api_key: z.string().min(1).max(4000).optional(),
+          api_key_env: z
+            .string()
+            .regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name')
+            .optional(),
+        })
+        .refine((c) => c.api_key === undefined || c.api_key_env === undefined, 'give api_key or api_key_env, not both'),
+    )
+    .max(32, 'a pool holds at most 32 credentials'),
 };
 const createBody = z.object({ name: z.string().trim().max(63), ...providerFields }).partial({
   priority: true,
@@ -97,6 +119,7 @@ const createBody = z.object({ name: z.string().trim().max(63), ...providerFields
   connect_timeout_ms: true,
   api_key: true,
   api_key_env: true,
+  credentials: true,
 });
 const updateBody = z.object(providerFields).partial();
 const priceBody = z
@@ -116,6 +139,7 @@ function presentProvider(p: ProviderRow, models: ModelRow[]) {
     provider_id: p.id,
     ...supplierEntry(p, models),
     api_key: p.api_key_ciphertext ? 'stored' : p.api_key_env ? `env:${p.api_key_env}` : null,
+    credentials: presentCredentialPool(p.credentials),
   };
 }
 
@@ -190,8 +214,16 @@ export function adminCatalogueRouter(deps: PortalDeps): Router {
     const { result: id } = await change(req, async (trx) => {
       if (await trx('catalogue_providers').where({ name: body.name }).first('id'))
         throw new ApiError('conflict', { param: 'name', humanMessage: `A provider named ${body.name} exists already` });
-      const { api_key: _secret, ...supplier } = body;
-      return insertSupplier(trx, { ...supplier, ...(body.api_key_env === '' && { api_key_env: undefined }) }, credentialOf(body));
+      const { api_key: _secret, credentials: requested, ...supplier } = body;
+      const { pool, events } = changeCredentialPool(body.name, null, requested ?? [], settings.SVC_KEY_PEPPER, new Date(deps.clock()));
+      const id = await insertSupplier(
+        trx,
+        { ...supplier, ...(body.api_key_env === '' && { api_key_env: undefined }) },
+        credentialOf(body),
+        pool,
+      );
+      await recordCredentialEvents(trx, events);
+      return id;
     });
     await answer(req, res, 201, { provider_id: id }, 'providers');
   });
@@ -201,9 +233,23 @@ export function adminCatalogueRouter(deps: PortalDeps): Router {
     const body = parseBody(updateBody, req.body);
     if (body.base_url !== undefined) checkSupplierUrl(body.base_url, settings.SVC_ALLOW_LINK_LOCAL_SUPPLIERS);
     await change(req, async (trx) => {
-      const found = await trx('catalogue_providers').where({ id }).first('id');
+      const found = (await trx('catalogue_providers').where({ id }).first('id', 'name', 'credentials')) as
+        Pick<ProviderRow, 'id' | 'name' | 'credentials'> | undefined;
       if (!found) throw new ApiError('not_found', { param: 'provider_id', humanMessage: 'There is no such provider' });
-      const { models, api_key, api_key_env, ...fields } = body;
+      const { models, api_key, api_key_env, credentials: requested, ...fields } = body;
+      if (requested !== undefined) {
+        const { pool, events } = changeCredentialPool(
+          found.name,
+          found.credentials,
+          requested,
+          settings.SVC_KEY_PEPPER,
+          new Date(deps.clock()),
+        );
+        await trx('catalogue_providers')
+          .where({ id })
+          .update({ credentials: pool ? JSON.stringify(pool) : null });
+        await recordCredentialEvents(trx, events);
+      }
       const credential =
         api_key !== undefined
           ? { api_key_ciphertext: credentialOf({ api_key }), api_key_env: null }

@@ -4,7 +4,9 @@
 //   GET /dashboard/admin/api/usage?user_id=&from&to&granularity&split_by   one user's usage
 //   GET /dashboard/admin/api/dashboard   the last 24 hours in the caller's scope: hourly requests,
 //       errors and cost, the top error codes, and incidents (supplier circuits open now)
-//   GET /dashboard/admin/api/proxy-health  each supplier's circuit and its recent failures
+//   GET /dashboard/admin/api/proxy-health  each supplier's circuit, its recent failures, and each
+//                                          pooled credential's state (in rotation or sidelined)
+//   GET /api/admin/token-logs              the credential token log (docs/routing.md "Credential pools")
 // All scoped like the admin user list: an organisation's admins see their organisation's keys.
 import { Router, type Request } from 'express';
 import { z } from 'zod';
@@ -21,7 +23,13 @@ import {
 import { ApiError } from '../../../../core/errors/index.js';
 import { findAdministeredUser, isAllowed, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
 import { KeyRepository } from '../../../../core/keys/index.js';
-import { supplierFailuresKey, supplierOpenKey } from '../../../../core/routing/index.js';
+import {
+  credentialEventKinds,
+  credentialSidelinedKey,
+  queryCredentialEvents,
+  supplierFailuresKey,
+  supplierOpenKey,
+} from '../../../../core/routing/index.js';
 import { usageReport, keysInScope, type Granularity, type UsageSplit } from '../../../../core/usage/index.js';
 import { walletKey } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -39,6 +47,32 @@ const usageQuery = z.strictObject({
   to: singleString(40).optional(),
   granularity: z.enum(['day', 'hour'], { message: 'must be day or hour' }).optional(),
   split_by: z.enum(['model', 'key', 'supplier'], { message: 'must be model, key or supplier' }).optional(),
+});
+
+/** A whole number from 0 to `max`, given once (`since_ms`, `offset`: 0 is meaningful). */
+const zeroOrMore = (max: number) =>
+  singleString(16)
+    .regex(/^\d+$/, `must be a whole number from 0 to ${max}`)
+    .transform(Number)
+    .refine((n) => n <= max, `must be a whole number from 0 to ${max}`);
+/** A text filter where empty means "no filter" (the seed's default). */
+const filter = (max: number) =>
+  singleString(max)
+    .transform((v) => v.trim())
+    .optional();
+const tokenLogQuery = z.strictObject({
+  provider: filter(63),
+  key_name: filter(63),
+  limit: wholeNumberParam(1000).optional(),
+  kinds: filter(200).refine(
+    (v) => !v || v.split(',').every((k) => (credentialEventKinds as readonly string[]).includes(k.trim())),
+    `must be a comma-separated list of ${credentialEventKinds.join(', ')}`,
+  ),
+  since_ms: zeroOrMore(8_640_000_000_000_000).optional(),
+  offset: zeroOrMore(100_000).optional(),
+  window_hours: wholeNumberParam(2_160).optional(),
+  source: z.enum(['', 'gateway', 'admin'], { message: 'must be gateway or admin (or empty)' }).optional(),
+  error_kind: filter(100),
 });
 
 export function adminOperationsRouter(deps: PortalDeps): Router {
@@ -188,6 +222,16 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
           circuit: until > at ? ('open' as const) : ('closed' as const),
           open_until: until > at ? new Date(until).toISOString() : null,
           failures_in_window: Number(failures ?? 0),
+          credentials: await Promise.all(
+            s.credentials.map(async (c) => {
+              const sidelined = Number((await deps.store.get(credentialSidelinedKey(s.name, c.name))) ?? 0);
+              return {
+                name: c.name,
+                state: sidelined > at ? ('sidelined' as const) : ('in_rotation' as const),
+                sidelined_until: sidelined > at ? new Date(sidelined).toISOString() : null,
+              };
+            }),
+          ),
         };
       }),
     );
@@ -206,12 +250,56 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
         .count({ n: '*' })
         .then((rows) => rows as unknown as { supplier: string; code: string; n: string | number }[]),
     ]);
+    // Each credential's token-log events of the last hour, by kind.
+    const credentialEvents = (await knex('credential_events')
+      .where('at', '>=', since)
+      .groupBy('provider', 'key_name', 'kind')
+      .select('provider', 'key_name', 'kind')
+      .count({ n: '*' })) as { provider: string; key_name: string; kind: string; n: string | number }[];
     res.json({
       checked_at: new Date(deps.clock()).toISOString(),
       suppliers: suppliers.map((s) => ({
         ...s,
         recent_failures: recent.filter((r) => r.supplier === s.supplier).map((r) => ({ code: r.code, count: Number(r.n) })),
+        credentials: s.credentials.map((c) => ({
+          ...c,
+          events_last_hour: Object.fromEntries(
+            credentialEvents.filter((e) => e.provider === s.supplier && e.key_name === c.name).map((e) => [e.kind, Number(e.n)]),
+          ),
+        })),
       })),
+    });
+  });
+
+  adminRoute(router, 'GET', '/api/admin/token-logs', validate({ query: tokenLogQuery }), async (req, res) => {
+    const q = req.valid!.query as z.infer<typeof tokenLogQuery>;
+    const query = {
+      ...(q.provider && { provider: q.provider }),
+      ...(q.key_name && { keyName: q.key_name }),
+      ...(q.kinds && { kinds: q.kinds.split(',').map((k) => k.trim()) }),
+      ...(q.source && { source: q.source }),
+      ...(q.error_kind && { errorKind: q.error_kind }),
+      sinceMs: q.since_ms ?? 0,
+      windowHours: q.window_hours ?? 24,
+      limit: q.limit ?? 100,
+      offset: q.offset ?? 0,
+    };
+    const page = await queryCredentialEvents(knex, query, now());
+    res.json({
+      object: 'list',
+      query: {
+        provider: q.provider ?? '',
+        key_name: q.key_name ?? '',
+        limit: query.limit,
+        kinds: q.kinds ?? '',
+        since_ms: query.sinceMs,
+        offset: query.offset,
+        window_hours: query.windowHours,
+        source: q.source ?? '',
+        error_kind: q.error_kind ?? '',
+      },
+      ...page,
+      has_more: query.offset + page.data.length < page.total,
     });
   });
 

@@ -45,6 +45,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   { method: 'GET', path: '/dashboard/admin/api/dashboard', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/api/proxy-health', action: 'admin.platform.manage', scoped: false },
+  { method: 'GET', path: '/api/admin/token-logs', action: 'admin.platform.manage', scoped: false },
   { method: 'GET', path: '/dashboard/admin/conversations', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/conversations/:conv_id', action: 'admin.view', scoped: true },
   { method: 'DELETE', path: '/api/admin/conversations/:conv_id', action: 'admin.organisation.manage', scoped: true },
