@@ -1,5 +1,6 @@
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { LiveCatalogue } from '../../core/catalogue/index.js';
 import type { Catalogue } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { KeyRepository } from '../../core/keys/index.js';
@@ -46,12 +47,22 @@ export interface OperatorOverrides {
   metricsOnEphemeralPort?: boolean;
 }
 
-/** Names specs are checked against, from the catalogue. */
+/**
+ * Names specs are checked against, read from the catalogue at each check: a live (database)
+ * catalogue changes under the operator, and a reconcile must see the names in force now.
+ */
 function catalogueNames(catalogue: Catalogue | undefined) {
   if (!catalogue) return { names: undefined, supplierRegions: undefined };
   return {
-    names: { models: new Set(catalogue.routes.keys()), regions: new Set(catalogue.suppliers.map((s) => s.region)) },
-    supplierRegions: new Map(catalogue.suppliers.map((s) => [s.name, s.region])),
+    names: {
+      get models() {
+        return new Set(catalogue.routes.keys());
+      },
+      get regions() {
+        return new Set(catalogue.suppliers.map((s) => s.region));
+      },
+    },
+    supplierRegions: () => new Map(catalogue.suppliers.map((s) => [s.name, s.region])),
   };
 }
 
@@ -73,7 +84,14 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   const customObjects = apiConfig.makeApiClient(CustomObjectsApi);
   const core = apiConfig.makeApiClient(CoreV1Api);
   const clock = overrides.clock ?? Date.now;
-  const { names, supplierRegions } = catalogueNames(overrides.catalogue);
+  // The stored catalogue, when it is the source of truth (SVC_CATALOG_SOURCE=database): the file
+  // given is only the fallback until a gateway seeded the database.
+  const liveCatalogue =
+    overrides.catalogue && settings.SVC_CATALOG_SOURCE === 'database'
+      ? new LiveCatalogue(overrides.catalogue, { knex: database.knex, store, env: process.env, pepper: settings.SVC_KEY_PEPPER, logger })
+      : undefined;
+  await liveCatalogue?.start();
+  const { names, supplierRegions } = catalogueNames(liveCatalogue ?? overrides.catalogue);
   const tuning: ControllerTuning = {
     resyncMs: settings.SVC_OPERATOR_RESYNC_MS,
     watchTimeoutSeconds: settings.SVC_OPERATOR_WATCH_TIMEOUT_S,
@@ -219,6 +237,7 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
         await elector.stop();
         await stoppingControllers;
         await metricsServer?.close();
+        await liveCatalogue?.stop();
         if (!overrides.store) await store.close();
         if (!overrides.database) await database.close();
       })();

@@ -20,6 +20,9 @@ export const operatorSettingsSchema = settingsSchema
     SVC_HOST: true,
     SVC_METRICS_PORT: true,
     LOG_LEVEL: true,
+    // database (the default, as for the gateway): specs are checked against the stored catalogue
+    // administrators change in the portal, followed live; file: against SVC_CATALOG as it is.
+    SVC_CATALOG_SOURCE: true,
   })
   .extend({
     /** The catalogue, to check model, region and supplier names in specs; without it the checks report Unknown. */

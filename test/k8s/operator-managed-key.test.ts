@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
+import { announceCatalogueChange, changeDatabaseCatalogue, seedDatabaseCatalogue } from '../../core/catalogue/index.js';
 import { hashSecret, keyCacheKey, KeyRepository } from '../../core/keys/index.js';
 import type { RunningOperator } from '../../operator/src/operator.js';
 import { conditionOf, flakyStore, isKubeStatus, startOperatorTestbed, type OperatorTestbed } from '../support/operator-testbed.js';
@@ -233,5 +234,46 @@ describe('ManagedKey through the operator', () => {
     );
     assert.equal(await bed.gateway.store.get(keyCacheKey(hash)), null, 'the cached key is gone');
     await waitFor('the gateway to refuse the deleted key', async () => (await chat(base, apiKey)).body.error?.code === 'invalid_api_key');
+  });
+});
+
+describe('ManagedKey names against the stored catalogue (SVC_CATALOG_SOURCE=database)', () => {
+  let bed: OperatorTestbed;
+
+  beforeAll(async () => {
+    bed = await startOperatorTestbed();
+    // The stored catalogue (what the portal's administrators change) serves a model the file lacks.
+    const document = structuredClone(bed.gateway.config.catalogueDocument) as { suppliers: { models: { id: string }[] }[] };
+    document.suppliers[0]!.models.push({ id: 'stored-only-model', input_usd_per_mtok: 1, output_usd_per_mtok: 1 } as { id: string });
+    assert.equal(await seedDatabaseCatalogue(bed.gateway.database.knex, document), true);
+    const operator = await bed.startOperator('operator-db', { SVC_CATALOG_SOURCE: 'database' });
+    await waitFor('the operator to lead', () => operator.isLeader);
+  });
+  afterAll(async () => {
+    await bed.close();
+  });
+
+  const resolved = async (name: string) => conditionOf(await bed.readManagedKey(name), 'PolicyResolved');
+
+  test('a model only the stored catalogue has resolves, and one an admin adds later resolves without a restart', async () => {
+    await bed.applyManagedKey('stored-model-key', { allowedModels: ['stored-only-model'] });
+    await waitFor('PolicyResolved=True', async () => (await resolved('stored-model-key'))?.status === 'True');
+
+    await bed.applyManagedKey('later-model-key', { allowedModels: ['added-later'] });
+    await waitFor('PolicyResolved=False naming the model', async () => (await resolved('later-model-key'))?.status === 'False');
+    assert.match((await resolved('later-model-key'))?.message ?? '', /added-later/);
+
+    const knex = bed.gateway.database.knex;
+    const { version } = await changeDatabaseCatalogue(knex, { env: {}, pepper: bed.gateway.pepper, actorId: null }, async (trx) => {
+      const provider = (await trx('catalogue_providers').orderBy('id').first('id')) as { id: number };
+      await trx('catalogue_models').insert({
+        provider_id: provider.id,
+        model_id: 'added-later',
+        position: 99,
+        spec: JSON.stringify({ input_usd_per_mtok: 1, output_usd_per_mtok: 1 }),
+      });
+    });
+    await announceCatalogueChange(bed.gateway.store, version);
+    await waitFor('PolicyResolved=True after the change', async () => (await resolved('later-model-key'))?.status === 'True', 30_000);
   });
 });

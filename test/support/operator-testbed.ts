@@ -47,6 +47,8 @@ export const testOperatorSettings = {
   SVC_OPERATOR_RETRY_MAX_MS: '1000',
   SVC_METRICS_PORT: '0',
   LOG_LEVEL: 'silent',
+  // As the harness gateway: the catalogue it was given (suites of the stored catalogue ask for it).
+  SVC_CATALOG_SOURCE: 'file',
 };
 
 /** The condition of a type in an object's status. */

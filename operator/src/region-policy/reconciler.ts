@@ -19,7 +19,8 @@ export interface RegionPolicyReconcilerDeps {
   policies: RegionPolicyRepository;
   store: Store;
   /** Supplier → region from the catalogue; undefined when the operator has no catalogue. */
-  supplierRegions: ReadonlyMap<string, string> | undefined;
+  /** Each supplier's region now (the catalogue may change while the operator runs). */
+  supplierRegions: (() => ReadonlyMap<string, string>) | undefined;
   clock: () => number;
   logger: Logger;
 }
@@ -84,7 +85,7 @@ export class RegionPolicyReconciler {
       await this.owed.announce(name, () => announceRegionPolicyChange(this.deps.store, name));
       this.deps.logger.info({ regionPolicy: name }, 'region policy stored');
     }
-    const problems = this.deps.supplierRegions && policyProblems(parsed.spec, this.deps.supplierRegions);
+    const problems = this.deps.supplierRegions && policyProblems(parsed.spec, this.deps.supplierRegions());
     await this.writeStatus(object, regionPolicyStatus({ generation, previous: object.status, now, problems }));
     return {};
   }
