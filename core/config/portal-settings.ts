@@ -74,6 +74,14 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_SSO_B_CLIENT_ID: optional,
   SVC_SSO_B_CLIENT_SECRET: optional,
   SVC_SSO_B_LABEL: z.string().trim().min(1).default('Partner SSO'),
+  /**
+   * Whether this portal process also works background jobs (exports, schedules, alerts;
+   * docs/reports.md "Jobs"); false when they run in their own Deployment (`npm run worker`).
+   */
+  SVC_PORTAL_WORKER: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .default('true')
+    .transform((v) => v === 'true'),
   // Card payments, automatic top-up and the processor webhook (docs/billing.md "Settings").
   ...billingSettingsShape,
 });

@@ -11,6 +11,8 @@ export interface Database {
   /** `postgres` when DATABASE_URL was given, `embedded` for PGlite under the data dir. */
   readonly kind: 'postgres' | 'embedded';
   readonly knex: Knex;
+  /** A `pg` connection string of this database (the embedded one's loopback server), for libraries that open their own pool (the job queue). */
+  readonly url: string;
   /** Applies pending migrations (idempotent). */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -40,6 +42,7 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   const knex = knexForUrl(url, poolMax);
   return {
     kind: 'postgres',
+    url,
     knex,
     migrate: async () => {
       await knex.migrate.latest();
@@ -80,6 +83,7 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
   const knex = knexForUrl(server.url, poolMax);
   return {
     kind: 'embedded',
+    url: server.url,
     knex,
     migrate: async () => {
       await knex.migrate.latest();

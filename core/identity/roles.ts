@@ -40,6 +40,8 @@ export const permissions = {
   // Projects (docs/projects.md): everyone sees the projects they belong to; department admins
   // create them in their department, org admins in any department of their organisation.
   'projects.view': { minimum: 'member', scope: 'self' },
+  // Saved reports and their exports (docs/reports.md): each user their own, over their reach.
+  'reports.manage': { minimum: 'member', scope: 'self' },
   'projects.create': { minimum: 'department_admin', scope: 'department' },
   // Billing (docs/billing.md): everyone funds and sees the wallet that pays for them; the wallet's
   // cards and automatic top-up are managed by its own user (core/billing/payer.ts decides whose).

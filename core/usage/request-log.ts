@@ -134,6 +134,12 @@ export async function listRequests(
   return { data: shown.map(present), next: more && last ? encodeCursor(new Date(last.ts), last.request_id) : null };
 }
 
+/** How many requests `filters` select (an export's progress is counted against it). */
+export async function countRequests(knex: Knex, scope: KeyScope, filters: RequestLogFilters): Promise<number> {
+  const row = (await filtered(knex, scope, filters).clearSelect().count({ n: '*' }).first()) as { n: string | number } | undefined;
+  return Number(row?.n ?? 0);
+}
+
 /** The rows of `filters` in pages of `batch` (for a streamed export: memory stays flat). */
 export async function* eachRequest(knex: Knex, scope: KeyScope, filters: RequestLogFilters, batch = 1000): AsyncGenerator<RequestLogEntry> {
   let cursor: string | undefined;

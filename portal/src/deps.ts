@@ -4,6 +4,7 @@ import type { ActivityLog } from '../../core/activity/index.js';
 import type { Logger } from 'pino';
 import type { Catalogue, ResolvedPortalSettings } from '../../core/config/index.js';
 import type { OneTimeTokens, SessionRepository, UserRepository, InviteRepository } from '../../core/identity/index.js';
+import type { JobRunner } from '../../core/jobs/index.js';
 import type { Store } from '../../core/store/index.js';
 import type { PortalMetrics } from '../../core/telemetry/index.js';
 import type { Mailer } from './mail/mailer.js';
@@ -36,4 +37,6 @@ export interface PortalDeps {
   oidcProviders: ReadonlyMap<SsoProviderId, OidcProvider>;
   /** Card payments, automatic top-up and the processor webhook (docs/billing.md). */
   billing: BillingRuntime;
+  /** The background job queue (exports; docs/reports.md "Jobs"): every portal sends, workers take. */
+  jobs: JobRunner;
 }

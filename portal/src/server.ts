@@ -1,4 +1,5 @@
 // Opens what the portal needs (database, store, metrics), builds the app and listens.
+import { openJobRunner, workPortalJobs } from './jobs.js';
 import { expireDuePromotions } from './features/admin/promotions.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -98,7 +99,11 @@ async function startOnServer(
       ? new LiveCatalogue(fileCatalogue, { knex: database.knex, store, env: process.env, pepper: settings.SVC_KEY_PEPPER, logger })
       : undefined;
   await liveCatalogue?.start(catalogueDocument);
+  const jobs = await openJobRunner(database.url, logger);
+  if (settings.SVC_PORTAL_WORKER)
+    await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: overrides.clock ?? Date.now });
   const core: Omit<PortalDeps, 'billing'> = {
+    jobs,
     settings,
     catalogue: liveCatalogue ?? fileCatalogue,
     database: database.knex,
@@ -161,6 +166,7 @@ async function startOnServer(
         await liveCatalogue?.stop();
         await metricsServer?.close();
         await deps.billing.stop();
+        await jobs.stop();
         deps.mailer.close();
         if (!overrides.store) await store.close();
         if (!overrides.database) await database.close();

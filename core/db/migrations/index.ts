@@ -24,6 +24,7 @@ import * as m022 from './022_user_billing_admin.js';
 import * as m023 from './023_user_monthly_budget.js';
 import * as m024 from './024_projects.js';
 import * as m025 from './025_credential_pools.js';
+import * as m026 from './026_reports.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -61,6 +62,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['023_user_monthly_budget', m023],
   ['024_projects', m024],
   ['025_credential_pools', m025],
+  ['026_reports', m026],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -1,0 +1,4 @@
+export * from './definition.js';
+export * from './reports.js';
+export * from './rows.js';
+export * from './exports.js';

@@ -1,0 +1,234 @@
+// Saved reports and export jobs (docs/reports.md):
+//   GET  /dashboard/reports                              hub: the caller's reports and the create form
+//   POST /dashboard/reports                              {name, kind, days?, group_by?, model?, key_id?, status?}
+//   POST /dashboard/reports/{report_id}/rename           {name}
+//   POST /dashboard/reports/{report_id}/delete
+//   GET  /dashboard/reports/{report_id}/open             → its view
+//   GET  /dashboard/reports/{report_id}/view             HTML: chart or table, exports
+//   GET  /dashboard/reports/{report_id}/export           the CSV, streamed now
+//   GET  /dashboard/api/reports/{report_id}              JSON: the report and its rows (first 1,000)
+//   POST /dashboard/reports/{report_id}/exports          a background export job → 202 {job}
+//   GET  /dashboard/reports/exports/{job_id}             its state and progress (HTML polls, or JSON)
+//   POST /dashboard/reports/exports/{job_id}/cancel
+//   GET  /dashboard/reports/exports/{job_id}/download    the file (the owner only, until it expires)
+// Everything is the caller's own: another user's report or job is 404, as one that does not exist.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import {
+  cancelExport,
+  createExport,
+  createReport,
+  csvLine,
+  deleteReport,
+  exportDownload,
+  exportPath,
+  findExport,
+  findReport,
+  listExports,
+  listReports,
+  renameReport,
+  reportDefinition,
+  reportGroupings,
+  reportKinds,
+  runReport,
+  type SavedReport,
+} from '../../../../core/reports/index.js';
+import { rm } from 'node:fs/promises';
+import type { PortalDeps } from '../../deps.js';
+import { exportQueue, exportsDir, ownerScope } from '../../jobs.js';
+import { wantsJson } from '../../web/errors.js';
+import { applyPathParamRules } from '../../web/path-params.js';
+import { requireAction } from '../../web/principal.js';
+import { parseBody } from '../../web/validation.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+/** A whole number from a form field or JSON. */
+const whole = (min: number, max: number) =>
+  z
+    .union([
+      z.number(),
+      z
+        .string()
+        .trim()
+        .regex(/^\d{1,10}$/, 'must be a whole number')
+        .transform(Number),
+    ])
+    .pipe(z.number().int().min(min).max(max));
+const optionalText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .optional()
+    .transform((v) => (v ? v : undefined));
+const createBody = z.object({
+  name,
+  kind: z.enum(reportKinds, { message: `must be one of ${reportKinds.join(', ')}` }),
+  days: whole(1, 366).optional(),
+  group_by: z.enum(reportGroupings, { message: `must be one of ${reportGroupings.join(', ')}` }).optional(),
+  model: optionalText(200),
+  key_id: z.union([whole(1, 2_147_483_647), z.literal('').transform(() => undefined)]).optional(),
+  status: z.union([whole(2, 599), z.literal('').transform(() => undefined)]).optional(),
+});
+const renameBody = z.object({ name });
+
+/** Rows a page or the JSON projection shows at most (exports have no limit). */
+const shownRows = 1_000;
+
+export function reportsRouter(deps: PortalDeps): Router {
+  const router = Router();
+  applyPathParamRules(router);
+  const knex = deps.database;
+  const now = () => new Date(deps.clock());
+  const guard = requireAction('reports.manage');
+  const dir = exportsDir(deps.settings.SVC_DATA_DIR);
+  const report = (req: Request) => findReport(knex, req.user!.id, Number(req.params.report_id));
+
+  /** The first rows of a run, for the page and the JSON projection. */
+  const preview = async (saved: SavedReport) => {
+    const run = runReport(knex, saved, await ownerScope(knex, saved.owner_user_id), now());
+    const rows: unknown[][] = [];
+    for await (const cells of run.rows()) {
+      if (rows.length === shownRows) break;
+      rows.push(cells);
+    }
+    return { header: run.header, rows, total: await run.total(), from: run.from.toISOString(), to: run.to.toISOString() };
+  };
+
+  router.get('/dashboard/reports', guard, async (req, res) => {
+    const reports = await listReports(knex, req.user!.id);
+    if (wantsJson(req)) return res.json({ object: 'list', data: reports });
+    res.render('dashboard/reports/index', {
+      title: 'Reports',
+      section: 'reports',
+      reports,
+      kinds: reportKinds,
+      groupings: reportGroupings,
+    });
+  });
+
+  router.post('/dashboard/reports', guard, async (req, res) => {
+    const body = parseBody(createBody, req.body);
+    const definition = parseBody(reportDefinition, {
+      ...(body.days !== undefined && { days: body.days }),
+      ...(body.group_by !== undefined && { group_by: body.group_by }),
+      ...(body.model !== undefined && { model: body.model }),
+      ...(body.key_id !== undefined && { key_id: body.key_id }),
+      ...(body.status !== undefined && { status: body.status }),
+    });
+    const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
+    if (wantsJson(req)) return res.status(201).json({ report: saved });
+    res.redirect(303, `/dashboard/reports/${saved.id}/view`);
+  });
+
+  // Export jobs first: their paths would otherwise read "exports" as a report id.
+  router.get('/dashboard/reports/exports/:job_id', guard, async (req, res) => {
+    const job = await findExport(knex, req.user!.id, req.params.job_id as string, now());
+    if (wantsJson(req)) return res.json({ job });
+    const saved = await findReport(knex, req.user!.id, job.report_id);
+    res.render('dashboard/reports/export', { title: `Export of ${saved.name}`, section: 'reports', job, report: saved });
+  });
+
+  router.post('/dashboard/reports/exports/:job_id/cancel', guard, async (req, res) => {
+    const job = await cancelExport(knex, req.user!.id, req.params.job_id as string, now());
+    if (wantsJson(req)) return res.json({ job });
+    res.redirect(303, `/dashboard/reports/exports/${job.job_id}`);
+  });
+
+  router.get('/dashboard/reports/exports/:job_id/download', guard, async (req, res) => {
+    const { stream, bytes, job } = await exportDownload(knex, dir, req.user!.id, req.params.job_id as string, now());
+    const saved = await findReport(knex, req.user!.id, job.report_id);
+    const filename = `${saved.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'report'}-${job.job_id.slice(0, 8)}.csv`;
+    res.set({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-length': String(bytes),
+      'content-disposition': `attachment; filename="${filename}"`,
+      'cache-control': 'private, no-store',
+    });
+    stream.pipe(res);
+  });
+
+  router.post('/dashboard/reports/:report_id/rename', guard, async (req, res) => {
+    const { name: newName } = parseBody(renameBody, req.body);
+    const saved = await renameReport(knex, req.user!.id, Number(req.params.report_id), newName);
+    if (wantsJson(req)) return res.json({ report: saved });
+    res.redirect(303, `/dashboard/reports/${saved.id}/view`);
+  });
+
+  router.post('/dashboard/reports/:report_id/delete', guard, async (req, res) => {
+    const exports = await deleteReport(knex, req.user!.id, Number(req.params.report_id));
+    await Promise.all(exports.flatMap((id) => [rm(exportPath(dir, id), { force: true }), rm(exportPath(dir, id, true), { force: true })]));
+    if (wantsJson(req)) return res.json({ ok: true, deleted: Number(req.params.report_id) });
+    res.redirect(303, '/dashboard/reports');
+  });
+
+  router.get('/dashboard/reports/:report_id/open', guard, async (req, res) => {
+    const saved = await report(req);
+    res.redirect(303, `/dashboard/reports/${saved.id}/view`);
+  });
+
+  router.get('/dashboard/reports/:report_id/view', guard, async (req, res) => {
+    const saved = await report(req);
+    const [shown, exports] = await Promise.all([preview(saved), listExports(knex, req.user!.id, saved.id, now())]);
+    if (wantsJson(req)) return res.json({ report: saved, ...shown, exports });
+    res.render('dashboard/reports/view', {
+      title: saved.name,
+      section: 'reports',
+      report: saved,
+      ...shown,
+      exports,
+      chartData: JSON.stringify(chartOf(saved, shown.header, shown.rows)).replace(/</g, '\\u003c'),
+    });
+  });
+
+  router.get('/dashboard/api/reports/:report_id', guard, async (req, res) => {
+    const saved = await report(req);
+    const shown = await preview(saved);
+    res.json({ report: saved, ...shown, truncated: shown.total > shown.rows.length });
+  });
+
+  // The CSV now, streamed page by page (the export job is for large or watched exports).
+  router.get('/dashboard/reports/:report_id/export', guard, async (req, res) => {
+    const saved = await report(req);
+    const run = runReport(knex, saved, await ownerScope(knex, saved.owner_user_id), now());
+    res.set({
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="report-${saved.id}.csv"`,
+      'cache-control': 'private, no-store',
+    });
+    await writeStreamed(res, csvLine(run.header));
+    for await (const cells of run.rows()) await writeStreamed(res, csvLine(cells));
+    res.end();
+  });
+
+  router.post('/dashboard/reports/:report_id/exports', guard, async (req, res) => {
+    const saved = await report(req);
+    const id = await createExport(knex, saved);
+    await deps.jobs.send(exportQueue, { exportId: id });
+    const job = await findExport(knex, req.user!.id, id, now());
+    if (wantsJson(req)) return res.status(202).json({ job });
+    res.redirect(303, `/dashboard/reports/exports/${id}`);
+  });
+
+  return router;
+}
+
+/** Writes with back-pressure: a slow client never makes the portal buffer the whole CSV. */
+async function writeStreamed(res: Response, text: string): Promise<void> {
+  if (!res.write(text)) await new Promise((resolve) => res.once('drain', resolve));
+}
+
+/** The view's chart: cost per day (per group when grouped), from the rows shown. */
+function chartOf(saved: SavedReport, header: string[], rows: unknown[][]) {
+  if (saved.kind !== 'usage') return null;
+  const days = [...new Set(rows.map((r) => String(r[0])))].sort();
+  const groups = [...new Set(rows.map((r) => String(r[1])))];
+  const cost = header.indexOf('cost_usd');
+  return {
+    labels: days,
+    series: groups.slice(0, 8).map((g) => ({
+      label: g,
+      data: days.map((d) => rows.filter((r) => String(r[0]) === d && String(r[1]) === g).reduce((s, r) => s + Number(r[cost]), 0)),
+    })),
+  };
+}
