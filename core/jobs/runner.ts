@@ -71,6 +71,11 @@ export class JobRunner {
     return id;
   }
 
+  /** A job's state in the queue (created, active, retry, completed, failed…), or undefined once archived. */
+  async state(queue: string, id: string): Promise<string | undefined> {
+    return (await this.boss.getJobById(queue, id))?.state;
+  }
+
   /**
    * Runs `queue` on a cron schedule (UTC): pg-boss's clock fires each due minute once across every
    * replica. The job it sends is worked like any other.

@@ -113,9 +113,16 @@ export async function listExports(knex: Knex, ownerUserId: number, reportId: num
 }
 
 /** Records a queued export of the caller's report; the caller queues `{exportId}` for the worker. */
-export async function createExport(knex: Knex, report: SavedReport): Promise<string> {
+export async function createExport(knex: Knex, report: SavedReport, scheduleRunId: number | null = null): Promise<string> {
   const id = randomUUID();
-  await knex('report_exports').insert({ id, report_id: report.id, owner_user_id: report.owner_user_id, format: 'csv', state: 'queued' });
+  await knex('report_exports').insert({
+    id,
+    report_id: report.id,
+    owner_user_id: report.owner_user_id,
+    format: 'csv',
+    state: 'queued',
+    schedule_run_id: scheduleRunId,
+  });
   return id;
 }
 
@@ -129,9 +136,21 @@ export async function cancelExport(knex: Knex, ownerUserId: number, id: string, 
   return findExport(knex, ownerUserId, id, now);
 }
 
-/** The file of a finished, unexpired export of the caller's, to stream. */
-export async function exportDownload(knex: Knex, dir: string, ownerUserId: number, id: string, now: Date) {
-  const job = await findExport(knex, ownerUserId, id, now);
+/**
+ * The file of a finished, unexpired export, to stream: for its owner, or a recipient of the
+ * scheduled run that made it (`mayDownload`, core/reports/schedules.ts).
+ */
+export async function exportDownload(
+  knex: Knex,
+  dir: string,
+  userId: number,
+  id: string,
+  now: Date,
+  mayDownload: (userId: number, id: string) => Promise<boolean>,
+) {
+  if (!uuidPattern.test(id) || !(await mayDownload(userId, id))) throw noSuchExport();
+  const row = (await knex('report_exports').where({ id }).first()) as Row;
+  const job = present(row, now);
   if (job.state !== 'succeeded') throw new ApiError('conflict', { humanMessage: `This export is ${job.state}, not ready to download` });
   if (!job.download_url)
     throw new ApiError('not_found', { param: 'job_id', humanMessage: 'This export has expired; export the report again' });

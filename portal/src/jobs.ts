@@ -5,13 +5,26 @@ import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { JobRunner } from '../../core/jobs/index.js';
-import { removeExpiredExportFiles, runExport, sweepStalledExports } from '../../core/reports/index.js';
+import {
+  claimDueRuns,
+  createExport,
+  findExport,
+  findReport,
+  findRun,
+  removeExpiredExportFiles,
+  runExport,
+  sweepStalledExports,
+} from '../../core/reports/index.js';
+import { actionMessage, type Mailer } from './mail/mailer.js';
+
 import type { KeyScope } from '../../core/usage/index.js';
 import type { Principal } from '../../core/identity/index.js';
 import { keyListScope } from './features/keys/scope.js';
 
 export const exportQueue = 'report-export';
 const sweepQueue = 'report-export-sweep';
+const scheduleTickQueue = 'report-schedule-tick';
+export const scheduleRunQueue = 'report-schedule-run';
 
 /** Where export files are kept. */
 export const exportsDir = (dataDir: string) => join(dataDir, 'exports');
@@ -22,6 +35,9 @@ export interface PortalJobDeps {
   logger: Logger;
   dataDir: string;
   clock: () => number;
+  mailer: Mailer;
+  /** The portal's public address, for the links in scheduled-report emails. */
+  baseUrl: string;
 }
 
 /** The reach of a report's owner now: their role and place decide whose keys it covers. */
@@ -45,6 +61,7 @@ export async function openJobRunner(databaseUrl: string, logger: Logger): Promis
   const runner = new JobRunner(databaseUrl, { logger });
   await runner.start();
   await runner.ensureQueue(exportQueue, { retryLimit: 2, expireInSeconds: 30 * 60 });
+  await runner.ensureQueue(scheduleRunQueue, { retryLimit: 2, expireInSeconds: 30 * 60 });
   return runner;
 }
 
@@ -56,10 +73,68 @@ export async function workPortalJobs(runner: JobRunner, deps: PortalJobDeps): Pr
     (data) => runExport({ knex: deps.knex, dir, scopeOf: (id) => ownerScope(deps.knex, id), clock: deps.clock }, data.exportId),
     { retryLimit: 2, expireInSeconds: 30 * 60 },
   );
+  await runner.work<{ runId: number }>(scheduleRunQueue, (data) => runScheduledReport(deps, data.runId), {
+    retryLimit: 2,
+    expireInSeconds: 30 * 60,
+  });
+  // Every minute (pg-boss's clock fires it once across replicas; the run rows make it once anyway).
+  await runner.every(scheduleTickQueue, '* * * * *', async () => {
+    for (const runId of await claimDueRuns(deps.knex, new Date(deps.clock()))) await runner.send(scheduleRunQueue, { runId });
+  });
   await runner.every(sweepQueue, '* * * * *', async () => {
     const now = new Date(deps.clock());
     for (const exportId of await sweepStalledExports(deps.knex, now)) await runner.send(exportQueue, { exportId });
     const removed = await removeExpiredExportFiles(deps.knex, dir, now);
     if (removed > 0) deps.logger.info({ removed }, 'expired export files removed');
   });
+}
+
+/**
+ * One scheduled run (idempotent, as every job): the report exported as its owner, then a link
+ * emailed to each recipient still active in the owner's organisation — never the data itself.
+ */
+export async function runScheduledReport(deps: PortalJobDeps, runId: number): Promise<void> {
+  const { knex } = deps;
+  const now = () => new Date(deps.clock());
+  const run = await findRun(knex, runId);
+  if (!run || run.state === 'sent' || run.state === 'failed') return;
+  let exportId = run.export_id;
+  if (!exportId) {
+    const report = await findReport(knex, run.owner_user_id, run.report_id);
+    exportId = await createExport(knex, report, run.id);
+    await knex('schedule_runs').where({ id: run.id }).update({ export_id: exportId, state: 'running' });
+  }
+  await runExport({ knex, dir: exportsDir(deps.dataDir), scopeOf: (id) => ownerScope(knex, id), clock: deps.clock }, exportId);
+  const job = await findExport(knex, run.owner_user_id, exportId, now());
+  if (job.state !== 'succeeded') {
+    await knex('schedule_runs')
+      .where({ id: run.id })
+      .update({ state: 'failed', error: job.error ?? `the export ended ${job.state}`, finished_at: now() });
+    return;
+  }
+  const owner = (await knex('users').where({ id: run.owner_user_id }).first('organisation_id', 'display_name')) as {
+    organisation_id: number | null;
+    display_name: string;
+  };
+  const report = await findReport(knex, run.owner_user_id, run.report_id);
+  const recipients = (await knex('users')
+    .whereIn('id', [...new Set([...run.recipient_user_ids])])
+    .andWhere({ status: 'active' })
+    .whereNull('deleted_at')
+    .andWhere((w) =>
+      owner.organisation_id === null ? w.where({ id: run.owner_user_id }) : w.where({ organisation_id: owner.organisation_id }),
+    )
+    .select('id', 'email')) as { id: number; email: string }[];
+  for (const r of recipients)
+    await deps.mailer.send(
+      actionMessage(
+        r.email,
+        `Your scheduled report “${report.name}” is ready`,
+        `${owner.display_name}'s scheduled report “${report.name}” ran for ${new Date(run.due_at).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${job.rows_written.toLocaleString('en-US')} rows.`,
+        'Download the CSV',
+        `${deps.baseUrl}/dashboard/reports/exports/${exportId}`,
+        'Sign in to download it; the file is kept for 7 days. Only people the schedule names can open it.',
+      ),
+    );
+  await knex('schedule_runs').where({ id: run.id }).update({ state: 'sent', recipients: recipients.length, finished_at: now() });
 }

@@ -99,9 +99,22 @@ async function startOnServer(
       ? new LiveCatalogue(fileCatalogue, { knex: database.knex, store, env: process.env, pepper: settings.SVC_KEY_PEPPER, logger })
       : undefined;
   await liveCatalogue?.start(catalogueDocument);
+  const mailer = createMailer({
+    smtpUrl: settings.SVC_SMTP_URL,
+    from: settings.SVC_MAIL_FROM,
+    dataDir: settings.SVC_DATA_DIR,
+    announce: overrides.announce ?? ((line) => console.log(line)),
+  });
   const jobs = await openJobRunner(database.url, logger);
   if (settings.SVC_PORTAL_WORKER)
-    await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: overrides.clock ?? Date.now });
+    await workPortalJobs(jobs, {
+      knex: database.knex,
+      logger,
+      dataDir: settings.SVC_DATA_DIR,
+      clock: overrides.clock ?? Date.now,
+      mailer,
+      baseUrl: settings.SVC_PORTAL_BASE_URL,
+    });
   const core: Omit<PortalDeps, 'billing'> = {
     jobs,
     settings,
@@ -119,12 +132,7 @@ async function startOnServer(
     invites: new InviteRepository(database.knex, settings.SVC_KEY_PEPPER),
     activity: new ActivityLog(database.knex),
     oidcProviders: createOidcProviders(settings),
-    mailer: createMailer({
-      smtpUrl: settings.SVC_SMTP_URL,
-      from: settings.SVC_MAIL_FROM,
-      dataDir: settings.SVC_DATA_DIR,
-      announce: overrides.announce ?? ((line) => console.log(line)),
-    }),
+    mailer,
   };
   const deps: PortalDeps = { ...core, billing: await startBilling({ ...core, knex: database.knex }) };
   const app = createPortal(deps);

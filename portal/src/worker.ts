@@ -6,6 +6,7 @@ import { createLogger } from '../../core/telemetry/index.js';
 import { ConfigError, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase } from '../../core/db/index.js';
 import { openJobRunner, workPortalJobs } from './jobs.js';
+import { createMailer } from './mail/mailer.js';
 
 async function main(): Promise<void> {
   const settings = parsePortalSettings(process.env);
@@ -13,10 +14,18 @@ async function main(): Promise<void> {
   const database = await openDatabase(databaseTargetFromSettings(settings));
   await database.migrate();
   const jobs = await openJobRunner(database.url, logger);
-  await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: Date.now });
+  const mailer = createMailer({
+    smtpUrl: settings.SVC_SMTP_URL,
+    from: settings.SVC_MAIL_FROM,
+    dataDir: settings.SVC_DATA_DIR,
+    announce: (line) => console.log(line),
+  });
+  const baseUrl = settings.SVC_PORTAL_BASE_URL ?? 'http://localhost:3000';
+  await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: Date.now, mailer, baseUrl });
   console.log(`portal worker ${hostname()}-${process.pid} working the job queue`);
   stopOnSignals(async () => {
     await jobs.stop();
+    mailer.close();
     await database.close();
   }, 'finishing jobs in progress');
 }

@@ -25,6 +25,7 @@ import * as m023 from './023_user_monthly_budget.js';
 import * as m024 from './024_projects.js';
 import * as m025 from './025_credential_pools.js';
 import * as m026 from './026_reports.js';
+import * as m027 from './027_schedules_budgets.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -63,6 +64,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['024_projects', m024],
   ['025_credential_pools', m025],
   ['026_reports', m026],
+  ['027_schedules_budgets', m027],
 ];
 
 /** knex migration source over the explicit list above. */

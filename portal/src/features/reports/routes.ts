@@ -10,7 +10,10 @@
 //   POST /dashboard/reports/{report_id}/exports          a background export job → 202 {job}
 //   GET  /dashboard/reports/exports/{job_id}             its state and progress (HTML polls, or JSON)
 //   POST /dashboard/reports/exports/{job_id}/cancel
-//   GET  /dashboard/reports/exports/{job_id}/download    the file (the owner only, until it expires)
+//   GET  /dashboard/reports/exports/{job_id}/download    the file (its owner or a scheduled run's recipients, until it expires)
+//   POST /dashboard/reports/schedules                    {report_id, cadence, time, time_zone, weekday?, month_day?, recipients}
+//   POST /dashboard/reports/schedules/{schedule_id}/disable
+//   POST /dashboard/reports/schedule-runs/{run_id}/review
 // Everything is the caller's own: another user's report or job is 404, as one that does not exist.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
@@ -25,7 +28,14 @@ import {
   findExport,
   findReport,
   listExports,
+  cadences,
+  createSchedule,
+  disableSchedule,
+  isTimeZone,
   listReports,
+  listSchedules,
+  mayDownloadExport,
+  reviewRun,
   renameReport,
   reportDefinition,
   reportGroupings,
@@ -34,6 +44,7 @@ import {
   type SavedReport,
 } from '../../../../core/reports/index.js';
 import { rm } from 'node:fs/promises';
+import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { exportQueue, exportsDir, ownerScope } from '../../jobs.js';
 import { wantsJson } from '../../web/errors.js';
@@ -71,6 +82,31 @@ const createBody = z.object({
   status: z.union([whole(2, 599), z.literal('').transform(() => undefined)]).optional(),
 });
 const renameBody = z.object({ name });
+const scheduleBody = z
+  .object({
+    report_id: whole(1, 2_147_483_647),
+    cadence: z.enum(cadences, { message: `must be one of ${cadences.join(', ')}` }),
+    time: z
+      .string()
+      .trim()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24-hour)'),
+    time_zone: z.string().trim().max(64).refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris or UTC'),
+    weekday: whole(0, 6).optional(),
+    month_day: whole(1, 28).optional(),
+    /** Addresses of people in the owner's organisation: a list, or text separated by commas. */
+    recipients: z
+      .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
+      .transform((list) => list.map((e) => e.trim().toLowerCase()).filter(Boolean))
+      .pipe(z.array(z.string().email('must be email addresses')).min(1, 'name at least one recipient').max(50)),
+  })
+  .refine((b) => b.cadence !== 'weekly' || b.weekday !== undefined, {
+    message: 'a weekly schedule needs a weekday (0 = Sunday)',
+    path: ['weekday'],
+  })
+  .refine((b) => b.cadence !== 'monthly' || b.month_day !== undefined, {
+    message: 'a monthly schedule needs a month_day (1–28)',
+    path: ['month_day'],
+  });
 
 /** Rows a page or the JSON projection shows at most (exports have no limit). */
 const shownRows = 1_000;
@@ -96,15 +132,62 @@ export function reportsRouter(deps: PortalDeps): Router {
   };
 
   router.get('/dashboard/reports', guard, async (req, res) => {
-    const reports = await listReports(knex, req.user!.id);
-    if (wantsJson(req)) return res.json({ object: 'list', data: reports });
+    const [reports, schedules] = await Promise.all([listReports(knex, req.user!.id), listSchedules(knex, req.user!.id)]);
+    if (wantsJson(req)) return res.json({ object: 'list', data: reports, schedules });
     res.render('dashboard/reports/index', {
       title: 'Reports',
       section: 'reports',
       reports,
+      schedules,
       kinds: reportKinds,
       groupings: reportGroupings,
+      cadences,
+      myEmail: ((await knex('users').where({ id: req.user!.id }).first('email')) as { email: string }).email,
     });
+  });
+
+  router.post('/dashboard/reports/schedules', guard, async (req, res) => {
+    const body = parseBody(scheduleBody, req.body);
+    const owner = req.user!;
+    await findReport(knex, owner.id, body.report_id);
+    // Recipients: active people of the owner's organisation (the owner alone without one).
+    const found = (await knex('users')
+      .whereRaw(`lower(email) in (${body.recipients.map(() => '?').join(', ')})`, body.recipients)
+      .andWhere({ status: 'active' })
+      .whereNull('deleted_at')
+      .andWhere((w) => (owner.organisationId === null ? w.where({ id: owner.id }) : w.where({ organisation_id: owner.organisationId })))
+      .select('id', 'email')) as { id: number; email: string }[];
+    const missing = body.recipients.filter((e) => !found.some((u) => u.email.toLowerCase() === e));
+    if (missing.length > 0)
+      throw new ApiError('validation_error', {
+        status: 422,
+        param: 'recipients',
+        humanMessage: `Not an active member of your organisation: ${missing.join(', ')} (scheduled reports go to colleagues only)`,
+      });
+    const schedule = await createSchedule(
+      knex,
+      {
+        reportId: body.report_id,
+        ownerUserId: owner.id,
+        spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
+        recipientUserIds: found.map((u) => u.id),
+      },
+      now(),
+    );
+    if (wantsJson(req)) return res.status(201).json({ schedule });
+    res.redirect(303, '/dashboard/reports');
+  });
+
+  router.post('/dashboard/reports/schedules/:schedule_id/disable', guard, async (req, res) => {
+    const schedule = await disableSchedule(knex, req.user!.id, Number(req.params.schedule_id));
+    if (wantsJson(req)) return res.json({ schedule });
+    res.redirect(303, '/dashboard/reports');
+  });
+
+  router.post('/dashboard/reports/schedule-runs/:run_id/review', guard, async (req, res) => {
+    const reviewed = await reviewRun(knex, req.user!.id, Number(req.params.run_id), now());
+    if (wantsJson(req)) return res.json({ run: reviewed });
+    res.redirect(303, '/dashboard/reports');
   });
 
   router.post('/dashboard/reports', guard, async (req, res) => {
@@ -136,8 +219,10 @@ export function reportsRouter(deps: PortalDeps): Router {
   });
 
   router.get('/dashboard/reports/exports/:job_id/download', guard, async (req, res) => {
-    const { stream, bytes, job } = await exportDownload(knex, dir, req.user!.id, req.params.job_id as string, now());
-    const saved = await findReport(knex, req.user!.id, job.report_id);
+    const { stream, bytes, job } = await exportDownload(knex, dir, req.user!.id, req.params.job_id as string, now(), (user, id) =>
+      mayDownloadExport(knex, user, id),
+    );
+    const saved = (await knex('saved_reports').where({ id: job.report_id }).first('name')) as { name: string };
     const filename = `${saved.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'report'}-${job.job_id.slice(0, 8)}.csv`;
     res.set({
       'content-type': 'text/csv; charset=utf-8',

@@ -1,0 +1,247 @@
+// Scheduled reports (docs/reports.md "Schedules"): a saved report run daily, weekly or monthly at
+// a wall-clock time in the owner's time zone (daylight saving included), its export mailed as a
+// link to recipients of the owner's organisation. Each due time becomes one `schedule_runs` row
+// (unique per schedule and due time), so however many replicas tick at once, it runs once.
+import type { Knex } from 'knex';
+import { ApiError } from '../errors/index.js';
+
+export const cadences = ['daily', 'weekly', 'monthly'] as const;
+export type Cadence = (typeof cadences)[number];
+
+export interface ScheduleSpec {
+  cadence: Cadence;
+  /** `HH:MM`, 24-hour, in `timeZone`. */
+  timeOfDay: string;
+  /** Weekly: 0 = Sunday … 6 = Saturday. */
+  weekday?: number | undefined;
+  /** Monthly: 1–28 (every month has it). */
+  monthDay?: number | undefined;
+  timeZone: string;
+}
+
+/** Whether `zone` is an IANA time zone this runtime knows. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The wall-clock parts of `instant` in `zone`. */
+function wallClock(instant: Date, zone: string) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      weekday: 'short',
+    })
+      .formatToParts(instant)
+      .map((p) => [p.type, p.value]),
+  );
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    weekday: ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(parts.weekday!),
+  };
+}
+
+/** The instant at which `zone` shows this local date and time (the later one in a DST gap). */
+function instantOf(year: number, month: number, day: number, hour: number, minute: number, zone: string): Date {
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute);
+  let guess = asUtc;
+  // Two passes settle the offset, also across a daylight-saving change.
+  for (let i = 0; i < 2; i++) {
+    const shown = wallClock(new Date(guess), zone);
+    const shownUtc = Date.UTC(shown.year, shown.month - 1, shown.day, shown.hour, shown.minute);
+    guess += asUtc - shownUtc;
+  }
+  return new Date(guess);
+}
+
+/** The first run strictly after `after`. */
+export function nextRunAfter(spec: ScheduleSpec, after: Date): Date {
+  const [hour, minute] = spec.timeOfDay.split(':').map(Number) as [number, number];
+  const start = wallClock(after, spec.timeZone);
+  // Walk local days from the day of `after` (at most ~62 days covers every monthly case).
+  for (let offset = 0; offset < 63; offset++) {
+    const date = new Date(Date.UTC(start.year, start.month - 1, start.day + offset));
+    const y = date.getUTCFullYear();
+    const m = date.getUTCMonth() + 1;
+    const d = date.getUTCDate();
+    if (spec.cadence === 'weekly' && date.getUTCDay() !== spec.weekday) continue;
+    if (spec.cadence === 'monthly' && d !== spec.monthDay) continue;
+    const at = instantOf(y, m, d, hour, minute, spec.timeZone);
+    if (at > after) return at;
+  }
+  throw new Error(`no run of ${JSON.stringify(spec)} within 63 days of ${after.toISOString()}`);
+}
+
+/** A schedule as pages and JSON show it. */
+export interface ScheduleView {
+  schedule_id: number;
+  report_id: number;
+  cadence: Cadence;
+  time_of_day: string;
+  weekday: number | null;
+  month_day: number | null;
+  time_zone: string;
+  recipient_user_ids: number[];
+  enabled: boolean;
+  next_run_at: string;
+}
+
+interface ScheduleRow {
+  id: number;
+  report_id: number;
+  owner_user_id: number;
+  cadence: Cadence;
+  time_of_day: string;
+  weekday: number | null;
+  month_day: number | null;
+  time_zone: string;
+  recipient_user_ids: number[] | string;
+  enabled: boolean;
+  next_run_at: Date;
+}
+
+const recipientsOf = (row: ScheduleRow) =>
+  typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : row.recipient_user_ids;
+
+const present = (row: ScheduleRow): ScheduleView => ({
+  schedule_id: row.id,
+  report_id: row.report_id,
+  cadence: row.cadence,
+  time_of_day: row.time_of_day,
+  weekday: row.weekday,
+  month_day: row.month_day,
+  time_zone: row.time_zone,
+  recipient_user_ids: recipientsOf(row),
+  enabled: row.enabled,
+  next_run_at: new Date(row.next_run_at).toISOString(),
+});
+
+const specOf = (row: ScheduleRow): ScheduleSpec => ({
+  cadence: row.cadence,
+  timeOfDay: row.time_of_day,
+  weekday: row.weekday ?? undefined,
+  monthDay: row.month_day ?? undefined,
+  timeZone: row.time_zone,
+});
+
+/** The owner's schedules. */
+export async function listSchedules(knex: Knex, ownerUserId: number): Promise<ScheduleView[]> {
+  return ((await knex('report_schedules').where({ owner_user_id: ownerUserId }).orderBy('id', 'desc').limit(200)) as ScheduleRow[]).map(
+    present,
+  );
+}
+
+export async function createSchedule(
+  knex: Knex,
+  input: { reportId: number; ownerUserId: number; spec: ScheduleSpec; recipientUserIds: number[] },
+  now: Date,
+): Promise<ScheduleView> {
+  const [row] = (await knex('report_schedules')
+    .insert({
+      report_id: input.reportId,
+      owner_user_id: input.ownerUserId,
+      cadence: input.spec.cadence,
+      time_of_day: input.spec.timeOfDay,
+      weekday: input.spec.weekday ?? null,
+      month_day: input.spec.monthDay ?? null,
+      time_zone: input.spec.timeZone,
+      recipient_user_ids: JSON.stringify(input.recipientUserIds),
+      next_run_at: nextRunAfter(input.spec, now),
+    })
+    .returning('*')) as ScheduleRow[];
+  return present(row!);
+}
+
+export async function disableSchedule(knex: Knex, ownerUserId: number, id: number): Promise<ScheduleView> {
+  const [row] = (await knex('report_schedules')
+    .where({ id: Math.min(id, 2_147_483_647), owner_user_id: ownerUserId })
+    .update({ enabled: false })
+    .returning('*')) as ScheduleRow[];
+  if (!row) throw new ApiError('not_found', { param: 'schedule_id', humanMessage: 'You have no schedule with this id' });
+  return present(row);
+}
+
+/**
+ * Claims every due run: for each enabled schedule whose next run has come, one `schedule_runs`
+ * row for that due time (a replica that lost the race inserts nothing) and the next run moved
+ * on. Returns the run ids this call created, for the caller to queue.
+ */
+export async function claimDueRuns(knex: Knex, now: Date): Promise<number[]> {
+  const due = (await knex('report_schedules').where({ enabled: true }).andWhere('next_run_at', '<=', now).limit(500)) as ScheduleRow[];
+  const created: number[] = [];
+  for (const schedule of due) {
+    const [run] = (await knex('schedule_runs')
+      .insert({ schedule_id: schedule.id, due_at: schedule.next_run_at, state: 'queued' })
+      .onConflict(['schedule_id', 'due_at'])
+      .ignore()
+      .returning('id')) as { id: number }[];
+    // Moved on only from the due time it saw, so a slower replica cannot skip a run.
+    await knex('report_schedules')
+      .where({ id: schedule.id, next_run_at: schedule.next_run_at })
+      .update({ next_run_at: nextRunAfter(specOf(schedule), now) });
+    if (run) created.push(run.id);
+  }
+  return created;
+}
+
+/** The run with its schedule (for the run job), or undefined. */
+export async function findRun(knex: Knex, runId: number) {
+  const row = (await knex('schedule_runs as r')
+    .join('report_schedules as s', 's.id', 'r.schedule_id')
+    .where('r.id', runId)
+    .first('r.id', 'r.state', 'r.export_id', 'r.due_at', 's.report_id', 's.owner_user_id', 's.recipient_user_ids')) as
+    | {
+        id: number;
+        state: string;
+        export_id: string | null;
+        due_at: Date;
+        report_id: number;
+        owner_user_id: number;
+        recipient_user_ids: number[] | string;
+      }
+    | undefined;
+  if (!row) return undefined;
+  return {
+    ...row,
+    recipient_user_ids:
+      typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : row.recipient_user_ids,
+  };
+}
+
+/** Marks a run reviewed by its schedule's owner or one of its recipients. */
+export async function reviewRun(knex: Knex, userId: number, runId: number, now: Date) {
+  const run = runId <= 2_147_483_647 ? await findRun(knex, runId) : undefined;
+  if (!run || !(run.owner_user_id === userId || run.recipient_user_ids.includes(userId)))
+    throw new ApiError('not_found', { param: 'run_id', humanMessage: 'There is no scheduled run with this id among yours' });
+  await knex('schedule_runs').where({ id: runId }).update({ reviewed_at: now, reviewed_by: userId });
+  return { run_id: runId, state: run.state, reviewed_at: now.toISOString(), reviewed_by: userId };
+}
+
+/** Whether `userId` may download an export: its owner, or a recipient of the scheduled run that made it. */
+export async function mayDownloadExport(knex: Knex, userId: number, exportId: string): Promise<boolean> {
+  const row = (await knex('report_exports as e')
+    .leftJoin('schedule_runs as r', 'r.id', 'e.schedule_run_id')
+    .leftJoin('report_schedules as s', 's.id', 'r.schedule_id')
+    .where('e.id', exportId)
+    .first('e.owner_user_id', 's.recipient_user_ids')) as
+    { owner_user_id: number; recipient_user_ids: number[] | string | null } | undefined;
+  if (!row) return false;
+  if (row.owner_user_id === userId) return true;
+  const recipients =
+    typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : (row.recipient_user_ids ?? []);
+  return recipients.includes(userId);
+}
