@@ -32,6 +32,8 @@ export const activityKinds = [
   'project_created',
   'project_member_added',
   'project_member_removed',
+  // Budget policies (core/budgets).
+  'budget_policy_activated',
 ] as const;
 
 /** One kind of activity. */

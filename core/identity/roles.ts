@@ -42,6 +42,8 @@ export const permissions = {
   'projects.view': { minimum: 'member', scope: 'self' },
   // Saved reports and their exports (docs/reports.md): each user their own, over their reach.
   'reports.manage': { minimum: 'member', scope: 'self' },
+  // Budget policies and alerts (docs/budgets.md): everyone their own; org admins their organisation's.
+  'budgets.manage': { minimum: 'member', scope: 'self' },
   'projects.create': { minimum: 'department_admin', scope: 'department' },
   // Billing (docs/billing.md): everyone funds and sees the wallet that pays for them; the wallet's
   // cards and automatic top-up are managed by its own user (core/billing/payer.ts decides whose).

@@ -17,6 +17,7 @@ import { activityRouter } from './features/activity/routes.js';
 import { requestLogRouter } from './features/request-log/routes.js';
 import { usageRouter } from './features/usage/routes.js';
 import { modelsRouter } from './features/models/routes.js';
+import { budgetsRouter } from './features/budgets/routes.js';
 import { reportsRouter } from './features/reports/routes.js';
 import { projectsRouter } from './features/projects/routes.js';
 import { adminProjectsRouter } from './features/admin/projects.js';
@@ -138,6 +139,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(apiTokensRouter(deps));
   app.use(projectsRouter(deps));
   app.use(reportsRouter(deps));
+  app.use(budgetsRouter(deps));
   app.use(settingsRouter(deps));
   app.use(qualityRouter(deps));
   app.use(autorouterRouter(deps));

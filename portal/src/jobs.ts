@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
+import { claimDueAlerts, markAlert } from '../../core/budgets/index.js';
 import { JobRunner } from '../../core/jobs/index.js';
 import {
   claimDueRuns,
@@ -24,6 +25,7 @@ import { keyListScope } from './features/keys/scope.js';
 export const exportQueue = 'report-export';
 const sweepQueue = 'report-export-sweep';
 const scheduleTickQueue = 'report-schedule-tick';
+const budgetAlertsQueue = 'budget-alerts';
 export const scheduleRunQueue = 'report-schedule-run';
 
 /** Where export files are kept. */
@@ -81,6 +83,9 @@ export async function workPortalJobs(runner: JobRunner, deps: PortalJobDeps): Pr
   await runner.every(scheduleTickQueue, '* * * * *', async () => {
     for (const runId of await claimDueRuns(deps.knex, new Date(deps.clock()))) await runner.send(scheduleRunQueue, { runId });
   });
+  await runner.every(budgetAlertsQueue, '* * * * *', async () => {
+    await deliverBudgetAlerts(deps);
+  });
   await runner.every(sweepQueue, '* * * * *', async () => {
     const now = new Date(deps.clock());
     for (const exportId of await sweepStalledExports(deps.knex, now)) await runner.send(exportQueue, { exportId });
@@ -137,4 +142,37 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
       ),
     );
   await knex('schedule_runs').where({ id: run.id }).update({ state: 'sent', recipients: recipients.length, finished_at: now() });
+}
+
+/**
+ * Budget alerts (docs/budgets.md): the thresholds crossed this month, claimed once per policy,
+ * threshold and consenting recipient (however many workers run this at once), each mailed and its
+ * delivery recorded — sent, or failed with the reason.
+ */
+export async function deliverBudgetAlerts(deps: PortalJobDeps): Promise<number> {
+  const due = await claimDueAlerts(deps.knex, new Date(deps.clock()));
+  for (const alert of due) {
+    const whose = alert.scope === 'user' ? 'Your monthly budget' : `${alert.subjectName}'s monthly budget`;
+    try {
+      await deps.mailer.send(
+        actionMessage(
+          alert.email,
+          `${whose} has reached ${alert.threshold}%`,
+          `${whose} of $${alert.amountUsd} has reached ${alert.threshold}%: $${alert.spentUsd.toFixed(2)} spent this month (UTC).`,
+          'See usage and budgets',
+          `${deps.baseUrl}/dashboard/budgets`,
+          'You receive budget alerts because you agreed to; you can stop them on the budgets page.',
+        ),
+      );
+      await markAlert(deps.knex, alert.alertId, { sent: true }, new Date(deps.clock()));
+    } catch (error) {
+      await markAlert(
+        deps.knex,
+        alert.alertId,
+        { sent: false, reason: error instanceof Error ? error.message : String(error) },
+        new Date(deps.clock()),
+      );
+    }
+  }
+  return due.length;
 }

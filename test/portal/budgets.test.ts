@@ -1,0 +1,139 @@
+// Budget policies and alerts against a real gateway sharing the portal's database and store:
+// spend crossing a threshold through the gateway, with concurrent requests and several workers
+// evaluating at once, alerts each consenting recipient exactly once and nobody without consent;
+// the alert history is the caller's own and writes nothing; a hard stop is the gateway's cap.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import pino from 'pino';
+import { deliverBudgetAlerts } from '../../portal/src/jobs.js';
+import { fundWallet, signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+const knex = () => world.portal.database.knex;
+let orgId: number;
+
+const jobDeps = () => ({
+  knex: knex(),
+  logger: pino({ level: 'silent' }),
+  dataDir: world.portal.portal.deps.settings.SVC_DATA_DIR,
+  clock: Date.now,
+  mailer: world.portal.portal.deps.mailer,
+  baseUrl: world.portal.url,
+});
+
+async function keyOf(user: SignedInUser): Promise<string> {
+  await fundWallet(world.gateway, `user:${user.id}`, 50);
+  return ((await (await user.client.postJson('/dashboard/keys/new', { name: 'budgeted' })).json()) as { secret: string }).secret;
+}
+const ask = (secret: string) =>
+  new OpenAI({ baseURL: `${world.gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'spend a little' }], max_tokens: 8 })
+    .then(
+      () => 'ok',
+      (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${String(e.code)}` : 'error'),
+    );
+const monthSpend = async (userId: number) =>
+  Number(
+    (
+      (await knex()('audit_log')
+        .whereIn('key_id', knex()('api_keys').select('id').where({ owner_user_id: userId }))
+        .sum({ usd: 'cost_usd' })
+        .first()) as { usd: string | null }
+    ).usd ?? 0,
+  );
+const mailsTo = (email: string) =>
+  world.portal.mail.filter((m) => m.includes(`email to ${email}`) && m.includes('/dashboard/budgets')).length;
+
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  const [org] = (await knex()('organisations')
+    .insert({ name: 'Budget Org', slug: `budget-${Date.now()}` })
+    .returning('id')) as { id: number }[];
+  orgId = org!.id;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+describe('budget policies and alerts', () => {
+  it('crossing 80% under concurrency alerts each consenting user once, and nobody without consent', async () => {
+    const consenting = await signUp(world.portal, { organisationId: orgId });
+    const silent = await signUp(world.portal, { organisationId: orgId });
+    const keys = [await keyOf(consenting), await keyOf(silent)];
+    // One request's cost sizes the budgets so that a burst crosses 80%.
+    expect(await ask(keys[0]!)).toBe('ok');
+    expect(await ask(keys[1]!)).toBe('ok');
+    await waitFor('the first costs', async () => (await monthSpend(consenting.id)) > 0 && (await monthSpend(silent.id)) > 0);
+    const unit = await monthSpend(consenting.id);
+    for (const user of [consenting, silent]) {
+      const res = await user.client.postJson('/dashboard/budgets/activate', { amount_usd: (unit * 5).toFixed(6), thresholds: '80' });
+      expect(res.status, await res.clone().text()).toBe(201);
+    }
+    expect((await consenting.client.postJson('/dashboard/budgets/consent', {})).status).toBe(200);
+    // Below the threshold: nothing yet.
+    expect(await deliverBudgetAlerts(jobDeps())).toBe(0);
+    await Promise.all(keys.flatMap((k) => Array.from({ length: 6 }, () => ask(k))));
+    for (const user of [consenting, silent])
+      await waitFor('spend past 80% in the rollup', async () => (await monthSpend(user.id)) >= unit * 4);
+    // Three workers evaluate at once: one delivery in all.
+    const delivered = await Promise.all([deliverBudgetAlerts(jobDeps()), deliverBudgetAlerts(jobDeps()), deliverBudgetAlerts(jobDeps())]);
+    expect(delivered.reduce((a, b) => a + b, 0)).toBe(1);
+    expect(mailsTo(consenting.email)).toBe(1);
+    expect(mailsTo(silent.email)).toBe(0);
+    expect(await deliverBudgetAlerts(jobDeps())).toBe(0);
+
+    const history = (await (await consenting.client.get('/dashboard/budgets/alert-history')).json()) as {
+      data: { alert_id: number; threshold: number; state: string }[];
+    };
+    expect(history.data).toHaveLength(1);
+    expect(history.data[0]).toMatchObject({ threshold: 80, state: 'sent' });
+    // Another user's alert id as a cursor reveals nothing and changes nothing.
+    const rowsBefore = JSON.stringify(await knex()('budget_alerts').orderBy('id'));
+    const forged = await silent.client.get(`/dashboard/budgets/alert-history?before_id=${history.data[0]!.alert_id + 1}`);
+    expect(forged.status).toBe(200);
+    expect(((await forged.json()) as { data: unknown[] }).data).toEqual([]);
+    const own = await consenting.client.get(`/dashboard/budgets/alert-history?before_id=${history.data[0]!.alert_id}`);
+    expect(((await own.json()) as { data: unknown[] }).data).toEqual([]);
+    expect(JSON.stringify(await knex()('budget_alerts').orderBy('id'))).toBe(rowsBefore);
+    for (const bad of ['?before_id=abc', '?limit=0', '?limit=101', '?colour=red'])
+      expect((await consenting.client.get(`/dashboard/budgets/alert-history${bad}`)).status, bad).toBe(422);
+    // Consent revoked: the page says so.
+    await consenting.client.postJson('/dashboard/budgets/consent/revoke', {});
+    expect(await (await consenting.client.get('/dashboard/budgets')).text()).toContain('You do not receive budget alerts');
+  });
+
+  it("an organisation's policy is set by its administrators and alerts them; a hard stop is enforced at the gateway", async () => {
+    const admin = await signUp(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const member = await signUp(world.portal, { organisationId: orgId });
+    expect((await member.client.postJson('/dashboard/budgets/activate', { scope: 'organisation', amount_usd: 1 })).status).toBe(403);
+    for (const bad of [
+      { amount_usd: 0 },
+      { amount_usd: 'lots' },
+      { amount_usd: 5, thresholds: '0,80' },
+      { amount_usd: 5, thresholds: '150' },
+    ])
+      expect((await admin.client.postJson('/dashboard/budgets/activate', bad)).status, JSON.stringify(bad)).toBe(422);
+    const org = await admin.client.postJson('/dashboard/budgets/activate', {
+      scope: 'organisation',
+      amount_usd: '0.000001',
+      thresholds: [50],
+    });
+    expect(org.status).toBe(201);
+    await admin.client.postJson('/dashboard/budgets/consent', {});
+    await member.client.postJson('/dashboard/budgets/consent', {});
+    // The organisation spent already (first test): its admin is alerted, a plain member is not.
+    await deliverBudgetAlerts(jobDeps());
+    expect(mailsTo(admin.email)).toBe(1);
+    expect(mailsTo(member.email)).toBe(0);
+
+    // A personal hard stop becomes the gateway's cap for the user's keys.
+    const capped = await signUp(world.portal);
+    const secret = await keyOf(capped);
+    const stop = await capped.client.postJson('/dashboard/budgets/activate', { amount_usd: '0.000001', hard_stop: true });
+    expect(((await stop.json()) as { policy: { hard_stop: boolean } }).policy.hard_stop).toBe(true);
+    expect(await ask(secret)).toBe('402 budget_exceeded');
+    const page = await (await capped.client.get('/dashboard/budgets')).text();
+    expect(page).toContain('data-testid="budget-policies"');
+  });
+});
