@@ -1,16 +1,14 @@
-// Export jobs (docs/reports.md "Exports"): one report's rows written to a CSV file in the
-// background. The job row is the truth a person watches (state, progress, rows, bytes); the job
+// Export jobs (docs/reports.md "Exports"): one report's rows written as CSV in the background,
+// kept in PostgreSQL as ordered 1 MiB chunks (no shared disk between the worker and the portal
+// replica that serves the download). The job row is the truth a person watches (state, progress, rows, bytes); the job
 // queue only carries "run export X" and may deliver it more than once, so `runExport` is
 // idempotent: a finished job is left alone, a started one restarts from the first row into a
 // fresh file. Rows are read in pages and written with back-pressure, so memory stays flat
 // whatever the size. The worker checks the cancel flag and beats its heartbeat between pages; a
 // job whose heartbeat stopped (its worker died) is retried or failed by `sweepStalledExports`,
 // never left "running".
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { ApiError } from '../errors/index.js';
 import type { KeyScope } from '../usage/index.js';
@@ -89,8 +87,8 @@ function present(row: Row, now: Date): ExportView {
   };
 }
 
-/** Where export files live: `<dataDir>/exports/<id>.csv` (`.part` while being written). */
-export const exportPath = (dir: string, id: string, partial = false) => join(dir, `${id}.csv${partial ? '.part' : ''}`);
+/** Bytes of CSV per stored chunk. */
+const chunkBytes = 1024 * 1024;
 
 const noSuchExport = () => new ApiError('not_found', { param: 'job_id', humanMessage: 'You have no export job with this id' });
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -137,12 +135,11 @@ export async function cancelExport(knex: Knex, ownerUserId: number, id: string, 
 }
 
 /**
- * The file of a finished, unexpired export, to stream: for its owner, or a recipient of the
- * scheduled run that made it (`mayDownload`, core/reports/schedules.ts).
+ * The CSV of a finished, unexpired export, streamed chunk by chunk from PostgreSQL: for its owner,
+ * or a recipient of the scheduled run that made it (`mayDownload`, core/reports/schedules.ts).
  */
 export async function exportDownload(
   knex: Knex,
-  dir: string,
   userId: number,
   id: string,
   now: Date,
@@ -154,8 +151,14 @@ export async function exportDownload(
   if (job.state !== 'succeeded') throw new ApiError('conflict', { humanMessage: `This export is ${job.state}, not ready to download` });
   if (!job.download_url)
     throw new ApiError('not_found', { param: 'job_id', humanMessage: 'This export has expired; export the report again' });
-  const path = exportPath(dir, id);
-  return { stream: createReadStream(path), bytes: (await stat(path)).size, job };
+  async function* chunks() {
+    for (let seq = 0; ; seq++) {
+      const chunk = (await knex('report_export_chunks').where({ export_id: id, seq }).first('data')) as { data: Buffer } | undefined;
+      if (!chunk) return;
+      yield chunk.data;
+    }
+  }
+  return { stream: Readable.from(chunks()), bytes: job.bytes_written, job };
 }
 
 function csvField(value: Cell): string {
@@ -171,8 +174,6 @@ export const csvLine = (cells: readonly Cell[]) => `${cells.map(csvField).join('
 
 export interface ExportRunDeps {
   knex: Knex;
-  /** Directory of export files. */
-  dir: string;
   /** The owner's reach now (their keys, department, organisation or everything). */
   scopeOf: (ownerUserId: number) => Promise<KeyScope>;
   clock: () => number;
@@ -202,53 +203,55 @@ export async function runExport(deps: ExportRunDeps, id: string): Promise<void> 
   await knex('report_exports')
     .where({ id })
     .update({ total_rows: await run.total() });
-  mkdirSync(deps.dir, { recursive: true });
-  const partial = exportPath(deps.dir, id, true);
-  const file = createWriteStream(partial);
+  // A restarted run starts from the first row: what an earlier run stored goes.
+  await knex('report_export_chunks').where({ export_id: id }).delete();
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  let seq = 0;
   let rows = 0;
   let bytes = 0;
+  const flush = async () => {
+    if (pending.length === 0) return;
+    await knex('report_export_chunks').insert({ export_id: id, seq: seq++, data: Buffer.from(pending.join(''), 'utf8') });
+    pending = [];
+    pendingBytes = 0;
+  };
   const write = async (text: string) => {
-    bytes += Buffer.byteLength(text);
-    if (!file.write(text)) await once(file, 'drain');
+    const size = Buffer.byteLength(text);
+    bytes += size;
+    pendingBytes += size;
+    pending.push(text);
+    if (pendingBytes >= chunkBytes) await flush();
   };
   const page = deps.pageRows ?? 2_000;
-  try {
-    await write(csvLine(run.header));
-    for await (const cells of run.rows()) {
-      await write(csvLine(cells));
-      rows++;
-      if (rows % page === 0) {
-        const [state] = (await knex('report_exports')
-          .where({ id })
-          .update({ rows_written: rows, bytes_written: bytes, heartbeat_at: now() })
-          .returning('cancel_requested')) as { cancel_requested: boolean }[];
-        if (state?.cancel_requested) {
-          file.destroy();
-          await rm(partial, { force: true });
-          await knex('report_exports').where({ id }).update({ state: 'cancelled', finished_at: now() });
-          return;
-        }
+  await write(csvLine(run.header));
+  for await (const cells of run.rows()) {
+    await write(csvLine(cells));
+    rows++;
+    if (rows % page === 0) {
+      const [state] = (await knex('report_exports')
+        .where({ id })
+        .update({ rows_written: rows, bytes_written: bytes, heartbeat_at: now() })
+        .returning('cancel_requested')) as { cancel_requested: boolean }[];
+      if (state?.cancel_requested) {
+        await knex('report_export_chunks').where({ export_id: id }).delete();
+        await knex('report_exports').where({ id }).update({ state: 'cancelled', finished_at: now() });
+        return;
       }
     }
-    file.end();
-    await once(file, 'finish');
-    await rename(partial, exportPath(deps.dir, id));
-    await knex('report_exports')
-      .where({ id })
-      .update({
-        state: 'succeeded',
-        rows_written: rows,
-        bytes_written: bytes,
-        total_rows: rows,
-        finished_at: now(),
-        heartbeat_at: now(),
-        expires_at: new Date(deps.clock() + exportLifetimeMs),
-      });
-  } catch (error) {
-    file.destroy();
-    await rm(partial, { force: true });
-    throw error;
   }
+  await flush();
+  await knex('report_exports')
+    .where({ id })
+    .update({
+      state: 'succeeded',
+      rows_written: rows,
+      bytes_written: bytes,
+      total_rows: rows,
+      finished_at: now(),
+      heartbeat_at: now(),
+      expires_at: new Date(deps.clock() + exportLifetimeMs),
+    });
 }
 
 /**
@@ -274,14 +277,9 @@ export async function sweepStalledExports(knex: Knex, now: Date, staleMs = stall
   return retry;
 }
 
-/** Deletes expired export files and marks them expired (download_url null from then on). */
-export async function removeExpiredExportFiles(knex: Knex, dir: string, now: Date): Promise<number> {
-  // Run every minute: the last day's expiries are enough to catch each once (rm is idempotent).
-  const expired = (await knex('report_exports')
-    .where({ state: 'succeeded' })
-    .andWhere('expires_at', '<', now)
-    .andWhere('expires_at', '>=', new Date(now.getTime() - 86_400_000))
-    .pluck('id')) as string[];
-  for (const id of expired) await rm(exportPath(dir, id), { force: true });
-  return expired.length;
+/** Deletes the stored CSV of expired exports (download_url is null from expiry on). */
+export async function removeExpiredExports(knex: Knex, now: Date): Promise<number> {
+  return knex('report_export_chunks')
+    .whereIn('export_id', knex('report_exports').select('id').where({ state: 'succeeded' }).andWhere('expires_at', '<', now))
+    .delete();
 }

@@ -1,7 +1,6 @@
 // The portal's background jobs (docs/reports.md "Jobs") on the shared job queue: report exports,
 // and every minute the sweep that re-queues exports whose worker died and removes expired files.
 // Registered in the portal process (SVC_PORTAL_WORKER=true, the default) or in `npm run worker`.
-import { join } from 'node:path';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { claimDueAlerts, markAlert } from '../../core/budgets/index.js';
@@ -12,7 +11,7 @@ import {
   findExport,
   findReport,
   findRun,
-  removeExpiredExportFiles,
+  removeExpiredExports,
   runExport,
   sweepStalledExports,
 } from '../../core/reports/index.js';
@@ -27,9 +26,6 @@ const sweepQueue = 'report-export-sweep';
 const scheduleTickQueue = 'report-schedule-tick';
 const budgetAlertsQueue = 'budget-alerts';
 export const scheduleRunQueue = 'report-schedule-run';
-
-/** Where export files are kept. */
-export const exportsDir = (dataDir: string) => join(dataDir, 'exports');
 
 /** What the jobs need. */
 export interface PortalJobDeps {
@@ -69,10 +65,9 @@ export async function openJobRunner(databaseUrl: string, logger: Logger): Promis
 
 /** Starts working the portal's queues on `runner`. */
 export async function workPortalJobs(runner: JobRunner, deps: PortalJobDeps): Promise<void> {
-  const dir = exportsDir(deps.dataDir);
   await runner.work<{ exportId: string }>(
     exportQueue,
-    (data) => runExport({ knex: deps.knex, dir, scopeOf: (id) => ownerScope(deps.knex, id), clock: deps.clock }, data.exportId),
+    (data) => runExport({ knex: deps.knex, scopeOf: (id) => ownerScope(deps.knex, id), clock: deps.clock }, data.exportId),
     { retryLimit: 2, expireInSeconds: 30 * 60 },
   );
   await runner.work<{ runId: number }>(scheduleRunQueue, (data) => runScheduledReport(deps, data.runId), {
@@ -89,8 +84,8 @@ export async function workPortalJobs(runner: JobRunner, deps: PortalJobDeps): Pr
   await runner.every(sweepQueue, '* * * * *', async () => {
     const now = new Date(deps.clock());
     for (const exportId of await sweepStalledExports(deps.knex, now)) await runner.send(exportQueue, { exportId });
-    const removed = await removeExpiredExportFiles(deps.knex, dir, now);
-    if (removed > 0) deps.logger.info({ removed }, 'expired export files removed');
+    const removed = await removeExpiredExports(deps.knex, now);
+    if (removed > 0) deps.logger.info({ chunks: removed }, 'expired exports removed');
   });
 }
 
@@ -109,7 +104,7 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
     exportId = await createExport(knex, report, run.id);
     await knex('schedule_runs').where({ id: run.id }).update({ export_id: exportId, state: 'running' });
   }
-  await runExport({ knex, dir: exportsDir(deps.dataDir), scopeOf: (id) => ownerScope(knex, id), clock: deps.clock }, exportId);
+  await runExport({ knex, scopeOf: (id) => ownerScope(knex, id), clock: deps.clock }, exportId);
   const job = await findExport(knex, run.owner_user_id, exportId, now());
   if (job.state !== 'succeeded') {
     await knex('schedule_runs')

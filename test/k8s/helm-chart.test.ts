@@ -373,6 +373,26 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     }
   });
 
+  it('runs the background jobs in the portal pods, or with portal.worker.separate in a worker Deployment of their own', () => {
+    const inPortal = render();
+    assert.ok(!inPortal.some((o) => o.metadata.name === 'svc-gateway-portal-worker'), 'no worker Deployment by default');
+    assert.ok(
+      !container(find<Deployment>(inPortal, 'Deployment', 'svc-gateway-portal')).env?.some((e) => e.name === 'SVC_PORTAL_WORKER'),
+      'the portal works the jobs itself',
+    );
+    const apart = render('--set', 'portal.worker.separate=true', '--set', 'portal.worker.replicas=2');
+    const worker = find<Deployment>(apart, 'Deployment', 'svc-gateway-portal-worker');
+    assert.equal(kubernetesSchemaErrors(worker), undefined, 'the worker Deployment validates');
+    assert.equal(worker.spec?.replicas, 2);
+    assert.deepEqual(container(worker).command, ['node', 'dist/portal/src/worker.js']);
+    assert.ok(
+      container(find<Deployment>(apart, 'Deployment', 'svc-gateway-portal')).env?.some(
+        (e) => e.name === 'SVC_PORTAL_WORKER' && e.value === 'false',
+      ),
+      'the portal pods only queue jobs',
+    );
+  });
+
   it('renders with deploy/kind/values.yaml as up.sh installs it (image loaded into kind, portal off)', () => {
     const objects = render('-f', join(repo, 'deploy', 'kind', 'values.yaml'), '--set', 'portal.enabled=false');
     for (const object of objects)

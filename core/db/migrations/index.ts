@@ -26,6 +26,7 @@ import * as m024 from './024_projects.js';
 import * as m025 from './025_credential_pools.js';
 import * as m026 from './026_reports.js';
 import * as m027 from './027_schedules_budgets.js';
+import * as m028 from './028_export_chunks.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -65,6 +66,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['025_credential_pools', m025],
   ['026_reports', m026],
   ['027_schedules_budgets', m027],
+  ['028_export_chunks', m028],
 ];
 
 /** knex migration source over the explicit list above. */

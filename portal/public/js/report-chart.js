@@ -15,4 +15,5 @@
     },
     options: window.svcCharts.options({ callback: window.svcCharts.money }, true),
   });
+  document.documentElement.setAttribute('data-charts', 'drawn');
 })();

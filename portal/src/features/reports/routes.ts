@@ -24,7 +24,6 @@ import {
   csvLine,
   deleteReport,
   exportDownload,
-  exportPath,
   findExport,
   findReport,
   listExports,
@@ -43,10 +42,9 @@ import {
   runReport,
   type SavedReport,
 } from '../../../../core/reports/index.js';
-import { rm } from 'node:fs/promises';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
-import { exportQueue, exportsDir, ownerScope } from '../../jobs.js';
+import { exportQueue, ownerScope } from '../../jobs.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
@@ -117,7 +115,6 @@ export function reportsRouter(deps: PortalDeps): Router {
   const knex = deps.database;
   const now = () => new Date(deps.clock());
   const guard = requireAction('reports.manage');
-  const dir = exportsDir(deps.settings.SVC_DATA_DIR);
   const report = (req: Request) => findReport(knex, req.user!.id, Number(req.params.report_id));
 
   /** The first rows of a run, for the page and the JSON projection. */
@@ -219,7 +216,7 @@ export function reportsRouter(deps: PortalDeps): Router {
   });
 
   router.get('/dashboard/reports/exports/:job_id/download', guard, async (req, res) => {
-    const { stream, bytes, job } = await exportDownload(knex, dir, req.user!.id, req.params.job_id as string, now(), (user, id) =>
+    const { stream, bytes, job } = await exportDownload(knex, req.user!.id, req.params.job_id as string, now(), (user, id) =>
       mayDownloadExport(knex, user, id),
     );
     const saved = (await knex('saved_reports').where({ id: job.report_id }).first('name')) as { name: string };
@@ -241,8 +238,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   });
 
   router.post('/dashboard/reports/:report_id/delete', guard, async (req, res) => {
-    const exports = await deleteReport(knex, req.user!.id, Number(req.params.report_id));
-    await Promise.all(exports.flatMap((id) => [rm(exportPath(dir, id), { force: true }), rm(exportPath(dir, id, true), { force: true })]));
+    // Its exports and their stored CSV go with it.
+    await deleteReport(knex, req.user!.id, Number(req.params.report_id));
     if (wantsJson(req)) return res.json({ ok: true, deleted: Number(req.params.report_id) });
     res.redirect(303, '/dashboard/reports');
   });

@@ -1,0 +1,85 @@
+// Reports in a real browser (Chromium through playwright-core): create a report from the hub,
+// read it with its chart, start a background export, watch the progress bar fill and the state
+// change on the export page, and download the CSV.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { KeyRepository } from '../../core/keys/index.js';
+import { launchChromium, screenshot, signInPage } from '../support/browser.js';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { signUp } from '../support/portal-users.js';
+
+let portal: PortalHarness;
+let browser: Browser;
+beforeAll(async () => {
+  portal = await startPortalHarness();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await portal?.close();
+});
+
+describe('reports in the browser', () => {
+  it('create a report, export it in the background, watch the progress and download the file', async () => {
+    const user = await signUp(portal, { name: 'Rita Reports', password: 'browser password 45' });
+    const knex = portal.database.knex;
+    const key = (
+      await new KeyRepository(knex, portal.portal.deps.settings.SVC_KEY_PEPPER).create({
+        kind: 'managed',
+        name: 'reporting',
+        source: 'portal',
+        ownerUserId: user.id,
+      })
+    ).record.id;
+    await knex.raw(
+      `insert into audit_log (request_id, ts, key_id, payer_id, interface, model, supplier, region, input_tokens, output_tokens,
+         cached_input_tokens, cost_usd, latency_ms, status, code, failover, attempts, session, auto_routed)
+       select 'browser-' || g, now() - (g || ' seconds')::interval, ?, null, 'chat.completions', case when g % 2 = 0 then 'model-a' else 'model-b' end,
+         'sim-eu', 'EU', 10, 20, 0, 0.0001, 12, 200, null, false, '[]'::jsonb, null, false
+       from generate_series(1, 30000) g`,
+      [key],
+    );
+    // The hourly rollup the usage report reads, as the audit writer keeps it.
+    await knex.raw(
+      `insert into usage_hourly (key_id, hour, model, supplier, requests, errors, input_tokens, output_tokens, cached_input_tokens, cost_usd, latency_ms_sum)
+       select key_id, date_trunc('hour', ts), model, supplier, count(*), 0, sum(input_tokens), sum(output_tokens), 0, sum(cost_usd), sum(latency_ms)
+       from audit_log where key_id = ? group by 1, 2, 3, 4`,
+      [key],
+    );
+    const signedIn = await signInPage(browser, portal.url, user, '/dashboard/reports');
+    try {
+      const page = signedIn.page;
+      await page.fill('[data-testid=report-create] #name', 'Spend by model');
+      await page.selectOption('[data-testid=report-create] #kind', 'usage');
+      await page.selectOption('[data-testid=report-create] #group_by', 'model');
+      await page.click('[data-testid=report-create] button');
+      await page.waitForURL(/\/dashboard\/reports\/\d+\/view$/);
+      // The chart is drawn from the report's rows.
+      await page.waitForSelector('html[data-charts=drawn]');
+      expect(await page.textContent('[data-testid=report-rows]')).toContain('model-a');
+      await screenshot(page, 'report-view');
+
+      // Back to the hub: a request-log report of all 30,000 rows, exported in the background.
+      await page.goto('/dashboard/reports');
+      await page.fill('[data-testid=report-create] #name', 'All requests');
+      await page.selectOption('[data-testid=report-create] #kind', 'request_log');
+      await page.click('[data-testid=report-create] button');
+      await page.waitForURL(/\/view$/);
+      await page.click('[data-testid=export-start]');
+      await page.waitForURL(/\/dashboard\/reports\/exports\/[0-9a-f-]{36}$/);
+      await page.waitForSelector('#export-status[data-state=succeeded]', { timeout: 120_000 });
+      expect(await page.evaluate('document.querySelector("[data-testid=export-progress]").value')).toBe(1);
+      expect(await page.textContent('[data-testid=export-counts]')).toContain('30,000 of 30,000 rows');
+      await screenshot(page, 'report-export-done');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-download]')]);
+      const path = await download.path();
+      const { readFileSync } = await import('node:fs');
+      const lines = readFileSync(path!, 'utf8').trimEnd().split('\r\n');
+      expect(lines).toHaveLength(30_001);
+      expect(download.suggestedFilename()).toMatch(/^All-requests-[0-9a-f]{8}\.csv$/);
+      expect(signedIn.problems).toEqual([]);
+    } finally {
+      await signedIn.close();
+    }
+  }, 180_000);
+});
