@@ -18,7 +18,7 @@ import { withRequestTimeout } from './kube/bounded-request.js';
 import { Controller, type ControllerTuning } from './kube/controller.js';
 import { LeaderElector } from './kube/leader-election.js';
 import { ManagedKeyReconciler } from './managed-key/reconciler.js';
-import { managedKeyApi, type ManagedKeyObject } from './managed-key/resource.js';
+import { keySecretLabel, managedKeyApi, type ManagedKeyObject } from './managed-key/resource.js';
 import { RegionPolicyReconciler } from './region-policy/reconciler.js';
 import { regionPolicyApi, type RegionPolicyObject } from './region-policy/resource.js';
 import type { OperatorSettings } from './settings.js';
@@ -46,6 +46,9 @@ export interface OperatorOverrides {
   /** Serve /metrics and /health on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
   metricsOnEphemeralPort?: boolean;
 }
+
+/** Only the key Secrets the operator writes (managed-key/reconciler.ts) are watched. */
+const ownedSecretSelector = `${keySecretLabel.name}=${keySecretLabel.value}`;
 
 /**
  * Names specs are checked against, read from the catalogue at each check: a live (database)
@@ -147,6 +150,22 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
         list: listManagedKeys,
         // Outside the watched namespaces the operator may not write Secrets: such keys are left alone.
         reconcile: (key) => (watched(key) ? managedKeys.reconcile(key) : Promise.resolve({})),
+        owned: {
+          kind: 'Secret',
+          labelSelector: ownedSecretSelector,
+          // Only where the operator may read Secrets: everywhere, or each watched namespace.
+          collections:
+            watchNamespaces.size === 0
+              ? [{ path: '/api/v1/secrets', list: () => core.listSecretForAllNamespaces({ labelSelector: ownedSecretSelector }) }]
+              : [...watchNamespaces].map((namespace) => ({
+                  path: `/api/v1/namespaces/${namespace}/secrets`,
+                  list: () => core.listNamespacedSecret({ namespace, labelSelector: ownedSecretSelector }),
+                })),
+          ownerKey: (secret) => {
+            const owner = secret.metadata?.ownerReferences?.find((r) => r.kind === managedKeyApi.kind && r.controller);
+            return owner && secret.metadata?.namespace ? `${secret.metadata.namespace}/${owner.name}` : undefined;
+          },
+        },
       },
       tuning,
       metrics,

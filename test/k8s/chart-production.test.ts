@@ -247,7 +247,8 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
       const digest = `sha256:${'a'.repeat(64)}`;
       const pinned = pods(render('--set', `image.digest=${digest}`)).filter((d) => !/-(postgresql|redis)$/.test(d.metadata.name));
       assert.ok(pinned.length >= 4);
-      for (const d of pinned) assert.equal(d.spec.template.spec.containers[0]!.image, `svc-gateway@${digest}`, d.metadata.name);
+      for (const d of pinned)
+        assert.equal(d.spec.template.spec.containers[0]!.image, `ghcr.io/svc-platform/svc-gateway@${digest}`, d.metadata.name);
       assert.notEqual(template('--set', 'image.digest=latest').status, 0, 'a digest must be sha256:<64 hex>');
 
       const renamed = render(

@@ -224,11 +224,9 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
           covers(clusterRole.rules, 'gateway.svc.dev', 'managedkeys/finalizers', ['update']),
           'managedkeys/finalizers (blockOwnerDeletion)',
         );
-        assert.ok(covers(clusterRole.rules, '', 'secrets', ['get', 'create', 'update']), 'secrets');
-        assert.ok(
-          !covers(clusterRole.rules, '', 'secrets', ['list']) && !covers(clusterRole.rules, '', 'secrets', ['delete']),
-          'no secrets list or delete',
-        );
+        // list and watch: the operator's own key Secrets, selected by label (a deleted one is rewritten at once).
+        assert.ok(covers(clusterRole.rules, '', 'secrets', ['get', 'list', 'watch', 'create', 'update']), 'secrets');
+        assert.ok(!covers(clusterRole.rules, '', 'secrets', ['delete']), 'no secrets delete (garbage collection removes them)');
         const role = find<RenderedObject & { rules: PolicyRule[] }>(objects, 'Role', 'svc-gateway-operator-leader-election');
         assert.ok(covers(role.rules, 'coordination.k8s.io', 'leases', ['get', 'create', 'update']), 'leases');
         for (const [kind, name] of [

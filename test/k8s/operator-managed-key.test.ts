@@ -277,3 +277,61 @@ describe('ManagedKey names against the stored catalogue (SVC_CATALOG_SOURCE=data
     await waitFor('PolicyResolved=True after the change', async () => (await resolved('later-model-key'))?.status === 'True', 30_000);
   });
 });
+
+describe('owned Secrets are watched', () => {
+  let bed: OperatorTestbed;
+
+  beforeAll(async () => {
+    bed = await startOperatorTestbed();
+    // No resync nor budget refresh within the test: only the Secret watch can notice a deletion.
+    const operator = await bed.startOperator('operator-secrets', {
+      SVC_OPERATOR_RESYNC_MS: '600000',
+      SVC_OPERATOR_BUDGET_REFRESH_MS: '600000',
+    });
+    await waitFor('the operator to lead', () => operator.isLeader);
+  });
+  afterAll(async () => {
+    await bed.close();
+  });
+
+  test('a deleted key Secret is written again at once (with a new key: deleting the Secret rotates it)', async () => {
+    await bed.applyManagedKey('watched', { allowedModels: ['gpt-4o-mini'] });
+    await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('watched'), 'Ready')?.status === 'True');
+    const read = () => bed.core.readNamespacedSecret({ namespace: bed.kube.namespace, name: 'watched-key' });
+    const before = await read();
+    // The reconciles that followed Ready are over (no Secret read between two looks), so what
+    // brings the Secret back below is the watch, not a reconcile already under way.
+    let lastReads = -1;
+    await waitFor(
+      'the operator to be idle',
+      () => {
+        const reads = bed.kube.fake?.requests('get', 'secrets') ?? 0;
+        const idle = reads === lastReads;
+        lastReads = reads;
+        return idle;
+      },
+      10_000,
+      500,
+    );
+    await bed.core.deleteNamespacedSecret({ namespace: bed.kube.namespace, name: 'watched-key' });
+    await waitFor(
+      'the Secret to be back',
+      async () => {
+        try {
+          const again = await read();
+          return again.metadata?.uid !== before.metadata?.uid;
+        } catch (error) {
+          if (isKubeStatus(error, 404)) return false;
+          throw error;
+        }
+      },
+      15_000,
+    );
+    // A Secret that is not the operator's (no label) changes nothing and is never read.
+    await bed.core.createNamespacedSecret({
+      namespace: bed.kube.namespace,
+      body: { metadata: { name: 'someone-else' }, stringData: { token: 'x' } },
+    });
+    assert.equal(conditionOf(await bed.readManagedKey('watched'), 'Ready')?.status, 'True');
+  });
+});

@@ -27,6 +27,8 @@ const methodGrants: Readonly<Record<string, Grant>> = {
   readNamespacedSecret: grant('', 'secrets', 'get'),
   createNamespacedSecret: grant('', 'secrets', 'create'),
   replaceNamespacedSecret: grant('', 'secrets', 'update'),
+  listSecretForAllNamespaces: grant('', 'secrets', 'list'),
+  listNamespacedSecret: grant('', 'secrets', 'list'),
   createNamespacedEvent: grant('', 'events', 'create'),
   readNamespacedLease: grant('coordination.k8s.io', 'leases', 'get'),
   createNamespacedLease: grant('coordination.k8s.io', 'leases', 'create'),
@@ -72,6 +74,9 @@ function grantsFromCode(): Map<Grant, string> {
       assert.ok(plural, `${where} watches ${api}, unknown to this test`);
       for (const verb of ['list', 'watch']) needed.set(grant(group, plural, verb), where);
     }
+    // Informers of the key Secrets: all namespaces or one namespace at a time.
+    if (/path: '\/api\/v1\/secrets'|path: `\/api\/v1\/namespaces\/\$\{\w+\}\/secrets`/.test(text))
+      for (const verb of ['list', 'watch']) needed.set(grant('', 'secrets', verb), where);
     assert.ok(!/makeInformer\(/.test(text) || /path\b/.test(text), `${where} makes informers by path`);
     if (/blockOwnerDeletion: true/.test(text)) needed.set(grant(group, `${managedKeyApi.plural}/finalizers`, 'update'), where);
   }
@@ -113,6 +118,7 @@ describe('the operator API calls found in its source', () => {
     for (const expected of [
       grant('', 'secrets', 'get'),
       grant('', 'secrets', 'create'),
+      grant('', 'secrets', 'watch'),
       grant(group, 'managedkeys', 'watch'),
       grant(group, 'regionpolicies/status', 'patch'),
       grant('coordination.k8s.io', 'leases', 'update'),

@@ -183,7 +183,8 @@ checksum/secret: {{ include "svc.secretData" . | sha256sum }}
   verbs: [update]
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, create, update]
+  {{- /* list and watch: the operator's own key Secrets (by label), so a deleted one is recreated at once. */}}
+  verbs: [get, list, watch, create, update]
 - apiGroups: [""]
   resources: [events]
   verbs: [create]

@@ -21,6 +21,18 @@ export interface ControllerSpec<T extends KubernetesObject> {
   path: string;
   list(): Promise<KubernetesListObject<T>>;
   reconcile(key: string): Promise<WorkOutcome>;
+  /**
+   * Objects the controller owns (a ManagedKey's Secret): each change or deletion of one queues
+   * its owner, so a deleted or edited Secret is put right at once instead of at the next resync.
+   */
+  owned?: {
+    kind: string;
+    /** One collection per path (all namespaces, or one per watched namespace). */
+    collections: { path: string; list(): Promise<KubernetesListObject<KubernetesObject>> }[];
+    labelSelector: string;
+    /** The owner's key, or undefined for an object no owner of this kind claims. */
+    ownerKey(object: KubernetesObject): string | undefined;
+  };
 }
 
 /** `<namespace>/<name>` for namespaced objects, `<name>` for cluster-scoped ones. */
@@ -36,6 +48,7 @@ export function objectKey(object: KubernetesObject): string {
  */
 export class Controller<T extends KubernetesObject> {
   private readonly informer: SupervisedInformer<T>;
+  private readonly ownedInformers: SupervisedInformer<KubernetesObject>[];
   private readonly queue: WorkQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
 
@@ -65,11 +78,35 @@ export class Controller<T extends KubernetesObject> {
       },
       { onChange: (o) => this.queue.add(objectKey(o)), onDelete: (o) => this.queue.add(objectKey(o)) },
     );
+    const owned = spec.owned;
+    const queueOwner = (o: KubernetesObject) => {
+      const key = owned?.ownerKey(o);
+      if (key) this.queue.add(key);
+    };
+    this.ownedInformers = (owned?.collections ?? []).map(
+      (collection) =>
+        new SupervisedInformer<KubernetesObject>(
+          kubeConfig,
+          {
+            kind: owned!.kind,
+            path: collection.path,
+            labelSelector: owned!.labelSelector,
+            list: collection.list,
+            watchTimeoutSeconds: tuning.watchTimeoutSeconds,
+            baseRetryMs: tuning.baseRetryMs,
+            maxRetryMs: tuning.maxRetryMs,
+            logger,
+            onRestart: () => metrics.informerRestarts.inc({ kind: owned!.kind }),
+          },
+          { onChange: queueOwner, onDelete: queueOwner },
+        ),
+    );
   }
 
   /** Starts watching and reconciling. */
   start(): void {
     this.informer.start();
+    for (const informer of this.ownedInformers) informer.start();
     this.resyncTimer = setInterval(() => {
       for (const object of this.informer.list()) this.queue.add(objectKey(object));
     }, this.tuning.resyncMs);
@@ -85,6 +122,7 @@ export class Controller<T extends KubernetesObject> {
   async stop(): Promise<void> {
     clearInterval(this.resyncTimer);
     await this.informer.stop();
+    await Promise.all(this.ownedInformers.map((informer) => informer.stop()));
     await this.queue.stop();
   }
 

@@ -15,6 +15,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   kind: string;
   /** Collection path, e.g. `/apis/gateway.svc.dev/v1alpha1/managedkeys`. */
   path: string;
+  /** Only objects with these labels (`key=value,…`), e.g. the operator's own Secrets. */
+  labelSelector?: string;
   list(): Promise<KubernetesListObject<T>>;
   /**
    * The server ends each watch after this long and the informer resumes from its last
@@ -65,7 +67,7 @@ export class SupervisedInformer<T extends KubernetesObject> {
     kubeConfig: KubeConfig,
     private readonly options: InformerOptions<T>,
     handlers: InformerHandlers<T>,
-    createInformer: InformerFactory<T> = (path, list) => makeInformer<T>(kubeConfig, path, list),
+    createInformer: InformerFactory<T> = (path, list) => makeInformer<T>(kubeConfig, path, list, options.labelSelector),
   ) {
     const list = async () => {
       const result = await options.list();

@@ -29,6 +29,7 @@ import {
 } from './decide.js';
 import {
   keyOwnerKindPrefix,
+  keySecretLabel,
   keyOwnerOf,
   keyOwnerPrefix,
   managedKeyApi,
@@ -357,7 +358,7 @@ export class ManagedKeyReconciler {
       metadata: {
         name,
         namespace,
-        labels: { 'app.kubernetes.io/managed-by': 'svc-gateway-operator', 'gateway.svc.dev/managed-key': owner.metadata?.name ?? '' },
+        labels: { [keySecretLabel.name]: keySecretLabel.value, 'gateway.svc.dev/managed-key': owner.metadata?.name ?? '' },
         ownerReferences: [
           {
             apiVersion: `${group}/${version}`,

@@ -5,6 +5,9 @@ import type { Condition } from '../kube/conditions.js';
 /** Where ManagedKeys live in the API (crds/managedkeys.yaml). */
 export const managedKeyApi = { group: 'gateway.svc.dev', version: 'v1alpha1', plural: 'managedkeys', kind: 'ManagedKey' } as const;
 
+/** The label on every key Secret the operator writes; the operator watches Secrets by it. */
+export const keySecretLabel = { name: 'app.kubernetes.io/managed-by', value: 'svc-gateway-operator' } as const;
+
 /** The operator's finalizer: the key row and its cache entries go before the object does. */
 export const managedKeyFinalizer = 'gateway.svc.dev/managed-key-cleanup';
 
