@@ -62,10 +62,9 @@ interface Row {
   created_at: Date | string;
 }
 
-/** Projects in the scope, newest first, with members, live tokens, balance and this month's spend. */
-export async function listProjects(knex: Knex, scope: ProjectScope, now: Date, limit = 200): Promise<ProjectView[]> {
-  if (scope.kind === 'nobody') return [];
-  let q = knex('projects as p')
+/** Projects with their organisation, department and creator: the columns of a `Row`. */
+const projectRows = (knex: Knex) =>
+  knex('projects as p')
     .join('organisations as o', 'o.id', 'p.organisation_id')
     .leftJoin('departments as d', 'd.id', 'p.department_id')
     .leftJoin('users as c', 'c.id', 'p.created_by')
@@ -80,9 +79,12 @@ export async function listProjects(knex: Knex, scope: ProjectScope, now: Date, l
       'p.created_by',
       'c.email as created_by_email',
       'p.created_at',
-    )
-    .orderBy('p.id', 'desc')
-    .limit(limit);
+    );
+
+/** Projects in the scope, newest first, with members, live tokens, balance and this month's spend. */
+export async function listProjects(knex: Knex, scope: ProjectScope, now: Date, limit = 200): Promise<ProjectView[]> {
+  if (scope.kind === 'nobody') return [];
+  let q = projectRows(knex).orderBy('p.id', 'desc').limit(limit);
   if (scope.kind === 'all' && scope.organisationId !== undefined) q = q.where('p.organisation_id', scope.organisationId);
   if (scope.kind === 'organisation') q = q.where('p.organisation_id', scope.organisationId);
   if (scope.kind === 'involved') {
@@ -140,23 +142,7 @@ async function withFigures(knex: Knex, rows: Row[], now: Date): Promise<ProjectV
 
 /** One project with its figures, or undefined. */
 export async function findProject(knex: Knex, id: number, now: Date): Promise<ProjectView | undefined> {
-  const rows = (await knex('projects as p')
-    .join('organisations as o', 'o.id', 'p.organisation_id')
-    .leftJoin('departments as d', 'd.id', 'p.department_id')
-    .leftJoin('users as c', 'c.id', 'p.created_by')
-    .where('p.id', id)
-    .select(
-      'p.id',
-      'p.name',
-      'p.description',
-      'p.organisation_id',
-      'o.name as organisation_name',
-      'p.department_id',
-      'd.name as department_name',
-      'p.created_by',
-      'c.email as created_by_email',
-      'p.created_at',
-    )) as Row[];
+  const rows = (await projectRows(knex).where('p.id', id)) as Row[];
   return (await withFigures(knex, rows, now))[0];
 }
 

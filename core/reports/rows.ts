@@ -3,7 +3,15 @@
 // measured against. The same rows feed the HTML view, the JSON projection, the direct CSV and
 // the export jobs.
 import type { Knex } from 'knex';
-import { countRequests, eachRequest, usageReport, type KeyScope, type RequestLogFilters } from '../usage/index.js';
+import {
+  countRequests,
+  eachRequest,
+  requestLogCsvCells,
+  requestLogCsvHeader,
+  usageReport,
+  type KeyScope,
+  type RequestLogFilters,
+} from '../usage/index.js';
 import type { SavedReport } from './definition.js';
 
 export type Cell = string | number | boolean | null | undefined;
@@ -68,41 +76,13 @@ export function runReport(knex: Knex, report: SavedReport, scope: KeyScope, now:
     ...(d.status !== undefined && { status: d.status }),
   };
   return {
-    header: [
-      'time',
-      'request_id',
-      'key',
-      'model',
-      'supplier',
-      'region',
-      'status',
-      'code',
-      'input_tokens',
-      'output_tokens',
-      'cost_usd',
-      'latency_ms',
-      'failover',
-    ],
+    // The request log's own CSV columns: one format for a request wherever it is exported.
+    header: [...requestLogCsvHeader],
     from,
     to,
     total: () => countRequests(knex, scope, filters),
     rows: async function* () {
-      for await (const r of eachRequest(knex, scope, filters, 2_000))
-        yield [
-          r.ts,
-          r.gateway_request_id,
-          r.key_name,
-          r.model,
-          r.supplier,
-          r.region,
-          r.status,
-          r.code,
-          r.input_tokens,
-          r.output_tokens,
-          r.cost_usd,
-          r.latency_ms,
-          r.failover,
-        ];
+      for await (const r of eachRequest(knex, scope, filters, 2_000)) yield requestLogCsvCells(r);
     },
   };
 }

@@ -114,8 +114,9 @@ interface ScheduleRow {
   next_run_at: Date;
 }
 
-const recipientsOf = (row: ScheduleRow) =>
-  typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : row.recipient_user_ids;
+/** The recipients' ids of a jsonb column (a driver may hand jsonb back as text). */
+const userIds = (value: number[] | string | null): number[] =>
+  typeof value === 'string' ? (JSON.parse(value) as number[]) : (value ?? []);
 
 const present = (row: ScheduleRow): ScheduleView => ({
   schedule_id: row.id,
@@ -125,7 +126,7 @@ const present = (row: ScheduleRow): ScheduleView => ({
   weekday: row.weekday,
   month_day: row.month_day,
   time_zone: row.time_zone,
-  recipient_user_ids: recipientsOf(row),
+  recipient_user_ids: userIds(row.recipient_user_ids),
   enabled: row.enabled,
   next_run_at: new Date(row.next_run_at).toISOString(),
 });
@@ -217,8 +218,7 @@ export async function findRun(knex: Knex, runId: number) {
   if (!row) return undefined;
   return {
     ...row,
-    recipient_user_ids:
-      typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : row.recipient_user_ids,
+    recipient_user_ids: userIds(row.recipient_user_ids),
   };
 }
 
@@ -241,7 +241,5 @@ export async function mayDownloadExport(knex: Knex, userId: number, exportId: st
     { owner_user_id: number; recipient_user_ids: number[] | string | null } | undefined;
   if (!row) return false;
   if (row.owner_user_id === userId) return true;
-  const recipients =
-    typeof row.recipient_user_ids === 'string' ? (JSON.parse(row.recipient_user_ids) as number[]) : (row.recipient_user_ids ?? []);
-  return recipients.includes(userId);
+  return userIds(row.recipient_user_ids).includes(userId);
 }

@@ -155,3 +155,49 @@ export async function findRequest(knex: Knex, scope: KeyScope, id: number): Prom
   const row = (await baseQuery(knex, scope).where('a.seq', id).first()) as Row | undefined;
   return row ? present(row) : undefined;
 }
+
+/** The columns of a request in CSV exports (the request log's export and request-log reports). */
+export const requestLogCsvHeader = [
+  'request_id',
+  'gateway_request_id',
+  'ts',
+  'key_id',
+  'key_name',
+  'interface',
+  'model',
+  'supplier',
+  'region',
+  'status',
+  'code',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cost_usd',
+  'latency_ms',
+  'failover',
+  'attempts',
+] as const;
+
+/** One request's cells in `requestLogCsvHeader` order (the cost as its 9-decimal text, attempts counted). */
+export function requestLogCsvCells(e: RequestLogEntry): (string | number | boolean | null)[] {
+  return [
+    e.request_id,
+    e.gateway_request_id,
+    e.ts,
+    e.key_id,
+    e.key_name,
+    e.interface,
+    e.model,
+    e.supplier,
+    e.region,
+    e.status,
+    e.code,
+    e.input_tokens,
+    e.output_tokens,
+    e.cached_input_tokens,
+    e.cost_usd.toFixed(9),
+    e.latency_ms,
+    e.failover,
+    e.attempts.length,
+  ];
+}

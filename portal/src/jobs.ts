@@ -98,9 +98,9 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
   const now = () => new Date(deps.clock());
   const run = await findRun(knex, runId);
   if (!run || run.state === 'sent' || run.state === 'failed') return;
+  const report = await findReport(knex, run.owner_user_id, run.report_id);
   let exportId = run.export_id;
   if (!exportId) {
-    const report = await findReport(knex, run.owner_user_id, run.report_id);
     exportId = await createExport(knex, report, run.id);
     await knex('schedule_runs').where({ id: run.id }).update({ export_id: exportId, state: 'running' });
   }
@@ -116,7 +116,6 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
     organisation_id: number | null;
     display_name: string;
   };
-  const report = await findReport(knex, run.owner_user_id, run.report_id);
   const recipients = (await knex('users')
     .whereIn('id', [...new Set([...run.recipient_user_ids])])
     .andWhere({ status: 'active' })

@@ -110,7 +110,9 @@ describe('saved reports', () => {
     const report = await create(owner.client, { name: 'Failures of model-a', kind: 'request_log', model: 'model-a', status: 5 });
     const csv = await (await owner.client.get(`/dashboard/reports/${report.id}/export`)).text();
     const lines = csv.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('time,request_id,key,model,supplier,region,status,code,input_tokens,output_tokens,cost_usd,latency_ms,failover');
+    expect(lines[0]).toBe(
+      'request_id,gateway_request_id,ts,key_id,key_name,interface,model,supplier,region,status,code,input_tokens,output_tokens,cached_input_tokens,cost_usd,latency_ms,failover,attempts',
+    );
     const expected = (await knex()('audit_log')
       .where({ key_id: keyId, model: 'model-a' })
       .whereBetween('status', [500, 599])

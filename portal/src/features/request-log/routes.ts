@@ -11,7 +11,8 @@ import {
   findRequest,
   InvalidLogCursorError,
   listRequests,
-  type RequestLogEntry,
+  requestLogCsvCells,
+  requestLogCsvHeader,
   type RequestLogFilters,
 } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -64,49 +65,6 @@ function filtersOf(q: z.infer<typeof filterQuery>): RequestLogFilters {
   };
 }
 
-const csvHeader = [
-  'request_id',
-  'gateway_request_id',
-  'ts',
-  'key_id',
-  'key_name',
-  'interface',
-  'model',
-  'supplier',
-  'region',
-  'status',
-  'code',
-  'input_tokens',
-  'output_tokens',
-  'cached_input_tokens',
-  'cost_usd',
-  'latency_ms',
-  'failover',
-  'attempts',
-];
-
-const csvRow = (e: RequestLogEntry) =>
-  csvLine([
-    e.request_id,
-    e.gateway_request_id,
-    e.ts,
-    e.key_id,
-    e.key_name,
-    e.interface,
-    e.model,
-    e.supplier,
-    e.region,
-    e.status,
-    e.code,
-    e.input_tokens,
-    e.output_tokens,
-    e.cached_input_tokens,
-    e.cost_usd.toFixed(9),
-    e.latency_ms,
-    e.failover,
-    e.attempts.length,
-  ]);
-
 export function requestLogRouter(deps: PortalDeps): Router {
   const router = Router();
   applyPathParamRules(router);
@@ -142,12 +100,12 @@ export function requestLogRouter(deps: PortalDeps): Router {
     const filters = filtersOf(req.valid!.query as z.infer<typeof filterQuery>);
     res.set('content-type', 'text/csv; charset=utf-8');
     res.set('content-disposition', 'attachment; filename="request-log.csv"');
-    res.write(csvLine(csvHeader));
+    res.write(csvLine(requestLogCsvHeader));
     // Page by page from the database to the socket, waiting for the socket to drain: memory
     // stays flat however many rows match, and a client that goes away stops the query loop.
     for await (const entry of eachRequest(deps.database, scopeOf(req), filters)) {
       if (res.destroyed) return;
-      if (!res.write(csvRow(entry))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!res.write(csvLine(requestLogCsvCells(entry)))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
     }
     res.end();
   });
