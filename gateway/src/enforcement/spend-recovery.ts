@@ -116,16 +116,21 @@ export class SpendRecovery {
    * keys) and re-reads its cap from PostgreSQL (the cap expires from the store every minute).
    */
   async rebuildSpendGroup(store: Store, group: SpendGroup, window: BudgetWindow, now: Date): Promise<void> {
-    const [{ spentNano, keyIds }, capNano] = await Promise.all([
-      spendGroupMonthSpend(this.knex, group, now),
+    // The cap expires every minute (so a change made while the store was away still arrives);
+    // the counter does not. Only a missing counter needs the month's spend summed again.
+    const counterMissing = (await store.pttl(window.counterKey)) === -2;
+    const [spend, capNano] = await Promise.all([
+      counterMissing ? spendGroupMonthSpend(this.knex, group, now) : undefined,
       spendGroupCapNano(this.knex, group),
     ]);
-    const from = windowStart('monthly', now).getTime();
-    let spent = spentNano;
-    for (const record of this.journal.unconfirmed())
-      if (keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
-    const held = this.held.get(window.counterKey) ?? 0;
-    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, new Map([[0, spent + held]]), held));
+    if (spend) {
+      const from = windowStart('monthly', now).getTime();
+      let spent = spend.spentNano;
+      for (const record of this.journal.unconfirmed())
+        if (spend.keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
+      const held = this.held.get(window.counterKey) ?? 0;
+      await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, new Map([[0, spent + held]]), held));
+    }
     await publishSpendGroupCap(store, group, capNano);
   }
 
