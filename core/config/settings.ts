@@ -18,7 +18,7 @@ const optionalUrl = (protocols: string[]) =>
     .pipe(z.url({ protocol: new RegExp(`^(${protocols.join('|')})$`) }).optional())
     .optional();
 /** A yes/no setting: `true`/`1` or `false`/`0` (anything else is refused, never guessed). */
-const flag = (fallback: boolean) =>
+export const flag = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
     .default(fallback ? 'true' : 'false')

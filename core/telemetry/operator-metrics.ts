@@ -14,6 +14,8 @@ export interface OperatorMetrics extends PlatformMetrics {
   leader: Gauge;
   /** Informer (list/watch) restarts after a failure, by kind. */
   informerRestarts: Counter<'kind'>;
+  /** What happened to each bundled CRD at start (applied, kept, refused, failed). */
+  crdApplies: Counter<'crd' | 'outcome'>;
 }
 
 /** Registers the operator's metrics on `registry`. */
@@ -52,6 +54,12 @@ export function createOperatorMetrics(registry: Registry): OperatorMetrics {
       name: 'svc_operator_informer_restarts_total',
       help: 'Informer restarts after a list or watch failure, by resource kind',
       labelNames: ['kind'],
+      registers,
+    }),
+    crdApplies: new Counter({
+      name: 'svc_operator_crd_applies_total',
+      help: 'Bundled CustomResourceDefinitions at start, by CRD and outcome (apply, keep, refuse, failed)',
+      labelNames: ['crd', 'outcome'],
       registers,
     }),
   };

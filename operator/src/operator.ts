@@ -1,4 +1,11 @@
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { LiveCatalogue } from '../../core/catalogue/index.js';
 import type { Catalogue } from '../../core/config/index.js';
@@ -23,6 +30,7 @@ import { RegionPolicyReconciler } from './region-policy/reconciler.js';
 import { regionPolicyApi, type RegionPolicyObject } from './region-policy/resource.js';
 import type { OperatorSettings } from './settings.js';
 import { EventRecorder } from './kube/events.js';
+import { applyBundledCrds, readBundledCrds } from './crd/installer.js';
 
 /** A running operator replica. */
 export interface RunningOperator {
@@ -45,6 +53,8 @@ export interface OperatorOverrides {
   clock?: () => number;
   /** Serve /metrics and /health on an ephemeral port whatever SVC_METRICS_PORT says (tests). */
   metricsOnEphemeralPort?: boolean;
+  /** Where the CRDs applied with SVC_OPERATOR_APPLY_CRDS are read from (default: the bundled ones). */
+  crdDir?: string;
 }
 
 /** Only the key Secrets the operator writes (managed-key/reconciler.ts) are watched. */
@@ -84,6 +94,12 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   const { kubeConfig } = overrides;
   // No request of a leader may outlast the time it may go without renewing its Lease.
   const apiConfig = withRequestTimeout(kubeConfig, settings.SVC_LEASE_RENEW_DEADLINE_MS);
+  if (settings.SVC_OPERATOR_APPLY_CRDS) {
+    // Every replica applies at start, before it competes for the Lease: the schema is in place
+    // before any controller of this release reads objects, and an older replica leaves it alone.
+    const outcomes = await applyBundledCrds(apiConfig.makeApiClient(ApiextensionsV1Api), readBundledCrds(overrides.crdDir), logger);
+    for (const { name, decision } of outcomes) metrics.crdApplies.inc({ crd: name, outcome: decision.action });
+  }
   const customObjects = apiConfig.makeApiClient(CustomObjectsApi);
   const core = apiConfig.makeApiClient(CoreV1Api);
   const clock = overrides.clock ?? Date.now;

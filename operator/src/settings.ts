@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { ConfigError, settingsSchema } from '../../core/config/index.js';
+import { ConfigError, flag, settingsSchema } from '../../core/config/index.js';
 import { formatIssues } from '../../core/config/format-issues.js';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -52,6 +52,11 @@ export const operatorSettingsSchema = settingsSchema
      * that never returns) is restarted by its liveness probe instead of silently doing nothing.
      */
     SVC_OPERATOR_STUCK_AFTER_MS: ms(5 * 60_000, 1_000),
+    /**
+     * Apply the bundled CRDs (server-side apply, never deleting) at start, so `helm upgrade`
+     * upgrades them too; the chart turns it on with operator.manageCRDs.
+     */
+    SVC_OPERATOR_APPLY_CRDS: flag(false),
     SVC_OPERATOR_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     SVC_OPERATOR_RETRY_BASE_MS: ms(500),
     SVC_OPERATOR_RETRY_MAX_MS: ms(60_000),

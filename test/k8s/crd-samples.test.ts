@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { crdValidator, describeViolation, readCrd } from './support-crd-validation.js';
+import { crdValidator, describeViolation, readCrd } from '../support/crd-validation.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const samplesDir = join(repo, 'deploy', 'samples');

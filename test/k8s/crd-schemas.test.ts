@@ -3,12 +3,13 @@
 // `# expect:` line names (bad-*). Files with two documents are updates: stored object, then
 // the new one (for transition rules such as the immutable secretName).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { celRules, crdValidator, describeViolation, parseCel, readCrd, type Crd, type SchemaNode } from './support-crd-validation.js';
+import { celRules, crdValidator, describeViolation, parseCel, readCrd, type Crd, type SchemaNode } from '../support/crd-validation.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const crdDir = join(repo, 'crds');
@@ -160,4 +161,30 @@ describe('CRD validator', () => {
       'default applied',
     );
   });
+});
+
+// The operator applies a bundled CRD only over an equal or older schema revision
+// (operator/src/crd/decide.ts), so a schema change shipped without raising the revision would
+// never reach clusters that run the previous release. Each revision's spec is fingerprinted here:
+// changing a spec fails this test until the revision annotation is raised and the new
+// fingerprint recorded.
+const specFingerprints: Record<string, { revision: string; sha256: string }> = {
+  'managedkeys.gateway.svc.dev': { revision: '1', sha256: 'c8608da6b4a309f994d9cd103cfdcd0d2baeefec6f4cc85171b2d58e903d72d9' },
+  'regionpolicies.gateway.svc.dev': { revision: '1', sha256: 'b90fd59835c18ea390e9494338174fb74575675ef4802fae5af074509e8d6349' },
+};
+
+describe('CRD schema revisions', () => {
+  for (const { file, crd } of crds) {
+    it(`${file}: a spec change comes with a raised gateway.svc.dev/schema-revision`, () => {
+      const annotations = (crd.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+      const recorded = specFingerprints[crd.metadata.name];
+      assert.ok(recorded, `${crd.metadata.name} has a recorded fingerprint`);
+      const sha256 = createHash('sha256').update(JSON.stringify(crd.spec)).digest('hex');
+      assert.deepEqual(
+        { revision: annotations['gateway.svc.dev/schema-revision'], sha256 },
+        recorded,
+        'the spec changed: raise the schema revision in the CRD and record the new fingerprint here',
+      );
+    });
+  }
 });

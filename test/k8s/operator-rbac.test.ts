@@ -41,6 +41,9 @@ const methodGrants: Readonly<Record<string, Grant>> = {
   patchClusterCustomObject: grant(group, regionPolicyApi.plural, 'patch'),
   patchClusterCustomObjectStatus: grant(group, `${regionPolicyApi.plural}/status`, 'patch'),
   listClusterCustomObject: grant(group, regionPolicyApi.plural, 'list'),
+  // Server-side apply of the bundled CRDs (operator/src/crd/installer.ts), limited by resourceNames.
+  readCustomResourceDefinition: grant('apiextensions.k8s.io', 'customresourcedefinitions', 'get'),
+  patchCustomResourceDefinition: grant('apiextensions.k8s.io', 'customresourcedefinitions', 'patch'),
 };
 const pluralOf: Readonly<Record<string, string>> = { managedKeyApi: managedKeyApi.plural, regionPolicyApi: regionPolicyApi.plural };
 
@@ -59,7 +62,7 @@ function grantsFromCode(): Map<Grant, string> {
     const text = readFileSync(file, 'utf8');
     const where = relative(repo, file);
     for (const [, method] of text.matchAll(
-      /\.((?:read|create|replace|patch|delete|list|get|watch)\w*(?:Namespaced|Cluster|ForAllNamespaces)\w*)\(/g,
+      /\.((?:read|create|replace|patch|delete|list|get|watch)\w*(?:Namespaced|Cluster|ForAllNamespaces|CustomResourceDefinition)\w*)\(/g,
     )) {
       const needs = methodGrants[method!];
       assert.ok(
@@ -87,6 +90,7 @@ interface Rule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  resourceNames?: string[];
 }
 type RbacObject = RenderedObject & { rules: Rule[] };
 
@@ -183,5 +187,18 @@ describe.skipIf(noHelm !== undefined)(`operator RBAC rendered by the chart${noHe
       | undefined;
     const env = operator?.spec.template.spec.containers[0]?.env ?? [];
     assert.equal(env.find((e) => e.name === 'SVC_OPERATOR_WATCH_NAMESPACES')?.value, 'team-a,team-b');
+  });
+
+  it("CRDs: get and patch of the chart's own CRDs by name only, and none with operator.manageCRDs=false", () => {
+    const crdNames = readdirSync(join(chart, 'crds'))
+      .map((file) => /^name: (\S+)$/m.exec(readFileSync(join(chart, 'crds', file), 'utf8').replace(/^ {2}/gm, ''))?.[1])
+      .sort();
+    const crdRules = (objects: RbacObject[]) =>
+      objects.flatMap((o) => o.rules).filter((r) => r.resources.includes('customresourcedefinitions'));
+    const [rule, ...others] = crdRules(render());
+    assert.equal(others.length, 0, 'one CRD rule');
+    assert.deepEqual([...(rule?.resourceNames ?? [])].sort(), crdNames, 'limited to the CRDs in crds/');
+    assert.deepEqual([...(rule?.verbs ?? [])].sort(), ['get', 'patch']);
+    assert.deepEqual(crdRules(render('--set', 'operator.manageCRDs=false')), [], 'no CRD access when the operator does not manage them');
   });
 });

@@ -105,6 +105,11 @@ export class ObjectStore {
     return { items: structuredClone(items), resourceVersion: this.lastRv };
   }
 
+  /** True when the object exists. */
+  has(type: ResourceType, namespace: string | undefined, name: string): boolean {
+    return this.bucket(type).has(objectKey(type.namespaced ? namespace : undefined, name));
+  }
+
   /** One object, or 404. */
   get(type: ResourceType, namespace: string | undefined, name: string): KubeObject {
     return structuredClone(this.require(type, namespace, name));

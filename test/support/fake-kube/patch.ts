@@ -16,8 +16,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 /**
  * Applies a PATCH body by its content type. Strategic merge is served as a JSON merge patch:
- * the project's kinds declare no merge keys, so lists are replaced either way. Server-side
- * apply is not implemented (415, as a server without the feature would answer).
+ * the project's kinds declare no merge keys, so lists are replaced either way. Server-side apply
+ * is approximated for a single field manager: the applied configuration is merged over the
+ * object, its lists replacing whole (no managedFields are kept, so fields another manager set
+ * survive only where the configuration does not name them, as with a forced apply).
  */
 export function applyPatch(current: KubeObject, contentType: string, body: unknown): KubeObject {
   const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
@@ -25,6 +27,8 @@ export function applyPatch(current: KubeObject, contentType: string, body: unkno
     case 'application/merge-patch+json':
     case 'application/strategic-merge-patch+json':
       return mergePatch(current, body) as KubeObject;
+    case 'application/apply-patch+yaml':
+      return applyConfiguration(current, body);
     case 'application/json-patch+json': {
       if (!Array.isArray(body)) throw new KubeStatusError(400, 'BadRequest', 'json patch must be an array of operations');
       try {
@@ -38,7 +42,21 @@ export function applyPatch(current: KubeObject, contentType: string, body: unkno
       throw new KubeStatusError(
         415,
         'UnsupportedMediaType',
-        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json (got ${mediaType})`,
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got ${mediaType})`,
       );
   }
+}
+
+/** True for a server-side apply request (which creates the object when it is absent). */
+export function isApply(contentType: string): boolean {
+  return contentType.split(';')[0]!.trim().toLowerCase() === 'application/apply-patch+yaml';
+}
+
+/** The applied configuration over the current object (body as JSON, which is valid YAML; clients send JSON). */
+function applyConfiguration(current: KubeObject, body: unknown): KubeObject {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new KubeStatusError(400, 'BadRequest', 'an apply configuration must be an object');
+  const { metadata, ...rest } = body as KubeObject;
+  const { resourceVersion: _rv, ...appliedMeta } = metadata ?? {};
+  return mergePatch(current, { ...rest, metadata: appliedMeta }) as KubeObject;
 }

@@ -21,6 +21,17 @@ export function typeId(type: Pick<ResourceType, 'group' | 'plural'>): string {
   return `${type.plural}.${type.group}`;
 }
 
+/** CustomResourceDefinitions are served (cluster-scoped, with status) so an operator can apply them. */
+export const crdType: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+  statusSubresource: true,
+  shortNames: ['crd'],
+};
+
 /** Built-in kinds the operator and the tests use. */
 export const builtInTypes: readonly ResourceType[] = [
   { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false, statusSubresource: true, shortNames: ['ns'] },
@@ -28,6 +39,7 @@ export const builtInTypes: readonly ResourceType[] = [
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, statusSubresource: false, shortNames: ['cm'] },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true, statusSubresource: false },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, statusSubresource: false, shortNames: ['ev'] },
+  crdType,
 ];
 
 /**

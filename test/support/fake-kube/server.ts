@@ -4,9 +4,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { coreVersions, groupList, resourceList } from './discovery.js';
 import { KubeStatusError } from './kube-status.js';
 import { ObjectStore, type KubeObject, type StoredEvent } from './object-store.js';
-import { applyPatch } from './patch.js';
+import { crdStatusAfterWrite, CrdSchemas } from './crds.js';
+import { applyPatch, isApply } from './patch.js';
 import { parseRequestPath } from './request-path.js';
-import { builtInTypes, gatewayCustomTypes, typeId, type ResourceType } from './resource-types.js';
+import { builtInTypes, crdType, gatewayCustomTypes, typeId, type ResourceType } from './resource-types.js';
 import { objectFilter } from './selectors.js';
 
 /** One open watch stream. */
@@ -27,11 +28,14 @@ export interface FakeKubeOptions {
  * for `@kubernetes/client-node` to run unchanged: discovery, list, watch (from a
  * resourceVersion, with 410 Gone after `compact()`), get/create/replace/patch/delete, status
  * subresources, generations, optimistic concurrency, finalizers and owner-reference garbage
- * collection. Faults can be injected: dropped watches and failing requests.
+ * collection, server-side apply (one field manager) and CRDs: once a custom kind's CRD is stored,
+ * writes of that kind are validated against its schema. Faults can be injected: dropped watches
+ * and failing requests.
  */
 export class FakeKubeServer {
   /** The objects, for tests that inspect or seed state without going through HTTP. */
   readonly store: ObjectStore;
+  private readonly schemas: CrdSchemas;
   private readonly server: Server;
   private readonly watches = new Set<OpenWatch>();
   private readonly failures = new Map<string, { remaining: number; status: number; verb: string | undefined }>();
@@ -40,6 +44,7 @@ export class FakeKubeServer {
 
   private constructor(types: readonly ResourceType[]) {
     this.store = new ObjectStore(types);
+    this.schemas = new CrdSchemas(this.store);
     this.server = createServer((request, response) => {
       this.handle(request, response).catch((error: unknown) => this.fail(response, error));
     });
@@ -148,9 +153,17 @@ export class FakeKubeServer {
     }
     if (type.namespaced === false && path.namespace !== undefined)
       throw new KubeStatusError(404, 'NotFound', 'the server could not find the requested resource');
-    const verb = this.verbOf(request.method ?? 'GET', path.name !== undefined, url.searchParams.get('watch') === 'true');
-    this.requestCounts.set(`${verb} ${type.plural}`, this.requests(verb, type.plural) + 1);
-    this.injectFailure(type, verb);
+    const contentType = request.headers['content-type'] ?? '';
+    let verb = this.verbOf(request.method ?? 'GET', path.name !== undefined, url.searchParams.get('watch') === 'true');
+    if (verb === 'patch' && isApply(contentType)) {
+      if (!url.searchParams.get('fieldManager'))
+        throw new KubeStatusError(400, 'BadRequest', 'PATCH /apply requires a non-empty fieldManager query parameter');
+      // An apply to an absent object creates it (authorized as patch, as on the real server).
+      if (!this.store.has(type, type.namespaced ? path.namespace : undefined, path.name!) && !path.subresource) verb = 'apply-create';
+    }
+    const countedVerb = verb === 'apply-create' ? 'patch' : verb;
+    this.requestCounts.set(`${countedVerb} ${type.plural}`, this.requests(countedVerb, type.plural) + 1);
+    this.injectFailure(type, countedVerb);
     const namespace = type.namespaced ? path.namespace : undefined;
     const target = path.subresource === 'status' ? 'status' : 'main';
     const name = path.name;
@@ -169,25 +182,37 @@ export class FakeKubeServer {
       }
       case 'get':
         return this.send(response, 200, this.store.get(type, namespace, name!));
-      case 'create': {
+      case 'create':
+      case 'apply-create': {
         if (path.subresource) throw new KubeStatusError(405, 'MethodNotAllowed', 'create is not supported on a subresource');
-        return this.send(response, 201, this.store.create(type, namespace, await readObject(request)));
+        const body = await readObject(request);
+        if (verb === 'apply-create' && body.metadata.name !== name)
+          throw new KubeStatusError(400, 'BadRequest', 'the name of the object does not match the name on the URL');
+        this.schemas.check(type, body, undefined);
+        return this.send(response, 201, this.afterWrite(type, this.store.create(type, namespace, body)));
       }
       case 'update': {
         const body = await readObject(request);
         return this.send(
           response,
           200,
-          this.store.update(type, namespace, name!, target, () => body),
+          this.afterWrite(
+            type,
+            this.store.update(type, namespace, name!, target, (current) => this.checked(type, target, body, current)),
+          ),
         );
       }
       case 'patch': {
         const body = await readJson(request);
-        const contentType = request.headers['content-type'] ?? '';
         return this.send(
           response,
           200,
-          this.store.update(type, namespace, name!, target, (current) => applyPatch(current, contentType, body)),
+          this.afterWrite(
+            type,
+            this.store.update(type, namespace, name!, target, (current) =>
+              this.checked(type, target, applyPatch(current, contentType, body), current),
+            ),
+          ),
         );
       }
       case 'delete': {
@@ -212,6 +237,21 @@ export class FakeKubeServer {
       default:
         throw new KubeStatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
     }
+  }
+
+  /** A write to the main resource is checked against the kind's stored CRD, if any. */
+  private checked(type: ResourceType, target: 'main' | 'status', next: KubeObject, current: KubeObject): KubeObject {
+    if (target === 'main') this.schemas.check(type, next, current);
+    return next;
+  }
+
+  /** The API server keeps a CRD's status itself (names accepted, Established, storedVersions). */
+  private afterWrite(type: ResourceType, object: KubeObject): KubeObject {
+    if (type !== crdType) return object;
+    return this.store.update(type, undefined, object.metadata.name!, 'status', (current) => ({
+      ...current,
+      status: crdStatusAfterWrite(current),
+    }));
   }
 
   private verbOf(method: string, item: boolean, watch: boolean): string {
