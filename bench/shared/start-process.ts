@@ -1,7 +1,53 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '../..');
+const buildDir = join(root, '.data', 'bench-build');
+
+/**
+ * Compiles the deployables the way deploy/Dockerfile does (tsc with deploy/tsconfig.build.json,
+ * non-TypeScript files copied alongside) into .data/bench-build, once per benchmark process, so
+ * the benchmarks measure the JavaScript that ships rather than tsx's on-the-fly transform (whose
+ * helpers, e.g. a `__name` call per closure, showed up in the request path's profile).
+ */
+let built = false;
+export function compiledEntry(entry: string): string {
+  if (!built) {
+    const tsc = spawnSync(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'deploy/tsconfig.build.json', '--outDir', buildDir],
+      {
+        cwd: root,
+        encoding: 'utf8',
+      },
+    );
+    if (tsc.status !== 0) throw new Error(`compiling for the benchmark failed:\n${tsc.stdout}${tsc.stderr}`);
+    for (const dir of ['core', 'gateway', 'test/simulator']) copyNonTypeScript(join(root, dir));
+    built = true;
+  }
+  return join(buildDir, entry.replace(/\.ts$/, '.js'));
+}
+
+function copyNonTypeScript(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) copyNonTypeScript(path);
+    else if (!name.endsWith('.ts')) {
+      const target = join(buildDir, relative(root, path));
+      mkdirSync(dirname(target), { recursive: true });
+      cpSync(path, target);
+    }
+  }
+}
+
+/** The node arguments that run an entry point: compiled (BENCH_TSX unset) or through tsx. */
+export function entryArgs(entry: string): string[] {
+  if (process.env.BENCH_TSX === '1') return ['--import', 'tsx', entry];
+  const compiled = compiledEntry(entry);
+  if (!existsSync(compiled)) throw new Error(`${entry} was not compiled (${compiled} missing)`);
+  return [compiled];
+}
 
 /**
  * Starts one benchmark server as its own process (cwd = repository root, only PATH inherited
@@ -48,13 +94,13 @@ export interface BenchGateway {
 }
 
 /**
- * Starts the gateway the way operators run it (`gateway/src/main.ts`, configured only by the
- * environment), with the info-level request log on: the log line is part of the real cost.
+ * Starts the gateway the way operators run it (compiled `gateway/src/main.ts`, configured only by
+ * the environment), with the info-level request log on: the log line is part of the real cost.
  */
 export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> {
   return startProcess(
     'gateway',
-    [...(options.nodeOptions ?? []), '--import', 'tsx', 'gateway/src/main.ts'],
+    [...(options.nodeOptions ?? []), ...entryArgs('gateway/src/main.ts')],
     {
       PORT: String(options.port),
       SVC_HOST: '127.0.0.1',

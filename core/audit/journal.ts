@@ -114,14 +114,14 @@ export class AuditJournal {
     }
   }
 
-  /** Records now in PostgreSQL (this process's writer committed them). */
-  confirm(records: readonly AuditRecord[]): void {
+  /** Records now in PostgreSQL, by request id (this process's writer committed them). */
+  confirm(requestIds: Iterable<string>): void {
     let spilled = false;
-    for (const record of records) {
-      const entry = this.pending.get(record.requestId);
+    for (const requestId of requestIds) {
+      const entry = this.pending.get(requestId);
       if (!entry) continue;
       spilled ||= entry.spilled;
-      this.pending.delete(record.requestId);
+      this.pending.delete(requestId);
     }
     if (spilled) void this.queueSpillWrite(() => this.rewriteSpill()).catch(() => undefined);
   }
@@ -174,7 +174,7 @@ export class AuditJournal {
           'audit records missing from the stream or spilled were written to PostgreSQL directly',
         );
     }
-    this.confirm(records);
+    this.confirm(records.map((r) => r.requestId));
   }
 
   /**

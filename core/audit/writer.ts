@@ -65,6 +65,25 @@ interface FlushWaiter {
   reject: (error: Error) => void;
 }
 
+/** The consumer group of the audit writers unless configured. */
+export const DEFAULT_AUDIT_GROUP = 'audit-writers';
+
+/** Records in the audit stream not yet written and deleted by any writer (the buffer's depth). */
+export async function auditBacklog(store: Store, stream = DEFAULT_AUDIT_STREAM, group = DEFAULT_AUDIT_GROUP): Promise<number> {
+  return (await store.streamGroupInfo(stream, group)).length;
+}
+
+/**
+ * What the gateway needs of whatever writes its audit stream to PostgreSQL: an AuditWriter in
+ * the serving thread, or one in a worker thread (gateway/src/audit/writer-thread.ts).
+ */
+export interface AuditWriting {
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+  lagSeconds(): number;
+  backlog(): Promise<number>;
+}
+
 /** Thrown inside the loop when stop() interrupts a retry; the entries stay pending for a takeover. */
 class Stopping extends Error {}
 
@@ -90,7 +109,7 @@ function compareIds(a: string, b: string): number {
  * crash or an outage at any point leaves it pending, to be retried here or taken over by
  * another writer after `claimIdleMs`; the table's unique key makes the rewrite harmless.
  */
-export class AuditWriter {
+export class AuditWriter implements AuditWriting {
   private readonly stream: string;
   private readonly group: string;
   private readonly deadLetter: string;
@@ -121,7 +140,7 @@ export class AuditWriter {
     private readonly options: AuditWriterOptions,
   ) {
     this.stream = options.stream ?? DEFAULT_AUDIT_STREAM;
-    this.group = options.group ?? 'audit-writers';
+    this.group = options.group ?? DEFAULT_AUDIT_GROUP;
     this.deadLetter = options.deadLetterStream ?? `${this.stream}:dead`;
     this.batchSize = options.batchSize ?? 500;
     this.blockMs = options.blockMs ?? 1000;
@@ -176,8 +195,8 @@ export class AuditWriter {
   }
 
   /** Records in the stream not yet written and deleted, by any writer (the buffer's depth). */
-  async backlog(): Promise<number> {
-    return (await this.store.streamGroupInfo(this.stream, this.group)).length;
+  backlog(): Promise<number> {
+    return auditBacklog(this.store, this.stream, this.group);
   }
 
   /** Counters since start, for metrics and health. */

@@ -57,6 +57,13 @@ export const settingsSchema = z.object({
   /** Deadline for a request's headers to arrive. */
   SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),
+  /**
+   * Where the gateway's audit stream is written to PostgreSQL (docs/architecture.md "Audit"):
+   * `thread` a worker thread of each gateway, `inline` the serving thread, `off` elsewhere (an
+   * `npm run audit-writer` process or Deployment); `auto` is `thread` with Redis and PostgreSQL,
+   * `inline` on the embedded defaults (whose in-process store a thread cannot share).
+   */
+  SVC_AUDIT_WRITER: z.enum(['auto', 'inline', 'thread', 'off']).default('auto'),
   SVC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   SVC_SESSION_TTL_MS: z.coerce
     .number()

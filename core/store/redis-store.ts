@@ -24,7 +24,10 @@ export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   private readonly client: Redis;
   private subscriber: Redis | undefined;
+  /** Connections inside a blocking read; close() disconnects them, ending the read. */
   private readonly blockingClients = new Set<Redis>();
+  /** Connections of finished blocking reads, for the next read. */
+  private readonly idleBlockingClients: Redis[] = [];
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly shas = new Map<string, string>();
 
@@ -112,10 +115,12 @@ export class RedisStore implements Store {
     consumer: string,
     options: { count: number; blockMs: number },
   ): Promise<StreamEntry[]> {
-    // XREADGROUP BLOCK holds its connection; use a dedicated one per concurrent reader.
-    const blocking = this.client.duplicate();
-    blocking.on('error', () => undefined);
+    // XREADGROUP BLOCK holds its connection, so each concurrent reader needs its own. Idle ones
+    // are kept and reused: a connection per read (connect, ready check, read, close) cost more
+    // round trips and CPU than the reads themselves under load.
+    const blocking = this.idleBlockingClients.pop() ?? this.newBlockingClient();
     this.blockingClients.add(blocking);
+    let reusable = false;
     try {
       const reply = (await blocking.xreadgroup(
         'GROUP',
@@ -129,14 +134,25 @@ export class RedisStore implements Store {
         this.k(stream),
         '>',
       )) as [string, RawEntries][] | null;
+      reusable = true;
       return toEntries(reply?.[0]?.[1]);
     } catch (error) {
       if (!this.blockingClients.has(blocking)) return []; // closed while waiting
       throw error;
     } finally {
-      this.blockingClients.delete(blocking);
-      blocking.disconnect();
+      // A connection whose read failed may be in any state: it is dropped, not reused.
+      if (reusable && this.blockingClients.delete(blocking)) this.idleBlockingClients.push(blocking);
+      else {
+        this.blockingClients.delete(blocking);
+        blocking.disconnect();
+      }
     }
+  }
+
+  private newBlockingClient(): Redis {
+    const blocking = this.client.duplicate();
+    blocking.on('error', () => undefined);
+    return blocking;
   }
 
   async streamAck(stream: string, group: string, ids: readonly string[]): Promise<number> {
@@ -205,7 +221,7 @@ export class RedisStore implements Store {
   }
 
   async close(): Promise<void> {
-    for (const blocking of this.blockingClients) blocking.disconnect();
+    for (const blocking of [...this.blockingClients, ...this.idleBlockingClients.splice(0)]) blocking.disconnect();
     this.blockingClients.clear();
     this.handlers.clear();
     if (this.subscriber) await this.subscriber.quit().catch(() => undefined);

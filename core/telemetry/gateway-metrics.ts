@@ -120,6 +120,23 @@ export function createGatewayMetrics(registry: Registry, sources?: GatewayGaugeS
         for (const c of sources.circuits()) this.set({ supplier: c.supplier, region: c.region }, c.open ? 1 : 0);
       },
     }),
+    ...registerAuditGauges(registry, sources),
+  };
+}
+
+/** What the audit gauges read at scrape time. */
+export type AuditGaugeSources = Pick<GatewayGaugeSources, 'auditBufferDepth' | 'auditLagSeconds'>;
+
+/**
+ * The audit writer's gauges, for a gateway and for a separate audit writer process alike (same
+ * names, so the dashboards and SvcAuditLagHigh / SvcAuditBufferGrowing cover both).
+ */
+export function registerAuditGauges(
+  registry: Registry,
+  sources: AuditGaugeSources | undefined,
+): { auditBufferDepth: Gauge; auditLag: Gauge } {
+  const registers = [registry];
+  return {
     auditBufferDepth: new Gauge({
       name: 'svc_gateway_audit_buffer_depth',
       help: 'Audit records in the durable buffer not yet written to PostgreSQL (shared by all replicas)',

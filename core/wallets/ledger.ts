@@ -1,3 +1,4 @@
+import type { AuditRecord } from '../audit/record.js';
 import type { Knex } from 'knex';
 import { nanoPerUsd, toNano } from '../budget/usage.js';
 import type { Store, StoreScript } from '../store/types.js';
@@ -101,6 +102,17 @@ export class WalletLedger {
   async loadMirror(payerId: string, pendingNano = 0): Promise<void> {
     const balance = (await this.balanceNano(payerId)) - pendingNano;
     await this.store.runScript(setIfAbsent, [walletKey(payerId)], [balance]);
+  }
+
+  /**
+   * The debits of a batch of audit records (those with a payer), in the batch's transaction: the
+   * audit writer's `onBatch` wherever it runs (inline, a worker thread, its own process).
+   */
+  static recordAuditDebits(trx: Knex.Transaction, records: readonly AuditRecord[]): Promise<void> {
+    return WalletLedger.recordDebits(
+      trx,
+      records.flatMap((r) => (r.payerId ? [{ payerId: r.payerId, requestId: r.requestId, costUsd: r.costUsd }] : [])),
+    );
   }
 
   /** Records settled requests as debits, idempotently per request id (inside an audit batch). */

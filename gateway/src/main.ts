@@ -9,7 +9,9 @@ async function main(): Promise<void> {
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
   const tracing = startTracing({ serviceName: 'svc-gateway' });
   const gateway = await startGateway(config, { tracing });
-  console.log(`gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; tracing: ${tracing.decision.reason}`);
+  console.log(
+    `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
+  );
   stopOnSignals(async () => {
     await gateway.stop();
     await tracing.shutdown();

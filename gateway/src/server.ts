@@ -4,8 +4,7 @@ import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Knex } from 'knex';
-import { AuditBuffer, AuditJournal, AuditWriter, type AuditRecord } from '../../core/audit/index.js';
+import { auditBacklog, AuditBuffer, AuditJournal, AuditWriter, type AuditWriting } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { WalletLedger } from '../../core/wallets/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
@@ -29,6 +28,7 @@ import { SessionAffinity } from './routing/session-affinity.js';
 import { SupplierHealth } from './routing/supplier-health.js';
 import { CredentialPool } from './routing/credential-pool.js';
 import { CredentialEventWriter } from '../../core/routing/index.js';
+import { AuditWriterThread } from './audit/writer-thread.js';
 
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
@@ -36,6 +36,8 @@ export interface RunningGateway {
   port: number;
   /** Where Prometheus scrapes this gateway (its own port), unless metrics are off. */
   metricsUrl: string | undefined;
+  /** Where this gateway's audit writer runs (SVC_AUDIT_WRITER, resolved). */
+  auditWriter: 'inline' | 'thread' | 'off';
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes resources. */
   stop(): Promise<void>;
 }
@@ -69,8 +71,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   // The gauges read these at scrape time; everything they read exists before the first scrape.
   const metrics = createGatewayMetrics(registry, {
     circuits: () => catalogue.suppliers.map((s) => ({ supplier: s.name, region: s.region, open: health.isOpen(s.name) })),
-    auditBufferDepth: () => auditWriter.backlog(),
-    auditLagSeconds: () => auditWriter.lagSeconds(),
+    auditBufferDepth: () => (auditWriter ? auditWriter.backlog() : auditBacklog(store)),
+    auditLagSeconds: () => auditWriter?.lagSeconds() ?? 0,
   });
   const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
   if (!overrides.database) await database.migrate();
@@ -81,28 +83,33 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const keys = new KeyDirectory(store, keyRepository);
   await keys.start();
   const wallets = new WalletLedger(database.knex, store);
-  // Each gateway writes the shared audit stream to PostgreSQL; wallet debits go in the same
-  // transaction as their audit rows, so a retried batch can neither lose nor double-charge.
-  const recordDebits = (trx: Knex.Transaction, records: AuditRecord[]) =>
-    WalletLedger.recordDebits(
-      trx,
-      records.flatMap((r) => (r.payerId ? [{ payerId: r.payerId, requestId: r.requestId, costUsd: r.costUsd }] : [])),
-    );
   // The request path appends through the journal: it spills what the stream refuses and writes
   // to PostgreSQL directly what the stream lost (docs/reliability.md).
   const auditJournal = new AuditJournal(new AuditBuffer(store), database.knex, {
     spillDir: join(settings.SVC_DATA_DIR, 'audit-spill'),
-    onBatch: recordDebits,
+    onBatch: WalletLedger.recordAuditDebits,
     logger,
   });
   await auditJournal.start();
-  const auditWriter = new AuditWriter(store, database.knex, {
-    consumer: overrides.auditConsumer ?? `${hostname()}-${process.pid}`,
-    logger,
-    onBatch: recordDebits,
-    onWritten: (records) => auditJournal.confirm(records),
-  });
-  await auditWriter.start();
+  // Each gateway writes the shared audit stream to PostgreSQL (wallet debits in the same
+  // transaction as their rows, so a retried batch can neither lose nor double-charge), off the
+  // serving thread where it can be (docs/architecture.md "Audit").
+  const auditConsumer = overrides.auditConsumer ?? `${hostname()}-${process.pid}`;
+  const confirmWritten = (requestIds: Iterable<string>) => auditJournal.confirm(requestIds);
+  const auditMode = auditWriterMode(settings, overrides);
+  let auditWriter: AuditWriting | undefined;
+  if (auditMode === 'thread') {
+    auditWriter = await AuditWriterThread.start(settings, { consumer: auditConsumer, logger, onWritten: confirmWritten });
+  } else if (auditMode === 'inline') {
+    const writer = new AuditWriter(store, database.knex, {
+      consumer: auditConsumer,
+      logger,
+      onBatch: WalletLedger.recordAuditDebits,
+      onWritten: (records) => confirmWritten(records.map((r) => r.requestId)),
+    });
+    await writer.start();
+    auditWriter = writer;
+  }
   const spend = new SpendRecovery(database.knex, auditJournal, wallets, { logger: (facts, message) => logger.warn(facts, message) });
   const health = new SupplierHealth(
     store,
@@ -204,8 +211,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await liveCatalogue?.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).
-      await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
-      await auditWriter.stop();
+      if (auditWriter) {
+        await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+        await auditWriter.stop();
+      }
       // What the journal still watches is in the stream or its spill file: the next process (or
       // another replica's writer) writes it.
       await spend.stop();
@@ -218,7 +227,22 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     })();
     return stopping;
   };
-  return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, stop };
+  return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, auditWriter: auditMode, stop };
+}
+
+/**
+ * Where this gateway's audit writer runs. `auto`: in a thread when the store and the database
+ * are the shared Redis and PostgreSQL named by the settings (a thread opens its own connections to
+ * them); in the serving thread on the embedded defaults, or when the caller handed in its own
+ * store or database (tests, the local launcher), which a thread cannot reach.
+ */
+export function auditWriterMode(
+  settings: Config['settings'],
+  overrides: Pick<GatewayOverrides, 'store' | 'database'> = {},
+): 'inline' | 'thread' | 'off' {
+  if (settings.SVC_AUDIT_WRITER !== 'auto') return settings.SVC_AUDIT_WRITER;
+  const shared = Boolean(settings.REDIS_URL && settings.DATABASE_URL) && !overrides.store && !overrides.database;
+  return shared ? 'thread' : 'inline';
 }
 
 /**

@@ -6,11 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { Redis } from 'ioredis';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { openDatabase } from '../../core/db/index.js';
-import { seedEmbeddedDataDir } from '../../core/db/testing.js';
+import { createTestDatabase, seedEmbeddedDataDir } from '../../core/db/testing.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { waitFor } from '../support/wait-for.js';
@@ -18,8 +19,11 @@ import { waitFor } from '../support/wait-for.js';
 const root = resolve(import.meta.dirname, '../..');
 
 /** Runs `npm run gateway`'s entry point with only environment configuration, as Kubernetes does; killed when the test ends. */
-function spawnGateway(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'gateway/src/main.ts'], {
+function spawnGateway(
+  env: Record<string, string>,
+  entry = 'gateway/src/main.ts',
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -162,5 +166,110 @@ describe('the gateway process (npm run gateway)', () => {
     assert.equal(((await response.json()) as { object: string }).object, 'chat.completion');
     assert.equal(await exited, 0, output());
     await assert.rejects(fetch(`${base}/health`), 'no longer accepting connections');
+  });
+
+  // With Redis and PostgreSQL the audit writer runs in a worker thread (SVC_AUDIT_WRITER=auto):
+  // the audit rows of answered requests, debits included, are in PostgreSQL once the process has
+  // exited, written through the thread and flushed by the drain.
+  test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
+    'real services: the audit writer thread writes every answered request and is flushed on SIGTERM',
+    async () => {
+      supplier.release();
+      const db = await createTestDatabase();
+      onTestFinished(() => db.close());
+      const env = { ...baseEnv(), DATABASE_URL: db.url, LOG_LEVEL: 'info' };
+      const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({
+        kind: 'managed',
+        name: 'thread',
+        source: 'api',
+        payerId: 'org_thread',
+      });
+      // Funds for the payer (the gateway loads the balance from the ledger on first use).
+      await db
+        .knex('wallet_entries')
+        .insert({ payer_id: 'org_thread', amount_nano: 10e9, amount_micro: 10e6, kind: 'credit', reason: 'test', actor: 'test' });
+      const { child, exited, output } = spawnGateway(env);
+      let base = '';
+      await waitFor(
+        'the gateway to listen',
+        () => {
+          base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
+          return base !== '';
+        },
+        60_000,
+      );
+      const requests = 12;
+      for (let i = 0; i < requests; i += 1) {
+        const response = await fetch(`${base}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `request ${i}` }] }),
+        });
+        assert.equal(response.status, 200, await response.text());
+      }
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, output());
+      const rows = await db.knex('audit_log').count<{ n: string }[]>('* as n');
+      assert.equal(Number(rows[0]!.n), requests, 'one audit row per answered request');
+      const debits = await db.knex('wallet_entries').where({ payer_id: 'org_thread', kind: 'debit' }).count<{ n: string }[]>('* as n');
+      assert.equal(Number(debits[0]!.n), requests, 'one debit per request, written with its row');
+      assert.match(output(), /audit writer: thread/, 'the writer ran in its thread');
+      assert.doesNotMatch(output(), /audit writer thread (failed|exited)/);
+    },
+  );
+
+  // SVC_AUDIT_WRITER=off with `npm run audit-writer` beside it (the chart's separate writer):
+  // the gateway only appends, the writer process writes.
+  test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
+    'real services: a gateway with its writer off, and the separate audit writer process writing its records',
+    async () => {
+      supplier.release();
+      const db = await createTestDatabase();
+      onTestFinished(() => db.close());
+      const env = { ...baseEnv(), DATABASE_URL: db.url, LOG_LEVEL: 'info' };
+      const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'apart', source: 'api' });
+      const gateway = spawnGateway({ ...env, SVC_AUDIT_WRITER: 'off' });
+      let base = '';
+      await waitFor(
+        'the gateway to listen',
+        () => (base = /gateway listening on (http:\/\/\S+?);/.exec(gateway.output())?.[1] ?? '') !== '',
+        60_000,
+      );
+      assert.match(gateway.output(), /audit writer: off/);
+      const requests = 5;
+      for (let i = 0; i < requests; i += 1) {
+        const response = await fetch(`${base}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `apart ${i}` }] }),
+        });
+        assert.equal(response.status, 200);
+      }
+      const count = async () => Number((await db.knex('audit_log').count<{ n: string }[]>('* as n'))[0]!.n);
+
+      const writer = spawnGateway(env, 'gateway/src/audit-writer-main.ts');
+      await waitFor('the audit writer to write every record', async () => (await count()) === requests, 60_000);
+      assert.match(writer.output(), /audit writer running/);
+      // The writer process read them (its consumer is in the group), not the gateway's journal
+      // falling back to writing overdue records itself.
+      const redis = new Redis(process.env.REDIS_URL!);
+      onTestFinished(() => void redis.disconnect());
+      const consumers = (await redis.xinfo('CONSUMERS', `${env.SVC_STORE_PREFIX}audit`, 'audit-writers')) as unknown[][];
+      const names = consumers.map((fields) => fields[fields.indexOf('name') + 1]);
+      assert.ok(names.includes(`${hostname()}-${writer.child.pid}`), `the separate writer is a consumer (${names.join(', ')})`);
+      assert.ok(!names.includes(`${hostname()}-${gateway.child.pid}`), 'the gateway itself reads nothing');
+      writer.child.kill('SIGTERM');
+      gateway.child.kill('SIGTERM');
+      assert.equal(await writer.exited, 0, writer.output());
+      assert.equal(await gateway.exited, 0, gateway.output());
+    },
+  );
+
+  test('the separate audit writer refuses to start without the shared Redis and PostgreSQL', async () => {
+    const env: Record<string, string> = baseEnv();
+    delete env.REDIS_URL;
+    const { exited, output } = spawnGateway(env, 'gateway/src/audit-writer-main.ts');
+    assert.equal(await exited, 1);
+    assert.match(output(), /configuration error: the audit writer needs REDIS_URL and DATABASE_URL/);
   });
 });

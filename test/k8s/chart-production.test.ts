@@ -322,6 +322,17 @@ describe.skipIf(noHelm !== undefined)(`chart for production${noHelm ? ` (skipped
         );
       }
     });
+
+    it('a separate audit writer takes only scrapes and reaches only DNS and the databases', () => {
+      const byComponent = policies(render('--set', 'networkPolicy.enabled=true', '--set', 'gateway.auditWriter.separate=true'));
+      const writer = byComponent.get('audit-writer')!;
+      assert.ok(writer, 'a policy for the audit writer pods');
+      assert.deepEqual(writer.spec.policyTypes, ['Ingress', 'Egress']);
+      assert.equal(sources(writer, 'http').length, 0, 'no API port');
+      assert.equal(sources(writer, 'metrics').length, 1, 'scrapes');
+      const egressPorts = (writer.spec.egress ?? []).flatMap((r) => r.ports.map((p) => `${p.protocol}/${p.port}`)).sort();
+      assert.deepEqual(egressPorts, ['TCP/53', 'TCP/5432', 'TCP/6379', 'TCP/6380', 'UDP/53'], 'DNS and databases, no API server');
+    });
   });
 
   describe('autoscaling', () => {

@@ -391,6 +391,26 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     );
   });
 
+  it('writes the audit log from a thread of each gateway, or with gateway.auditWriter.separate from a Deployment of its own', () => {
+    const inGateway = render();
+    assert.ok(!inGateway.some((o) => o.metadata.name === 'svc-gateway-audit-writer'), 'no writer Deployment by default');
+    assert.ok(
+      !container(find<Deployment>(inGateway, 'Deployment', 'svc-gateway-gateway')).env?.some((e) => e.name === 'SVC_AUDIT_WRITER'),
+      'the gateways write (SVC_AUDIT_WRITER=auto: a worker thread)',
+    );
+    const apart = render('--set', 'gateway.auditWriter.separate=true', '--set', 'gateway.auditWriter.replicas=2');
+    const writer = find<Deployment>(apart, 'Deployment', 'svc-gateway-audit-writer');
+    assert.equal(kubernetesSchemaErrors(writer), undefined, 'the writer Deployment validates');
+    assert.equal(writer.spec?.replicas, 2);
+    assert.deepEqual(container(writer).command, ['node', 'dist/gateway/src/audit-writer-main.js']);
+    assert.ok(
+      container(find<Deployment>(apart, 'Deployment', 'svc-gateway-gateway')).env?.some(
+        (e) => e.name === 'SVC_AUDIT_WRITER' && e.value === 'off',
+      ),
+      'the gateway pods only append',
+    );
+  });
+
   it('renders with deploy/kind/values.yaml as up.sh installs it (image loaded into kind, portal off)', () => {
     const objects = render('-f', join(repo, 'deploy', 'kind', 'values.yaml'), '--set', 'portal.enabled=false');
     for (const object of objects)

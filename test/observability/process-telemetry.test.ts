@@ -81,7 +81,7 @@ describe('gateway process telemetry', () => {
   test('metrics on their own port, spans on the console exporter, the trace id in the log and at the supplier', async () => {
     assert.match(
       output,
-      /metrics: http:\/\/127\.0\.0\.1:\d+\/metrics; tracing: OTEL_TRACES_EXPORTER=console/,
+      /metrics: http:\/\/127\.0\.0\.1:\d+\/metrics; audit writer: (inline|thread); tracing: OTEL_TRACES_EXPORTER=console/,
       'start-up names metrics and tracing',
     );
     const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
