@@ -19,7 +19,13 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
  * keeping the other benchmarks' sections): the table and the ratios of the gateway (c) to (a) and (b).
  */
 export function renderResults(m: readonly Measurement[], facts: RunFacts): string {
-  const [direct, bare, gateway, enforced] = m as [Measurement, Measurement, Measurement, Measurement | undefined];
+  const [direct, bare, gateway, enforced, workers] = m as [
+    Measurement,
+    Measurement,
+    Measurement,
+    Measurement | undefined,
+    Measurement | undefined,
+  ];
   const cpu = (x: Measurement) => (x.cpuMicrosPerRequest === undefined ? 'n/a' : x.cpuMicrosPerRequest.toFixed(0));
   const rows = m.map(
     (x) =>
@@ -48,10 +54,19 @@ ${
     ? `| (d) enforced key / (c) plain key | ${ratio(enforced.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(enforced.p50Ms, gateway.p50Ms)} | ${ratio(enforced.p99Ms, gateway.p99Ms)} | ${ratio(enforced.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
 `
     : ''
-}
+}${
+    workers
+      ? `| (e) two workers / (c) one process | ${ratio(workers.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(workers.p50Ms, gateway.p50Ms)} | ${ratio(workers.p99Ms, gateway.p99Ms)} | ${ratio(workers.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
+`
+      : ''
+  }
 (d) is the cost of enforcement on the hot path: the same gateway and load, through a key with a
 rate limit, a budget and a payer wallet, so every request runs the atomic enforcement script
 before the supplier call and settles after it (plus its audit record, which (c) writes too).
+
+(e) is the same gateway as two processes behind one port (\`SVC_WORKERS=2\`, node:cluster; its
+CPU column counts the primary and both workers), on the same two cores that also run the load
+generator and the simulator.
 
 The CPU column is the server's own CPU time divided by the requests it served: for (b) and (c)
 it is what proxying (b) or everything the gateway does (c) costs per request, without the

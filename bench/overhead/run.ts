@@ -24,7 +24,7 @@ import { startBenchGateway, startProcess } from '../shared/start-process.js';
 const root = resolve(import.meta.dirname, '../..');
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080 };
+const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080, workers: 18_081 };
 
 /** The shared load (bench/shared/load.ts) at this benchmark's duration and concurrency. */
 const load = (name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> =>
@@ -127,6 +127,23 @@ async function main(): Promise<void> {
         [gateway],
       ),
     ];
+    // (e): SVC_WORKERS=2 (node:cluster) — needs the shared Redis and PostgreSQL the workers use.
+    if (databaseUrl && process.env.REDIS_URL) {
+      gateway.kill('SIGTERM'); // one gateway at a time: an idle one still takes memory and timers
+      const workers = await startBenchGateway({
+        port: ports.workers,
+        pepper,
+        catalogue,
+        dataDir: join(dir, 'data-workers'),
+        storePrefix: `bench-${process.pid}:`,
+        databaseUrl,
+        env: { SVC_WORKERS: '2' },
+      });
+      children.push(workers);
+      measurements.push(
+        await load('(e) svc gateway, SVC_WORKERS=2', `http://127.0.0.1:${ports.workers}/v1/chat/completions`, auth, [workers]),
+      );
+    }
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,

@@ -1,7 +1,7 @@
 // The load every request-rate benchmark uses: fixed concurrency for a fixed time with
 // autocannon, non-streaming chat completions, and the CPU time the servers on the path spent.
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** One target's figures under the benchmark load. */
@@ -21,6 +21,34 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The process and all its descendants (a gateway's cluster workers), from /proc (Linux). */
+export function processTree(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i += 1) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  return tree;
+}
+
+/** CPU seconds of a process and its descendants (threads are inside a process's own figure). */
+function treeCpuSeconds(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => {
+    try {
+      return sum + cpuSeconds(pid);
+    } catch {
+      return sum; // a process that exited during the run
+    }
+  }, 0);
 }
 
 /**
@@ -48,9 +76,11 @@ export async function measureLoad(
     pipelining: 1,
   };
   await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
-  const cpuBefore = servers.map((p) => cpuSeconds(p.pid!));
+  // Each server with its child processes (SVC_WORKERS runs the gateway as several).
+  const trees = servers.map((p) => processTree(p.pid!));
+  const cpuBefore = trees.map(treeCpuSeconds);
   const result = await autocannon({ ...options, duration: load.duration });
-  const cpuUsed = servers.reduce((sum, p, i) => sum + cpuSeconds(p.pid!) - cpuBefore[i]!, 0);
+  const cpuUsed = trees.reduce((sum, tree, i) => sum + treeCpuSeconds(tree) - cpuBefore[i]!, 0);
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) console.warn(`${name}: ${failed} failed requests`);
   return {

@@ -64,6 +64,12 @@ export const settingsSchema = z.object({
    * `inline` on the embedded defaults (whose in-process store a thread cannot share).
    */
   SVC_AUDIT_WRITER: z.enum(['auto', 'inline', 'thread', 'off']).default('auto'),
+  /**
+   * Gateway processes on this host (node:cluster, one port): a number, or `auto` for one per
+   * core when the store and database are shared (Redis, PostgreSQL), else 1. In Kubernetes keep
+   * 1 and scale replicas.
+   */
+  SVC_WORKERS: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]).default(1),
   SVC_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   SVC_SESSION_TTL_MS: z.coerce
     .number()

@@ -115,6 +115,7 @@ export function createGatewayMetrics(registry: Registry, sources?: GatewayGaugeS
       help: "1 while the supplier's circuit is open on this replica (routed around), else 0",
       labelNames: ['supplier', 'region'],
       registers,
+      aggregator: 'max',
       collect() {
         if (!sources) return;
         for (const c of sources.circuits()) this.set({ supplier: c.supplier, region: c.region }, c.open ? 1 : 0);
@@ -141,6 +142,8 @@ export function registerAuditGauges(
       name: 'svc_gateway_audit_buffer_depth',
       help: 'Audit records in the durable buffer not yet written to PostgreSQL (shared by all replicas)',
       registers,
+      // One shared stream: a cluster of gateway processes reports it once, not once per process.
+      aggregator: 'max',
       async collect() {
         // A store outage must not fail the whole scrape: the gauge keeps its last value and
         // the failure shows in svc_store_errors_total.
@@ -156,6 +159,7 @@ export function registerAuditGauges(
       name: 'svc_gateway_audit_lag_seconds',
       help: 'Age of the oldest audit record this replica is writing, or of the last batch it wrote',
       registers,
+      aggregator: 'max',
       collect() {
         if (sources) this.set(sources.auditLagSeconds());
       },

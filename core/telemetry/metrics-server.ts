@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
 
 /** A listening `/metrics` endpoint. */
 export interface MetricsServer {
@@ -15,7 +14,7 @@ export interface MetricsServer {
  * (tests); callers treat "off" themselves.
  */
 export async function startMetricsServer(
-  registry: Registry,
+  registry: { metrics(): Promise<string>; readonly contentType: string },
   options: { host: string; port: number; health?: () => boolean },
 ): Promise<MetricsServer> {
   const server = createServer((request, response) => {

@@ -1,17 +1,30 @@
 // Entry point of the gateway deployable: configuration from the environment and the
-// catalogue only (how Kubernetes and the benchmarks run it). Wiring lives in server.ts.
+// catalogue only (how Kubernetes and the benchmarks run it). Wiring lives in server.ts; with
+// SVC_WORKERS > 1 this process supervises that many gateway processes (cluster.ts).
 import { ConfigError, loadConfig, stopOnSignals } from '../../core/config/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
+import { isClusterWorker, reportMetricsToPrimary, runClusterPrimary, workerCount } from './cluster.js';
 import { startGateway } from './server.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  const workers = workerCount(config.settings);
+  if (workers > 1 && !isClusterWorker()) {
+    const primary = await runClusterPrimary(config.settings, workers);
+    console.log(`gateway listening on ${primary.url}; workers: ${primary.workers}; metrics: ${primary.metricsUrl ?? 'off'}`);
+    stopOnSignals(async () => {
+      if (!(await primary.stop())) throw new Error('a gateway worker did not drain cleanly');
+    }, `draining ${workers} gateway workers`);
+    return;
+  }
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
   const tracing = startTracing({ serviceName: 'svc-gateway' });
   const gateway = await startGateway(config, { tracing });
-  console.log(
-    `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
-  );
+  if (isClusterWorker()) reportMetricsToPrimary(gateway.registry);
+  else
+    console.log(
+      `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
+    );
   stopOnSignals(async () => {
     await gateway.stop();
     await tracing.shutdown();

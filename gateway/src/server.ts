@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Catalogue, Config } from '../../core/config/index.js';
 import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
@@ -38,6 +39,8 @@ export interface RunningGateway {
   metricsUrl: string | undefined;
   /** Where this gateway's audit writer runs (SVC_AUDIT_WRITER, resolved). */
   auditWriter: 'inline' | 'thread' | 'off';
+  /** The metrics it records (a cluster worker hands it to the primary's aggregated /metrics). */
+  registry: Registry;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes resources. */
   stop(): Promise<void>;
 }
@@ -227,7 +230,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     })();
     return stopping;
   };
-  return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, auditWriter: auditMode, stop };
+  return { url: `http://${host}:${port}`, port, metricsUrl: metricsServer?.url, auditWriter: auditMode, registry, stop };
 }
 
 /**

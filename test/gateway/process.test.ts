@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { openDatabase } from '../../core/db/index.js';
 import { createTestDatabase, seedEmbeddedDataDir } from '../../core/db/testing.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
+import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/wait-for.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -37,6 +38,24 @@ function spawnGateway(
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   return { child, output: () => output, exited };
+}
+
+/** Pids of a process's children (the cluster's workers), from /proc. */
+function childPids(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // Fields after the parenthesised command: state, then the parent pid.
+        const [, state, ppid] = stat.slice(stat.lastIndexOf(')') + 1).split(' ');
+        // Only gateway processes (tsx, when running from source, has an esbuild child too).
+        return Number(ppid) === parent && state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('gateway/src/main');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** A supplier that holds every chat completion until the test releases it. */
@@ -264,6 +283,71 @@ describe('the gateway process (npm run gateway)', () => {
       assert.equal(await gateway.exited, 0, gateway.output());
     },
   );
+
+  // SVC_WORKERS: one port, several gateway processes; the primary supervises and aggregates metrics.
+  test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
+    'real services: SVC_WORKERS=2 serves from two processes, replaces a worker that dies, sums their metrics and drains on SIGTERM',
+    async () => {
+      supplier.release();
+      const db = await createTestDatabase();
+      onTestFinished(() => db.close());
+      const metricsPort = await freePort();
+      const env = { ...baseEnv(), DATABASE_URL: db.url, SVC_WORKERS: '2', SVC_METRICS_PORT: String(metricsPort) };
+      const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'workers', source: 'api' });
+      const { child, exited, output } = spawnGateway(env);
+      let base = '';
+      await waitFor(
+        'the workers to listen',
+        () => (base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '') !== '',
+        60_000,
+      );
+      assert.match(output(), /workers: 2; metrics: http:/);
+      const workerPids = () => childPids(child.pid!);
+      assert.equal(workerPids().length, 2, `two worker processes (${workerPids().join(', ')}): ${output()}`);
+
+      const chat = async (i: number) => {
+        const response = await fetch(`${base}/v1/chat/completions`, {
+          method: 'POST',
+          // A new connection each time, so the primary hands requests to both workers.
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `worker ${i}` }] }),
+        });
+        assert.equal(response.status, 200);
+        await response.text();
+      };
+      for (let i = 0; i < 6; i += 1) await chat(i);
+
+      const [victim] = workerPids();
+      process.kill(victim!, 'SIGKILL');
+      await waitFor('a replacement worker', () => workerPids().length === 2 && !workerPids().includes(victim!), 60_000);
+      await waitFor('the replacement to serve', async () => {
+        await chat(100);
+        return true;
+      });
+      for (let i = 0; i < 4; i += 1) await chat(200 + i);
+
+      // The primary's /metrics is the sum over the live workers: the killed one's counts went with it.
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const served = [...text.matchAll(/^svc_gateway_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      );
+      assert.ok(served >= 5 && served <= 11, `aggregated 200s of the live workers (${served}): ${text}`);
+      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 200);
+
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, output());
+      assert.deepEqual(childPids(child.pid!), [], 'no worker left behind');
+    },
+  );
+
+  test('SVC_WORKERS above 1 on the embedded defaults is refused at start-up', async () => {
+    const env: Record<string, string> = { ...baseEnv(), SVC_WORKERS: '2' };
+    delete env.REDIS_URL;
+    const { exited, output } = spawnGateway(env);
+    assert.equal(await exited, 1);
+    assert.match(output(), /configuration error: SVC_WORKERS=2 needs REDIS_URL and DATABASE_URL/);
+  });
 
   test('the separate audit writer refuses to start without the shared Redis and PostgreSQL', async () => {
     const env: Record<string, string> = baseEnv();

@@ -1,0 +1,174 @@
+// SVC_WORKERS: several gateway processes on one host behind one port (node:cluster), for
+// single-host installs that would otherwise leave cores idle. In Kubernetes keep one process per
+// pod and scale replicas. The primary only supervises: it forks the workers, restarts one that
+// dies, serves the aggregated /metrics and /health, and on SIGTERM lets each worker drain.
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { AggregatorRegistry, Registry } from 'prom-client';
+import { ConfigError, type Settings } from '../../core/config/index.js';
+import { startMetricsServer } from '../../core/telemetry/index.js';
+
+/** How many gateway processes to run: SVC_WORKERS, with `auto` one per core where they can share state. */
+export function workerCount(settings: Pick<Settings, 'SVC_WORKERS' | 'REDIS_URL' | 'DATABASE_URL'>): number {
+  const shared = Boolean(settings.REDIS_URL && settings.DATABASE_URL);
+  if (settings.SVC_WORKERS === 'auto') return shared ? availableParallelism() : 1;
+  if (settings.SVC_WORKERS > 1 && !shared)
+    throw new ConfigError(
+      `SVC_WORKERS=${settings.SVC_WORKERS} needs REDIS_URL and DATABASE_URL: worker processes cannot share the embedded database and in-process store`,
+    );
+  return settings.SVC_WORKERS;
+}
+
+const metricsRequest = 'svc:metrics-request';
+const metricsReply = 'svc:metrics-reply';
+const workerReady = 'svc:worker-ready';
+/** How long a scrape waits for one worker; a worker that does not answer is left out of it. */
+const workerScrapeTimeoutMs = 2_000;
+
+interface MetricsRequest {
+  type: typeof metricsRequest;
+  id: number;
+}
+interface MetricsReply {
+  type: typeof metricsReply;
+  id: number;
+  metrics: Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+}
+
+/** In a worker: answers the primary's scrapes with this process's metrics, and says it is ready. */
+export function reportMetricsToPrimary(registry: Registry): void {
+  process.on('message', (message: MetricsRequest) => {
+    if (message?.type !== metricsRequest) return;
+    void registry
+      .getMetricsAsJSON()
+      .then((metrics) => process.send?.({ type: metricsReply, id: message.id, metrics } satisfies MetricsReply));
+  });
+  process.send?.({ type: workerReady });
+}
+
+/**
+ * The primary's /metrics: the workers' metrics summed (or, for gauges marked so, their maximum)
+ * by prom-client's aggregation. Only workers that finished starting are asked, and one that does
+ * not answer in time is left out of that scrape, so a worker being replaced never fails a scrape.
+ */
+function clusterMetricsSource(): { metrics(): Promise<string>; contentType: string; close(): void } {
+  const ready = new Set<Worker>();
+  let nextId = 0;
+  const onMessage = (worker: Worker, message: { type?: string }) => {
+    if (message?.type === workerReady) ready.add(worker);
+  };
+  const onExit = (worker: Worker) => ready.delete(worker);
+  cluster.on('message', onMessage);
+  cluster.on('exit', onExit);
+  const ask = (worker: Worker): Promise<MetricsReply['metrics'] | undefined> =>
+    new Promise((resolve) => {
+      const id = nextId++;
+      const onMessage = (message: MetricsReply) => {
+        if (message?.type !== metricsReply || message.id !== id) return;
+        done(message.metrics);
+      };
+      const timer = setTimeout(() => done(undefined), workerScrapeTimeoutMs);
+      const done = (metrics: MetricsReply['metrics'] | undefined) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        resolve(metrics);
+      };
+      worker.on('message', onMessage);
+      try {
+        worker.send({ type: metricsRequest, id } satisfies MetricsRequest);
+      } catch {
+        done(undefined);
+      }
+    });
+  const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
+  return {
+    contentType,
+    close: () => {
+      cluster.off('message', onMessage);
+      cluster.off('exit', onExit);
+    },
+    metrics: async () => {
+      const answers = await Promise.all([...ready].map(ask));
+      return AggregatorRegistry.aggregate(answers.filter((a): a is MetricsReply['metrics'] => a !== undefined)).metrics();
+    },
+  };
+}
+
+/** A running primary: where the workers listen, and how to stop them. */
+export interface ClusterPrimary {
+  url: string;
+  metricsUrl: string | undefined;
+  workers: number;
+  /** Signals every worker to drain and resolves once all exited: true when each exited cleanly. */
+  stop(): Promise<boolean>;
+}
+
+/**
+ * Runs the primary: forks `count` workers (each runs the entry point again — or what
+ * cluster.setupPrimary named — and serves the shared port), restarts a worker that exits
+ * unexpectedly, and serves the workers' metrics. Resolves once every worker listens.
+ */
+export async function runClusterPrimary(settings: Settings, count: number): Promise<ClusterPrimary> {
+  // Workers never open the metrics port themselves: the primary serves their sum.
+  const workerEnv = { SVC_METRICS_PORT: '0' };
+  let stopping: Promise<boolean> | undefined;
+  const metricsSource = clusterMetricsSource();
+  const fork = () => cluster.fork(workerEnv);
+  const onExit = (worker: Worker, code: number | null, signal: string | null) => {
+    if (stopping) return;
+    console.error(`gateway worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
+    fork();
+  };
+  const listening = new Promise<{ address: string; port: number }>((resolve, reject) => {
+    let ready = 0;
+    const onListening = (_worker: Worker, where: { address: string; port: number }) => {
+      ready += 1;
+      if (ready < count) return;
+      cluster.off('listening', onListening);
+      cluster.off('exit', onEarlyExit);
+      cluster.on('exit', onExit);
+      resolve(where);
+    };
+    const onEarlyExit = (worker: Worker, code: number | null, signal: string | null) => {
+      cluster.off('listening', onListening);
+      cluster.off('exit', onEarlyExit);
+      for (const other of liveWorkers()) other.process.kill('SIGKILL');
+      reject(new Error(`gateway worker ${worker.process.pid} exited during start-up (${code ?? signal})`));
+    };
+    cluster.on('listening', onListening);
+    cluster.on('exit', onEarlyExit);
+  });
+  for (let i = 0; i < count; i += 1) fork();
+  const { address, port } = await listening;
+  const metrics =
+    settings.SVC_METRICS_PORT !== 0
+      ? await startMetricsServer(metricsSource, { host: settings.SVC_HOST, port: settings.SVC_METRICS_PORT, health: () => !stopping })
+      : undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      cluster.off('exit', onExit);
+      const exits = liveWorkers().map(
+        (worker) =>
+          new Promise<boolean>((resolve) => {
+            // A worker still starting has no handler yet and ends by the signal itself: nothing was in flight.
+            worker.once('exit', (code, signal) => resolve(code === 0 || signal === 'SIGTERM'));
+            worker.process.kill('SIGTERM');
+          }),
+      );
+      const clean = (await Promise.all(exits)).every(Boolean);
+      await metrics?.close();
+      metricsSource.close();
+      return clean;
+    })();
+    return stopping;
+  };
+  const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address;
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, metricsUrl: metrics?.url, workers: count, stop };
+}
+
+function liveWorkers(): Worker[] {
+  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+}
+
+/** True in a process forked by the primary. */
+export const isClusterWorker = (): boolean => cluster.isWorker;
