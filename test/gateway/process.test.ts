@@ -58,6 +58,22 @@ function childPids(parent: number): number[] {
     .map(Number);
 }
 
+/** Waits for the start-up line "gateway listening on <url>;" and returns the url. */
+async function listeningUrl(output: () => string): Promise<string> {
+  let base = '';
+  await waitFor('the gateway to listen', () => (base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '') !== '', 60_000);
+  return base;
+}
+
+/** One chat completion through the gateway with `secret`. */
+function chat(base: string, secret: string, content: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
+  });
+}
+
 /** A supplier that holds every chat completion until the test releases it. */
 async function startHeldSupplier(): Promise<{ url: string; received: () => number; release(): void; close(): Promise<void> }> {
   const held: ServerResponse[] = [];
@@ -159,21 +175,9 @@ describe('the gateway process (npm run gateway)', () => {
     await db.close();
 
     const { child, exited, output } = spawnGateway(env);
-    let base = '';
-    await waitFor(
-      'the gateway to listen',
-      () => {
-        base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
-        return base !== '';
-      },
-      60_000,
-    );
+    const base = await listeningUrl(output);
     assert.equal((await fetch(`${base}/health`)).status, 200);
-    const inFlight = fetch(`${base}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow one' }] }),
-    });
+    const inFlight = chat(base, secret, 'slow one');
     inFlight.catch(() => undefined); // awaited below; a test failing before that leaves no unhandled rejection
     await waitFor('the supplier to receive the call', () => supplier.received() === 1);
     child.kill('SIGTERM');
@@ -208,22 +212,10 @@ describe('the gateway process (npm run gateway)', () => {
         .knex('wallet_entries')
         .insert({ payer_id: 'org_thread', amount_nano: 10e9, amount_micro: 10e6, kind: 'credit', reason: 'test', actor: 'test' });
       const { child, exited, output } = spawnGateway(env);
-      let base = '';
-      await waitFor(
-        'the gateway to listen',
-        () => {
-          base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '';
-          return base !== '';
-        },
-        60_000,
-      );
+      const base = await listeningUrl(output);
       const requests = 12;
       for (let i = 0; i < requests; i += 1) {
-        const response = await fetch(`${base}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `request ${i}` }] }),
-        });
+        const response = await chat(base, secret, `request ${i}`);
         assert.equal(response.status, 200, await response.text());
       }
       child.kill('SIGTERM');
@@ -248,20 +240,11 @@ describe('the gateway process (npm run gateway)', () => {
       const env = { ...baseEnv(), DATABASE_URL: db.url, LOG_LEVEL: 'info' };
       const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'apart', source: 'api' });
       const gateway = spawnGateway({ ...env, SVC_AUDIT_WRITER: 'off' });
-      let base = '';
-      await waitFor(
-        'the gateway to listen',
-        () => (base = /gateway listening on (http:\/\/\S+?);/.exec(gateway.output())?.[1] ?? '') !== '',
-        60_000,
-      );
+      const base = await listeningUrl(gateway.output);
       assert.match(gateway.output(), /audit writer: off/);
       const requests = 5;
       for (let i = 0; i < requests; i += 1) {
-        const response = await fetch(`${base}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `apart ${i}` }] }),
-        });
+        const response = await chat(base, secret, `apart ${i}`);
         assert.equal(response.status, 200);
       }
       const count = async () => Number((await db.knex('audit_log').count<{ n: string }[]>('* as n'))[0]!.n);
@@ -295,44 +278,35 @@ describe('the gateway process (npm run gateway)', () => {
       const env = { ...baseEnv(), DATABASE_URL: db.url, SVC_WORKERS: '2', SVC_METRICS_PORT: String(metricsPort) };
       const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'workers', source: 'api' });
       const { child, exited, output } = spawnGateway(env);
-      let base = '';
-      await waitFor(
-        'the workers to listen',
-        () => (base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '') !== '',
-        60_000,
-      );
+      const base = await listeningUrl(output);
       assert.match(output(), /workers: 2; metrics: http:/);
       const workerPids = () => childPids(child.pid!);
       assert.equal(workerPids().length, 2, `two worker processes (${workerPids().join(', ')}): ${output()}`);
 
-      const chat = async (i: number) => {
-        const response = await fetch(`${base}/v1/chat/completions`, {
-          method: 'POST',
-          // A new connection each time, so the primary hands requests to both workers.
-          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', connection: 'close' },
-          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `worker ${i}` }] }),
-        });
+      const served = async (i: number) => {
+        // A new connection each time, so the primary hands requests to both workers.
+        const response = await chat(base, secret, `worker ${i}`, { connection: 'close' });
         assert.equal(response.status, 200);
         await response.text();
       };
-      for (let i = 0; i < 6; i += 1) await chat(i);
+      for (let i = 0; i < 6; i += 1) await served(i);
 
       const [victim] = workerPids();
       process.kill(victim!, 'SIGKILL');
       await waitFor('a replacement worker', () => workerPids().length === 2 && !workerPids().includes(victim!), 60_000);
       await waitFor('the replacement to serve', async () => {
-        await chat(100);
+        await served(100);
         return true;
       });
-      for (let i = 0; i < 4; i += 1) await chat(200 + i);
+      for (let i = 0; i < 4; i += 1) await served(200 + i);
 
       // The primary's /metrics is the sum over the live workers: the killed one's counts went with it.
       const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const served = [...text.matchAll(/^svc_gateway_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)].reduce(
+      const answered = [...text.matchAll(/^svc_gateway_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)].reduce(
         (n, m) => n + Number(m[1]),
         0,
       );
-      assert.ok(served >= 5 && served <= 11, `aggregated 200s of the live workers (${served}): ${text}`);
+      assert.ok(answered >= 5 && answered <= 11, `aggregated 200s of the live workers (${answered}): ${text}`);
       assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 200);
 
       child.kill('SIGTERM');
