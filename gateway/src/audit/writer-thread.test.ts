@@ -13,7 +13,7 @@ import { parseSettings } from '../../../core/config/index.js';
 import { createTestDatabase } from '../../../core/db/testing.js';
 import { deleteKeysWithPrefix } from '../../../core/store/testing.js';
 import { RedisStore } from '../../../core/store/index.js';
-import { AuditWriterThread } from './writer-thread.js';
+import { AuditWriterThread, threadModule } from './writer-thread.js';
 
 const shared = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 
@@ -86,5 +86,46 @@ describe.skipIf(!shared)('audit writer thread (real PostgreSQL and Redis)', () =
       AuditWriterThread.start(settings, { consumer: 'x', logger: pino({ level: 'silent' }), onWritten: () => undefined }),
       /audit writer thread could not start: .*(ECONNREFUSED|connect)/,
     );
+  });
+});
+
+// The serving thread's side of the protocol, over a stand-in thread (writer-thread.fixture.ts):
+// no services needed, so it runs on the embedded defaults too.
+describe('audit writer thread host (stand-in thread)', () => {
+  const settings = parseSettings({
+    SVC_KEY_PEPPER: 'p'.repeat(40),
+    SVC_ADMIN_KEY: `svc-admin-${'a'.repeat(40)}`,
+    SVC_CATALOG: '(in memory)',
+    LOG_LEVEL: 'silent',
+  });
+  const start = (consumer: string, onWritten: (ids: string[]) => void = () => undefined) =>
+    AuditWriterThread.start(settings, {
+      consumer,
+      logger: pino({ level: 'silent' }),
+      onWritten,
+      module: threadModule('writer-thread.fixture'),
+    });
+
+  test('calls are answered, written ids and lag reach the serving thread, and a stopped thread takes no calls', async () => {
+    const written: string[] = [];
+    const thread = await start('steady', (ids) => written.push(...ids));
+    await thread.flush();
+    assert.equal(await thread.backlog(), 7);
+    await waitFor('the written ids and the lag', () => written.includes('req_fixture') && thread.lagSeconds() === 1.5);
+    await thread.stop();
+    await thread.stop(); // a second stop is a no-op
+    await assert.rejects(thread.backlog(), /stopped/);
+  });
+
+  test('a thread that cannot start rejects with its reason', async () => {
+    await assert.rejects(start('fail'), /audit writer thread could not start: connect ECONNREFUSED/);
+  });
+
+  test('a thread that dies fails the calls in flight, is started again and answers again', async () => {
+    const thread = await start('crash-on-flush');
+    await assert.rejects(thread.flush(), /exited \(3\)/);
+    await assert.rejects(thread.backlog(), /restarting/);
+    await waitFor('the thread started again', async () => (await thread.backlog().catch(() => -1)) === 7);
+    await thread.stop();
   });
 });

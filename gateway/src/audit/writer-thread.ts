@@ -9,11 +9,14 @@ import type { WriterThreadCall, WriterThreadData, WriterThreadMessage } from './
 /** How long a thread that died waits before it is started again. */
 const restartDelayMs = 1_000;
 
-/** The worker module: compiled JavaScript in the image, TypeScript through tsx from source. */
-function workerModule(): { url: URL; entry?: string } {
-  const compiled = new URL('./writer-thread-worker.js', import.meta.url);
+/**
+ * A thread's module, by its name next to this file: the compiled JavaScript in the image,
+ * TypeScript through tsx from source.
+ */
+export function threadModule(name: string): { url: URL; entry?: string } {
+  const compiled = new URL(`./${name}.js`, import.meta.url);
   if (existsSync(fileURLToPath(compiled))) return { url: compiled };
-  return { url: new URL('./ts-worker-boot.mjs', import.meta.url), entry: new URL('./writer-thread-worker.ts', import.meta.url).href };
+  return { url: new URL('./ts-worker-boot.mjs', import.meta.url), entry: new URL(`./${name}.ts`, import.meta.url).href };
 }
 
 /**
@@ -37,14 +40,23 @@ export class AuditWriterThread implements AuditWriting {
     private readonly data: WriterThreadData,
     private readonly onWritten: (requestIds: string[]) => void,
     private readonly logger: Logger,
+    private readonly module: { url: URL; entry?: string },
   ) {}
 
-  /** Starts the thread and resolves once its writer runs (rejects with the reason it could not start). */
+  /**
+   * Starts the thread and resolves once its writer runs (rejects with the reason it could not
+   * start). `module` replaces the writer thread's module (tests: a stand-in speaking the protocol).
+   */
   static async start(
     settings: Settings,
-    options: { consumer: string; logger: Logger; onWritten: (requestIds: string[]) => void },
+    options: { consumer: string; logger: Logger; onWritten: (requestIds: string[]) => void; module?: { url: URL; entry?: string } },
   ): Promise<AuditWriterThread> {
-    const thread = new AuditWriterThread({ settings, consumer: options.consumer }, options.onWritten, options.logger);
+    const thread = new AuditWriterThread(
+      { settings, consumer: options.consumer },
+      options.onWritten,
+      options.logger,
+      options.module ?? threadModule('writer-thread-worker'),
+    );
     await thread.spawn();
     return thread;
   }
@@ -72,7 +84,7 @@ export class AuditWriterThread implements AuditWriting {
   }
 
   private spawn(): Promise<void> {
-    const { url, entry } = workerModule();
+    const { url, entry } = this.module;
     const worker = new Worker(url, { workerData: { ...this.data, ...(entry && { entry }) } satisfies WriterThreadData });
     this.worker = worker;
     this.exited = false;
