@@ -14,7 +14,17 @@ export function crdStatusAfterWrite(crd: KubeObject): Record<string, unknown> {
   const storage = spec.versions.find((v) => v.storage)?.name;
   if (storage && !previous.includes(storage)) previous.push(storage);
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const condition = (type: string, reason: string) => ({ type, status: 'True', reason, message: '', lastTransitionTime: now });
+  // A condition that holds keeps its transition time (as on the API server), so a write that
+  // changes nothing leaves the status, and the resourceVersion, as they were.
+  const before =
+    (crd.status as { conditions?: { type: string; status: string; lastTransitionTime: string }[] } | undefined)?.conditions ?? [];
+  const condition = (type: string, reason: string) => ({
+    type,
+    status: 'True',
+    reason,
+    message: '',
+    lastTransitionTime: before.find((c) => c.type === type && c.status === 'True')?.lastTransitionTime ?? now,
+  });
   return {
     acceptedNames: spec.names,
     conditions: [condition('NamesAccepted', 'NoConflicts'), condition('Established', 'InitialNamesAccepted')],
