@@ -29,6 +29,19 @@ interface Pending {
   spilled: boolean;
 }
 
+/** True when a spill file's name carries the pid of another process that is still running. */
+function ownedByLiveSibling(name: string): boolean {
+  const pid = Number(/^audit-spill-(\d+)-/.exec(name)?.[1]);
+  if (!Number.isSafeInteger(pid) || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive but someone else's; ESRCH: gone.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Records per look-up and per direct write. */
 const chunk = 500;
 const spillPrefix = 'audit-spill-';
@@ -72,6 +85,9 @@ export class AuditJournal {
     await mkdir(this.options.spillDir, { recursive: true });
     for (const name of await readdir(this.options.spillDir)) {
       if (!name.startsWith(spillPrefix) || !name.endsWith('.jsonl')) continue;
+      // A file of another live process on this host (a sibling SVC_WORKERS process) is still
+      // being written: it is that process's to replay, or the next start's once it has exited.
+      if (ownedByLiveSibling(name)) continue;
       const claimed = join(this.options.spillDir, `${name}.adopted-${randomBytes(4).toString('hex')}`);
       try {
         await rename(join(this.options.spillDir, name), claimed);

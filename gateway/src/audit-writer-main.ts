@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   stopOnSignals(async () => {
     stopping = true;
     // What is appended before the signal is written; bounded, so an outage cannot block the stop.
-    await Promise.race([own.writer.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    await Promise.race([own.writer.flush().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
     await own.close();
     await metrics?.close();
     await new Promise<void>((resolve) => logger.flush(() => resolve()));

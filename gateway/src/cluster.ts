@@ -57,9 +57,12 @@ function clusterMetricsSource(): { metrics(): Promise<string>; contentType: stri
   const onMessage = (worker: Worker, message: { type?: string }) => {
     if (message?.type === workerReady) ready.add(worker);
   };
-  const onExit = (worker: Worker) => ready.delete(worker);
+  // A worker leaves the scrape as soon as its channel closes: sending to it then would raise an
+  // 'error' on the worker object later, outside any try.
+  const onGone = (worker: Worker) => ready.delete(worker);
   cluster.on('message', onMessage);
-  cluster.on('exit', onExit);
+  cluster.on('disconnect', onGone);
+  cluster.on('exit', onGone);
   const ask = (worker: Worker): Promise<MetricsReply['metrics'] | undefined> =>
     new Promise((resolve) => {
       const id = nextId++;
@@ -74,18 +77,19 @@ function clusterMetricsSource(): { metrics(): Promise<string>; contentType: stri
         resolve(metrics);
       };
       worker.on('message', onMessage);
-      try {
-        worker.send({ type: metricsRequest, id } satisfies MetricsRequest);
-      } catch {
-        done(undefined);
-      }
+      if (!worker.isConnected()) return done(undefined);
+      // With a callback, a send that fails reports here instead of as an unhandled 'error' event.
+      worker.send({ type: metricsRequest, id } satisfies MetricsRequest, undefined, (error: Error | null) => {
+        if (error) done(undefined);
+      });
     });
   const contentType = Registry.PROMETHEUS_CONTENT_TYPE;
   return {
     contentType,
     close: () => {
       cluster.off('message', onMessage);
-      cluster.off('exit', onExit);
+      cluster.off('disconnect', onGone);
+      cluster.off('exit', onGone);
     },
     metrics: async () => {
       const answers = await Promise.all([...ready].map(ask));
@@ -113,11 +117,22 @@ export async function runClusterPrimary(settings: Settings, count: number): Prom
   const workerEnv = { SVC_METRICS_PORT: '0' };
   let stopping: Promise<boolean> | undefined;
   const metricsSource = clusterMetricsSource();
-  const fork = () => cluster.fork(workerEnv);
+  const forkedAt = new Map<Worker, number>();
+  const fork = () => forkedAt.set(cluster.fork(workerEnv), Date.now());
+  // A worker that keeps dying soon after its start (Redis unreachable, say) is replaced after a
+  // delay that doubles with each such death, up to 30 s, instead of in a tight loop.
+  let quickDeaths = 0;
+  let refork: NodeJS.Timeout | undefined;
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
+    const lived = Date.now() - (forkedAt.get(worker) ?? 0);
+    forkedAt.delete(worker);
     if (stopping) return;
-    console.error(`gateway worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
-    fork();
+    quickDeaths = lived < 10_000 ? quickDeaths + 1 : 0;
+    const delayMs = quickDeaths === 0 ? 0 : Math.min(1_000 * 2 ** (quickDeaths - 1), 30_000);
+    console.error(`gateway worker ${worker.process.pid} exited (${code ?? signal}); starting another in ${delayMs} ms`);
+    refork = setTimeout(() => {
+      if (!stopping) fork();
+    }, delayMs);
   };
   const listening = new Promise<{ address: string; port: number }>((resolve, reject) => {
     let ready = 0;
@@ -147,6 +162,7 @@ export async function runClusterPrimary(settings: Settings, count: number): Prom
   const stop = () => {
     stopping ??= (async () => {
       cluster.off('exit', onExit);
+      clearTimeout(refork);
       const exits = liveWorkers().map(
         (worker) =>
           new Promise<boolean>((resolve) => {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Catalogue, Config } from '../../core/config/index.js';
+import { ConfigError, type Catalogue, type Config } from '../../core/config/index.js';
 import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
@@ -215,7 +215,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).
       if (auditWriter) {
-        await Promise.race([auditWriter.flush(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+        // A writer that cannot flush (its thread restarting, say) must not cut the rest of the stop short.
+        await Promise.race([auditWriter.flush().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
         await auditWriter.stop();
       }
       // What the journal still watches is in the stream or its spill file: the next process (or
@@ -243,9 +244,15 @@ export function auditWriterMode(
   settings: Config['settings'],
   overrides: Pick<GatewayOverrides, 'store' | 'database'> = {},
 ): 'inline' | 'thread' | 'off' {
+  const urls = Boolean(settings.REDIS_URL && settings.DATABASE_URL);
+  // A thread opens its own connections: to an in-process store it would read an empty stream of
+  // its own, and a second embedded database on the same data directory is not allowed.
+  if (settings.SVC_AUDIT_WRITER === 'thread' && !urls)
+    throw new ConfigError(
+      'SVC_AUDIT_WRITER=thread needs REDIS_URL and DATABASE_URL: a writer thread cannot share the embedded database and in-process store',
+    );
   if (settings.SVC_AUDIT_WRITER !== 'auto') return settings.SVC_AUDIT_WRITER;
-  const shared = Boolean(settings.REDIS_URL && settings.DATABASE_URL) && !overrides.store && !overrides.database;
-  return shared ? 'thread' : 'inline';
+  return urls && !overrides.store && !overrides.database ? 'thread' : 'inline';
 }
 
 /**

@@ -403,6 +403,8 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     assert.equal(kubernetesSchemaErrors(writer), undefined, 'the writer Deployment validates');
     assert.equal(writer.spec?.replicas, 2);
     assert.deepEqual(container(writer).command, ['node', 'dist/gateway/src/audit-writer-main.js']);
+    const scraped = apart.find((o) => o.kind === 'Service' && o.metadata.name === 'svc-gateway-audit-writer');
+    assert.equal(scraped?.metadata.labels?.['svc.dev/metrics'], 'true', 'its metrics Service is selected by the ServiceMonitor');
     assert.ok(
       container(find<Deployment>(apart, 'Deployment', 'svc-gateway-gateway')).env?.some(
         (e) => e.name === 'SVC_AUDIT_WRITER' && e.value === 'off',

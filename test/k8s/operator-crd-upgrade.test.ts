@@ -6,7 +6,7 @@
 // ManagedKey is accepted and reconciled. A newer schema is never downgraded, and a CRD that
 // would stop serving a stored version is refused.
 import assert from 'node:assert/strict';
-import { ApiextensionsV1Api, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, PatchStrategy, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { schemaRevisionAnnotation, schemaRevisionOf } from '../../operator/src/crd/decide.js';
@@ -93,6 +93,38 @@ describe.skipIf(onRealCluster())('CRD upgrade by the operator (fake API server)'
       'still served',
     );
     assert.equal(bed.kube.fake!.requests('delete', 'customresourcedefinitions'), 0, 'no CRD was ever deleted');
+  });
+
+  test('an apply is conditional on what was read: a stale one is refused (409), read again and decided again', async () => {
+    const name = 'regionpolicies.gateway.svc.dev';
+    const current = await readCrd(name);
+    const stale = { ...structuredClone(bundled.find((c) => c.metadata?.name === name)!), metadata: { name, resourceVersion: '1' } };
+    await assert.rejects(
+      crds.patchCustomResourceDefinition(
+        { name, body: stale, fieldManager: crdFieldManager, force: true },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
+      ),
+      (error: unknown) => isKubeStatus(error, 409),
+      'the fake API server honours the precondition',
+    );
+    const patchesBefore = bed.kube.fake!.requests('patch', 'customresourcedefinitions');
+    bed.kube.fake!.failNext('customresourcedefinitions', 1, 409, 'patch'); // another replica wrote in between
+    const [outcome] = await applyBundledCrds(
+      crds,
+      bundled.filter((c) => c.metadata?.name === name),
+      silent,
+    );
+    assert.equal(outcome!.decision.action, 'apply');
+    assert.equal(
+      bed.kube.fake!.requests('patch', 'customresourcedefinitions') - patchesBefore,
+      2,
+      'refused once, applied on the second try',
+    );
+    assert.equal(
+      (await readCrd(name)).metadata?.resourceVersion,
+      current.metadata?.resourceVersion,
+      'and, the content being the same, changed nothing',
+    );
   });
 
   test('server-side apply names its field manager and the same revision applies as a no-op', async () => {

@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
-import { describe, test } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, test } from 'vitest';
 import { AuditBuffer } from '../../../core/audit/index.js';
 import { cleanupStack, sampleRecord, waitFor } from '../../../core/audit/testing.js';
 import { parseSettings } from '../../../core/config/index.js';
@@ -92,10 +95,13 @@ describe.skipIf(!shared)('audit writer thread (real PostgreSQL and Redis)', () =
 // The serving thread's side of the protocol, over a stand-in thread (writer-thread.fixture.ts):
 // no services needed, so it runs on the embedded defaults too.
 describe('audit writer thread host (stand-in thread)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-thread-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const settings = parseSettings({
     SVC_KEY_PEPPER: 'p'.repeat(40),
     SVC_ADMIN_KEY: `svc-admin-${'a'.repeat(40)}`,
     SVC_CATALOG: '(in memory)',
+    SVC_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
   });
   const start = (consumer: string, onWritten: (ids: string[]) => void = () => undefined) =>
@@ -126,6 +132,15 @@ describe('audit writer thread host (stand-in thread)', () => {
     await assert.rejects(thread.flush(), /exited \(3\)/);
     await assert.rejects(thread.backlog(), /restarting/);
     await waitFor('the thread started again', async () => (await thread.backlog().catch(() => -1)) === 7);
+    await thread.stop();
+  });
+
+  test('a restart that fails is tried again, until the thread runs', async () => {
+    const thread = await start('flaky-restart');
+    await assert.rejects(thread.flush(), /exited \(3\)/);
+    // Start 2 fails; start 3, after the doubled delay, runs.
+    await waitFor('the thread running again after a failed restart', async () => (await thread.backlog().catch(() => -1)) === 7);
+    assert.equal(readFileSync(join(dataDir, 'fixture-starts'), 'utf8').length, 3, 'three starts: the first, a failed one, a good one');
     await thread.stop();
   });
 });

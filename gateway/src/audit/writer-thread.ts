@@ -6,8 +6,11 @@ import type { AuditWriting } from '../../../core/audit/index.js';
 import type { Settings } from '../../../core/config/index.js';
 import type { WriterThreadCall, WriterThreadData, WriterThreadMessage } from './writer-thread-protocol.js';
 
-/** How long a thread that died waits before it is started again. */
+/** A thread that died is started again after 1 s, doubling after each failed start up to 30 s. */
 const restartDelayMs = 1_000;
+const maxRestartDelayMs = 30_000;
+/** How long stop() lets the thread close its connections before it is terminated. */
+const stopTimeoutMs = 10_000;
 
 /**
  * A thread's module, by its name next to this file: the compiled JavaScript in the image,
@@ -78,8 +81,12 @@ export class AuditWriterThread implements AuditWriting {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.restartTimer);
-    if (!this.exited)
-      await this.call('stop').catch((error: unknown) => this.logger.warn({ err: error }, 'audit writer thread did not stop cleanly'));
+    if (!this.exited) {
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), stopTimeoutMs).unref());
+      await Promise.race([this.call('stop'), timeout]).catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'audit writer thread did not stop cleanly; terminating it'),
+      );
+    }
     await this.worker.terminate();
   }
 
@@ -98,6 +105,7 @@ export class AuditWriterThread implements AuditWriting {
             break;
           case 'failed':
             reject(new Error(`the audit writer thread could not start: ${message.error}`));
+            void worker.terminate();
             break;
           case 'written':
             this.onWritten(message.requestIds);
@@ -122,11 +130,24 @@ export class AuditWriterThread implements AuditWriting {
         if (!started) return reject(new Error(`the audit writer thread exited (${code}) before it started`));
         if (this.stopping || worker !== this.worker) return;
         this.logger.error({ code }, 'audit writer thread exited; starting it again');
-        this.restartTimer = setTimeout(() => {
-          this.spawn().catch((error: unknown) => this.logger.error({ err: error }, 'audit writer thread did not start again'));
-        }, restartDelayMs);
+        this.restartAfter(0);
       });
     });
+  }
+
+  /** Starts the thread again after a delay; a start that fails is tried again, later each time. */
+  private restartAfter(failedStarts: number): void {
+    const delay = Math.min(restartDelayMs * 2 ** failedStarts, maxRestartDelayMs);
+    this.restartTimer = setTimeout(() => {
+      if (this.stopping) return;
+      this.spawn().catch((error: unknown) => {
+        this.logger.error(
+          { err: error, retryInMs: Math.min(delay * 2, maxRestartDelayMs) },
+          'audit writer thread did not start again; retrying',
+        );
+        if (!this.stopping) this.restartAfter(failedStarts + 1);
+      });
+    }, delay);
   }
 
   private call(op: WriterThreadCall['op']): Promise<number | undefined> {

@@ -57,10 +57,8 @@ export async function applyBundledCrds(api: ApiextensionsV1Api, crds: V1CustomRe
     const name = crd.metadata!.name!;
     const revision = schemaRevisionOf(crd);
     try {
-      const existing = await readCrd(api, name);
-      const decision = decideCrdChange(crd, existing);
+      const decision = await decideAndApply(api, crd);
       if (decision.action === 'apply') {
-        await api.patchCustomResourceDefinition({ name, body: crd, fieldManager: crdFieldManager, force: true }, serverSideApply);
         logger.info({ crd: name, revision, reason: decision.reason }, 'CustomResourceDefinition applied');
       } else if (decision.action === 'keep') {
         logger.info(
@@ -81,6 +79,29 @@ export async function applyBundledCrds(api: ApiextensionsV1Api, crds: V1CustomRe
     }
   }
   return outcomes;
+}
+
+/**
+ * Reads, decides and applies one CRD. The apply carries the resourceVersion the decision was
+ * made on, so it fails (409) if another replica changed the CRD in between — a replica of the
+ * previous release must not overwrite the revision a newer one has just applied; it reads again
+ * and decides again.
+ */
+async function decideAndApply(api: ApiextensionsV1Api, crd: V1CustomResourceDefinition): Promise<CrdDecision> {
+  const name = crd.metadata!.name!;
+  for (let attempt = 1; ; attempt += 1) {
+    const existing = await readCrd(api, name);
+    const decision = decideCrdChange(crd, existing);
+    if (decision.action !== 'apply') return decision;
+    const resourceVersion = existing?.metadata?.resourceVersion;
+    const body = resourceVersion ? { ...crd, metadata: { ...crd.metadata, resourceVersion } } : crd;
+    try {
+      await api.patchCustomResourceDefinition({ name, body, fieldManager: crdFieldManager, force: true }, serverSideApply);
+      return decision;
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 409) || attempt === 3) throw error;
+    }
+  }
 }
 
 async function readCrd(api: ApiextensionsV1Api, name: string): Promise<V1CustomResourceDefinition | undefined> {

@@ -56,7 +56,6 @@ export function isApply(contentType: string): boolean {
 function applyConfiguration(current: KubeObject, body: unknown): KubeObject {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw new KubeStatusError(400, 'BadRequest', 'an apply configuration must be an object');
-  const { metadata, ...rest } = body as KubeObject;
-  const { resourceVersion: _rv, ...appliedMeta } = metadata ?? {};
-  return mergePatch(current, { ...rest, metadata: appliedMeta }) as KubeObject;
+  // A resourceVersion in the configuration is a precondition (the store answers 409 when stale).
+  return mergePatch(current, body) as KubeObject;
 }

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Knex } from 'knex';
+import { test } from 'vitest';
+import type { AuditBuffer } from './buffer.js';
+import { AuditJournal } from './journal.js';
+import { serialiseAuditRecord } from './record.js';
+import { memoryLogger, sampleRecord } from './testing.js';
+
+test('at start a journal adopts the spill files of exited processes, never those a live sibling is still writing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-spill-'));
+  try {
+    // A pid that is running (this process's parent) and one that is not (beyond pid_max's default).
+    const live = join(dir, `audit-spill-${process.ppid}-aaaa.jsonl`);
+    writeFileSync(live, `${serialiseAuditRecord(sampleRecord(1))}\n{"requestId":"req_half-writ`);
+    writeFileSync(join(dir, 'audit-spill-4194999-bbbb.jsonl'), `${serialiseAuditRecord(sampleRecord(2))}\n`);
+    const journal = new AuditJournal({} as AuditBuffer, {} as Knex, { spillDir: dir, logger: memoryLogger(), checkEveryMs: 60_000 });
+    await journal.start();
+    try {
+      assert.deepEqual(
+        journal.unconfirmed().map((r) => r.requestId),
+        [sampleRecord(2).requestId],
+        "the exited process's record is adopted",
+      );
+      assert.ok(readFileSync(live, 'utf8').includes('req_half-writ'), "the live sibling's file is left as it is");
+      assert.ok(!readdirSync(dir).some((f) => f.includes('4194999')), 'the adopted file is gone (its record is in this journal now)');
+    } finally {
+      await journal.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
