@@ -121,7 +121,7 @@ export function parseAuditRecord(json: string): AuditRecord {
   let value: unknown;
   try {
     // PostgreSQL text and jsonb cannot hold U+0000; a client-supplied session id could. JSON
-    // text can only carry it escaped, so the (several times slower) reviver runs only then.
+    // text can only carry it escaped, so the reviver (a callback per parsed value) runs only then.
     value = json.includes('\\u0000')
       ? JSON.parse(json, (_key, v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '') : v))
       : JSON.parse(json);

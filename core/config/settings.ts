@@ -90,6 +90,16 @@ export const settingsSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/**
+ * True when the store and the database are the shared Redis and PostgreSQL (REDIS_URL and
+ * DATABASE_URL), which other processes and threads can reach too; false on the embedded
+ * defaults, whose in-process store and PGlite belong to one process. Decides whether the audit
+ * writer can run in a thread, elsewhere, or gateway workers can be several (SVC_WORKERS).
+ */
+export function sharedServices(settings: { REDIS_URL?: string | undefined; DATABASE_URL?: string | undefined }): boolean {
+  return Boolean(settings.REDIS_URL && settings.DATABASE_URL);
+}
+
 /** Parsed environment settings. */
 export type Settings = z.infer<typeof settingsSchema>;
 

@@ -3,7 +3,7 @@
 // gateways that run with SVC_AUDIT_WRITER=off, so their processes only append. Needs the shared
 // Redis and PostgreSQL; serves the audit gauges and /health on SVC_METRICS_PORT.
 import { hostname } from 'node:os';
-import { ConfigError, parseSettings, stopOnSignals } from '../../core/config/index.js';
+import { ConfigError, parseSettings, sharedServices, stopOnSignals } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase } from '../../core/db/index.js';
 import {
   createLogger,
@@ -16,7 +16,7 @@ import { openOwnAuditWriter } from './audit/open-writer.js';
 
 async function main(): Promise<void> {
   const settings = parseSettings(process.env);
-  if (!settings.REDIS_URL || !settings.DATABASE_URL)
+  if (!sharedServices(settings))
     throw new ConfigError('the audit writer needs REDIS_URL and DATABASE_URL: it writes the stream the gateways share');
   const logger = createLogger({ service: 'audit-writer', level: settings.LOG_LEVEL });
   // The schema may be newer than any gateway that ran yet (migrations take a lock: one runs them).

@@ -5,12 +5,12 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, Registry } from 'prom-client';
-import { ConfigError, type Settings } from '../../core/config/index.js';
+import { ConfigError, sharedServices, type Settings } from '../../core/config/index.js';
 import { startMetricsServer } from '../../core/telemetry/index.js';
 
 /** How many gateway processes to run: SVC_WORKERS, with `auto` one per core where they can share state. */
 export function workerCount(settings: Pick<Settings, 'SVC_WORKERS' | 'REDIS_URL' | 'DATABASE_URL'>): number {
-  const shared = Boolean(settings.REDIS_URL && settings.DATABASE_URL);
+  const shared = sharedServices(settings);
   if (settings.SVC_WORKERS === 'auto') return shared ? availableParallelism() : 1;
   if (settings.SVC_WORKERS > 1 && !shared)
     throw new ConfigError(

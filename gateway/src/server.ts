@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ConfigError, type Catalogue, type Config } from '../../core/config/index.js';
+import { ConfigError, sharedServices, type Catalogue, type Config } from '../../core/config/index.js';
 import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { hostname } from 'node:os';
@@ -244,7 +244,7 @@ export function auditWriterMode(
   settings: Config['settings'],
   overrides: Pick<GatewayOverrides, 'store' | 'database'> = {},
 ): 'inline' | 'thread' | 'off' {
-  const urls = Boolean(settings.REDIS_URL && settings.DATABASE_URL);
+  const urls = sharedServices(settings);
   // A thread opens its own connections: to an in-process store it would read an empty stream of
   // its own, and a second embedded database on the same data directory is not allowed.
   if (settings.SVC_AUDIT_WRITER === 'thread' && !urls)

@@ -10,6 +10,7 @@ import {
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
+import { isStatus } from '../kube/api-status.js';
 import { decideCrdChange, schemaRevisionOf, type CrdDecision } from './decide.js';
 
 /**
@@ -99,7 +100,7 @@ async function decideAndApply(api: ApiextensionsV1Api, crd: V1CustomResourceDefi
       await api.patchCustomResourceDefinition({ name, body, fieldManager: crdFieldManager, force: true }, serverSideApply);
       return decision;
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 409) || attempt === 3) throw error;
+      if (!isStatus(error, 409) || attempt === 3) throw error;
     }
   }
 }
@@ -108,7 +109,7 @@ async function readCrd(api: ApiextensionsV1Api, name: string): Promise<V1CustomR
   try {
     return await api.readCustomResourceDefinition({ name });
   } catch (error) {
-    if (error instanceof ApiException && error.code === 404) return undefined;
+    if (isStatus(error, 404)) return undefined;
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { ApiException, V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
+import { isStatus } from './api-status.js';
 import type { Logger } from 'pino';
 import { abortableRequest, runWithin } from './bounded-request.js';
 
@@ -24,8 +25,6 @@ export interface LeadershipHandlers {
   /** On a clean stop the Lease is released only after the returned promise settles. */
   onStoppedLeading(): void | Promise<unknown>;
 }
-
-const isStatus = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
 
 /**
  * Lease-based leader election, as client-go's leaderelection does it: the Lease names a holder

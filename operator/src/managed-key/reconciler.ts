@@ -1,12 +1,6 @@
-import {
-  ApiException,
-  PatchStrategy,
-  setHeaderOptions,
-  type CoreV1Api,
-  type CustomObjectsApi,
-  type V1Secret,
-} from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { isStatus } from '../kube/api-status.js';
 import { readBudgetUsage } from '../../../core/budget/index.js';
 import { outageSource } from '../../../core/errors/dependency-outage.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
@@ -64,7 +58,6 @@ export const secretDataKey = 'apiKey';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const { group, version, plural } = managedKeyApi;
-const isStatus = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
 
 /**
  * Reconciles one ManagedKey into its Secret, key row and cache entries, and reports in status.

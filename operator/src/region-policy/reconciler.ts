@@ -1,4 +1,5 @@
-import { ApiException, PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
+import { isStatus } from '../kube/api-status.js';
 import type { Logger } from 'pino';
 import { announceRegionPolicyChange, type RegionPolicyRepository } from '../../../core/regions/index.js';
 import type { Store } from '../../../core/store/index.js';
@@ -27,7 +28,6 @@ export interface RegionPolicyReconcilerDeps {
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const { group, version, plural } = regionPolicyApi;
-const isStatus = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
 
 /**
  * Reconciles one RegionPolicy into PostgreSQL and announces changes, so every gateway reloads

@@ -43,13 +43,9 @@ export class CrdSchemas {
   constructor(private readonly store: ObjectStore) {}
 
   check(type: ResourceType, object: KubeObject, old: KubeObject | undefined): void {
-    if (type.group === '' || type.group === crdType.group || type.group === 'coordination.k8s.io') return;
-    let crd: KubeObject;
-    try {
-      crd = this.store.get(crdType, undefined, `${type.plural}.${type.group}`);
-    } catch {
-      return;
-    }
+    const crdName = `${type.plural}.${type.group}`;
+    if (!this.store.has(crdType, undefined, crdName)) return;
+    const crd = this.store.get(crdType, undefined, crdName);
     const violations = this.validatorFor(crd, type.version)(object, old);
     if (violations.length === 0) return;
     throw new KubeStatusError(

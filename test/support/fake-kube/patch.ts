@@ -22,7 +22,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
  * survive only where the configuration does not name them, as with a forced apply).
  */
 export function applyPatch(current: KubeObject, contentType: string, body: unknown): KubeObject {
-  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+  const mediaType = mediaTypeOf(contentType);
   switch (mediaType) {
     case 'application/merge-patch+json':
     case 'application/strategic-merge-patch+json':
@@ -49,7 +49,11 @@ export function applyPatch(current: KubeObject, contentType: string, body: unkno
 
 /** True for a server-side apply request (which creates the object when it is absent). */
 export function isApply(contentType: string): boolean {
-  return contentType.split(';')[0]!.trim().toLowerCase() === 'application/apply-patch+yaml';
+  return mediaTypeOf(contentType) === 'application/apply-patch+yaml';
+}
+
+function mediaTypeOf(contentType: string): string {
+  return contentType.split(';')[0]!.trim().toLowerCase();
 }
 
 /** The applied configuration over the current object (body as JSON, which is valid YAML; clients send JSON). */
