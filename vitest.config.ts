@@ -23,6 +23,8 @@ export default defineConfig({
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
     setupFiles: ['./test/support/vitest-setup.ts'],
+    // With REDIS_URL, a three-master Redis Cluster on loopback for the store-sharding suites (test/cluster/).
+    globalSetup: ['./test/support/redis-cluster-global.ts'],
     // A failing test is retried never: a flaky test is a bug to fix, not to hide.
     retry: 0,
     reporters: ci ? ['verbose', './test/support/closing-line-reporter.ts'] : ['default', './test/support/closing-line-reporter.ts'],

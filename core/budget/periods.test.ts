@@ -5,12 +5,12 @@ import { budgetWindow, resetsAt } from './periods.js';
 test('daily and monthly windows reset on UTC calendar boundaries', () => {
   const now = new Date('2026-11-30T23:59:59.500Z');
   const daily = budgetWindow('k1', 'daily', now);
-  assert.equal(daily.counterKey, 'spend:k1:d:2026-11-30');
+  assert.equal(daily.counterKey, 'spend:{k1}:d:2026-11-30');
   assert.equal(resetsAt(daily, new Map())?.toISOString(), '2026-12-01T00:00:00.000Z');
   const nextDay = budgetWindow('k1', 'daily', new Date('2026-12-01T00:00:00.000Z'));
-  assert.equal(nextDay.counterKey, 'spend:k1:d:2026-12-01');
+  assert.equal(nextDay.counterKey, 'spend:{k1}:d:2026-12-01');
   const monthly = budgetWindow('k1', 'monthly', now);
-  assert.equal(monthly.counterKey, 'spend:k1:m:2026-11');
+  assert.equal(monthly.counterKey, 'spend:{k1}:m:2026-11');
   assert.equal(resetsAt(monthly, new Map())?.toISOString(), '2026-12-01T00:00:00.000Z');
   assert.equal(budgetWindow('k1', 'monthly', new Date('2026-12-31T12:00:00Z')).periodEnd?.toISOString(), '2027-01-01T00:00:00.000Z');
   assert.ok(daily.ttlMs > 500 && daily.ttlMs <= 86_400_000 + 1_000);

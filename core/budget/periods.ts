@@ -1,4 +1,5 @@
 import type { BudgetPeriod } from '../keys/record.js';
+import { shardTag } from '../store/shard-tags.js';
 
 /** Length of the `rolling` budget window (the API leaves it open; docs/keys.md). */
 export const rollingWindowDays = 30;
@@ -24,7 +25,7 @@ export interface BudgetWindow {
   periodEnd: Date | undefined;
 }
 
-/** The budget window of `keyId` for `period` at `now`. */
+/** The budget window of `keyId` (or of a spend group, `org:5`) for `period` at `now`; its counter is tagged with that id's shard. */
 export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): BudgetWindow {
   switch (period) {
     case 'daily': {
@@ -32,7 +33,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
       const end = start + dayMs;
       const tag = new Date(start).toISOString().slice(0, 10);
       return {
-        counterKey: `spend:${keyId}:d:${tag}`,
+        counterKey: `spend:${shardTag(keyId)}:d:${tag}`,
         bucket: 0,
         minBucket: 0,
         ttlMs: end - now.getTime() + dayMs,
@@ -44,7 +45,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
       const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
       const tag = new Date(start).toISOString().slice(0, 7);
       return {
-        counterKey: `spend:${keyId}:m:${tag}`,
+        counterKey: `spend:${shardTag(keyId)}:m:${tag}`,
         bucket: 0,
         minBucket: 0,
         ttlMs: end - now.getTime() + dayMs,
@@ -54,7 +55,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
     case 'rolling': {
       const day = Math.floor(now.getTime() / dayMs);
       return {
-        counterKey: `spend:${keyId}:r`,
+        counterKey: `spend:${shardTag(keyId)}:r`,
         bucket: day,
         minBucket: day - rollingWindowDays + 1,
         ttlMs: (rollingWindowDays + 1) * dayMs,

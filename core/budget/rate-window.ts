@@ -1,6 +1,7 @@
 // A key's rate limit in the store: a sliding one-minute window of request members (a sorted set
 // scored by arrival time), written by the enforcement script (scripts.ts). Its name and length
 // live here so the portal's operations view reads the same window the gateway enforces.
+import { shardTag } from '../store/shard-tags.js';
 import type { StoreScript } from '../store/types.js';
 
 /** Length of the `rate_limit_rpm` window. */
@@ -8,7 +9,7 @@ export const rateWindowMs = 60_000;
 
 /** Store key of a key's rate window. */
 export function rateWindowKey(keyId: string): string {
-  return `rate:${keyId}`;
+  return `rate:${shardTag(keyId)}`;
 }
 
 /** The window now: requests counted in it, when the oldest leaves it, and the store's clock. */

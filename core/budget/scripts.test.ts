@@ -2,12 +2,13 @@ import { afterAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '../store/memory-store.js';
-import { createRedisTestStore } from '../store/testing.js';
+import { createRedisTestStore, testRedisIsCluster } from '../store/testing.js';
 import type { Store } from '../store/types.js';
 import { loadBudgetIfAbsent } from './recovery.js';
 import { enforceRequest, reservedField, settleReservation } from './scripts.js';
 
-const keys = ['rate', 'budget', 'wallet'];
+// One shard tag for every key, so the scripts also run on Redis Cluster (SVC_REDIS_CLUSTER).
+const keys = ['rate:{t}', 'budget:{t}', 'wallet:{t}'];
 /** ARGV for enforceRequest. */
 function args(o: {
   rpm?: number;
@@ -22,12 +23,12 @@ function args(o: {
 
 /** The counter as a rebuild leaves it for a key that has spent nothing. */
 async function emptyCounter(store: Store, bucket = 0): Promise<void> {
-  await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, bucket, 0]);
+  await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, bucket, 0]);
 }
 
 /** KEYS of settleReservation with a fresh settlement marker. */
 function settleKeys(): string[] {
-  return ['budget', 'wallet', `settled:${randomUUID()}`];
+  return ['budget:{t}', 'wallet:{t}', `settled:{t}:${randomUUID()}`];
 }
 
 function enforcementContract(name: string, open: () => Store): void {
@@ -50,15 +51,15 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
       assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '10000', [reservedField]: '10000' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '10000', [reservedField]: '10000' });
     });
 
     test('a missing budget counter is budget_unknown and reserves nothing; a rebuilt one is never overwritten', async () => {
       const store = fresh();
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 })), { kind: 'budget_unknown' });
-      assert.deepEqual(await store.hashGetAll('budget'), {});
-      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, 0, 9_500]), true);
-      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget'], [86_400_000, 0, 0]), false);
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), {});
+      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, 0, 9_500]), true);
+      assert.equal(await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, 0, 0]), false);
       assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 10_000 }))).kind, 'budget_exceeded');
     });
 
@@ -69,7 +70,7 @@ function enforcementContract(name: string, open: () => Store): void {
       const once = settleKeys();
       await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
       await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
     });
 
     test('settling returns the unspent part; releasing returns all of it', async () => {
@@ -77,10 +78,10 @@ function enforcementContract(name: string, open: () => Store): void {
       await emptyCounter(store);
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
       await store.runScript(settleReservation, settleKeys(), [0, 5_000, 1_200, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
       await store.runScript(settleReservation, settleKeys(), [0, 5_000, 0, 1, 0, 60_000]);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1200', [reservedField]: '0' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
     });
 
     test('rate limit: rpm admitted per window, refusal says when to retry and reserves nothing', async () => {
@@ -94,34 +95,34 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       const refused = verdicts[3]!;
       assert.ok(refused.kind === 'rate_limited' && refused.retryAfterMs > 0 && refused.retryAfterMs <= 60_000);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '30', [reservedField]: '30' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '30', [reservedField]: '30' });
     });
 
     test('wallet: unknown until loaded, refused when short, reserved and refunded', async () => {
       const store = fresh();
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_unknown' });
-      await store.set('wallet', '150');
+      await store.set('wallet:{t}', '150');
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), {
         kind: 'wallet_empty',
         balanceNano: 50,
       });
       await store.runScript(settleReservation, settleKeys(), [0, 100, 30, 0, 1, 60_000]);
-      assert.equal(await store.get('wallet'), '120');
+      assert.equal(await store.get('wallet:{t}'), '120');
     });
 
     test('spend groups: each is checked in order, a refusal by the second writes nothing to the first or the wallet', async () => {
       const store = fresh();
       // KEYS: rate, budget, wallet, then (counter, cap) per group; ARGV: … groupCount, credit, ttl per group.
-      const groupKeys = [...keys, 'org-spend', 'org-cap', 'user-spend', 'user-cap'];
+      const groupKeys = [...keys, 'org-spend:{t}', 'org-cap:{t}', 'user-spend:{t}', 'user-cap:{t}'];
       const groupArgs = (reserve: number) => [...args({ reserve, wallet: true }), 2, 0, 60_000, 60_000];
-      await store.set('wallet', '10000');
+      await store.set('wallet:{t}', '10000');
       assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), { kind: 'group_budget_unknown', group: 0 });
-      await store.set('org-cap', '-1');
-      await store.runScript(loadBudgetIfAbsent, ['org-spend'], [86_400_000, 0, 0]);
+      await store.set('org-cap:{t}', '-1');
+      await store.runScript(loadBudgetIfAbsent, ['org-spend:{t}'], [86_400_000, 0, 0]);
       assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), { kind: 'group_budget_unknown', group: 1 });
-      await store.set('user-cap', '250');
-      await store.runScript(loadBudgetIfAbsent, ['user-spend'], [86_400_000, 0, 0]);
+      await store.set('user-cap:{t}', '250');
+      await store.runScript(loadBudgetIfAbsent, ['user-spend:{t}'], [86_400_000, 0, 0]);
       assert.equal((await store.runScript(enforceRequest, groupKeys, groupArgs(100))).kind, 'admitted');
       assert.equal((await store.runScript(enforceRequest, groupKeys, groupArgs(100))).kind, 'admitted');
       assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), {
@@ -131,13 +132,13 @@ function enforcementContract(name: string, open: () => Store): void {
         capNano: 250,
       });
       // The organisation (no cap) counted both admitted requests and not the refused one.
-      assert.deepEqual(await store.hashGetAll('org-spend'), { '0': '200', [reservedField]: '200' });
-      assert.equal(await store.get('wallet'), '9800');
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '200', [reservedField]: '200' });
+      assert.equal(await store.get('wallet:{t}'), '9800');
       // Settling gives back to every group what was reserved and not spent.
-      await store.runScript(settleReservation, [...settleKeys(), 'org-spend', 'user-spend'], [0, 100, 40, 0, 1, 60_000, 2]);
-      assert.deepEqual(await store.hashGetAll('org-spend'), { '0': '140', [reservedField]: '100' });
-      assert.deepEqual(await store.hashGetAll('user-spend'), { '0': '140', [reservedField]: '100' });
-      assert.equal(await store.get('wallet'), '9860');
+      await store.runScript(settleReservation, [...settleKeys(), 'org-spend:{t}', 'user-spend:{t}'], [0, 100, 40, 0, 1, 60_000, 2]);
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '140', [reservedField]: '100' });
+      assert.deepEqual(await store.hashGetAll('user-spend:{t}'), { '0': '140', [reservedField]: '100' });
+      assert.equal(await store.get('wallet:{t}'), '9860');
     });
 
     test('rolling buckets: buckets older than the window stop counting and are dropped', async () => {
@@ -153,7 +154,7 @@ function enforcementContract(name: string, open: () => Store): void {
         'admitted',
       );
       // Both admitted requests are still in flight (never settled): 700 + 400 reserved.
-      assert.deepEqual(await store.hashGetAll('budget'), { '130': '400', [reservedField]: '1100' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '130': '400', [reservedField]: '1100' });
     });
 
     test('the in-flight total: reserved at admission, given back at settlement, never counted as spend twice', async () => {
@@ -161,18 +162,18 @@ function enforcementContract(name: string, open: () => Store): void {
       await emptyCounter(store);
       for (let i = 0; i < 3; i++)
         assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 3_000 }))).kind, 'admitted');
-      assert.equal((await store.hashGetAll('budget'))[reservedField], '3000');
+      assert.equal((await store.hashGetAll('budget:{t}'))[reservedField], '3000');
       // Spend counted is 3,000 (the day bucket), not 6,000: the total is skipped when summing.
       assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1, cap: 3_000 }))).kind, 'budget_exceeded');
       const settle = (actual: number) => store.runScript(settleReservation, settleKeys(), [0, 1_000, actual, 1, 0, 60_000]);
       await settle(250);
       await settle(0);
-      assert.deepEqual(await store.hashGetAll('budget'), { '0': '1250', [reservedField]: '1000' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1250', [reservedField]: '1000' });
       const marker = settleKeys();
       await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
       await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
       assert.deepEqual(
-        await store.hashGetAll('budget'),
+        await store.hashGetAll('budget:{t}'),
         { '0': '350', [reservedField]: '0' },
         'a repeated settlement changes nothing twice',
       );
@@ -181,7 +182,9 @@ function enforcementContract(name: string, open: () => Store): void {
 }
 
 enforcementContract('memory', () => new MemoryStore('t:'));
+enforcementContract('memory (sharded, as a cluster)', () => new MemoryStore('t:', Date.now, { sharded: true }));
 if (process.env.REDIS_URL) {
   const url = process.env.REDIS_URL;
-  enforcementContract('redis', () => createRedisTestStore(url));
+  const cluster = testRedisIsCluster();
+  enforcementContract(cluster ? 'redis cluster' : 'redis', () => createRedisTestStore(url, { cluster }));
 }

@@ -189,9 +189,12 @@ return {0, 0}
  * request: the marker makes a settlement retried after a lost reply (or resent by the client
  * library on reconnection) change nothing twice. A counter or mirror the store lost is left
  * alone: its rebuild counts the request from PostgreSQL.
- * KEYS: budget hash, wallet balance, settlement marker, then each spend group's spend hash.
+ * KEYS: budget hash, wallet balance, settlement marker, then each spend group's spend hash,
+ * then (with a member) the rate window.
  * ARGV: bucket, reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
- * groupCount (absent = 0).
+ * groupCount (absent = 0), rate member to remove (absent = none: a withdrawal on a sharded
+ * store, where another shard refused the request after this one admitted it, takes back the
+ * request's place in the rate window too).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
@@ -205,12 +208,14 @@ end
 if ARGV[5] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('INCRBY', KEYS[2], unspent)
 end
-for g = 1, tonumber(ARGV[7] or '0') do
+local groups = tonumber(ARGV[7] or '0')
+for g = 1, groups do
   if redis.call('EXISTS', KEYS[3 + g]) == 1 then
     if unspent ~= 0 then redis.call('HINCRBY', KEYS[3 + g], '0', -unspent) end
     redis.call('HINCRBY', KEYS[3 + g], '${reservedField}', -tonumber(ARGV[2]))
   end
 end
+if ARGV[8] then redis.call('ZREM', KEYS[4 + groups], ARGV[8]) end
 return 0
 `,
   memory(redis, keys, args) {
@@ -223,12 +228,14 @@ return 0
       redis.hincrBy(budgetKey, reservedField, -Number(args[1]));
     }
     if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);
-    for (let g = 0; g < Number(args[6] ?? 0); g++) {
+    const groups = Number(args[6] ?? 0);
+    for (let g = 0; g < groups; g++) {
       const counter = keys[3 + g]!;
       if (redis.pttl(counter) === -2) continue;
       if (unspent !== 0) redis.hincrBy(counter, '0', -unspent);
       redis.hincrBy(counter, reservedField, -Number(args[1]));
     }
+    if (args[7] !== undefined) redis.zrem(keys[3 + groups]!, args[7]);
     return 0;
   },
   decode: () => undefined,

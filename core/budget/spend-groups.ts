@@ -17,7 +17,7 @@
 // log, and the group's row).
 import type { Knex } from 'knex';
 import { USAGE_TABLE } from '../usage/rollup.js';
-import type { Store } from '../store/index.js';
+import { shardTag, type Store } from '../store/index.js';
 import { budgetWindow, type BudgetWindow } from './periods.js';
 import { toNano } from './usage.js';
 
@@ -47,14 +47,19 @@ export function spendGroupsOf(key: { organisationId?: number | null; ownerUserId
   return groups;
 }
 
-/** The monthly window of a group's spend counter at `now`. */
-export function spendGroupWindow(group: SpendGroup, now: Date): BudgetWindow {
-  return budgetWindow(`${scopes[group.scope].storeName}:${group.id}`, 'monthly', now);
+/** The group as an entity id (`org:5`, `user:3`): its counter and cap share this shard tag. */
+function groupEntity(group: SpendGroup): string {
+  return `${scopes[group.scope].storeName}:${group.id}`;
 }
 
-/** Store key of a group's cap (nano-USD, -1 = no budget). */
+/** The monthly window of a group's spend counter at `now`. */
+export function spendGroupWindow(group: SpendGroup, now: Date): BudgetWindow {
+  return budgetWindow(groupEntity(group), 'monthly', now);
+}
+
+/** Store key of a group's cap (nano-USD, -1 = no budget), on the group's shard. */
 export function spendGroupCapKey(group: SpendGroup): string {
-  return `${scopes[group.scope].storeName}cap:${group.id}`;
+  return `${scopes[group.scope].storeName}cap:${shardTag(groupEntity(group))}`;
 }
 
 /** The group's monthly budget from PostgreSQL in nano-USD, -1 when none (or no such row). */

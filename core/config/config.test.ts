@@ -30,6 +30,19 @@ test('settings: empty DATABASE_URL means embedded, a wrong scheme is refused by 
   assert.throws(() => parseSettings({ ...baseEnv, REDIS_URL: 'not a url' }), /REDIS_URL/);
 });
 
+test('settings: Redis Cluster takes one or several seed URLs; several without SVC_REDIS_CLUSTER are refused', () => {
+  assert.equal(parseSettings({ ...baseEnv, REDIS_URL: 'redis://a:7000' }).SVC_REDIS_CLUSTER, false);
+  const cluster = parseSettings({ ...baseEnv, REDIS_URL: 'redis://a:7000, redis://b:7001', SVC_REDIS_CLUSTER: 'true' });
+  assert.equal(cluster.SVC_REDIS_CLUSTER, true);
+  assert.equal(cluster.REDIS_URL, 'redis://a:7000, redis://b:7001');
+  assert.throws(
+    () => parseSettings({ ...baseEnv, REDIS_URL: 'redis://a:7000,redis://b:7001' }),
+    /REDIS_URL: several URLs .*SVC_REDIS_CLUSTER=true/,
+  );
+  assert.throws(() => parseSettings({ ...baseEnv, REDIS_URL: 'redis://a:7000,http://b', SVC_REDIS_CLUSTER: 'true' }), /REDIS_URL/);
+  assert.throws(() => parseSettings({ ...baseEnv, SVC_REDIS_CLUSTER: 'true' }), /SVC_REDIS_CLUSTER: needs REDIS_URL/);
+});
+
 test('settings: a short admin key or missing pepper stops start-up naming the field', () => {
   assert.throws(
     () => parseSettings({ ...baseEnv, SVC_ADMIN_KEY: 'short' }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { billingSettingsShape } from '../billing/settings.js';
 import { formatIssues } from './format-issues.js';
-import { ConfigError, settingsSchema } from './settings.js';
+import { checkStoreSettings, ConfigError, settingsSchema } from './settings.js';
 
 const optional = z
   .string()
@@ -96,6 +96,7 @@ export type ResolvedPortalSettings = PortalSettings & { SVC_PORTAL_BASE_URL: str
 export function parsePortalSettings(env: Record<string, string | undefined>): PortalSettings {
   const result = portalSettingsSchema.safeParse(env);
   if (!result.success) throw new ConfigError(`invalid portal settings:\n${formatIssues(result.error.issues)}`);
+  checkStoreSettings(result.data, 'portal settings');
   return result.data;
 }
 

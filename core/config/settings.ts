@@ -31,7 +31,26 @@ export const settingsSchema = z.object({
   PORTAL_PORT: port(3000),
   SVC_HOST: z.string().min(1).default('0.0.0.0'),
   DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
-  REDIS_URL: optionalUrl(['redis', 'rediss']),
+  /** One `redis://` URL; with SVC_REDIS_CLUSTER, one or more cluster nodes separated by commas. */
+  REDIS_URL: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(
+      z
+        .string()
+        .refine(
+          (v) => v.split(',').every((part) => z.url({ protocol: /^(redis|rediss)$/ }).safeParse(part.trim()).success),
+          'must be a redis:// or rediss:// URL (or, with SVC_REDIS_CLUSTER, several separated by commas)',
+        )
+        .optional(),
+    )
+    .optional(),
+  /**
+   * REDIS_URL is a Redis Cluster (its URLs are seed nodes): store keys are hash-tagged per
+   * entity and enforcement is split per shard (docs/architecture.md "Store sharding").
+   */
+  SVC_REDIS_CLUSTER: flag(false),
   SVC_ADMIN_KEY: secret,
   SVC_KEY_PEPPER: secret,
   SVC_DATA_DIR: z.string().min(1).default('./.data'),
@@ -103,11 +122,25 @@ export function sharedServices(settings: { REDIS_URL?: string | undefined; DATAB
 /** Parsed environment settings. */
 export type Settings = z.infer<typeof settingsSchema>;
 
+/**
+ * The store settings that only make sense together, checked after each parsed alone (every
+ * deployable's parser calls this); throws a ConfigError naming them.
+ */
+export function checkStoreSettings(settings: Pick<Settings, 'REDIS_URL' | 'SVC_REDIS_CLUSTER'>, what = 'settings'): void {
+  const problems: string[] = [];
+  if (settings.REDIS_URL?.includes(',') && !settings.SVC_REDIS_CLUSTER) {
+    problems.push('REDIS_URL: several URLs are cluster seed nodes; set SVC_REDIS_CLUSTER=true (or give one URL)');
+  }
+  if (settings.SVC_REDIS_CLUSTER && !settings.REDIS_URL) problems.push('SVC_REDIS_CLUSTER: needs REDIS_URL (a node of the cluster)');
+  if (problems.length > 0) throw new ConfigError(`invalid ${what}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+}
+
 /** Parses the environment once; a bad or missing setting throws a ConfigError naming it. */
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   const result = settingsSchema.safeParse(env);
   if (!result.success) {
     throw new ConfigError(`invalid settings:\n${formatIssues(result.error.issues)}`);
   }
+  checkStoreSettings(result.data);
   return result.data;
 }

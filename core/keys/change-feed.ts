@@ -1,3 +1,4 @@
+import { shardTag } from '../store/shard-tags.js';
 import type { Store, StoreScript } from '../store/types.js';
 
 /** Pub/sub channel on which writers announce that a key changed (message: its secret hash). */
@@ -5,7 +6,7 @@ export const keyChangeChannel = 'keys:changed';
 
 /** Store key of the cached key record for a secret hash, read by gateway replicas. */
 export function keyCacheKey(secretHash: string): string {
-  return `key:${secretHash}`;
+  return `key:${shardTag(secretHash)}`;
 }
 
 /**
@@ -15,7 +16,7 @@ export function keyCacheKey(secretHash: string): string {
  * eviction, and the revoked key would work until the entry expired.
  */
 export function keyGenerationKey(secretHash: string): string {
-  return `keygen:${secretHash}`;
+  return `keygen:${shardTag(secretHash)}`;
 }
 
 /** How long a cached key record lives in the store before a replica re-reads PostgreSQL. */

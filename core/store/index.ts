@@ -7,7 +7,11 @@ export { MemoryStore } from './memory-store.js';
 export { RedisStore } from './redis-store.js';
 export { countStoreErrors } from './error-counting.js';
 
-/** Opens the store the settings point at: Redis when REDIS_URL is set, else in-process memory. */
-export function openStore(settings: { REDIS_URL?: string | undefined; SVC_STORE_PREFIX: string }): Store {
-  return settings.REDIS_URL ? new RedisStore(settings.REDIS_URL, settings.SVC_STORE_PREFIX) : new MemoryStore(settings.SVC_STORE_PREFIX);
+export * from './shard-tags.js';
+
+/** Opens the store the settings point at: Redis (a server or a cluster) when REDIS_URL is set, else in-process memory. */
+export function openStore(settings: { REDIS_URL?: string | undefined; SVC_REDIS_CLUSTER?: boolean; SVC_STORE_PREFIX: string }): Store {
+  return settings.REDIS_URL
+    ? new RedisStore(settings.REDIS_URL, settings.SVC_STORE_PREFIX, { cluster: settings.SVC_REDIS_CLUSTER === true })
+    : new MemoryStore(settings.SVC_STORE_PREFIX);
 }

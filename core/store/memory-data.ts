@@ -168,6 +168,13 @@ export class MemoryData implements ScriptCommands {
     return removed;
   }
 
+  zrem(key: string, member: string): number {
+    const zset = this.typed(key, 'zset');
+    if (!zset || !zset.value.delete(member)) return 0;
+    if (zset.value.size === 0) this.slots.delete(key);
+    return 1;
+  }
+
   zcard(key: string): number {
     return this.typed(key, 'zset')?.value.size ?? 0;
   }

@@ -1,14 +1,18 @@
 import { EventEmitter } from 'node:events';
 import { MemoryData } from './memory-data.js';
 import { MemoryStreams } from './memory-streams.js';
+import { keySlot } from './shard-tags.js';
 import type { ScriptReply, Store, StoreScript, StreamEntry, StreamGroupInfo } from './types.js';
 
 /**
  * The store for a single process (embedded defaults and tests): the same contract as the
- * Redis store, with state in memory. Only correct with one gateway replica.
+ * Redis store, with state in memory. Only correct with one gateway replica. With `sharded`
+ * it refuses scripts whose keys span Redis Cluster slots, as a cluster does, so the suites
+ * can hold the cluster code paths to the contract without a cluster.
  */
 export class MemoryStore implements Store {
   readonly kind = 'memory' as const;
+  readonly sharded: boolean;
   private readonly data: MemoryData;
   private readonly streams: MemoryStreams;
   private readonly bus = new EventEmitter();
@@ -18,7 +22,9 @@ export class MemoryStore implements Store {
   constructor(
     private readonly prefix = '',
     clock: () => number = Date.now,
+    options: { sharded?: boolean } = {},
   ) {
+    this.sharded = options.sharded === true;
     this.data = new MemoryData(clock);
     this.streams = new MemoryStreams(clock);
     this.bus.setMaxListeners(0);
@@ -63,11 +69,11 @@ export class MemoryStore implements Store {
   }
 
   async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
-    const reply: ScriptReply = script.memory(
-      this.data,
-      keys.map((key) => this.k(key)),
-      args.map(String),
-    );
+    const names = keys.map((key) => this.k(key));
+    if (this.sharded && names.some((name) => keySlot(name) !== keySlot(names[0]!))) {
+      throw new Error(`CROSSSLOT Keys in request don't hash to the same slot (script ${script.name}: ${keys.join(' ')})`);
+    }
+    const reply: ScriptReply = script.memory(this.data, names, args.map(String));
     return script.decode(reply);
   }
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { untagged } from './shard-tags.js';
 import type { ScriptReply, Store, StoreScript, StreamEntry, StreamGroupInfo } from './types.js';
 
 type RawEntries = [string, string[]][];
@@ -16,32 +17,74 @@ function toEntries(raw: RawEntries | null | undefined): StreamEntry[] {
   return entries;
 }
 
+type Client = Redis | Cluster;
+
+/** Connection options shared by a single Redis and each node of a cluster. */
+const connectionOptions = { maxRetriesPerRequest: 2 };
+
+/** The seed URLs of `REDIS_URL`: one URL, or several separated by commas (cluster seeds). */
+export function redisSeedUrls(url: string): string[] {
+  return url
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
+function connect(url: string, cluster: boolean): Client {
+  if (!cluster) return new Redis(url, { ...connectionOptions, lazyConnect: false, enableAutoPipelining: true });
+  const seeds = redisSeedUrls(url).map((seed) => new URL(seed));
+  const first = seeds[0]!;
+  return new Cluster(
+    seeds.map((seed) => ({ host: seed.hostname, port: Number(seed.port || 6379) })),
+    {
+      enableAutoPipelining: true,
+      // Reads go to masters: the enforcement counters are read-modify-write and replicas lag.
+      scaleReads: 'master',
+      redisOptions: {
+        ...connectionOptions,
+        connectionName: first.searchParams.get('connectionName') ?? undefined,
+        username: first.username ? decodeURIComponent(first.username) : undefined,
+        password: first.password ? decodeURIComponent(first.password) : undefined,
+        tls: first.protocol === 'rediss:' ? {} : undefined,
+      },
+    },
+  );
+}
+
 /**
- * The store for production: Redis through ioredis. Blocking stream reads and subscriptions
- * each get their own connection, so they never stall the commands of the request hot path.
+ * The store for production: Redis through ioredis, one server or a Redis Cluster (`cluster`).
+ * Blocking stream reads and subscriptions each get their own connection, so they never stall
+ * the commands of the request hot path.
+ *
+ * Key names carry their shard tag in braces (core/store/shard-tags.ts): kept on a cluster, where
+ * they keep an entity's keys on one slot; dropped on a single server, whose key names are the
+ * same as before cluster support.
  */
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
-  private readonly client: Redis;
-  private subscriber: Redis | undefined;
+  readonly sharded: boolean;
+  private readonly client: Client;
+  private subscriber: Client | undefined;
   /** Connections inside a blocking read; close() disconnects them, ending the read. */
-  private readonly blockingClients = new Set<Redis>();
+  private readonly blockingClients = new Set<Client>();
   /** Connections of finished blocking reads, for the next read. */
-  private readonly idleBlockingClients: Redis[] = [];
+  private readonly idleBlockingClients: Client[] = [];
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly shas = new Map<string, string>();
 
   constructor(
     url: string,
     private readonly prefix = '',
+    options: { cluster?: boolean } = {},
   ) {
-    this.client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true });
+    this.sharded = options.cluster === true;
+    this.client = connect(url, this.sharded);
     // Errors surface on the commands that fail; the event itself must not crash the process.
     this.client.on('error', () => undefined);
   }
 
   private k(key: string): string {
-    return this.prefix + key;
+    return this.prefix + (this.sharded ? key : untagged(key));
   }
 
   async get(key: string): Promise<string | null> {
@@ -54,7 +97,11 @@ export class RedisStore implements Store {
   }
 
   async del(...keys: string[]): Promise<number> {
-    return keys.length === 0 ? 0 : this.client.del(...keys.map((key) => this.k(key)));
+    if (keys.length === 0) return 0;
+    if (!this.sharded) return this.client.del(...keys.map((key) => this.k(key)));
+    // A cluster refuses a DEL across slots (CROSSSLOT): one per key, pipelined by ioredis.
+    const deleted = await Promise.all(keys.map((key) => this.client.del(this.k(key))));
+    return deleted.reduce((sum, n) => sum + n, 0);
   }
 
   async incrBy(key: string, by: number, ttlMs?: number): Promise<number> {
@@ -149,7 +196,7 @@ export class RedisStore implements Store {
     }
   }
 
-  private newBlockingClient(): Redis {
+  private newBlockingClient(): Client {
     const blocking = this.client.duplicate();
     blocking.on('error', () => undefined);
     return blocking;

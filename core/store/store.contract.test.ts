@@ -4,8 +4,21 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { waitFor } from '../../test/support/wait-for.js';
 import { MemoryStore } from './memory-store.js';
-import { createRedisTestStore } from './testing.js';
-import type { Store } from './types.js';
+import { redisSeedUrls } from './redis-store.js';
+import { createRedisTestStore, testRedisIsCluster } from './testing.js';
+import type { Store, StoreScript } from './types.js';
+
+/** Sets both KEYS to ARGV[1]. */
+const setBoth: StoreScript<void> = {
+  name: 'contract_set_both',
+  lua: "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[1]) return 0",
+  memory(redis, keys, args) {
+    redis.set(keys[0]!, args[0]!);
+    redis.set(keys[1]!, args[0]!);
+    return 0;
+  },
+  decode: () => undefined,
+};
 
 interface Opened {
   store: Store;
@@ -52,6 +65,20 @@ function storeContract(name: string, open: () => Opened): void {
       assert.equal(await store.incrBy('c', 3, 50), 5);
       assert.ok((await store.pttl('c')) > 5_000, 'second call must not shorten the first expiry');
       assert.equal(await store.incrBy('c', -5), 0);
+    });
+
+    test('scripts: keys of one shard tag run together; a sharded store refuses keys of several (CROSSSLOT)', async () => {
+      await store.runScript(setBoth, ['pair:{e1}:a', 'pair:{e1}:b'], ['x']);
+      assert.equal(await store.get('pair:{e1}:a'), 'x');
+      assert.equal(await store.get('pair:{e1}:b'), 'x');
+      const across = store.runScript(setBoth, ['pair:{e1}:a', 'pair:{e2}:b'], ['y']);
+      // Redis says CROSSSLOT; ioredis's cluster client may refuse before sending ("same slot").
+      if (store.sharded) await assert.rejects(across, /CROSSSLOT|same slot/);
+      else await across;
+      assert.equal(await store.get('pair:{e1}:a'), store.sharded ? 'x' : 'y', 'a refused script wrote nothing');
+      // Whatever the shards, del takes keys of many entities at once.
+      await store.set('pair:{e2}:c', 'z');
+      assert.equal(await store.del('pair:{e1}:a', 'pair:{e1}:b', 'pair:{e2}:c', 'pair:{e3}:missing'), 3);
     });
 
     test('streams: consumer group delivers once, acks, and hands idle entries to another consumer', async () => {
@@ -136,24 +163,32 @@ storeContract('memory', () => {
   // MemoryStore registers a blocked read before streamReadGroup returns its promise.
   return { store, readerBlocked: async () => true, close: () => store.close() };
 });
+storeContract('memory (sharded, as a cluster)', () => {
+  const store = new MemoryStore('t:', Date.now, { sharded: true });
+  return { store, readerBlocked: async () => true, close: () => store.close() };
+});
 if (process.env.REDIS_URL) {
   const url = process.env.REDIS_URL;
-  storeContract('redis', () => {
+  const cluster = testRedisIsCluster();
+  storeContract(cluster ? 'redis cluster' : 'redis', () => {
     // Every connection of this store (its blocking readers are duplicates) carries this name,
-    // so CLIENT LIST shows when one of them is blocked.
+    // so CLIENT LIST (on every node of a cluster) shows when one of them is blocked.
     const connectionName = `store-contract-${randomBytes(4).toString('hex')}`;
-    const named = new URL(url);
-    named.searchParams.set('connectionName', connectionName);
-    const store = createRedisTestStore(named.toString());
-    const probe = new Redis(url);
+    const named = redisSeedUrls(url).map((seed) => {
+      const withName = new URL(seed);
+      withName.searchParams.set('connectionName', connectionName);
+      return withName.toString();
+    });
+    const store = createRedisTestStore(named.join(','), { cluster });
+    const probes = redisSeedUrls(url).map((seed) => new Redis(seed));
     return {
       store,
       readerBlocked: async () => {
-        const clients = String(await probe.call('CLIENT', 'LIST')).split('\n');
-        return clients.some((c) => c.includes(` name=${connectionName} `) && / flags=\S*b/.test(c) && c.includes(' cmd=xreadgroup'));
+        const lists = await Promise.all(probes.map(async (probe) => String(await probe.call('CLIENT', 'LIST')).split('\n')));
+        return lists.flat().some((c) => c.includes(` name=${connectionName} `) && / flags=\S*b/.test(c) && c.includes(' cmd=xreadgroup'));
       },
       close: async () => {
-        probe.disconnect();
+        for (const probe of probes) probe.disconnect();
         await store.close();
       },
     };

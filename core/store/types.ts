@@ -23,6 +23,7 @@ export interface ScriptCommands {
   zadd(key: string, score: number, member: string): number;
   zremRangeByScore(key: string, min: number, max: number): number;
   zcard(key: string): number;
+  zrem(key: string, member: string): number;
   /** Lowest-scored member and its score, or null when empty (ZRANGE key 0 0 WITHSCORES). */
   zfirst(key: string): [string, number] | null;
   /** Milliseconds since the epoch, as `redis.call('TIME')` gives it. */
@@ -59,6 +60,11 @@ export interface StreamGroupInfo {
  */
 export interface Store {
   readonly kind: 'redis' | 'memory';
+  /**
+   * True on Redis Cluster (and the memory store playing one): a script's keys must share one
+   * shard tag (core/store/shard-tags.ts), so work over several entities is split per tag.
+   */
+  readonly sharded: boolean;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   del(...keys: string[]): Promise<number>;

@@ -1,6 +1,7 @@
 import type { AuditRecord } from '../audit/record.js';
 import type { Knex } from 'knex';
 import { nanoPerUsd, toNano } from '../budget/usage.js';
+import { shardTag } from '../store/shard-tags.js';
 import type { Store, StoreScript } from '../store/types.js';
 
 /**
@@ -9,7 +10,7 @@ import type { Store, StoreScript } from '../store/types.js';
  * loaded from the ledger.
  */
 export function walletKey(payerId: string): string {
-  return `funds:${payerId}`;
+  return `funds:${shardTag(payerId)}`;
 }
 
 /** One ledger entry as the API shows it. */

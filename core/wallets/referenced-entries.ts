@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { shardTag } from '../store/shard-tags.js';
 import type { Store, StoreScript } from '../store/types.js';
 import { walletKey } from './ledger.js';
 
@@ -44,8 +45,13 @@ export async function postReferencedEntry(trx: Knex.Transaction, entry: Referenc
 /** How long a mirror marker remembers an applied entry (far beyond any outbox retry). */
 const markerTtlMs = 7 * 24 * 3600_000;
 
+/** Store key of the marker of an entry applied to its payer's mirror: on the mirror's shard, as one script reads both. */
+function mirrorMarkerKey(payerId: string, entryId: string | number): string {
+  return `mirrored:${shardTag(payerId)}:${entryId}`;
+}
+
 /**
- * Adds an entry's amount to the payer's mirror once: the marker `mirrored:<entry id>` makes a
+ * Adds an entry's amount to the payer's mirror once: the marker (mirrorMarkerKey) makes a
  * second application (a retry after a lost reply, another replica's sweep) change nothing. An
  * absent mirror is left absent — it is loaded whole from the ledger, entry included, when next
  * needed. KEYS: mirror, marker. ARGV: amount nano, marker ttl ms.
@@ -88,7 +94,7 @@ export async function applyMirrorOutbox(
   for (const row of rows) {
     await store.runScript(
       applyEntryToMirror,
-      [walletKey(row.payer_id), `mirrored:${row.wallet_entry_id}`],
+      [walletKey(row.payer_id), mirrorMarkerKey(row.payer_id, row.wallet_entry_id)],
       [Number(row.amount_nano), markerTtlMs],
     );
     await knex('billing_mirror_outbox').where({ wallet_entry_id: row.wallet_entry_id }).delete();

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { ConfigError, flag, settingsSchema } from '../../core/config/index.js';
+import { checkStoreSettings, ConfigError, flag, settingsSchema } from '../../core/config/index.js';
 import { formatIssues } from '../../core/config/format-issues.js';
 
 const ms = (fallback: number, min = 1) => z.coerce.number().int().min(min).default(fallback);
@@ -13,6 +13,7 @@ export const operatorSettingsSchema = settingsSchema
   .pick({
     DATABASE_URL: true,
     REDIS_URL: true,
+    SVC_REDIS_CLUSTER: true,
     SVC_KEY_PEPPER: true,
     SVC_DATA_DIR: true,
     SVC_DB_POOL_MAX: true,
@@ -90,5 +91,6 @@ export type OperatorSettings = z.infer<typeof operatorSettingsSchema>;
 export function parseOperatorSettings(env: Record<string, string | undefined>): OperatorSettings {
   const result = operatorSettingsSchema.safeParse(env);
   if (!result.success) throw new ConfigError(`invalid operator settings:\n${formatIssues(result.error.issues)}`);
+  checkStoreSettings(result.data, 'operator settings');
   return result.data;
 }

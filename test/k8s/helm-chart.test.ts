@@ -371,6 +371,25 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     }
   });
 
+  it('redis.cluster points every deployable at a Redis Cluster; the bundled single Redis cannot be one', () => {
+    const env = (objects: RenderedObject[], name: string) =>
+      container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`)).env?.find((e) => e.name === 'SVC_REDIS_CLUSTER')?.value;
+    const defaults = render();
+    for (const name of ['gateway', 'operator', 'portal']) assert.equal(env(defaults, name), 'false', `${name}: a single Redis by default`);
+    const clustered = render(
+      '--set',
+      'redis.bundled=false',
+      '--set',
+      'redis.cluster=true',
+      '--set',
+      'secrets.redisUrl=redis://node-a:6379\\,redis://node-b:6379',
+    );
+    for (const name of ['gateway', 'operator', 'portal']) assert.equal(env(clustered, name), 'true', `${name} reads the cluster`);
+    const secret = find<RenderedObject & { stringData?: Record<string, string> }>(clustered, 'Secret', 'svc-gateway');
+    assert.equal(secret.stringData?.REDIS_URL, 'redis://node-a:6379,redis://node-b:6379', 'seed nodes kept as given');
+    assert.throws(() => render('--set', 'redis.cluster=true'), /redis\.cluster=true needs redis\.bundled=false/);
+  });
+
   it('runs the background jobs in the portal pods, or with portal.worker.separate in a worker Deployment of their own', () => {
     const inPortal = render();
     assert.ok(!inPortal.some((o) => o.metadata.name === 'svc-gateway-portal-worker'), 'no worker Deployment by default');

@@ -74,6 +74,9 @@ capabilities:
   value: {{ .Values.logLevel | quote }}
 - name: SVC_DATA_DIR
   value: /tmp/svc-data
+{{- if and .Values.redis.bundled .Values.redis.cluster }}{{ fail "redis.cluster=true needs redis.bundled=false and secrets.redisUrl naming the cluster: the bundled Redis is one server" }}{{ end }}
+- name: SVC_REDIS_CLUSTER
+  value: {{ ternary "true" "false" (eq .Values.redis.cluster true) | quote }}
 {{- end -}}
 
 {{- define "svc.commonEnvFrom" -}}

@@ -1,14 +1,11 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import {
   rateWindowKey,
-  rateWindowMs,
   budgetWindow,
-  enforceRequest,
   spendGroupCapKey,
   spendGroupLabel,
   spendGroupsOf,
   spendGroupWindow,
-  settleReservation,
   nanoPerUsd,
   toNano,
   toNanoCeil,
@@ -19,6 +16,7 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import { walletKey } from '../../../core/wallets/index.js';
+import { moneyKeys, reservationParts, reservePlan, settlePlan, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
 import type { SpendRecovery } from './spend-recovery.js';
 
 /** A reservation made before the supplier call; settle it exactly once with the actual cost. */
@@ -35,9 +33,6 @@ export interface EnforcementDeps {
   spend: SpendRecovery;
   clock: () => number;
 }
-
-/** How long a settlement's marker keeps a retried settlement from counting twice. */
-const settlementMarkerTtlMs = 10 * 60_000;
 
 /**
  * Upper bound of a request's cost over the routes it may take: input tokens bounded by the body's
@@ -63,7 +58,8 @@ export function worstCaseUsd(
  * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost,
  * the same reservation against each spend group's monthly budget (the organisation of a portal
  * key, the user who created it) and the payer's wallet reservation.
- * A key without any of them costs no store call at all. Refusals are catalogue errors.
+ * A key without any of them costs no store call at all. Refusals are catalogue errors. On Redis
+ * Cluster the call is one per shard the request touches, at once (reservation-parts.ts).
  */
 export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {
   const budgeted = key.budgetLimitUsd !== null;
@@ -74,29 +70,21 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
   const groupWindows = groups.map((group) => spendGroupWindow(group, now));
   const reserveNano = budgeted || walletEnforced || groups.length > 0 ? toNanoCeil(reserveUsd) : 0;
-  const wallet = walletEnforced ? walletKey(key.payerId!) : 'wallet:-';
-  const groupCounters = groupWindows.map((w) => w.counterKey);
-  const keys = [
-    rateWindowKey(key.id),
-    window.counterKey,
-    wallet,
-    ...groups.flatMap((group, i) => [groupCounters[i]!, spendGroupCapKey(group)]),
-  ];
-  const args = [
-    key.rateLimitRpm ?? 0,
-    rateWindowMs,
+  const wallet = walletEnforced ? walletKey(key.payerId!) : undefined;
+  const plan: ReservationPlan = {
     requestId,
     reserveNano,
-    budgeted ? toNano(key.budgetLimitUsd!) : -1,
-    window.minBucket,
-    window.bucket,
-    window.ttlMs,
-    walletEnforced ? 1 : 0,
-    groups.length,
-    walletEnforced && key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0,
-    ...groupWindows.map((w) => w.ttlMs),
-  ];
-  let verdict = await deps.store.runScript(enforceRequest, keys, args);
+    rate: key.rateLimitRpm ? { key: rateWindowKey(key.id), rpm: key.rateLimitRpm } : null,
+    budget: budgeted ? { window, capNano: toNano(key.budgetLimitUsd!) } : null,
+    wallet: wallet ? { key: wallet, creditNano: key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0 } : null,
+    groups: groups.map((group, i) => ({ window: groupWindows[i]!, capKey: spendGroupCapKey(group) })),
+  };
+  const parts = reservationParts(plan, deps.store.sharded);
+  const withdrawals: Withdrawals = {
+    withdraw: (part, run) => deps.spend.settle(run, deps.spend.hold(moneyKeys(part), reserveNano)),
+  };
+  let attempt = 0;
+  let verdict = await reservePlan(deps.store, plan, parts, attempt, withdrawals);
   // A counter or mirror missing from the store (a new period, a cold start, a store that lost
   // its data) is rebuilt from PostgreSQL, then asked again; at most once each.
   const unknown = (v: EnforcementVerdict) =>
@@ -105,8 +93,8 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     if (verdict.kind === 'budget_unknown') await deps.spend.rebuildBudget(deps.store, key, window, now);
     else if (verdict.kind === 'group_budget_unknown')
       await deps.spend.rebuildSpendGroup(deps.store, groups[verdict.group]!, groupWindows[verdict.group]!, now);
-    else await deps.spend.rebuildWallet(key.payerId!, wallet);
-    verdict = await deps.store.runScript(enforceRequest, keys, args);
+    else await deps.spend.rebuildWallet(key.payerId!, wallet!);
+    verdict = await reservePlan(deps.store, plan, parts, ++attempt, withdrawals);
   }
   deps.spend.storeAnswered();
   switch (verdict.kind) {
@@ -178,10 +166,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   }
   if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
-  const release = deps.spend.hold(
-    [...(budgeted ? [window.counterKey] : []), ...(walletEnforced ? [wallet] : []), ...groupCounters],
-    reserveNano,
-  );
+  const release = deps.spend.hold(parts.flatMap(moneyKeys), reserveNano);
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -190,17 +175,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
-      const settleKeys = [window.counterKey, wallet, `settled:${requestId}`, ...groupCounters];
-      const settleArgs = [
-        window.bucket,
-        reserveNano,
-        toNano(actualUsd),
-        budgeted ? 1 : 0,
-        walletEnforced ? 1 : 0,
-        settlementMarkerTtlMs,
-        groups.length,
-      ];
-      await deps.spend.settle(() => deps.store.runScript(settleReservation, settleKeys, settleArgs), release);
+      await deps.spend.settle(() => settlePlan(deps.store, plan, parts, toNano(actualUsd)), release);
     },
   };
 }

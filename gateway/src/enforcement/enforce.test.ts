@@ -1,0 +1,180 @@
+// enforce() over every kind of store: one script on a single store, one per shard on a cluster
+// (the memory store playing one, and a real Redis Cluster when SVC_REDIS_CLUSTER is set), with
+// the same answers and the same counters afterwards — including when a later shard refuses a
+// request that earlier ones had admitted.
+import { afterEach, describe, test } from 'vitest';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  budgetWindow,
+  loadBudgetIfAbsent,
+  publishSpendGroupCap,
+  rateWindowKey,
+  rateWindowMs,
+  readRateWindow,
+  reservedField,
+  spendGroupWindow,
+  toNano,
+} from '../../../core/budget/index.js';
+import type { AuditJournal } from '../../../core/audit/journal.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { KeyRecord } from '../../../core/keys/index.js';
+import { MemoryStore, type Store } from '../../../core/store/index.js';
+import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
+import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
+import { enforce, type EnforcementDeps } from './enforce.js';
+import { SpendRecovery } from './spend-recovery.js';
+
+const now = new Date('2026-11-26T12:00:00Z');
+const org = { scope: 'organisation' as const, id: 5 };
+const user = { scope: 'user' as const, id: 3 };
+
+/** A portal key with everything on: rate limit, own budget, organisation and user groups, the organisation paying. */
+function portalKey(): KeyRecord {
+  return {
+    id: `key_${randomUUID().slice(0, 8)}`,
+    rateLimitRpm: 5,
+    budgetLimitUsd: 1,
+    budgetPeriod: 'monthly',
+    payerId: 'org:5',
+    payerCreditUsd: 0,
+    organisationId: org.id,
+    ownerUserId: user.id,
+  } as unknown as KeyRecord;
+}
+
+/** Counts the store's script calls, and can make the calls touching one entity fail. */
+function observed(store: Store): { store: Store; scriptCalls: () => number; failEntity(entity: string | null): void } {
+  let calls = 0;
+  let failing: string | null = null;
+  const wrapped = Object.create(store) as Store;
+  wrapped.runScript = (script, keys, args) => {
+    calls++;
+    if (failing !== null && keys.some((key) => key.includes(`{${failing}}`))) return Promise.reject(new Error('connection lost (test)'));
+    return store.runScript(script, keys, args);
+  };
+  return { store: wrapped, scriptCalls: () => calls, failEntity: (entity) => (failing = entity) };
+}
+
+function enforcementOn(name: string, open: () => Store): void {
+  describe(`enforce on ${name}`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    /** A store with the key's counters, both groups (caps in USD) and the organisation's wallet loaded. */
+    async function setUp(key: KeyRecord, caps: { org: number; user: number }, walletUsd: number) {
+      const raw = open();
+      const seen = observed(raw);
+      // Rebuilds are not exercised here: every counter is loaded below, so these are never asked.
+      const spend = new SpendRecovery({} as Knex, {} as AuditJournal, {} as WalletLedger, { retryMs: 20 });
+      cleanups.push(async () => {
+        await spend.stop();
+        await raw.close();
+      });
+      const window = budgetWindow(key.id, 'monthly', now);
+      await raw.runScript(loadBudgetIfAbsent, [window.counterKey], [window.ttlMs, 0, 0]);
+      for (const group of [org, user]) {
+        const groupWindow = spendGroupWindow(group, now);
+        await raw.runScript(loadBudgetIfAbsent, [groupWindow.counterKey], [groupWindow.ttlMs, 0, 0]);
+      }
+      await publishSpendGroupCap(raw, org, toNano(caps.org));
+      await publishSpendGroupCap(raw, user, toNano(caps.user));
+      await raw.set(walletKey('org:5'), String(toNano(walletUsd)));
+      const deps: EnforcementDeps = { store: seen.store, spend, clock: () => now.getTime() };
+      return { deps, seen, raw, window };
+    }
+
+    /** Every counter the request touched: [key budget, org, user] as {spent, reserved}, the wallet, and the rate window's count. */
+    async function counters(raw: Store, key: KeyRecord) {
+      const hash = async (counterKey: string) => {
+        const all = await raw.hashGetAll(counterKey);
+        return { spent: Number(all['0'] ?? 0), reserved: Number(all[reservedField] ?? 0) };
+      };
+      return {
+        key: await hash(budgetWindow(key.id, 'monthly', now).counterKey),
+        org: await hash(spendGroupWindow(org, now).counterKey),
+        user: await hash(spendGroupWindow(user, now).counterKey),
+        wallet: Number(await raw.get(walletKey('org:5'))),
+        rate: (await raw.runScript(readRateWindow, [rateWindowKey(key.id)], [rateWindowMs])).counted,
+      };
+    }
+
+    test('admits, reserves everywhere, settles the actual cost everywhere, exactly once', async () => {
+      const key = portalKey();
+      const { deps, seen, raw } = await setUp(key, { org: 10, user: 10 }, 5);
+      const reservation = await enforce(deps, key, 0.25, randomUUID());
+      // One script on a single store; on a cluster one per shard: the key, the organisation (with its wallet), the user.
+      assert.equal(seen.scriptCalls(), raw.sharded ? 3 : 1);
+      const reserved = await counters(raw, key);
+      assert.deepEqual(reserved.key, { spent: toNano(0.25), reserved: toNano(0.25) });
+      assert.deepEqual(reserved.org, { spent: toNano(0.25), reserved: toNano(0.25) });
+      assert.deepEqual(reserved.user, { spent: toNano(0.25), reserved: toNano(0.25) });
+      assert.equal(reserved.wallet, toNano(4.75));
+      assert.equal(reserved.rate, 1);
+      await reservation.settle(0.1);
+      await reservation.settle(0.1);
+      const settled = await counters(raw, key);
+      for (const counter of [settled.key, settled.org, settled.user]) assert.deepEqual(counter, { spent: toNano(0.1), reserved: 0 });
+      assert.equal(settled.wallet, toNano(4.9));
+    });
+
+    test('a refusal by the payer leaves no trace on the shards that admitted the request', async () => {
+      const key = portalKey();
+      const { deps, raw } = await setUp(key, { org: 10, user: 10 }, 0.1);
+      const before = await counters(raw, key);
+      await assert.rejects(
+        enforce(deps, key, 0.25, randomUUID()),
+        (error: unknown) => error instanceof ApiError && error.code === 'billing_limit_reached',
+      );
+      assert.deepEqual(await counters(raw, key), before, 'budget, groups and rate window as before');
+    });
+
+    test("a refusal by the user's group names the group; nothing else is kept", async () => {
+      const key = portalKey();
+      const { deps, raw } = await setUp(key, { org: 10, user: 0.2 }, 5);
+      const before = await counters(raw, key);
+      await assert.rejects(enforce(deps, key, 0.25, randomUUID()), (error: unknown) => {
+        assert.ok(error instanceof ApiError && error.code === 'budget_exceeded');
+        assert.equal((error.details as { scope?: string }).scope, 'user');
+        return true;
+      });
+      assert.deepEqual(await counters(raw, key), before);
+    });
+
+    test('the rate limit holds across shards, and refused requests do not use it up', async () => {
+      const key = portalKey();
+      const { deps, raw } = await setUp(key, { org: 10, user: 10 }, 0.3);
+      // Two admitted (0.1 each), then the wallet runs dry: those refusals must not take rate places.
+      for (let i = 0; i < 2; i++) await (await enforce(deps, key, 0.1, randomUUID())).settle(0.1);
+      for (let i = 0; i < 4; i++) await assert.rejects(enforce(deps, key, 0.2, randomUUID()), /funds|payer/);
+      assert.equal((await counters(raw, key)).rate, 2);
+      await raw.set(walletKey('org:5'), String(toNano(5)));
+      for (let i = 0; i < 3; i++) await enforce(deps, key, 0.01, randomUUID());
+      await assert.rejects(
+        enforce(deps, key, 0.01, randomUUID()),
+        (error: unknown) => error instanceof ApiError && error.code === 'rate_limit_exceeded',
+      );
+    });
+
+    test('a shard that fails mid-reservation: the error reaches the caller, the other shards are given back', async () => {
+      const key = portalKey();
+      const { deps, seen, raw } = await setUp(key, { org: 10, user: 10 }, 5);
+      const before = await counters(raw, key);
+      seen.failEntity('user:3');
+      await assert.rejects(enforce(deps, key, 0.25, randomUUID()), /connection lost/);
+      seen.failEntity(null);
+      assert.deepEqual(await counters(raw, key), before);
+    });
+  });
+}
+
+enforcementOn('memory', () => new MemoryStore('t:'));
+enforcementOn('memory (sharded, as a cluster)', () => new MemoryStore('t:', Date.now, { sharded: true }));
+if (process.env.REDIS_URL) {
+  const url = process.env.REDIS_URL;
+  const cluster = testRedisIsCluster();
+  enforcementOn(cluster ? 'redis cluster' : 'redis', () => createRedisTestStore(url, { cluster }));
+}

@@ -1,0 +1,197 @@
+// How one request's enforcement maps onto store scripts (docs/architecture.md "Store sharding").
+//
+// On a single Redis (and the in-process store) everything a request reserves — its key's rate
+// window and budget, each spend group, the payer's wallet — is checked and reserved by one
+// `enforce_request` call, atomically. On Redis Cluster those keys live on the shards of their
+// entities (the key, `org:5`, `user:3`, the payer), so the same script runs once per shard tag,
+// all at once; when any shard refuses, the shards that admitted the request are given back
+// what they reserved (a withdrawal, exactly once by its marker) and the first refusal in the
+// single-store order (rate, budget, spend groups, wallet) is the answer. Nothing can be
+// overspent: every counter is still checked and reserved atomically on its own shard before
+// the request is admitted. What a refused request reserved elsewhere is held for the moment
+// between its reservation and its withdrawal, so a concurrent request near a cap may be refused
+// where a single store would have admitted it — never the other way round.
+import { enforceRequest, rateWindowMs, settleReservation, type BudgetWindow, type EnforcementVerdict } from '../../../core/budget/index.js';
+import { shardTag, tagOf, type Store } from '../../../core/store/index.js';
+
+/** Everything one request reserves, before it is split per shard. */
+export interface ReservationPlan {
+  requestId: string;
+  reserveNano: number;
+  /** The key's rate window, when it has a rate limit. */
+  rate: { key: string; rpm: number } | null;
+  /** The key's own budget, when it has one. */
+  budget: { window: BudgetWindow; capNano: number } | null;
+  /** The payer's wallet mirror, when a payer pays. */
+  wallet: { key: string; creditNano: number } | null;
+  /** Spend groups in enforcement order (verdicts name them by this index). */
+  groups: readonly { window: BudgetWindow; capKey: string }[];
+}
+
+/** The part of a plan on one shard (the whole plan on a single store). */
+interface ReservationPart {
+  /** The shard tag every key of the part carries; null on a single store. */
+  tag: string | null;
+  rate: ReservationPlan['rate'];
+  budget: ReservationPlan['budget'];
+  wallet: ReservationPlan['wallet'];
+  /** The part's groups with their index in the plan. */
+  groups: { index: number; window: BudgetWindow; capKey: string }[];
+}
+
+/** The plan as one part (single store) or one part per shard tag, in enforcement order. */
+export function reservationParts(plan: ReservationPlan, sharded: boolean): ReservationPart[] {
+  const groups = plan.groups.map((group, index) => ({ index, ...group }));
+  if (!sharded) return [{ tag: null, rate: plan.rate, budget: plan.budget, wallet: plan.wallet, groups }];
+  const parts = new Map<string, ReservationPart>();
+  const partOf = (key: string): ReservationPart => {
+    const tag = tagOf(key);
+    let part = parts.get(tag);
+    if (!part) {
+      part = { tag, rate: null, budget: null, wallet: null, groups: [] };
+      parts.set(tag, part);
+    }
+    return part;
+  };
+  if (plan.rate) partOf(plan.rate.key).rate = plan.rate;
+  if (plan.budget) partOf(plan.budget.window.counterKey).budget = plan.budget;
+  for (const group of groups) partOf(group.window.counterKey).groups.push(group);
+  if (plan.wallet) partOf(plan.wallet.key).wallet = plan.wallet;
+  return [...parts.values()];
+}
+
+/** A key the script is given but never touches (its part has no such component), on the part's shard. */
+function unusedKey(part: ReservationPart): string {
+  return part.tag === null ? 'unused' : `unused:${shardTag(part.tag)}`;
+}
+
+/** Store keys and arguments of `enforce_request` for a part (core/budget/scripts.ts has the layout). */
+function reserveCall(plan: ReservationPlan, part: ReservationPart): [string[], (string | number)[]] {
+  const unused = unusedKey(part);
+  const { rate, budget, wallet } = part;
+  const keys = [
+    rate?.key ?? unused,
+    budget?.window.counterKey ?? unused,
+    wallet?.key ?? unused,
+    ...part.groups.flatMap((group) => [group.window.counterKey, group.capKey]),
+  ];
+  const args = [
+    rate?.rpm ?? 0,
+    rateWindowMs,
+    plan.requestId,
+    plan.reserveNano,
+    budget ? budget.capNano : -1,
+    budget?.window.minBucket ?? 0,
+    budget?.window.bucket ?? 0,
+    budget?.window.ttlMs ?? 0,
+    wallet ? 1 : 0,
+    part.groups.length,
+    wallet?.creditNano ?? 0,
+    ...part.groups.map((group) => group.window.ttlMs),
+  ];
+  return [keys, args];
+}
+
+/** A part's verdict in the plan's terms (a group named by its index in the plan). */
+function inPlanTerms(part: ReservationPart, verdict: EnforcementVerdict): EnforcementVerdict {
+  if (verdict.kind !== 'group_budget_exceeded' && verdict.kind !== 'group_budget_unknown') return verdict;
+  return { ...verdict, group: part.groups[verdict.group]!.index };
+}
+
+/** The store keys a part holds money on (for SpendRecovery.hold). */
+export function moneyKeys(part: ReservationPart): string[] {
+  return [
+    ...(part.budget ? [part.budget.window.counterKey] : []),
+    ...(part.wallet ? [part.wallet.key] : []),
+    ...part.groups.map((group) => group.window.counterKey),
+  ];
+}
+
+/** How long a settlement's marker keeps a retried settlement from counting twice. */
+const settlementMarkerTtlMs = 10 * 60_000;
+
+/**
+ * Store keys and arguments of `settle_reservation` for a part: a settlement with the actual
+ * cost, or (`withdrawAttempt` set) a withdrawal of everything the part reserved, rate place included.
+ */
+function settleCall(
+  plan: ReservationPlan,
+  part: ReservationPart,
+  actualNano: number,
+  withdrawAttempt?: number,
+): [string[], (string | number)[]] {
+  const unused = unusedKey(part);
+  const onShard = part.tag === null ? '' : `${shardTag(part.tag)}:`;
+  const marker =
+    withdrawAttempt === undefined ? `settled:${onShard}${plan.requestId}` : `withdrawn:${onShard}${plan.requestId}:${withdrawAttempt}`;
+  const keys = [
+    part.budget?.window.counterKey ?? unused,
+    part.wallet?.key ?? unused,
+    marker,
+    ...part.groups.map((group) => group.window.counterKey),
+  ];
+  const args: (string | number)[] = [
+    part.budget?.window.bucket ?? 0,
+    plan.reserveNano,
+    actualNano,
+    part.budget ? 1 : 0,
+    part.wallet ? 1 : 0,
+    settlementMarkerTtlMs,
+    part.groups.length,
+  ];
+  if (withdrawAttempt !== undefined && part.rate) {
+    keys.push(part.rate.key);
+    args.push(plan.requestId);
+  }
+  return [keys, args];
+}
+
+/** What reserving needs besides the store: a way to hand back what a refused request reserved. */
+export interface Withdrawals {
+  /** Runs a withdrawal until the store takes it (SpendRecovery.settle), holding the part's money meanwhile. */
+  withdraw(part: ReservationPart, run: () => Promise<void>): Promise<void>;
+}
+
+/**
+ * Reserves a plan: one script on a single store; on a sharded store one per shard at once, with
+ * the shards that admitted a refused request withdrawn. `attempt` tells withdrawals of retried
+ * reservations (after a counter rebuild) apart.
+ */
+export async function reservePlan(
+  store: Store,
+  plan: ReservationPlan,
+  parts: readonly ReservationPart[],
+  attempt: number,
+  withdrawals: Withdrawals,
+): Promise<EnforcementVerdict> {
+  if (parts.length === 1) return inPlanTerms(parts[0]!, await store.runScript(enforceRequest, ...reserveCall(plan, parts[0]!)));
+  const outcomes = await Promise.allSettled(parts.map((part) => store.runScript(enforceRequest, ...reserveCall(plan, part))));
+  const admitted = (i: number) =>
+    outcomes[i]!.status === 'fulfilled' && (outcomes[i] as PromiseFulfilledResult<EnforcementVerdict>).value.kind === 'admitted';
+  const refused = outcomes.findIndex((_, i) => !admitted(i));
+  if (refused === -1) return { kind: 'admitted' };
+  await Promise.all(
+    parts.map((part, i) =>
+      admitted(i)
+        ? withdrawals.withdraw(part, () => store.runScript(settleReservation, ...settleCall(plan, part, 0, attempt)))
+        : Promise.resolve(),
+    ),
+  );
+  const outcome = outcomes[refused]!;
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return inPlanTerms(parts[refused]!, outcome.value);
+}
+
+/** Settles a plan with its actual cost: one script per part that holds money (exactly once each: its marker). */
+export async function settlePlan(
+  store: Store,
+  plan: ReservationPlan,
+  parts: readonly ReservationPart[],
+  actualNano: number,
+): Promise<void> {
+  await Promise.all(
+    parts
+      .filter((part) => moneyKeys(part).length > 0)
+      .map((part) => store.runScript(settleReservation, ...settleCall(plan, part, actualNano))),
+  );
+}
