@@ -19,10 +19,12 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
  * keeping the other benchmarks' sections): the table and the ratios of the gateway (c) to (a) and (b).
  */
 export function renderResults(m: readonly Measurement[], facts: RunFacts): string {
-  const [direct, bare, gateway, enforced, workers] = m as [
+  const [direct, bare, gateway, enforced, workers, cluster, clusterEnforced] = m as [
     Measurement,
     Measurement,
     Measurement,
+    Measurement | undefined,
+    Measurement | undefined,
     Measurement | undefined,
     Measurement | undefined,
   ];
@@ -31,6 +33,23 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
     (x) =>
       `| ${x.name} | ${x.requestsPerSecond.toFixed(0)} | ${x.p50Ms.toFixed(1)} | ${x.p99Ms.toFixed(1)} | ${cpu(x)} | ${x.total} | ${x.failed} |`,
   );
+  /** A ratio row, when both targets ran; `cpuToo` false for a pair whose CPU columns measure different processes. */
+  const ratioRow = (label: string, a: Measurement | undefined, b: Measurement | undefined, cpuToo = true) =>
+    a && b
+      ? [
+          `| ${label} | ${ratio(a.requestsPerSecond, b.requestsPerSecond)} | ${ratio(a.p50Ms, b.p50Ms)} | ${ratio(a.p99Ms, b.p99Ms)} | ${
+            cpuToo ? ratio(a.cpuMicrosPerRequest ?? 0, b.cpuMicrosPerRequest ?? 0) : 'n/a'
+          } |`,
+        ]
+      : [];
+  const ratios = [
+    ...ratioRow('(c) gateway / (a) simulator', gateway, direct, false),
+    ...ratioRow('(c) gateway / (b) bare proxy', gateway, bare),
+    ...ratioRow('(d) enforced key / (c) plain key', enforced, gateway),
+    ...ratioRow('(e) two workers / (c) one process', workers, gateway),
+    ...ratioRow('(f) Redis Cluster / (c) one Redis', cluster, gateway),
+    ...ratioRow('(g) enforced key / (f) plain key, on the cluster', clusterEnforced, cluster),
+  ];
   return `## Overhead: gateway vs. simulator vs. bare proxy (\`npm run bench:overhead\`)
 
 - Date: ${facts.date}
@@ -47,19 +66,8 @@ ${rows.join('\n')}
 
 | ratio | throughput | p50 latency | p99 latency | CPU per request |
 |---|---:|---:|---:|---:|
-| (c) gateway / (a) simulator | ${ratio(gateway.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(gateway.p50Ms, direct.p50Ms)} | ${ratio(gateway.p99Ms, direct.p99Ms)} | n/a |
-| (c) gateway / (b) bare proxy | ${ratio(gateway.requestsPerSecond, bare.requestsPerSecond)} | ${ratio(gateway.p50Ms, bare.p50Ms)} | ${ratio(gateway.p99Ms, bare.p99Ms)} | ${ratio(gateway.cpuMicrosPerRequest ?? 0, bare.cpuMicrosPerRequest ?? 0)} |
-${
-  enforced
-    ? `| (d) enforced key / (c) plain key | ${ratio(enforced.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(enforced.p50Ms, gateway.p50Ms)} | ${ratio(enforced.p99Ms, gateway.p99Ms)} | ${ratio(enforced.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
-`
-    : ''
-}${
-    workers
-      ? `| (e) two workers / (c) one process | ${ratio(workers.requestsPerSecond, gateway.requestsPerSecond)} | ${ratio(workers.p50Ms, gateway.p50Ms)} | ${ratio(workers.p99Ms, gateway.p99Ms)} | ${ratio(workers.cpuMicrosPerRequest ?? 0, gateway.cpuMicrosPerRequest ?? 0)} |
-`
-      : ''
-  }
+${ratios.join('\n')}
+
 (d) is the cost of enforcement on the hot path: the same gateway and load, through a key with a
 rate limit, a budget and a payer wallet, so every request runs the atomic enforcement script
 before the supplier call and settles after it (plus its audit record, which (c) writes too).
@@ -67,6 +75,10 @@ before the supplier call and settles after it (plus its audit record, which (c) 
 (e) is the same gateway as two processes behind one port (\`SVC_WORKERS=2\`, node:cluster; its
 CPU column counts the primary and both workers), on the same two cores that also run the load
 generator and the simulator.
+
+(f) and (g) are one gateway whose store is a Redis Cluster of three masters on loopback
+(\`SVC_REDIS_CLUSTER\`; docs/architecture.md, "Store sharding"): the enforced key's reservation
+and settlement then run on two shards at once (its own, its payer's).
 
 The CPU column is the server's own CPU time divided by the requests it served: for (b) and (c)
 it is what proxying (b) or everything the gateway does (c) costs per request, without the

@@ -20,11 +20,12 @@ import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
+import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080, workers: 18_081 };
+const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080, workers: 18_081, cluster: 18_082 };
 
 /** The shared load (bench/shared/load.ts) at this benchmark's duration and concurrency. */
 const load = (name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> =>
@@ -142,6 +143,26 @@ async function main(): Promise<void> {
       children.push(workers);
       measurements.push(
         await load('(e) svc gateway, SVC_WORKERS=2', `http://127.0.0.1:${ports.workers}/v1/chat/completions`, auth, [workers]),
+      );
+      workers.kill('SIGTERM');
+      // (f), (g): the store a Redis Cluster of three masters on loopback (docs/architecture.md,
+      // "Store sharding"); the enforced key's reservation spans two shards (the key, its payer).
+      const cluster = await startRedisCluster();
+      cleanups.push(() => cluster.stop());
+      const onCluster = await startBenchGateway({
+        port: ports.cluster,
+        pepper,
+        catalogue,
+        dataDir: join(dir, 'data-cluster'),
+        storePrefix: `bench-${process.pid}:`,
+        databaseUrl,
+        env: { REDIS_URL: cluster.url, SVC_REDIS_CLUSTER: 'true' },
+      });
+      children.push(onCluster);
+      const clusterUrl = `http://127.0.0.1:${ports.cluster}/v1/chat/completions`;
+      measurements.push(
+        await load('(f) svc gateway, Redis Cluster', clusterUrl, auth, [onCluster]),
+        await load('(g) svc gateway, Redis Cluster, enforced key', clusterUrl, { authorization: `Bearer ${enforced.secret}` }, [onCluster]),
       );
     }
     const markdown = renderResults(measurements, {

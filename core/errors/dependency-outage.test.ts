@@ -17,6 +17,22 @@ describe('dependency outages (issue 13 finding 7)', () => {
     assert.equal(toApiError(new Error('Connection is closed.')).code, 'service_unavailable');
   });
 
+  it('a Redis Cluster whose shard is down, moving or unreachable is 503 naming the store', () => {
+    for (const failure of [
+      withFields('CLUSTERDOWN The cluster is down', { name: 'ReplyError' }),
+      withFields('CLUSTERDOWN Hash slot not served', { name: 'ReplyError' }),
+      withFields('TRYAGAIN Multiple keys request during rehashing of slot', { name: 'ReplyError' }),
+      withFields('LOADING Redis is loading the dataset in memory', { name: 'ReplyError' }),
+      new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'),
+      withFields('Failed to refresh slots cache.', { name: 'ClusterAllFailedError' }),
+    ]) {
+      const error = toApiError(failure);
+      assert.equal(error.status, 503, failure.message);
+      assert.match(error.humanMessage, /Redis/);
+    }
+    assert.equal(toApiError(withFields('CLUSTERDOWNISH not a reply', { name: 'ReplyError' })).code, 'internal_error');
+  });
+
   it('PostgreSQL connection failures are 503 naming the database, also when wrapped', () => {
     for (const cause of [
       withFields('terminating connection due to administrator command', { code: '57P01' }),

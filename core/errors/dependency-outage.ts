@@ -9,16 +9,29 @@ export type OutageSource = 'store' | 'database' | 'network';
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 /**
- * ioredis: a command given up after its retries, or sent on a closed connection. Matched by
- * name and message; these strings are ioredis's own and stable across its versions.
+ * Replies of a Redis server (or cluster) that cannot serve now but will: the cluster or this
+ * slot's shard is down or moving (CLUSTERDOWN, TRYAGAIN), a replica lost its master
+ * (MASTERDOWN), the server is still loading its data (LOADING).
+ */
+const transientReplies = ['CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'LOADING'];
+
+/** ioredis's own words for a cluster it could not reach or route to. */
+const clusterClientFailures = ['Too many Cluster redirections', 'Failed to refresh slots cache', 'None of startup nodes is available'];
+
+/**
+ * ioredis: a command given up after its retries, sent on a closed connection, refused by a
+ * Redis (Cluster) that is down for now, or not routable in a cluster. Matched by name and
+ * message; these strings are Redis's and ioredis's own and stable across their versions.
  */
 function isStoreOutage(error: { name?: unknown; message?: unknown }): boolean {
-  if (error.name === 'MaxRetriesPerRequestError') return true;
+  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'ClusterAllFailedError') return true;
   const message = typeof error.message === 'string' ? error.message : '';
   return (
     message === 'Connection is closed.' ||
     message.startsWith("Stream isn't writeable") ||
-    message.startsWith('Reached the max retries per request limit')
+    message.startsWith('Reached the max retries per request limit') ||
+    transientReplies.some((reply) => message.startsWith(`${reply} `)) ||
+    clusterClientFailures.some((failure) => message.startsWith(failure))
   );
 }
 

@@ -79,8 +79,10 @@ export class RedisStore implements Store {
   ) {
     this.sharded = options.cluster === true;
     this.client = connect(url, this.sharded);
-    // Errors surface on the commands that fail; the event itself must not crash the process.
+    // Errors surface on the commands that fail; the event itself must not crash the process
+    // (nor, on a cluster, be printed by ioredis for each node connection that fails).
     this.client.on('error', () => undefined);
+    if (this.sharded) this.client.on('node error', () => undefined);
   }
 
   private k(key: string): string {

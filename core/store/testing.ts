@@ -33,8 +33,15 @@ export function openSharedTestStores(env: Record<string, string | undefined> = p
   return { main, another: () => new RedisStore(url, prefix, { cluster }) };
 }
 
-/** Deletes every Redis key under `prefix` (tests and benchmarks clean up after themselves); on a cluster, on every master. */
-export async function deleteKeysWithPrefix(url: string, prefix: string, options: { cluster?: boolean } = {}): Promise<void> {
+/**
+ * Deletes every Redis key under `prefix` (tests and benchmarks clean up after themselves); on a
+ * cluster (by default when the environment says SVC_REDIS_CLUSTER), on every master.
+ */
+export async function deleteKeysWithPrefix(
+  url: string,
+  prefix: string,
+  options: { cluster?: boolean } = { cluster: testRedisIsCluster() },
+): Promise<void> {
   if (!options.cluster) {
     const redis = new Redis(url);
     try {

@@ -14,6 +14,11 @@ import { Redis } from 'ioredis';
 
 const slots = 16384;
 
+/** The slots node `i` of `masters` serves: an even split. */
+function slotRange(i: number, masters: number): { firstSlot: number; lastSlot: number } {
+  return { firstSlot: Math.floor((i * slots) / masters), lastSlot: Math.floor(((i + 1) * slots) / masters) - 1 };
+}
+
 /** Whether a loopback port can be bound now. */
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -52,93 +57,102 @@ async function until(what: string, check: () => Promise<boolean>, ms = 30_000): 
   throw new Error(`Redis Cluster: timed out waiting for ${what}${last ? ` (${last.message})` : ''}`);
 }
 
-/**
- * Starts a cluster of `masters` nodes and waits until every node serves every slot.
- * Returns the seed URLs (comma-joined, as REDIS_URL takes them) and `stop()`.
- */
-/** A running cluster: its seed URLs, comma-joined as REDIS_URL takes them. */
+/** A running cluster: its seed URLs, comma-joined as REDIS_URL takes them, and each master's slots. */
 export interface RedisCluster {
   url: string;
+  nodes: { url: string; port: number; firstSlot: number; lastSlot: number }[];
+  /** Starts node `i` again after it was shut down (it rejoins with its slots; its data is gone) and waits until the cluster is whole. */
+  restartNode(i: number): Promise<void>;
   stop(): Promise<void>;
 }
 
+interface ClusterNode {
+  port: number;
+  child: ChildProcess;
+  client: Redis;
+}
+
+/** Starts redis-server in cluster mode on `port`, its files in `dir` (a restart reuses its nodes.conf). */
+function spawnNode(dir: string, port: number): ChildProcess {
+  return spawn(
+    'redis-server',
+    [
+      ...['--port', String(port), '--bind', '127.0.0.1'],
+      ...['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '2000'],
+      // A shard that is down takes only its own slots with it (docs/architecture.md, "Store sharding").
+      ...['--cluster-require-full-coverage', 'no'],
+      ...['--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', join(dir, `redis-${port}.log`)],
+    ],
+    { stdio: 'ignore' },
+  );
+}
+
+async function answers(node: ClusterNode): Promise<void> {
+  await until(`node ${node.port} to answer`, async () => {
+    if (node.child.exitCode !== null) throw new Error(`redis-server on ${node.port} exited (${node.child.exitCode})`);
+    if (node.client.status === 'wait') await node.client.connect();
+    return (await node.client.ping()) === 'PONG';
+  });
+}
+
+async function whole(nodes: readonly ClusterNode[]): Promise<void> {
+  for (const node of nodes) {
+    await until(`node ${node.port} to see the whole cluster`, async () => {
+      const info = String(await node.client.call('CLUSTER', 'INFO'));
+      return (
+        info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${nodes.length}`) && info.includes('cluster_slots_ok:16384')
+      );
+    });
+  }
+}
+
+/** Starts a cluster of `masters` nodes and waits until every node serves every slot. */
 export async function startRedisCluster({ masters = 3 } = {}): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-redis-cluster-'));
   const taken = new Set<number>();
-  const nodes: { port: number; child: ChildProcess; client: Redis | undefined }[] = [];
+  const nodes: ClusterNode[] = [];
+  const exited = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
   const stop = async () => {
-    for (const node of nodes) node.client?.disconnect();
-    await Promise.all(
-      nodes.map(
-        ({ child }) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGKILL');
-          }),
-      ),
-    );
+    for (const node of nodes) node.client.disconnect();
+    await Promise.all(nodes.map(({ child }) => exited(child)));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < masters; i++) {
       const port = await clusterPort(taken);
-      const child = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout',
-          '2000',
-          '--dir',
-          dir,
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--logfile',
-          join(dir, `redis-${port}.log`),
-        ],
-        { stdio: 'ignore' },
-      );
-      nodes.push({ port, child, client: undefined });
-    }
-    const clients: Redis[] = [];
-    for (const node of nodes) {
-      const client = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+      const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
       client.on('error', () => undefined);
-      node.client = client;
-      clients.push(client);
-      await until(`node ${node.port} to answer`, async () => {
-        if (node.child.exitCode !== null) throw new Error(`redis-server on ${node.port} exited (${node.child.exitCode})`);
-        if (client.status === 'wait') await client.connect();
-        return (await client.ping()) === 'PONG';
-      });
+      nodes.push({ port, child: spawnNode(dir, port), client });
     }
+    for (const node of nodes) await answers(node);
     // Slots split evenly; every node meets the first, gossip does the rest.
-    for (const [i, client] of clients.entries()) {
-      const from = Math.floor((i * slots) / masters);
-      const to = Math.floor(((i + 1) * slots) / masters) - 1;
-      await client.call('CLUSTER', 'ADDSLOTSRANGE', String(from), String(to));
-      if (i > 0) await client.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[0]!.port));
+    for (const [i, node] of nodes.entries()) {
+      const { firstSlot, lastSlot } = slotRange(i, masters);
+      await node.client.call('CLUSTER', 'ADDSLOTSRANGE', String(firstSlot), String(lastSlot));
+      if (i > 0) await node.client.call('CLUSTER', 'MEET', '127.0.0.1', String(nodes[0]!.port));
     }
-    for (const [i, client] of clients.entries()) {
-      await until(`node ${nodes[i]!.port} to see the whole cluster`, async () => {
-        const info = String(await client.call('CLUSTER', 'INFO'));
-        return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${masters}`);
-      });
-    }
+    await whole(nodes);
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url: nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(','), stop };
+  return {
+    url: nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(','),
+    nodes: nodes.map((node, i) => ({ url: `redis://127.0.0.1:${node.port}`, port: node.port, ...slotRange(i, masters) })),
+    restartNode: async (i) => {
+      const node = nodes[i]!;
+      await exited(node.child);
+      node.child = spawnNode(dir, node.port);
+      await answers(node);
+      await whole(nodes);
+    },
+    stop,
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
