@@ -41,6 +41,8 @@ test('settings: Redis Cluster takes one or several seed URLs; several without SV
   );
   assert.throws(() => parseSettings({ ...baseEnv, REDIS_URL: 'redis://a:7000,http://b', SVC_REDIS_CLUSTER: 'true' }), /REDIS_URL/);
   assert.throws(() => parseSettings({ ...baseEnv, SVC_REDIS_CLUSTER: 'true' }), /SVC_REDIS_CLUSTER: needs REDIS_URL/);
+  // One server whose password holds a comma is still one URL.
+  assert.equal(parseSettings({ ...baseEnv, REDIS_URL: 'redis://:pa,ss@cache:6379' }).REDIS_URL, 'redis://:pa,ss@cache:6379');
 });
 
 test('settings: a short admin key or missing pepper stops start-up naming the field', () => {

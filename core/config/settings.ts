@@ -17,6 +17,7 @@ const optionalUrl = (protocols: string[]) =>
     .transform((v) => (v === '' ? undefined : v))
     .pipe(z.url({ protocol: new RegExp(`^(${protocols.join('|')})$`) }).optional())
     .optional();
+const isRedisUrl = (v: string) => z.url({ protocol: /^(redis|rediss)$/ }).safeParse(v).success;
 /** A yes/no setting: `true`/`1` or `false`/`0` (anything else is refused, never guessed). */
 export const flag = (fallback: boolean) =>
   z
@@ -40,7 +41,7 @@ export const settingsSchema = z.object({
       z
         .string()
         .refine(
-          (v) => v.split(',').every((part) => z.url({ protocol: /^(redis|rediss)$/ }).safeParse(part.trim()).success),
+          (v) => isRedisUrl(v) || v.split(',').every((part) => isRedisUrl(part.trim())),
           'must be a redis:// or rediss:// URL (or, with SVC_REDIS_CLUSTER, several separated by commas)',
         )
         .optional(),
@@ -128,7 +129,8 @@ export type Settings = z.infer<typeof settingsSchema>;
  */
 export function checkStoreSettings(settings: Pick<Settings, 'REDIS_URL' | 'SVC_REDIS_CLUSTER'>, what = 'settings'): void {
   const problems: string[] = [];
-  if (settings.REDIS_URL?.includes(',') && !settings.SVC_REDIS_CLUSTER) {
+  // One URL may hold a comma (in a password); only a cluster reads REDIS_URL as a list.
+  if (settings.REDIS_URL && !settings.SVC_REDIS_CLUSTER && !isRedisUrl(settings.REDIS_URL)) {
     problems.push('REDIS_URL: several URLs are cluster seed nodes; set SVC_REDIS_CLUSTER=true (or give one URL)');
   }
   if (settings.SVC_REDIS_CLUSTER && !settings.REDIS_URL) problems.push('SVC_REDIS_CLUSTER: needs REDIS_URL (a node of the cluster)');

@@ -25,6 +25,7 @@ describe('dependency outages (issue 13 finding 7)', () => {
       withFields('LOADING Redis is loading the dataset in memory', { name: 'ReplyError' }),
       new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'),
       withFields('Failed to refresh slots cache.', { name: 'ClusterAllFailedError' }),
+      new Error("Cluster isn't ready and enableOfflineQueue options is false"),
     ]) {
       const error = toApiError(failure);
       assert.equal(error.status, 503, failure.message);

@@ -16,7 +16,12 @@ const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
 const transientReplies = ['CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'LOADING'];
 
 /** ioredis's own words for a cluster it could not reach or route to. */
-const clusterClientFailures = ['Too many Cluster redirections', 'Failed to refresh slots cache', 'None of startup nodes is available'];
+const clusterClientFailures = [
+  'Too many Cluster redirections',
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
+  "Cluster isn't ready",
+];
 
 /**
  * ioredis: a command given up after its retries, sent on a closed connection, refused by a

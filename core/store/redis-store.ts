@@ -30,11 +30,28 @@ export function redisSeedUrls(url: string): string[] {
     .filter((part) => part !== '');
 }
 
+/**
+ * A cluster client queues commands while it has no connection (ioredis's offline queue), with
+ * no bound: when every node is down, requests would wait until one returns instead of failing
+ * as a store outage (503). Queueing is kept until the client is first ready — start-up commands
+ * wait for the connection, as on a single Redis — and turned off from then on, so a cluster
+ * that went away fails each command at once ("Connection is closed.", or "Cluster isn't
+ * ready…"), as a single Redis does after its retries.
+ */
+function failFastOnceReady(client: Client): Client {
+  if (!(client instanceof Cluster)) return client;
+  client.options.enableOfflineQueue = true;
+  client.once('ready', () => {
+    client.options.enableOfflineQueue = false;
+  });
+  return client;
+}
+
 function connect(url: string, cluster: boolean): Client {
   if (!cluster) return new Redis(url, { ...connectionOptions, lazyConnect: false, enableAutoPipelining: true });
   const seeds = redisSeedUrls(url).map((seed) => new URL(seed));
   const first = seeds[0]!;
-  return new Cluster(
+  const client = new Cluster(
     seeds.map((seed) => ({ host: seed.hostname, port: Number(seed.port || 6379) })),
     {
       enableAutoPipelining: true,
@@ -49,6 +66,7 @@ function connect(url: string, cluster: boolean): Client {
       },
     },
   );
+  return failFastOnceReady(client);
 }
 
 /**
@@ -199,7 +217,7 @@ export class RedisStore implements Store {
   }
 
   private newBlockingClient(): Client {
-    const blocking = this.client.duplicate();
+    const blocking = failFastOnceReady(this.client.duplicate());
     blocking.on('error', () => undefined);
     return blocking;
   }
@@ -241,7 +259,7 @@ export class RedisStore implements Store {
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     const name = this.k(channel);
     if (!this.subscriber) {
-      const subscriber = this.client.duplicate();
+      const subscriber = failFastOnceReady(this.client.duplicate());
       subscriber.on('error', () => undefined);
       subscriber.on('message', (from: string, message: string) => {
         for (const h of this.handlers.get(from) ?? []) h(message);

@@ -30,14 +30,20 @@ test("an entity's keys share a slot; single-Redis names are those of releases be
   const now = new Date('2026-11-26T12:00:00Z');
   const org = { scope: 'organisation' as const, id: 5 };
   assert.equal(keySlot(spendGroupWindow(org, now).counterKey), keySlot(spendGroupCapKey(org)), 'group counter and cap');
-  assert.equal(keySlot(walletKey('org:5')), keySlot(spendGroupCapKey(org)), "an organisation's wallet sits with its spend counter");
+  const user = { scope: 'user' as const, id: 3 };
+  assert.equal(
+    keySlot(walletKey('user:3')),
+    keySlot(spendGroupWindow(user, now).counterKey),
+    "a user's wallet sits with their monthly counter",
+  );
+  assert.equal(keySlot(walletKey('org:5')), keySlot(spendGroupCapKey(org)), 'a payer org:5 (Management API) sits with organisation 5');
   assert.equal(
     keySlot(rateWindowKey('key_1')),
     keySlot(budgetWindow('key_1', 'monthly', now).counterKey),
     "a key's rate window and budget",
   );
   assert.equal(keySlot(keyCacheKey('h')), keySlot(keyGenerationKey('h')), 'cached key and its change counter');
-  // Unchanged on a single Redis: the upgrade renames nothing that counts money or limits.
+  // Unchanged on a single Redis: the upgrade renames no counter, mirror, rate window or cached key.
   assert.equal(untagged(rateWindowKey('key_1')), 'rate:key_1');
   assert.equal(untagged(budgetWindow('key_1', 'monthly', now).counterKey), 'spend:key_1:m:2026-11');
   assert.equal(untagged(spendGroupWindow(org, now).counterKey), 'spend:org:5:m:2026-11');

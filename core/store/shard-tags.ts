@@ -3,8 +3,9 @@
 // A store key names the entity it belongs to in braces: `rate:{key_abc}`, `spend:{org:5}:m:2026-11`,
 // `funds:{org:5}`. On Redis Cluster the braces are a hash tag: every key of one entity hashes to
 // the same slot, so a script over one entity's keys runs on one shard. On a single Redis (and in
-// the in-process store) the braces are dropped, so key names there are the same as before
-// cluster support: upgrading a single-node install renames nothing.
+// the in-process store) the braces are dropped, so the counters, wallet mirrors, rate windows and
+// key cache keep the names they had before cluster support (docs/architecture.md lists the two
+// short-lived caches that were renamed).
 //
 // Only the first `{...}` of a key counts, as in Redis Cluster; a key whose name carries outside
 // input puts its tag before that input (ids that reach tags never contain braces: key ids,

@@ -45,9 +45,14 @@ export async function postReferencedEntry(trx: Knex.Transaction, entry: Referenc
 /** How long a mirror marker remembers an applied entry (far beyond any outbox retry). */
 const markerTtlMs = 7 * 24 * 3600_000;
 
-/** Store key of the marker of an entry applied to its payer's mirror: on the mirror's shard, as one script reads both. */
-function mirrorMarkerKey(payerId: string, entryId: string | number): string {
-  return `mirrored:${shardTag(payerId)}:${entryId}`;
+/**
+ * Store key of the marker of an entry applied to its payer's mirror. On a cluster it carries the
+ * payer's tag (one script reads marker and mirror); on a single Redis it keeps the name releases
+ * before cluster support used, so a replica of each version sweeping the same outbox row during
+ * an upgrade still sees one marker and applies the entry once.
+ */
+function mirrorMarkerKey(store: Store, payerId: string, entryId: string | number): string {
+  return store.sharded ? `mirrored:${shardTag(payerId)}:${entryId}` : `mirrored:${entryId}`;
 }
 
 /**
@@ -94,7 +99,7 @@ export async function applyMirrorOutbox(
   for (const row of rows) {
     await store.runScript(
       applyEntryToMirror,
-      [walletKey(row.payer_id), mirrorMarkerKey(row.payer_id, row.wallet_entry_id)],
+      [walletKey(row.payer_id), mirrorMarkerKey(store, row.payer_id, row.wallet_entry_id)],
       [Number(row.amount_nano), markerTtlMs],
     );
     await knex('billing_mirror_outbox').where({ wallet_entry_id: row.wallet_entry_id }).delete();

@@ -29,9 +29,24 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
   afterAll(async () => {
     await h?.close();
     await cluster?.stop();
-    process.env.REDIS_URL = saved.url;
-    process.env.SVC_REDIS_CLUSTER = saved.cluster;
+    for (const [name, value] of [
+      ['REDIS_URL', saved.url],
+      ['SVC_REDIS_CLUSTER', saved.cluster],
+    ] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   });
+
+  /** Shuts these nodes down (no save: their data is gone, as a crashed node's). */
+  async function shutDown(indexes: readonly number[]): Promise<void> {
+    for (const i of indexes) {
+      const node = new Redis(cluster.nodes[i]!.url);
+      node.on('error', () => undefined);
+      await node.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+      node.disconnect();
+    }
+  }
 
   const chat = (secret: string) =>
     fetch(`${h.gateway.url}/v1/chat/completions`, {
@@ -53,10 +68,7 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
     }
     for (const key of keys) assert.equal((await chat(key.secret)).status, 200, 'all served while the cluster is whole');
 
-    const node = new Redis(dead.url);
-    node.on('error', () => undefined);
-    await node.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
-    node.disconnect();
+    await shutDown([0]);
 
     for (const key of keys) {
       const res = await chat(key.secret);
@@ -71,10 +83,26 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
     }
 
     // Back empty (no persistence): its budget counters are rebuilt from PostgreSQL, so it serves again.
-    await cluster.restartNode(0);
+    await cluster.restartNodes([0]);
     await waitFor('the restarted shard to serve its keys again', async () => {
       for (const key of keys) if ((await chat(key.secret)).status !== 200) return false;
       return true;
     });
+  });
+
+  test('every node down: budgeted keys get 503 at once (no request waits for the cluster), keys without limits are served; all back: served again', async () => {
+    const budgeted = await h.createKeyWithId({ budgetLimitUsd: 10 });
+    const plain = await h.createKeyWithId();
+    assert.equal((await chat(budgeted.secret)).status, 200);
+    assert.equal((await chat(plain.secret)).status, 200);
+    await shutDown([0, 1, 2]);
+    for (let i = 0; i < 3; i++) {
+      const res = await chat(budgeted.secret);
+      expectError({ status: res.status, headers: res.headers, body: (await res.json()) as Reply['body'] }, 503, 'service_unavailable');
+      // Known key, no limits, no payer: served without the store (its record from PostgreSQL, its audit record spilled).
+      assert.equal((await chat(plain.secret)).status, 200);
+    }
+    await cluster.restartNodes([0, 1, 2]);
+    await waitFor('the cluster to serve budgeted keys again', async () => (await chat(budgeted.secret)).status === 200);
   });
 });

@@ -1,5 +1,5 @@
 // A Redis Cluster of three masters on loopback, for the suites that must hold on a sharded store
-// (test/run-tests.mjs runs them against it). Debian's redis-server in cluster mode, each node a
+// (test/cluster/, started by vitest's global set-up: test/support/redis-cluster-global.ts). Debian's redis-server in cluster mode, each node a
 // child process with its data in a temporary directory; slots split evenly, no replicas.
 //
 //   npx tsx test/support/redis-cluster.ts      starts one and prints its REDIS_URL until Ctrl-C
@@ -61,8 +61,8 @@ async function until(what: string, check: () => Promise<boolean>, ms = 30_000): 
 export interface RedisCluster {
   url: string;
   nodes: { url: string; port: number; firstSlot: number; lastSlot: number }[];
-  /** Starts node `i` again after it was shut down (it rejoins with its slots; its data is gone) and waits until the cluster is whole. */
-  restartNode(i: number): Promise<void>;
+  /** Starts these nodes again after they were shut down (each rejoins with its slots; its data is gone) and waits until the cluster is whole. */
+  restartNodes(indexes: readonly number[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -144,11 +144,13 @@ export async function startRedisCluster({ masters = 3 } = {}): Promise<RedisClus
   return {
     url: nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(','),
     nodes: nodes.map((node, i) => ({ url: `redis://127.0.0.1:${node.port}`, port: node.port, ...slotRange(i, masters) })),
-    restartNode: async (i) => {
-      const node = nodes[i]!;
-      await exited(node.child);
-      node.child = spawnNode(dir, node.port);
-      await answers(node);
+    restartNodes: async (indexes) => {
+      for (const i of indexes) {
+        const node = nodes[i]!;
+        await exited(node.child);
+        node.child = spawnNode(dir, node.port);
+      }
+      for (const i of indexes) await answers(nodes[i]!);
       await whole(nodes);
     },
     stop,

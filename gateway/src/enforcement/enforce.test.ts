@@ -23,6 +23,7 @@ import type { KeyRecord } from '../../../core/keys/index.js';
 import { MemoryStore, type Store } from '../../../core/store/index.js';
 import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
 import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 import { enforce, type EnforcementDeps } from './enforce.js';
 import { SpendRecovery } from './spend-recovery.js';
 
@@ -157,6 +158,45 @@ function enforcementOn(name: string, open: () => Store): void {
         enforce(deps, key, 0.01, randomUUID()),
         (error: unknown) => error instanceof ApiError && error.code === 'rate_limit_exceeded',
       );
+    });
+
+    test('a settlement one shard refuses is retried alone: shards that took it are not settled twice, even once their markers expired', async () => {
+      const key = portalKey();
+      const { deps, seen, raw } = await setUp(key, { org: 10, user: 10 }, 5);
+      const requestId = randomUUID();
+      const reservation = await enforce(deps, key, 0.25, requestId);
+      seen.failEntity('user:3');
+      await assert.rejects(reservation.settle(0.1), /connection lost/);
+      // The markers of the parts that were settled expire while the user's shard stays down.
+      await raw.del(`settled:{${key.id}}:${requestId}`, `settled:{org:5}:${requestId}`, `settled:${requestId}`);
+      seen.failEntity(null);
+      deps.spend.storeAnswered();
+      await waitFor('the owed settlement to be taken', async () => (await counters(raw, key)).user.reserved === 0);
+      const after = await counters(raw, key);
+      for (const counter of [after.key, after.org, after.user]) assert.deepEqual(counter, { spent: toNano(0.1), reserved: 0 });
+      assert.equal(after.wallet, toNano(4.9));
+    });
+
+    test('a withdrawal the store refuses is retried until taken; the refusal is answered meanwhile', async () => {
+      const key = portalKey();
+      const { deps, seen, raw } = await setUp(key, { org: 10, user: 0.2 }, 5);
+      const before = await counters(raw, key);
+      // The user's group refuses; on a cluster the key and organisation shards admitted and must
+      // be withdrawn, and the first withdrawal fails.
+      let failures = raw.sharded ? 1 : 0;
+      const flaky = Object.create(seen.store) as Store;
+      flaky.runScript = (script, keys, args) =>
+        script.name === 'settle_reservation' && failures-- > 0
+          ? Promise.reject(new Error('connection lost (test)'))
+          : seen.store.runScript(script, keys, args);
+      await assert.rejects(
+        enforce({ ...deps, store: flaky }, key, 0.25, randomUUID()),
+        (error: unknown) => error instanceof ApiError && error.code === 'budget_exceeded',
+      );
+      await waitFor('the owed withdrawal to be taken', async () => {
+        deps.spend.storeAnswered();
+        return JSON.stringify(await counters(raw, key)) === JSON.stringify(before);
+      });
     });
 
     test('a shard that fails mid-reservation: the error reaches the caller, the other shards are given back', async () => {

@@ -16,7 +16,7 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import { walletKey } from '../../../core/wallets/index.js';
-import { moneyKeys, reservationParts, reservePlan, settlePlan, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
+import { moneyKeys, reservationParts, reservePlan, settlePart, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
 import type { SpendRecovery } from './spend-recovery.js';
 
 /** A reservation made before the supplier call; settle it exactly once with the actual cost. */
@@ -165,8 +165,10 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
     }
   }
   if (reserveNano === 0) return nothingReserved;
-  // In flight until settled: a counter rebuilt meanwhile still counts this reservation.
-  const release = deps.spend.hold(parts.flatMap(moneyKeys), reserveNano);
+  // In flight until settled: a counter rebuilt meanwhile still counts this reservation. Each
+  // part holding money (one on a single store) is held and settled on its own.
+  const moneyParts = parts.filter((part) => moneyKeys(part).length > 0);
+  const releases = moneyParts.map((part) => deps.spend.hold(moneyKeys(part), reserveNano));
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -175,7 +177,8 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
-      await deps.spend.settle(() => settlePlan(deps.store, plan, parts, toNano(actualUsd)), release);
+      const actualNano = toNano(actualUsd);
+      await Promise.all(moneyParts.map((part, i) => deps.spend.settle(() => settlePart(deps.store, plan, part, actualNano), releases[i]!)));
     },
   };
 }

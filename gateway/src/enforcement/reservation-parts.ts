@@ -6,9 +6,9 @@
 // entities (the key, `org:5`, `user:3`, the payer), so the same script runs once per shard tag,
 // all at once; when any shard refuses, the shards that admitted the request are given back
 // what they reserved (a withdrawal, exactly once by its marker) and the first refusal in the
-// single-store order (rate, budget, spend groups, wallet) is the answer. Nothing can be
-// overspent: every counter is still checked and reserved atomically on its own shard before
-// the request is admitted. What a refused request reserved elsewhere is held for the moment
+// single-store order (rate, budget, spend groups, wallet) is the answer. No counter can be
+// overspent by concurrent requests: each is still checked and reserved atomically on its own
+// shard before the request is admitted, and each part is settled (or withdrawn) on its own. What a refused request reserved elsewhere is held for the moment
 // between its reservation and its withdrawal, so a concurrent request near a cap may be refused
 // where a single store would have admitted it — never the other way round.
 import { enforceRequest, rateWindowMs, settleReservation, type BudgetWindow, type EnforcementVerdict } from '../../../core/budget/index.js';
@@ -29,7 +29,7 @@ export interface ReservationPlan {
 }
 
 /** The part of a plan on one shard (the whole plan on a single store). */
-interface ReservationPart {
+export interface ReservationPart {
   /** The shard tag every key of the part carries; null on a single store. */
   tag: string | null;
   rate: ReservationPlan['rate'];
@@ -170,10 +170,12 @@ export async function reservePlan(
     outcomes[i]!.status === 'fulfilled' && (outcomes[i] as PromiseFulfilledResult<EnforcementVerdict>).value.kind === 'admitted';
   const refused = outcomes.findIndex((_, i) => !admitted(i));
   if (refused === -1) return { kind: 'admitted' };
+  // A withdrawal the store refuses stays owed and is retried until taken (its part's money held
+  // meanwhile); the request's answer is the refusal either way.
   await Promise.all(
     parts.map((part, i) =>
       admitted(i)
-        ? withdrawals.withdraw(part, () => store.runScript(settleReservation, ...settleCall(plan, part, 0, attempt)))
+        ? withdrawals.withdraw(part, () => store.runScript(settleReservation, ...settleCall(plan, part, 0, attempt))).catch(() => undefined)
         : Promise.resolve(),
     ),
   );
@@ -182,16 +184,11 @@ export async function reservePlan(
   return inPlanTerms(parts[refused]!, outcome.value);
 }
 
-/** Settles a plan with its actual cost: one script per part that holds money (exactly once each: its marker). */
-export async function settlePlan(
-  store: Store,
-  plan: ReservationPlan,
-  parts: readonly ReservationPart[],
-  actualNano: number,
-): Promise<void> {
-  await Promise.all(
-    parts
-      .filter((part) => moneyKeys(part).length > 0)
-      .map((part) => store.runScript(settleReservation, ...settleCall(plan, part, actualNano))),
-  );
+/**
+ * Settles one part with the actual cost (exactly once: its marker). Each part is settled — and,
+ * when its shard refuses, retried — on its own: a retry of the whole plan would apply again the
+ * parts whose markers expired while another shard was down.
+ */
+export async function settlePart(store: Store, plan: ReservationPlan, part: ReservationPart, actualNano: number): Promise<void> {
+  await store.runScript(settleReservation, ...settleCall(plan, part, actualNano));
 }
