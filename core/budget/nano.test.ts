@@ -12,6 +12,18 @@ describe('nano-USD', () => {
     for (const usd of [0.000000149, 0.0000106, 12.345678912]) assert.equal(toNano(usd), Number(usd.toFixed(9).replace('.', '')));
   });
 
+  test('the fast path agrees with toFixed(9) on every kind of amount, halves included', () => {
+    const byString = (usd: number) => Math.sign(usd) * Number(Math.abs(usd).toFixed(9).replace('.', ''));
+    let seed = 20261126;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const amounts: number[] = [0, 1e-9, 5e-10, 1.5e-9, 2.5e-9, 0.0000000005, 9999.9999999995, 10_000, 123_456.789, -0.0000000025];
+    for (let i = 0; i < 20_000; i++) {
+      const scale = 10 ** Math.floor(random() * 14 - 9);
+      amounts.push(random() * scale, -random() * scale, Math.round(random() * 1e6) / 1e9 + 5e-10);
+    }
+    for (const usd of amounts) assert.equal(toNano(usd) || 0, byString(usd) || 0, String(usd));
+  });
+
   test('a reservation is never below the cost it covers', () => {
     for (const usd of [0.0000276, 1e-10, 0.1 + 0.2, 3.0000000001])
       assert.ok(toNanoCeil(usd) >= usd * nanoPerUsd - 1e-6 && toNanoCeil(usd) >= toNano(usd), String(usd));

@@ -25,43 +25,63 @@ export interface BudgetWindow {
   periodEnd: Date | undefined;
 }
 
+/** The calendar facts of one UTC day that every window computed on it shares. */
+interface CalendarDay {
+  day: number;
+  dayTag: string;
+  monthTag: string;
+  monthEnd: number;
+}
+
+/**
+ * The UTC day of `nowMs`, its date strings and its month's end. Every request computes its key's
+ * (and its spend groups') windows; the last day is kept, as it changes once a day.
+ */
+let lastDay: CalendarDay | undefined;
+function calendarDay(nowMs: number): CalendarDay {
+  const day = Math.floor(nowMs / dayMs);
+  if (lastDay?.day === day) return lastDay;
+  const now = new Date(day * dayMs);
+  lastDay = {
+    day,
+    dayTag: now.toISOString().slice(0, 10),
+    monthTag: now.toISOString().slice(0, 7),
+    monthEnd: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+  };
+  return lastDay;
+}
+
 /** The budget window of `keyId` (or of a spend group, `org:5`) for `period` at `now`; its counter is tagged with that id's shard. */
 export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): BudgetWindow {
+  const nowMs = now.getTime();
+  const calendar = calendarDay(nowMs);
   switch (period) {
     case 'daily': {
-      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-      const end = start + dayMs;
-      const tag = new Date(start).toISOString().slice(0, 10);
+      const end = (calendar.day + 1) * dayMs;
       return {
-        counterKey: `spend:${shardTag(keyId)}:d:${tag}`,
+        counterKey: `spend:${shardTag(keyId)}:d:${calendar.dayTag}`,
         bucket: 0,
         minBucket: 0,
-        ttlMs: end - now.getTime() + dayMs,
+        ttlMs: end - nowMs + dayMs,
         periodEnd: new Date(end),
       };
     }
-    case 'monthly': {
-      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
-      const tag = new Date(start).toISOString().slice(0, 7);
+    case 'monthly':
       return {
-        counterKey: `spend:${shardTag(keyId)}:m:${tag}`,
+        counterKey: `spend:${shardTag(keyId)}:m:${calendar.monthTag}`,
         bucket: 0,
         minBucket: 0,
-        ttlMs: end - now.getTime() + dayMs,
-        periodEnd: new Date(end),
+        ttlMs: calendar.monthEnd - nowMs + dayMs,
+        periodEnd: new Date(calendar.monthEnd),
       };
-    }
-    case 'rolling': {
-      const day = Math.floor(now.getTime() / dayMs);
+    case 'rolling':
       return {
         counterKey: `spend:${shardTag(keyId)}:r`,
-        bucket: day,
-        minBucket: day - rollingWindowDays + 1,
+        bucket: calendar.day,
+        minBucket: calendar.day - rollingWindowDays + 1,
         ttlMs: (rollingWindowDays + 1) * dayMs,
         periodEnd: undefined,
       };
-    }
     default: {
       const unreachable: never = period;
       throw new Error(`unknown budget period ${String(unreachable)}`);

@@ -15,6 +15,19 @@ export const nanoPerUsd = 1_000_000_000;
  * float multiplication. Exact below 2^53 nano-dollars (about 9 million USD).
  */
 export function toNano(usd: number): number {
+  const magnitude = Math.abs(usd);
+  // Fast path (every request converts a few amounts): below 10,000 USD the product's float error
+  // is under 0.002, so when it is not near a half the nearest integer is what toFixed(9) rounds to.
+  if (magnitude < 10_000) {
+    const product = magnitude * nanoPerUsd;
+    const nearest = Math.round(product);
+    if (Math.abs(product - nearest) < 0.49) return usd < 0 ? -nearest : nearest;
+  }
+  return exactToNano(usd);
+}
+
+/** toNano by the decimal string the audit log writes: exact for any amount, slower. */
+function exactToNano(usd: number): number {
   const [whole = '0', fraction = ''] = Math.abs(usd).toFixed(9).split('.');
   const nano = Number(whole) * nanoPerUsd + Number(fraction.padEnd(9, '0'));
   return usd < 0 ? -nano : nano;
