@@ -5,7 +5,6 @@
 // embedded run has no Redis at all).
 import { afterAll, beforeAll, describe, inject, test } from 'vitest';
 import assert from 'node:assert/strict';
-import { Redis } from 'ioredis';
 import { rateWindowKey } from '../../core/budget/index.js';
 import { keySlot } from '../../core/store/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
@@ -38,16 +37,6 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
     }
   });
 
-  /** Shuts these nodes down (no save: their data is gone, as a crashed node's). */
-  async function shutDown(indexes: readonly number[]): Promise<void> {
-    for (const i of indexes) {
-      const node = new Redis(cluster.nodes[i]!.url);
-      node.on('error', () => undefined);
-      await node.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
-      node.disconnect();
-    }
-  }
-
   const chat = (secret: string) =>
     fetch(`${h.gateway.url}/v1/chat/completions`, {
       method: 'POST',
@@ -68,7 +57,7 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
     }
     for (const key of keys) assert.equal((await chat(key.secret)).status, 200, 'all served while the cluster is whole');
 
-    await shutDown([0]);
+    await cluster.shutDownNodes([0]);
 
     for (const key of keys) {
       const res = await chat(key.secret);
@@ -95,7 +84,7 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
     const plain = await h.createKeyWithId();
     assert.equal((await chat(budgeted.secret)).status, 200);
     assert.equal((await chat(plain.secret)).status, 200);
-    await shutDown([0, 1, 2]);
+    await cluster.shutDownNodes([0, 1, 2]);
     for (let i = 0; i < 3; i++) {
       const res = await chat(budgeted.secret);
       expectError({ status: res.status, headers: res.headers, body: (await res.json()) as Reply['body'] }, 503, 'service_unavailable');

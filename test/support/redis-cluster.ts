@@ -61,6 +61,8 @@ async function until(what: string, check: () => Promise<boolean>, ms = 30_000): 
 export interface RedisCluster {
   url: string;
   nodes: { url: string; port: number; firstSlot: number; lastSlot: number }[];
+  /** Shuts these nodes down without saving (their data is gone, as a crashed node's) and waits until their processes have exited. */
+  shutDownNodes(indexes: readonly number[]): Promise<void>;
   /** Starts these nodes again after they were shut down (each rejoins with its slots; its data is gone) and waits until the cluster is whole. */
   restartNodes(indexes: readonly number[]): Promise<void>;
   stop(): Promise<void>;
@@ -144,6 +146,18 @@ export async function startRedisCluster({ masters = 3 } = {}): Promise<RedisClus
   return {
     url: nodes.map((node) => `redis://127.0.0.1:${node.port}`).join(','),
     nodes: nodes.map((node, i) => ({ url: `redis://127.0.0.1:${node.port}`, port: node.port, ...slotRange(i, masters) })),
+    shutDownNodes: async (indexes) => {
+      for (const i of indexes) {
+        const node = nodes[i]!;
+        const gone = new Promise<void>((resolve) => {
+          if (node.child.exitCode !== null || node.child.signalCode !== null) resolve();
+          else node.child.once('exit', () => resolve());
+        });
+        // The node closes the connection as it goes: the reply never comes, the command fails at once (no retries).
+        await node.client.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+        await gone;
+      }
+    },
     restartNodes: async (indexes) => {
       for (const i of indexes) {
         const node = nodes[i]!;
