@@ -1,6 +1,7 @@
 // `npm test`: type-check, then run every suite with vitest (vitest.config.ts).
 //
 //   npm test                     all suites; on CI (CI set) or with SVC_COVERAGE=1, with coverage and its floors
+//                                (SVC_COVERAGE=0 turns coverage off, also on CI)
 //   npm test -- core/store       only the files whose path contains one of the arguments (no coverage floors)
 //   npm test -- -t "revoke"      any other vitest argument is passed through
 //
@@ -12,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const args = process.argv.slice(2);
 const filtered = args.some((a) => !a.startsWith('-'));
-const coverage = !filtered && (Boolean(process.env.CI) || process.env.SVC_COVERAGE === '1');
+const coverage = !filtered && process.env.SVC_COVERAGE !== '0' && (Boolean(process.env.CI) || process.env.SVC_COVERAGE === '1');
 
 function run(command, commandArgs) {
   const result = spawnSync(command, commandArgs, { cwd: root, stdio: 'inherit' });
