@@ -30,6 +30,14 @@ export function redisSeedUrls(url: string): string[] {
     .filter((part) => part !== '');
 }
 
+/** The cluster's seed nodes as ioredis's Cluster takes them. */
+export function clusterSeedNodes(url: string): { host: string; port: number }[] {
+  return redisSeedUrls(url).map((seed) => {
+    const parsed = new URL(seed);
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) };
+  });
+}
+
 /**
  * A cluster client queues commands while it has no connection (ioredis's offline queue), with
  * no bound: when every node is down, requests would wait until one returns instead of failing
@@ -49,23 +57,20 @@ function failFastOnceReady(client: Client): Client {
 
 function connect(url: string, cluster: boolean): Client {
   if (!cluster) return new Redis(url, { ...connectionOptions, lazyConnect: false, enableAutoPipelining: true });
-  const seeds = redisSeedUrls(url).map((seed) => new URL(seed));
-  const first = seeds[0]!;
-  const client = new Cluster(
-    seeds.map((seed) => ({ host: seed.hostname, port: Number(seed.port || 6379) })),
-    {
-      enableAutoPipelining: true,
-      // Reads go to masters: the enforcement counters are read-modify-write and replicas lag.
-      scaleReads: 'master',
-      redisOptions: {
-        ...connectionOptions,
-        connectionName: first.searchParams.get('connectionName') ?? undefined,
-        username: first.username ? decodeURIComponent(first.username) : undefined,
-        password: first.password ? decodeURIComponent(first.password) : undefined,
-        tls: first.protocol === 'rediss:' ? {} : undefined,
-      },
+  // Credentials, TLS and the connection name come from the first seed (docs/configuration.md).
+  const first = new URL(redisSeedUrls(url)[0]!);
+  const client = new Cluster(clusterSeedNodes(url), {
+    enableAutoPipelining: true,
+    // Reads go to masters: the enforcement counters are read-modify-write and replicas lag.
+    scaleReads: 'master',
+    redisOptions: {
+      ...connectionOptions,
+      connectionName: first.searchParams.get('connectionName') ?? undefined,
+      username: first.username ? decodeURIComponent(first.username) : undefined,
+      password: first.password ? decodeURIComponent(first.password) : undefined,
+      tls: first.protocol === 'rediss:' ? {} : undefined,
     },
-  );
+  });
   return failFastOnceReady(client);
 }
 

@@ -16,23 +16,24 @@ export function shardTag(entity: string): string {
   return `{${entity}}`;
 }
 
+/** Where the first tag's braces are, or undefined: Redis hashes the whole key when they are empty or unclosed. */
+function firstTag(key: string): { open: number; close: number } | undefined {
+  const open = key.indexOf('{');
+  if (open === -1) return undefined;
+  const close = key.indexOf('}', open + 1);
+  return close === -1 || close === open + 1 ? undefined : { open, close };
+}
+
 /** The tag of a key (what Redis Cluster hashes), or the whole key when it has none. */
 export function tagOf(key: string): string {
-  const open = key.indexOf('{');
-  if (open === -1) return key;
-  const close = key.indexOf('}', open + 1);
-  // Redis hashes the whole key when the braces are empty or unclosed.
-  if (close === -1 || close === open + 1) return key;
-  return key.slice(open + 1, close);
+  const tag = firstTag(key);
+  return tag ? key.slice(tag.open + 1, tag.close) : key;
 }
 
 /** The key as a single Redis stores it: the first tag's braces dropped (`rate:{k}` → `rate:k`). */
 export function untagged(key: string): string {
-  const open = key.indexOf('{');
-  if (open === -1) return key;
-  const close = key.indexOf('}', open + 1);
-  if (close === -1 || close === open + 1) return key;
-  return key.slice(0, open) + key.slice(open + 1, close) + key.slice(close + 1);
+  const tag = firstTag(key);
+  return tag ? key.slice(0, tag.open) + key.slice(tag.open + 1, tag.close) + key.slice(tag.close + 1) : key;
 }
 
 const slotCount = 16384;

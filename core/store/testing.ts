@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
+import { flag } from '../config/settings.js';
 import { MemoryStore } from './memory-store.js';
-import { RedisStore, redisSeedUrls } from './redis-store.js';
+import { clusterSeedNodes, RedisStore } from './redis-store.js';
 import type { Store } from './types.js';
 
 /** Whether the environment's REDIS_URL is a Redis Cluster (SVC_REDIS_CLUSTER, as the deployables read it). */
 export function testRedisIsCluster(env: Record<string, string | undefined> = process.env): boolean {
-  return env.SVC_REDIS_CLUSTER === 'true' || env.SVC_REDIS_CLUSTER === '1';
+  return flag(false).parse(env.SVC_REDIS_CLUSTER);
 }
 
 /**
@@ -51,9 +52,7 @@ export async function deleteKeysWithPrefix(
     }
     return;
   }
-  const cluster = new Cluster(
-    redisSeedUrls(url).map((seed) => ({ host: new URL(seed).hostname, port: Number(new URL(seed).port || 6379) })),
-  );
+  const cluster = new Cluster(clusterSeedNodes(url));
   try {
     await new Promise<void>((resolve, reject) => {
       cluster.once('ready', resolve);
