@@ -81,6 +81,10 @@ export class MemoryStore implements Store {
     return this.streams.add(this.k(stream), fields, options?.maxLen);
   }
 
+  async streamAddMany(stream: string, entries: readonly Record<string, string>[], options?: { maxLen?: number }): Promise<string[]> {
+    return entries.map((fields) => this.streams.add(this.k(stream), fields, options?.maxLen));
+  }
+
   async streamCreateGroup(stream: string, group: string): Promise<void> {
     this.streams.createGroup(this.k(stream), group);
   }

@@ -83,6 +83,24 @@ function connect(url: string, cluster: boolean): Client {
  * they keep an entity's keys on one slot; dropped on a single server, whose key names are the
  * same as before cluster support.
  */
+/**
+ * XADD of several entries to one stream in one script call. ARGV: the approximate MAXLEN (or
+ * ''), then per entry its field count and its field/value pairs. Returns the ids in order.
+ */
+const streamAddManyLua = `
+local maxLen = ARGV[1]
+local ids = {}
+local i = 2
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  local command = maxLen == '' and {'XADD', KEYS[1], '*'} or {'XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*'}
+  for j = 1, 2 * n do command[#command + 1] = ARGV[i + j] end
+  ids[#ids + 1] = redis.call(unpack(command))
+  i = i + 1 + 2 * n
+end
+return ids
+`;
+
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly sharded: boolean;
@@ -147,20 +165,24 @@ export class RedisStore implements Store {
   }
 
   async runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result> {
-    let sha = this.shas.get(script.name);
+    const reply = await this.evalLua(script.name, script.lua, keys, args);
+    return script.decode(reply as ScriptReply);
+  }
+
+  /** EVALSHA of `lua` (sha computed once per name), falling back to EVAL when Redis lacks it. */
+  private async evalLua(name: string, lua: string, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    let sha = this.shas.get(name);
     if (!sha) {
-      sha = createHash('sha1').update(script.lua).digest('hex');
-      this.shas.set(script.name, sha);
+      sha = createHash('sha1').update(lua).digest('hex');
+      this.shas.set(name, sha);
     }
     const prefixed = keys.map((key) => this.k(key));
-    let reply: unknown;
     try {
-      reply = await this.client.evalsha(sha, prefixed.length, ...prefixed, ...args);
+      return await this.client.evalsha(sha, prefixed.length, ...prefixed, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      reply = await this.client.eval(script.lua, prefixed.length, ...prefixed, ...args);
+      return this.client.eval(lua, prefixed.length, ...prefixed, ...args);
     }
-    return script.decode(reply as ScriptReply);
   }
 
   async streamAdd(stream: string, fields: Record<string, string>, options?: { maxLen?: number }): Promise<string> {
@@ -171,6 +193,21 @@ export class RedisStore implements Store {
         : await this.client.xadd(this.k(stream), '*', ...flat);
     if (!id) throw new Error('XADD returned no id');
     return id;
+  }
+
+  async streamAddMany(stream: string, entries: readonly Record<string, string>[], options?: { maxLen?: number }): Promise<string[]> {
+    if (entries.length === 0) return [];
+    if (entries.length === 1) return [await this.streamAdd(stream, entries[0]!, options)];
+    // One command for the lot: N XADDs cost N command parses, replies and promises here.
+    const args: (string | number)[] = [options?.maxLen ?? ''];
+    for (const fields of entries) {
+      const names = Object.keys(fields);
+      args.push(names.length);
+      for (const name of names) args.push(name, fields[name]!);
+    }
+    const ids = (await this.evalLua('stream_add_many', streamAddManyLua, [stream], args)) as string[];
+    if (!Array.isArray(ids) || ids.length !== entries.length) throw new Error('stream_add_many returned the wrong number of ids');
+    return ids;
   }
 
   async streamCreateGroup(stream: string, group: string): Promise<void> {

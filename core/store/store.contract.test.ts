@@ -8,6 +8,13 @@ import { redisSeedUrls } from './redis-store.js';
 import { createRedisTestStore, testRedisIsCluster } from './testing.js';
 import type { Store, StoreScript } from './types.js';
 
+/** Stream ids (`<ms>-<seq>`) in the order Redis gives them. */
+function compareStreamIds(a: string, b: string): number {
+  const [aMs, aSeq] = a.split('-').map(Number) as [number, number];
+  const [bMs, bSeq] = b.split('-').map(Number) as [number, number];
+  return aMs - bMs || aSeq - bSeq;
+}
+
 /** Sets both KEYS to ARGV[1]. */
 const setBoth: StoreScript<void> = {
   name: 'contract_set_both',
@@ -113,6 +120,35 @@ function storeContract(name: string, open: () => Opened): void {
       );
       assert.equal(await store.streamDelete('audit', [id1]), 1);
       assert.deepEqual(await store.streamGroupInfo('audit', 'writers'), { length: 1, pending: 0 });
+    });
+
+    test('streams: several entries added in one call keep their order, fields and ids; MAXLEN trims', async () => {
+      await store.streamCreateGroup('many', 'g');
+      assert.deepEqual(await store.streamAddMany('many', []), []);
+      const [single] = await store.streamAddMany('many', [{ n: '0' }]);
+      const ids = await store.streamAddMany('many', [{ n: '1', extra: 'x' }, { n: '2' }, { n: '3', a: 'b', c: 'd' }]);
+      assert.equal(ids.length, 3);
+      const all = [single!, ...ids];
+      assert.deepEqual([...all].sort(compareStreamIds), all, 'ids increase in the order given');
+      const read = await store.streamReadGroup('many', 'g', 'c', { count: 10, blockMs: 20 });
+      assert.deepEqual(
+        read.map((e) => [e.id, e.fields]),
+        [
+          [single, { n: '0' }],
+          [ids[0], { n: '1', extra: 'x' }],
+          [ids[1], { n: '2' }],
+          [ids[2], { n: '3', a: 'b', c: 'd' }],
+        ],
+      );
+      // MAXLEN ~ trims approximately on Redis; the memory store trims exactly. Either way the
+      // newest entries survive and the stream stays far below what was added.
+      const added = Array.from({ length: 300 }, (_, i) => ({ n: String(i) }));
+      const trimmedIds = await store.streamAddMany('many-trimmed', added, { maxLen: 10 });
+      assert.equal(trimmedIds.length, 300);
+      await store.streamCreateGroup('many-trimmed', 'g');
+      const left = await store.streamReadGroup('many-trimmed', 'g', 'c', { count: 1000, blockMs: 20 });
+      assert.ok(left.length >= 10 && left.length < 300, `MAXLEN 10 left ${left.length} of 300 entries`);
+      assert.equal(left.at(-1)!.fields.n, '299');
     });
 
     test('streams: a blocked reader wakes when an entry arrives', async () => {

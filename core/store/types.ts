@@ -77,6 +77,8 @@ export interface Store {
   runScript<Result>(script: StoreScript<Result>, keys: readonly string[], args: readonly (string | number)[]): Promise<Result>;
 
   streamAdd(stream: string, fields: Record<string, string>, options?: { maxLen?: number }): Promise<string>;
+  /** Several entries at once, in order, in one round trip and one command; resolves with their ids. */
+  streamAddMany(stream: string, entries: readonly Record<string, string>[], options?: { maxLen?: number }): Promise<string[]>;
   /** Creates the consumer group (and stream) if missing; safe to call repeatedly. */
   streamCreateGroup(stream: string, group: string): Promise<void>;
   /** New entries for this consumer, waiting up to `blockMs` when there are none. */
