@@ -9,6 +9,8 @@ export interface RunFacts {
   machine: string;
   store: string;
   duration: number;
+  /** Seconds of warm-up load before each target's measurement. */
+  warmup: number;
   connections: number;
 }
 
@@ -54,7 +56,7 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
 
 - Date: ${facts.date}
 - Machine: ${facts.machine}
-- Load: ${facts.connections} concurrent connections, ${facts.duration} s per target after a 2 s warm-up,
+- Load: ${facts.connections} concurrent connections, ${facts.duration} s per target after a ${facts.warmup} s warm-up of the same load,
   non-streaming \`POST /v1/chat/completions\` (autocannon, in the benchmark process)
 - Gateway: ${facts.store}, info-level request log; PostgreSQL is off the hot path (audit rows are written by a background writer)
 - Every server is its own process on the same 2-core machine as the load generator, so the

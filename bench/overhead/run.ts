@@ -18,7 +18,7 @@ import { WalletLedger } from '../../core/wallets/index.js';
 import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
-import { measureLoad } from '../shared/load.js';
+import { measureLoad, warmupSeconds } from '../shared/load.js';
 import { startBenchGateway, startProcess } from '../shared/start-process.js';
 import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
@@ -170,6 +170,7 @@ async function main(): Promise<void> {
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
       store: `${databaseUrl ? 'PostgreSQL (own process)' : 'embedded PGlite (inside the gateway process)'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process store'}`,
       duration,
+      warmup: warmupSeconds,
       connections,
     });
     console.log(markdown);

@@ -52,7 +52,16 @@ function treeCpuSeconds(pids: readonly number[]): number {
 }
 
 /**
- * Runs the load against `url` after a 2 s warm-up. `servers` are the processes whose CPU time
+ * Seconds of the same load sent before measuring (BENCH_WARMUP, default 15). The gateway's
+ * request path runs a few hundred functions once per request, so V8 keeps optimising them for
+ * ~10,000 requests: after a 2 s warm-up its compiler threads still took ~140 µs per request
+ * in the measured window and the main thread ran partly unoptimised code (bench/RESULTS.md).
+ * A server that runs for days pays that once, so the figures are taken once it has settled.
+ */
+export const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 15);
+
+/**
+ * Runs the load against `url` after the warm-up. `servers` are the processes whose CPU time
  * per request is reported: the cost that does not depend on sharing the cores.
  */
 export async function measureLoad(
@@ -75,7 +84,7 @@ export async function measureLoad(
     connections: load.connections,
     pipelining: 1,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
+  await autocannon({ ...options, duration: warmupSeconds }); // warm-up: JIT, pools, caches
   // Each server with its child processes (SVC_WORKERS runs the gateway as several).
   const trees = servers.map((p) => processTree(p.pid!));
   const cpuBefore = trees.map(treeCpuSeconds);

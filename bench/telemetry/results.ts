@@ -1,4 +1,4 @@
-import type { LoadMeasurement } from '../shared/load.js';
+import { warmupSeconds, type LoadMeasurement } from '../shared/load.js';
 
 /** One gateway run under load, with what its trace exporter delivered. */
 export interface TelemetryRun extends LoadMeasurement {
@@ -36,7 +36,7 @@ export function renderTelemetrySection(runs: readonly TelemetryRun[], facts: Tel
 
 - Date: ${facts.date}
 - Machine: ${facts.machine}
-- Load: ${facts.connections} concurrent connections, ${facts.duration} s per run after a 2 s warm-up, ${facts.rounds} rounds
+- Load: ${facts.connections} concurrent connections, ${facts.duration} s per run after a ${warmupSeconds} s warm-up, ${facts.rounds} rounds
   alternating off/on, non-streaming \`POST /v1/chat/completions\` (autocannon, in the benchmark process)
 - Gateway: \`gateway/src/main.ts\` in its own process, ${facts.store}, info-level request log, Prometheus metrics
   recorded for every request in both modes (they are always on)
