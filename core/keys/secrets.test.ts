@@ -1,6 +1,16 @@
 import { test } from 'vitest';
 import assert from 'node:assert/strict';
-import { credentialKindOf, generateKeyId, generateSecret, hashesEqual, hashSecret, randomBase62, secretHint } from './secrets.js';
+import { createHmac } from 'node:crypto';
+import {
+  credentialKindOf,
+  digestsEqual,
+  generateKeyId,
+  generateSecret,
+  hashSecret,
+  randomBase62,
+  secretDigest,
+  secretHint,
+} from './secrets.js';
 
 test('secrets carry their kind prefix and enough randomness', () => {
   const managed = generateSecret('managed');
@@ -22,10 +32,14 @@ test('hashing is keyed by the pepper and compared in constant time', () => {
   assert.match(h1, /^[0-9a-f]{64}$/);
   assert.equal(h1, hashSecret(secret, 'pepper-one-pepper-one-pepper-one!'));
   assert.notEqual(h1, hashSecret(secret, 'pepper-two-pepper-two-pepper-two!'));
-  assert.ok(hashesEqual(h1, h1));
-  assert.ok(!hashesEqual(h1, hashSecret('other', 'pepper-one-pepper-one-pepper-one!')));
-  assert.ok(!hashesEqual(h1, ''));
-  assert.ok(!hashesEqual('', ''));
+  // The stored form is HMAC-SHA-256 under the pepper, hex; the digest is the same bytes.
+  assert.equal(h1, createHmac('sha256', 'pepper-one-pepper-one-pepper-one!').update(secret).digest('hex'));
+  const d1 = secretDigest(secret, 'pepper-one-pepper-one-pepper-one!');
+  assert.equal(d1.toString('hex'), h1);
+  assert.ok(digestsEqual(d1, Buffer.from(h1, 'hex')));
+  assert.ok(!digestsEqual(d1, secretDigest('other', 'pepper-one-pepper-one-pepper-one!')));
+  assert.ok(!digestsEqual(d1, Buffer.alloc(0)));
+  assert.ok(!digestsEqual(Buffer.alloc(0), Buffer.alloc(0)));
 });
 
 test('the hint shows the prefix and last four characters only', () => {

@@ -45,14 +45,17 @@ export function credentialKindOf(secret: string): CredentialKind | undefined {
 
 /** HMAC-SHA-256 of the secret under the server pepper, hex: the only form stored anywhere. */
 export function hashSecret(secret: string, pepper: string): string {
-  return createHmac('sha256', pepper).update(secret, 'utf8').digest('hex');
+  return secretDigest(secret, pepper).toString('hex');
 }
 
-/** Compares two hex hashes in constant time (length mismatch is not secret: both are 64 hex). */
-export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+/** The same HMAC as raw bytes, for comparing with digestsEqual without decoding hex. */
+export function secretDigest(secret: string, pepper: string): Buffer {
+  return createHmac('sha256', pepper).update(secret, 'utf8').digest();
+}
+
+/** Compares two digests in constant time (a length mismatch is not secret). */
+export function digestsEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
 }
 
 /** What people see of a secret to recognise it: prefix and last four characters. */

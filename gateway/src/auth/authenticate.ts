@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../../core/errors/index.js';
-import { credentialKindOf, hashesEqual, hashSecret, type KeyRecord } from '../../../core/keys/index.js';
+import { credentialKindOf, digestsEqual, secretDigest, type KeyRecord } from '../../../core/keys/index.js';
 import type { KeyDirectory } from './key-directory.js';
 
 /** Who is calling: a key (inference) or the root admin (management). */
@@ -28,6 +28,13 @@ export function presentedSecret(headers: IncomingHttpHeaders, sources: Credentia
   return undefined;
 }
 
+/** The admin key's hash as bytes, decoded once per process (it is fixed at start-up). */
+let adminDigestMemo: { hex: string; bytes: Buffer } | undefined;
+function adminDigest(hex: string): Buffer {
+  if (adminDigestMemo?.hex !== hex) adminDigestMemo = { hex, bytes: Buffer.from(hex, 'hex') };
+  return adminDigestMemo.bytes;
+}
+
 /** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
 export async function authenticate(
   headers: IncomingHttpHeaders,
@@ -42,16 +49,16 @@ export async function authenticate(
         : 'No API key was provided; send "Authorization: Bearer <API key>"',
     });
   }
-  const hash = hashSecret(secret, deps.pepper);
-  if (credentialKindOf(secret) === 'admin' || hashesEqual(hash, deps.adminKeyHash)) {
-    if (hashesEqual(hash, deps.adminKeyHash)) return { kind: 'admin' };
-    throw new ApiError('invalid_api_key');
-  }
+  const digest = secretDigest(secret, deps.pepper);
+  // Every secret is compared with the admin key's: SVC_ADMIN_KEY need not carry the admin prefix.
+  const isAdmin = digestsEqual(digest, adminDigest(deps.adminKeyHash));
+  if (isAdmin) return { kind: 'admin' };
+  if (credentialKindOf(secret) === 'admin') throw new ApiError('invalid_api_key');
   // Secrets without one of our prefixes cannot be ours: answer without any look-up.
   if (credentialKindOf(secret) === undefined) {
     throw new ApiError('invalid_api_key', { humanMessage: 'The API key is not valid; keys start with "svc-sk-" or "svc_"' });
   }
-  const key = await deps.keys.find(hash);
+  const key = await deps.keys.find(digest.toString('hex'));
   if (!key) throw new ApiError('invalid_api_key');
   if (key.ownerInactive && key.status !== 'revoked')
     throw new ApiError('account_status', {
