@@ -15,6 +15,7 @@ export type UpstreamResponse = Dispatcher.ResponseData;
  */
 export class UpstreamClient {
   private readonly agents = new Map<string, Agent>();
+  private readonly targets = new Map<string, { origin: string; path: string }>();
 
   private agentFor(supplier: Supplier): Agent {
     let agent = this.agents.get(supplier.name);
@@ -30,6 +31,23 @@ export class UpstreamClient {
     return agent;
   }
 
+  /**
+   * Origin and path of `{baseUrl}{path}`, parsed once: the same few URLs are called on every
+   * request (the catalogue's suppliers times each protocol's paths), and a URL parse per call
+   * showed in the profile. Cleared if it ever grows past what a catalogue plausibly holds.
+   */
+  private targetOf(baseUrl: string, path: string): { origin: string; path: string } {
+    const href = `${baseUrl}${path}`;
+    let target = this.targets.get(href);
+    if (!target) {
+      const url = new URL(href);
+      target = { origin: url.origin, path: url.pathname + url.search };
+      if (this.targets.size >= 10_000) this.targets.clear();
+      this.targets.set(href, target);
+    }
+    return target;
+  }
+
   async post(
     supplier: Supplier,
     path: string,
@@ -37,11 +55,11 @@ export class UpstreamClient {
     body: string | Readable,
     signal: AttemptSignal,
   ): Promise<UpstreamResponse> {
-    const url = new URL(`${supplier.baseUrl}${path}`);
+    const target = this.targetOf(supplier.baseUrl, path);
     try {
       return await this.agentFor(supplier).request({
-        origin: url.origin,
-        path: url.pathname + url.search,
+        origin: target.origin,
+        path: target.path,
         method: 'POST',
         headers: signal.traceHeaders ? { ...headers, ...signal.traceHeaders } : headers,
         body,
