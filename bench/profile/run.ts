@@ -1,6 +1,7 @@
 // Where the gateway's CPU goes under load: runs the gateway process with V8's CPU profiler,
 // drives the overhead benchmark's load through it, and prints self time by package / source
-// area and the top functions. A diagnostic for hot-path work, not a result for RESULTS.md.
+// area and the top functions, over the measured load only (after the warm-up). A diagnostic for
+// hot-path work, not a result for RESULTS.md.
 //
 //   npx tsx bench/profile/run.ts         (BENCH_DURATION=10, BENCH_KEY=plain|enforced,
 //                                          DATABASE_URL / REDIS_URL as for bench:overhead)
@@ -28,6 +29,26 @@ interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+}
+
+/**
+ * The profile's last `seconds` before its last busy sample: the measured load, without start-up,
+ * module loading and the warm-up (whose JIT compilation is a one-off), nor the idle tail.
+ */
+function measuredWindow(profile: CpuProfile, seconds: number): CpuProfile {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const times: number[] = [];
+  let t = 0;
+  for (const delta of profile.timeDeltas) times.push((t += delta));
+  let lastBusy = times.length - 1;
+  while (lastBusy > 0 && byId.get(profile.samples[lastBusy]!)!.callFrame.functionName === '(idle)') lastBusy--;
+  const from = times[lastBusy]! - seconds * 1e6;
+  const keep = times.map((time, i) => time >= from && i <= lastBusy);
+  return {
+    nodes: profile.nodes,
+    samples: profile.samples.filter((_, i) => keep[i]),
+    timeDeltas: profile.timeDeltas.filter((_, i) => keep[i]),
+  };
 }
 
 /** The area a script belongs to: an npm package, a source folder, Node's internals, or V8/GC. */
@@ -124,7 +145,7 @@ async function main(): Promise<void> {
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('the gateway wrote no CPU profile');
     console.log(`profile: ${join(profiles, file)}\n`);
-    console.log(summarise(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile));
+    console.log(summarise(measuredWindow(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile, duration)));
   } finally {
     for (const child of children) child.kill('SIGKILL');
     if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);
