@@ -1,5 +1,6 @@
-import { test } from 'vitest';
+import { onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { accessLoggerOf, createLogger, redactedMarker } from './logger.js';
 
@@ -57,4 +58,47 @@ test('access logger: same destination, level and service, no redaction pass; the
   assert.equal(lines[0]!.input, 'a count, not a prompt', 'no redaction on the access line');
   const prompts = capture(true);
   assert.equal(accessLoggerOf(prompts.logger, true), prompts.logger, 'with prompt logging on, the access line keeps redaction');
+});
+
+/** Runs the stdout fixture; resolves its parsed lines once `until` holds (or it exits). */
+function runFixture(mode: 'exit' | 'wait', until: (lines: Record<string, unknown>[]) => boolean) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'core/telemetry/logger-stdout.fixture.ts'], {
+    env: { ...process.env, LOGGER_FIXTURE: mode },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  onTestFinished(() => void child.kill());
+  let text = '';
+  const parsed = () =>
+    text
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return new Promise<{ lines: Record<string, unknown>[]; exited: boolean }>((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (until(parsed())) {
+        child.stdin.end();
+        resolve({ lines: parsed(), exited: false });
+      }
+    });
+    child.once('exit', () => resolve({ lines: parsed(), exited: true }));
+  });
+}
+
+test('buffered stdout: lines of a process that exits at once are all written (flushed at exit)', async () => {
+  const { lines } = await runFixture('exit', () => false);
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    ['first line', 'second line'],
+  );
+});
+
+test('buffered stdout: lines far below the 4 KiB chunk still appear while the process runs (the periodic flush)', async () => {
+  const { lines, exited } = await runFixture('wait', (l) => l.length >= 2);
+  assert.equal(exited, false, 'the lines came before the process ended');
+  assert.deepEqual(
+    lines.map((l) => l.msg),
+    ['first line', 'second line'],
+  );
 });
