@@ -17,8 +17,10 @@ describe('nano-USD', () => {
     let seed = 20261126;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const amounts: number[] = [0, 1e-9, 5e-10, 1.5e-9, 2.5e-9, 0.0000000005, 9999.9999999995, 10_000, 123_456.789, -0.0000000025];
+    // Around the fast path's bound (2^20 USD) and the million-USD caps and balances it is for.
+    amounts.push(1_000_000, 999_999.9999999995, 1_000_000.0000000005, 1_048_575.9999999995, 1_048_576, 1_048_576.5, -1_000_000.000000001);
     for (let i = 0; i < 20_000; i++) {
-      const scale = 10 ** Math.floor(random() * 14 - 9);
+      const scale = 10 ** Math.floor(random() * 17 - 9);
       amounts.push(random() * scale, -random() * scale, Math.round(random() * 1e6) / 1e9 + 5e-10);
     }
     for (const usd of amounts) assert.equal(toNano(usd) || 0, byString(usd) || 0, String(usd));

@@ -16,12 +16,13 @@ export const nanoPerUsd = 1_000_000_000;
  */
 export function toNano(usd: number): number {
   const magnitude = Math.abs(usd);
-  // Fast path (every request converts a few amounts): below 10,000 USD the product's float error
-  // is under 0.002, so when it is not near a half the nearest integer is what toFixed(9) rounds to.
-  if (magnitude < 10_000) {
+  // Fast path (every request converts a few amounts, caps and balances of a million USD among
+  // them): below 2^20 USD the product is below 2^50 nano-USD, so its float rounding error is at
+  // most 1/16; when it is more than 0.4 from a half, the nearest integer is what toFixed(9) gives.
+  if (magnitude < 1_048_576) {
     const product = magnitude * nanoPerUsd;
     const nearest = Math.round(product);
-    if (Math.abs(product - nearest) < 0.49) return usd < 0 ? -nearest : nearest;
+    if (Math.abs(product - nearest) < 0.4) return usd < 0 ? -nearest : nearest;
   }
   return exactToNano(usd);
 }
