@@ -1,4 +1,4 @@
-import { test } from 'vitest';
+import { onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../store/memory-store.js';
 import { createTestStore } from '../store/testing.js';
@@ -37,76 +37,63 @@ function observed(store: Store) {
 
 test('appends made together go out in one store call; each resolves with its own entry id, in order', async () => {
   const inner = createTestStore();
-  try {
-    const o = observed(inner);
-    const buffer = new AuditBuffer(o.store, { stream: `coalesce-${Date.now()}` });
-    await inner.streamCreateGroup(buffer.stream, 'g');
-    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => buffer.append(sampleRecord(i))));
-    assert.deepEqual(o.calls, [20], 'one call for the twenty records');
-    const read = await inner.streamReadGroup(buffer.stream, 'g', 'c', { count: 100, blockMs: 50 });
-    assert.deepEqual(
-      read.map((e) => e.id),
-      ids,
-    );
-    assert.deepEqual(
-      read.map((e) => parseAuditRecord(e.fields.r!).requestId),
-      Array.from({ length: 20 }, (_, i) => sampleRecord(i).requestId),
-    );
-  } finally {
-    await inner.close();
-  }
+  onTestFinished(() => inner.close());
+  const o = observed(inner);
+  const buffer = new AuditBuffer(o.store, { stream: `coalesce-${Date.now()}` });
+  await inner.streamCreateGroup(buffer.stream, 'g');
+  const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => buffer.append(sampleRecord(i))));
+  assert.deepEqual(o.calls, [20], 'one call for the twenty records');
+  const read = await inner.streamReadGroup(buffer.stream, 'g', 'c', { count: 100, blockMs: 50 });
+  assert.deepEqual(
+    read.map((e) => e.id),
+    ids,
+  );
+  assert.deepEqual(
+    read.map((e) => parseAuditRecord(e.fields.r!).requestId),
+    Array.from({ length: 20 }, (_, i) => sampleRecord(i).requestId),
+  );
 });
 
-test('records appended while a call is in flight wait for it and go out together in the next', async () => {
+/** A buffer over a fresh memory store (closed after the test), with the store's calls observed. */
+function onMemoryStore() {
   const inner = new MemoryStore('t:');
-  try {
-    const o = observed(inner);
-    const buffer = new AuditBuffer(o.store);
-    o.hold();
-    const first = buffer.append(sampleRecord(1));
-    await new Promise((r) => setImmediate(r)); // the first call leaves and is held
-    assert.deepEqual(o.calls, [1]);
-    const later = Array.from({ length: 5 }, (_, i) => buffer.append(sampleRecord(10 + i)));
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(o.calls, [1], 'nothing else leaves while the first call is in flight');
-    o.release();
-    await Promise.all([first, ...later]);
-    assert.deepEqual(o.calls, [1, 5]);
-  } finally {
-    await inner.close();
-  }
+  onTestFinished(() => inner.close());
+  const o = observed(inner);
+  return { o, buffer: new AuditBuffer(o.store) };
+}
+
+test('records appended while a call is in flight wait for it and go out together in the next', async () => {
+  const { o, buffer } = onMemoryStore();
+  o.hold();
+  const first = buffer.append(sampleRecord(1));
+  await new Promise((r) => setImmediate(r)); // the first call leaves and is held
+  assert.deepEqual(o.calls, [1]);
+  const later = Array.from({ length: 5 }, (_, i) => buffer.append(sampleRecord(10 + i)));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(o.calls, [1], 'nothing else leaves while the first call is in flight');
+  o.release();
+  await Promise.all([first, ...later]);
+  assert.deepEqual(o.calls, [1, 5]);
 });
 
 test('a failed call rejects every append it carried; the next appends go out and succeed', async () => {
-  const inner = new MemoryStore('t:');
-  try {
-    const o = observed(inner);
-    const buffer = new AuditBuffer(o.store);
-    o.fail(true);
-    const failed = await Promise.allSettled([buffer.append(sampleRecord(1)), buffer.append(sampleRecord(2))]);
-    assert.deepEqual(
-      failed.map((r) => r.status),
-      ['rejected', 'rejected'],
-    );
-    assert.match(String((failed[0] as PromiseRejectedResult).reason), /store down/);
-    o.fail(false);
-    const id = await buffer.append(sampleRecord(3));
-    assert.match(id, /^\d+-\d+$/);
-    assert.deepEqual(o.calls, [2, 1]);
-  } finally {
-    await inner.close();
-  }
+  const { o, buffer } = onMemoryStore();
+  o.fail(true);
+  const failed = await Promise.allSettled([buffer.append(sampleRecord(1)), buffer.append(sampleRecord(2))]);
+  assert.deepEqual(
+    failed.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
+  assert.match(String((failed[0] as PromiseRejectedResult).reason), /store down/);
+  o.fail(false);
+  const id = await buffer.append(sampleRecord(3));
+  assert.match(id, /^\d+-\d+$/);
+  assert.deepEqual(o.calls, [2, 1]);
 });
 
 test('a backlog larger than one call carries goes out in several calls, none lost', async () => {
-  const inner = new MemoryStore('t:');
-  try {
-    const o = observed(inner);
-    const buffer = new AuditBuffer(o.store);
-    const ids = await Promise.all(Array.from({ length: 600 }, (_, i) => buffer.append(sampleRecord(i))));
-    assert.equal(new Set(ids).size, 600);
-    assert.deepEqual(o.calls, [256, 256, 88]);
-  } finally {
-    await inner.close();
-  }
+  const { o, buffer } = onMemoryStore();
+  const ids = await Promise.all(Array.from({ length: 600 }, (_, i) => buffer.append(sampleRecord(i))));
+  assert.equal(new Set(ids).size, 600);
+  assert.deepEqual(o.calls, [256, 256, 88]);
 });
