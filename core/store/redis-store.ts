@@ -75,15 +75,6 @@ function connect(url: string, cluster: boolean): Client {
 }
 
 /**
- * The store for production: Redis through ioredis, one server or a Redis Cluster (`cluster`).
- * Blocking stream reads and subscriptions each get their own connection, so they never stall
- * the commands of the request hot path.
- *
- * Key names carry their shard tag in braces (core/store/shard-tags.ts): kept on a cluster, where
- * they keep an entity's keys on one slot; dropped on a single server, whose key names are the
- * same as before cluster support.
- */
-/**
  * XADD of several entries to one stream in one script call. ARGV: the approximate MAXLEN (or
  * ''), then per entry its field count and its field/value pairs. Returns the ids in order.
  */
@@ -101,6 +92,15 @@ end
 return ids
 `;
 
+/**
+ * The store for production: Redis through ioredis, one server or a Redis Cluster (`cluster`).
+ * Blocking stream reads and subscriptions each get their own connection, so they never stall
+ * the commands of the request hot path.
+ *
+ * Key names carry their shard tag in braces (core/store/shard-tags.ts): kept on a cluster, where
+ * they keep an entity's keys on one slot; dropped on a single server, whose key names are the
+ * same as before cluster support.
+ */
 export class RedisStore implements Store {
   readonly kind = 'redis' as const;
   readonly sharded: boolean;
