@@ -15,6 +15,9 @@ describe('dependency outages (issue 13 finding 7)', () => {
     assert.equal(error.retryable, true);
     assert.match(error.humanMessage, /Redis/);
     assert.equal(toApiError(new Error('Connection is closed.')).code, 'service_unavailable');
+    // Pipelined commands cut off by the connection closing (a Redis node shut down mid-pipeline).
+    assert.equal(toApiError(withFields('Command aborted due to connection close', { name: 'AbortError' })).code, 'service_unavailable');
+    assert.equal(toApiError(withFields('Command aborted due to connection close', { name: 'Error' })).code, 'internal_error');
   });
 
   it('a Redis Cluster whose shard is down, moving or unreachable is 503 naming the store', () => {

@@ -24,7 +24,7 @@ const clusterClientFailures = [
 ];
 
 /**
- * ioredis: a command given up after its retries, sent on a closed connection, refused by a
+ * ioredis: a command given up after its retries, sent on (or aborted by) a closed connection, refused by a
  * Redis (Cluster) that is down for now, or not routable in a cluster. Matched by name and
  * message; these strings are Redis's and ioredis's own and stable across their versions.
  */
@@ -33,6 +33,9 @@ function isStoreOutage(error: { name?: unknown; message?: unknown }): boolean {
   const message = typeof error.message === 'string' ? error.message : '';
   return (
     message === 'Connection is closed.' ||
+    // A pipelined command whose connection closed after part of the pipeline was answered
+    // (auto-pipelining sends most commands so): ioredis aborts the rest instead of resending.
+    (error.name === 'AbortError' && message.startsWith('Command aborted due to connection close')) ||
     message.startsWith("Stream isn't writeable") ||
     message.startsWith('Reached the max retries per request limit') ||
     transientReplies.some((reply) => message.startsWith(`${reply} `)) ||
