@@ -11,19 +11,22 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 import { expectError, type Reply } from '../support/http-assertions.js';
 import { waitFor } from '../support/wait-for.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { captureLogs, type CapturedLogs } from '../observability/log-capture.js';
 
 const realServices = inject('redisClusterUrl') !== '';
 
 describe.runIf(realServices)('a Redis Cluster shard going down under the gateway', () => {
   let cluster: RedisCluster;
   let h: GatewayHarness;
+  let logs: CapturedLogs;
   const saved = { url: process.env.REDIS_URL, cluster: process.env.SVC_REDIS_CLUSTER };
 
   beforeAll(async () => {
     cluster = await startRedisCluster();
     process.env.REDIS_URL = cluster.url;
     process.env.SVC_REDIS_CLUSTER = 'true';
-    h = await startGatewayHarness();
+    logs = captureLogs();
+    h = await startGatewayHarness(undefined, { logger: logs.logger });
   });
   afterAll(async () => {
     await h?.close();
@@ -36,6 +39,13 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
       else process.env[name] = value;
     }
   });
+
+  const failuresLogged = () =>
+    logs
+      .lines()
+      .filter((l) => l.msg === 'request failed')
+      .map((l) => JSON.stringify(l.err))
+      .join('\n');
 
   const chat = (secret: string) =>
     fetch(`${h.gateway.url}/v1/chat/completions`, {
@@ -63,6 +73,8 @@ describe.runIf(realServices)('a Redis Cluster shard going down under the gateway
       const res = await chat(key.secret);
       if (onDead(key.id)) {
         const body = (await res.json()) as Reply['body'];
+        // A failure names the gateway's own logged error (the cause of a 500 is only in the log).
+        if (res.status !== 503) assert.fail(`${res.status} for a key on the dead shard; gateway log:\n${failuresLogged()}`);
         expectError({ status: res.status, headers: res.headers, body }, 503, 'service_unavailable');
         assert.match(body.error!.human_message, /Redis/);
         assert.equal(res.headers.get('retry-after'), '2');
