@@ -54,9 +54,9 @@ export class AuditBuffer {
 
   /** Appends one record as a single field `r` holding compact JSON; resolves with the entry id. */
   append(record: AuditRecord): Promise<string> {
-    const fields = { r: serialiseAuditRecord(record) };
+    // Serialised inside the executor: a record that cannot be serialised rejects, never throws.
     return new Promise<string>((resolve, reject) => {
-      this.waiting.push({ fields, resolve, reject });
+      this.waiting.push({ fields: { r: serialiseAuditRecord(record) }, resolve, reject });
       this.schedule();
     });
   }
