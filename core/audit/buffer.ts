@@ -31,17 +31,17 @@ interface Waiting {
  * the gateway dying; a background AuditWriter moves it to PostgreSQL.
  *
  * Appends are coalesced: records appended while the event loop works through one turn go out
- * together after it (setImmediate), as one store call (one script on Redis), and while a call
- * is in flight the next records wait for it and then go out together. One command per request
- * cost more than the rest of the audit path (command object, write, reply, promise each); a
- * request waits at most one store round trip longer than before for its record to be durable.
+ * together after it (setImmediate), as one store call (one script on Redis); one command per
+ * request cost more than the rest of the audit path (command object, write, reply, promise
+ * each). Calls do not wait for each other: holding the next records until the previous call
+ * answered made bigger batches, but while the store was failing every request then waited for
+ * two failed calls instead of one (found by the store-outage test, which timed out).
  */
 export class AuditBuffer {
   /** The stream this buffer appends to. */
   readonly stream: string;
   private readonly maxLen: number | undefined;
   private waiting: Waiting[] = [];
-  private inFlight = false;
   private scheduled = false;
 
   constructor(
@@ -62,19 +62,16 @@ export class AuditBuffer {
   }
 
   private schedule(): void {
-    if (this.inFlight || this.scheduled || this.waiting.length === 0) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.send();
+      while (this.waiting.length > 0) void this.send(this.waiting.splice(0, MAX_RECORDS_PER_CALL));
     });
   }
 
-  /** One store call with what is waiting; each append settles with its own id or the call's error. */
-  private async send(): Promise<void> {
-    const batch = this.waiting.length <= MAX_RECORDS_PER_CALL ? this.waiting : this.waiting.slice(0, MAX_RECORDS_PER_CALL);
-    this.waiting = batch === this.waiting ? [] : this.waiting.slice(MAX_RECORDS_PER_CALL);
-    this.inFlight = true;
+  /** One store call for `batch`; each append settles with its own id or the call's error. */
+  private async send(batch: Waiting[]): Promise<void> {
     try {
       const entries = batch.map((w) => w.fields);
       const ids =
@@ -84,9 +81,6 @@ export class AuditBuffer {
       batch.forEach((w, i) => w.resolve(ids[i]!));
     } catch (error) {
       for (const w of batch) w.reject(error);
-    } finally {
-      this.inFlight = false;
-      this.schedule();
     }
   }
 }
