@@ -93,6 +93,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     });
   }
 
+  // Built once: every request's key is compared with the admin key's digest, decoded here.
+  const credentials = { pepper: deps.pepper, adminDigest: Buffer.from(deps.adminKeyHash, 'hex'), keys: deps.keys };
   app.addHook('onRequest', async (request, reply) => {
     // Fastify runs no onResponse for a request whose client left before the response ended
     // (mid-stream included; its onRequestAbort misses clients that left after sending the body):
@@ -111,15 +113,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     }
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
-    request.caller = await authenticate(
-      request.headers,
-      { xApiKey: xApiKeyPaths.has(path) },
-      {
-        pepper: deps.pepper,
-        adminKeyHash: deps.adminKeyHash,
-        keys: deps.keys,
-      },
-    );
+    request.caller = await authenticate(request.headers, { xApiKey: xApiKeyPaths.has(path) }, credentials);
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);

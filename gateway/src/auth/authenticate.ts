@@ -28,18 +28,11 @@ export function presentedSecret(headers: IncomingHttpHeaders, sources: Credentia
   return undefined;
 }
 
-/** The admin key's hash as bytes, decoded once per process (it is fixed at start-up). */
-let adminDigestMemo: { hex: string; bytes: Buffer } | undefined;
-function adminDigest(hex: string): Buffer {
-  if (adminDigestMemo?.hex !== hex) adminDigestMemo = { hex, bytes: Buffer.from(hex, 'hex') };
-  return adminDigestMemo.bytes;
-}
-
 /** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
 export async function authenticate(
   headers: IncomingHttpHeaders,
   sources: CredentialSources,
-  deps: { pepper: string; adminKeyHash: string; keys: KeyDirectory },
+  deps: { pepper: string; /** The admin key's HMAC as bytes (decoded once by the caller). */ adminDigest: Buffer; keys: KeyDirectory },
 ): Promise<Caller> {
   const secret = presentedSecret(headers, sources);
   if (secret === undefined) {
@@ -51,7 +44,7 @@ export async function authenticate(
   }
   const digest = secretDigest(secret, deps.pepper);
   // Every secret is compared with the admin key's: SVC_ADMIN_KEY need not carry the admin prefix.
-  const isAdmin = digestsEqual(digest, adminDigest(deps.adminKeyHash));
+  const isAdmin = digestsEqual(digest, deps.adminDigest);
   if (isAdmin) return { kind: 'admin' };
   if (credentialKindOf(secret) === 'admin') throw new ApiError('invalid_api_key');
   // Secrets without one of our prefixes cannot be ours: answer without any look-up.
