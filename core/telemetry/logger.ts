@@ -56,12 +56,14 @@ export function createLogger(options: LoggerOptions): Logger {
 /** How long a line may wait in the stdout buffer before it is written anyway. */
 const logFlushIntervalMs = 200;
 
+/** The process's buffered stdout, made on first use. */
+let stdout: DestinationStream | undefined;
+
 /**
  * Asynchronous stdout that writes in chunks of at least 4 KiB, and at least every 200 ms: under
  * load a write per line or two (one `fs.write` each, with its thread-pool round trip) cost the
  * gateway several per cent of its CPU. pino flushes the buffer when the process exits.
  */
-let stdout: DestinationStream | undefined;
 function bufferedStdout(): DestinationStream {
   // pino flushes asynchronous destinations at exit on the main thread only: a worker thread's
   // lines are written as they come.
