@@ -61,8 +61,23 @@ function childPids(parent: number): number[] {
 /** Waits for the start-up line "gateway listening on <url>;" and returns the url. */
 async function listeningUrl(output: () => string): Promise<string> {
   let base = '';
-  await waitFor('the gateway to listen', () => (base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '') !== '', 60_000);
+  await waitFor(
+    'the gateway to listen',
+    () => (base = /gateway listening on (http:\/\/\S+?);/.exec(output())?.[1] ?? '') !== '',
+    60_000,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; its output:\n${output()}`);
+  });
   return base;
+}
+
+/** `work`, or a rejection naming what hung once `ms` pass (a hang then fails with the process output, not the test timeout). */
+function withDeadline<T>(work: Promise<T>, ms: number, explain: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(explain())), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** One chat completion through the gateway with `secret`. */
@@ -268,8 +283,11 @@ describe('the gateway process (npm run gateway)', () => {
   );
 
   // SVC_WORKERS: one port, several gateway processes; the primary supervises and aggregates metrics.
+  // Four process start-ups (primary, two workers, a replacement): each step has its own deadline
+  // inside the test's, so a hang names the step and shows the gateway's output.
   test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
     'real services: SVC_WORKERS=2 serves from two processes, replaces a worker that dies, sums their metrics and drains on SIGTERM',
+    { timeout: 180_000 },
     async () => {
       supplier.release();
       const db = await createTestDatabase();
@@ -278,6 +296,11 @@ describe('the gateway process (npm run gateway)', () => {
       const env = { ...baseEnv(), DATABASE_URL: db.url, SVC_WORKERS: '2', SVC_METRICS_PORT: String(metricsPort) };
       const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'workers', source: 'api' });
       const { child, exited, output } = spawnGateway(env);
+      // Each step has its own deadline; a step that fails or hangs reports the gateway's output.
+      const step = <T>(what: string, work: Promise<T>, ms = 30_000): Promise<T> =>
+        withDeadline(work, ms, () => `${what} took over ${ms} ms`).catch((error: Error) => {
+          throw new Error(`${error.message}; gateway output:\n${output()}`);
+        });
       const base = await listeningUrl(output);
       assert.match(output(), /workers: 2; metrics: http:/);
       const workerPids = () => childPids(child.pid!);
@@ -285,32 +308,36 @@ describe('the gateway process (npm run gateway)', () => {
 
       const served = async (i: number) => {
         // A new connection each time, so the primary hands requests to both workers.
-        const response = await chat(base, secret, `worker ${i}`, { connection: 'close' });
+        const response = await step(`request ${i}`, chat(base, secret, `worker ${i}`, { connection: 'close' }));
         assert.equal(response.status, 200);
-        await response.text();
+        await step(`request ${i}'s body`, response.text());
       };
       for (let i = 0; i < 6; i += 1) await served(i);
 
       const [victim] = workerPids();
       process.kill(victim!, 'SIGKILL');
-      await waitFor('a replacement worker', () => workerPids().length === 2 && !workerPids().includes(victim!), 60_000);
-      await waitFor('the replacement to serve', async () => {
-        await served(100);
-        return true;
-      });
+      await step(
+        'a replacement worker',
+        waitFor('a replacement worker', () => workerPids().length === 2 && !workerPids().includes(victim!), 45_000),
+        50_000,
+      );
+      await served(100);
       for (let i = 0; i < 4; i += 1) await served(200 + i);
 
       // The primary's /metrics is the sum over the live workers: the killed one's counts went with it.
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const text = await step(
+        'the aggregated scrape',
+        fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()),
+      );
       const answered = [...text.matchAll(/^svc_gateway_requests_total\{[^}]*status="200"[^}]*\} (\d+)/gm)].reduce(
         (n, m) => n + Number(m[1]),
         0,
       );
       assert.ok(answered >= 5 && answered <= 11, `aggregated 200s of the live workers (${answered}): ${text}`);
-      assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/health`)).status, 200);
+      assert.equal((await step('the primary health check', fetch(`http://127.0.0.1:${metricsPort}/health`))).status, 200);
 
       child.kill('SIGTERM');
-      assert.equal(await exited, 0, output());
+      assert.equal(await step('the drain on SIGTERM', exited), 0, output());
       assert.deepEqual(childPids(child.pid!), [], 'no worker left behind');
     },
   );
