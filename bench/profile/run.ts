@@ -4,7 +4,9 @@
 // hot-path work, not a result for RESULTS.md.
 //
 //   npx tsx bench/profile/run.ts         (BENCH_DURATION=10, BENCH_KEY=plain|enforced,
-//                                          DATABASE_URL / REDIS_URL as for bench:overhead)
+//                                          DATABASE_URL / REDIS_URL as for bench:overhead,
+//                                          BENCH_TARGET=bare-proxy profiles the overhead benchmark's
+//                                          bare proxy instead, under the same load, for comparison)
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,7 @@ import { startBenchGateway, startProcess } from '../shared/start-process.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const ports = { sim: 18190, gateway: 18191 };
+const bareProxy = process.env.BENCH_TARGET === 'bare-proxy';
 
 interface ProfileNode {
   id: number;
@@ -114,18 +117,26 @@ async function main(): Promise<void> {
       ),
     );
     const profiles = join(dir, 'profiles');
-    const gateway = await startBenchGateway({
-      port: ports.gateway,
-      pepper,
-      catalogue,
-      dataDir: join(dir, 'data'),
-      storePrefix: `profile-${process.pid}:`,
-      databaseUrl,
-      nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
-    });
+    const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
+    const gateway = bareProxy
+      ? await startProcess(
+          'bare proxy',
+          [...profiling, 'bench/overhead/bare-proxy.mjs'],
+          { PORT: String(ports.gateway), UPSTREAM: `http://127.0.0.1:${ports.sim}` },
+          /listening/,
+        )
+      : await startBenchGateway({
+          port: ports.gateway,
+          pepper,
+          catalogue,
+          dataDir: join(dir, 'data'),
+          storePrefix: `profile-${process.pid}:`,
+          databaseUrl,
+          nodeOptions: profiling,
+        });
     children.push(gateway);
     const result = await measureLoad(
-      'gateway',
+      bareProxy ? 'bare proxy' : 'gateway',
       `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
       { authorization: `Bearer ${secret}` },
       [gateway],
@@ -143,7 +154,7 @@ async function main(): Promise<void> {
       gateway.kill('SIGTERM');
     });
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
-    if (!file) throw new Error('the gateway wrote no CPU profile');
+    if (!file) throw new Error('the profiled process wrote no CPU profile');
     console.log(`profile: ${join(profiles, file)}\n`);
     console.log(summarise(measuredWindow(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile, duration)));
   } finally {
