@@ -14,13 +14,29 @@ export interface LoadMeasurement {
   total: number;
   /** CPU time of the measured server processes per request (µs); independent of core sharing. */
   cpuMicrosPerRequest: number | undefined;
+  /**
+   * The first server's main thread alone (µs per request): for the gateway, the serving event
+   * loop, without V8's compiler and GC threads or the audit writer thread.
+   */
+  mainThreadMicrosPerRequest: number | undefined;
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+/** User + system CPU seconds in a /proc stat file (a process's, or one thread's). */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds (user + system) a process has used so far, all its threads, from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** CPU seconds of one process's main thread (its thread id is the process id). */
+function mainThreadCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /** The process and all its descendants (a gateway's cluster workers), from /proc (Linux). */
@@ -88,8 +104,11 @@ export async function measureLoad(
   // Each server with its child processes (SVC_WORKERS runs the gateway as several).
   const trees = servers.map((p) => processTree(p.pid!));
   const cpuBefore = trees.map(treeCpuSeconds);
+  const mainPid = servers[0]?.pid;
+  const mainBefore = mainPid === undefined ? 0 : mainThreadCpuSeconds(mainPid);
   const result = await autocannon({ ...options, duration: load.duration });
   const cpuUsed = trees.reduce((sum, tree, i) => sum + treeCpuSeconds(tree) - cpuBefore[i]!, 0);
+  const mainUsed = mainPid === undefined ? 0 : mainThreadCpuSeconds(mainPid) - mainBefore;
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) console.warn(`${name}: ${failed} failed requests`);
   return {
@@ -100,5 +119,6 @@ export async function measureLoad(
     failed,
     total: result.requests.total,
     cpuMicrosPerRequest: servers.length === 0 || result.requests.total === 0 ? undefined : (cpuUsed * 1e6) / result.requests.total,
+    mainThreadMicrosPerRequest: mainPid === undefined || result.requests.total === 0 ? undefined : (mainUsed * 1e6) / result.requests.total,
   };
 }

@@ -14,27 +14,33 @@ const buildDir = join(root, '.data', 'bench-build');
 let built = false;
 export function compiledEntry(entry: string): string {
   if (!built) {
-    const tsc = spawnSync(
-      process.execPath,
-      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'deploy/tsconfig.build.json', '--outDir', buildDir],
-      {
-        cwd: root,
-        encoding: 'utf8',
-      },
-    );
-    if (tsc.status !== 0) throw new Error(`compiling for the benchmark failed:\n${tsc.stdout}${tsc.stderr}`);
-    for (const dir of ['core', 'gateway', 'test/simulator']) copyNonTypeScript(join(root, dir));
+    compileTree(root, buildDir);
     built = true;
   }
   return join(buildDir, entry.replace(/\.ts$/, '.js'));
 }
 
-function copyNonTypeScript(dir: string): void {
+/**
+ * Compiles the source tree at `sourceRoot` (this repository, or a checkout of another revision)
+ * as the Dockerfile does, into `outDir`. A checkout's imports resolve to this repository's
+ * node_modules when both lie inside it (bench/ab puts them under .data/ab).
+ */
+export function compileTree(sourceRoot: string, outDir: string): void {
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(sourceRoot, 'deploy/tsconfig.build.json'), '--outDir', outDir],
+    { cwd: sourceRoot, encoding: 'utf8' },
+  );
+  if (tsc.status !== 0) throw new Error(`compiling ${sourceRoot} for the benchmark failed:\n${tsc.stdout}${tsc.stderr}`);
+  for (const dir of ['core', 'gateway', 'test/simulator']) copyNonTypeScript(sourceRoot, join(sourceRoot, dir), outDir);
+}
+
+function copyNonTypeScript(sourceRoot: string, dir: string, outDir: string): void {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) copyNonTypeScript(path);
+    if (statSync(path).isDirectory()) copyNonTypeScript(sourceRoot, path, outDir);
     else if (!name.endsWith('.ts')) {
-      const target = join(buildDir, relative(root, path));
+      const target = join(outDir, relative(sourceRoot, path));
       mkdirSync(dirname(target), { recursive: true });
       cpSync(path, target);
     }
@@ -108,6 +114,8 @@ export interface BenchGateway {
   env?: Record<string, string>;
   /** Extra Node flags (the profiler's --cpu-prof). */
   nodeOptions?: string[];
+  /** The compiled `gateway/src/main.js` to run instead of the working tree's (bench/ab: another revision). */
+  entry?: string;
 }
 
 /**
@@ -117,7 +125,7 @@ export interface BenchGateway {
 export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> {
   return startProcess(
     'gateway',
-    [...(options.nodeOptions ?? []), ...entryArgs('gateway/src/main.ts')],
+    [...(options.nodeOptions ?? []), ...(options.entry ? [options.entry] : entryArgs('gateway/src/main.ts'))],
     {
       PORT: String(options.port),
       SVC_HOST: '127.0.0.1',

@@ -1,0 +1,147 @@
+// Is a hot-path change worth keeping? The gateway of a git revision (A) against the working
+// tree's (B) under the overhead load, one at a time on the same simulator, PostgreSQL, Redis and
+// key, alternating A B B A A B B A… so that drift in this shared VM's speed falls on both. One
+// run's noise here is 5–15 % (bench/RESULTS.md); the medians of several rounds are what to quote.
+//
+//   npx tsx bench/ab/run.ts <revision>   (BENCH_ROUNDS=4 pairs, BENCH_DURATION=8, BENCH_WARMUP=15,
+//                                          BENCH_KEY=plain|enforced, BENCH_NODE; DATABASE_URL and
+//                                          REDIS_URL as for bench:overhead)
+//
+// Revision A is exported with `git archive` and compiled like the Dockerfile into .data/ab/<sha>;
+// it runs on this checkout's node_modules, so compare revisions with the same dependencies.
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openDatabase } from '../../core/db/index.js';
+import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { deleteKeysWithPrefix } from '../../core/store/testing.js';
+import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { writeSimCatalogue } from '../shared/catalogue.js';
+import { measureLoad, type LoadMeasurement } from '../shared/load.js';
+import { compileTree, serverNode, startBenchGateway, startProcess } from '../shared/start-process.js';
+
+const root = resolve(import.meta.dirname, '../..');
+const ports = { sim: 18390, gateway: 18391 };
+const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+const load = { duration: Number(process.env.BENCH_DURATION ?? 8), connections: 32 };
+
+/** Revision `rev` compiled into .data/ab/<sha>/build (reused when already there); its gateway entry. */
+function buildRevision(rev: string): { sha: string; entry: string } {
+  const sha = execFileSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: root, encoding: 'utf8' }).trim();
+  const dir = join(root, '.data', 'ab', sha);
+  const entry = join(dir, 'build', 'gateway', 'src', 'main.js');
+  if (!existsSync(entry)) {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    const archive = execFileSync('git', ['archive', '--format=tar', sha], { cwd: root, maxBuffer: 1 << 30 });
+    execFileSync('tar', ['-x', '-C', join(dir, 'src')], { input: archive });
+    compileTree(join(dir, 'src'), join(dir, 'build'));
+  }
+  return { sha, entry };
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    child.once('exit', () => done());
+    child.kill('SIGTERM');
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The round order: A B B A, repeated, so neither side always runs first or last. */
+function roundOrder(pairs: number): ('A' | 'B')[] {
+  const order: ('A' | 'B')[] = [];
+  for (let i = 0; i < pairs; i += 1) order.push(...(i % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)));
+  return order;
+}
+
+async function main(): Promise<void> {
+  const rev = process.argv[2];
+  if (!rev) throw new Error('usage: npx tsx bench/ab/run.ts <revision>  (A = that revision, B = the working tree)');
+  const a = buildRevision(rev);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ab-'));
+  const children: ChildProcess[] = [];
+  const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
+  const storePrefix = `ab-${process.pid}:`;
+  try {
+    const pepper = generateSecret('admin');
+    const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
+    await db.migrate();
+    const enforced = process.env.BENCH_KEY === 'enforced';
+    const { secret } = await new KeyRepository(db.knex, pepper).create({
+      kind: 'managed',
+      name: 'ab',
+      source: 'api',
+      ...(enforced && { rateLimitRpm: 1_000_000, budgetLimitUsd: 1_000_000, budgetPeriod: 'monthly' as const }),
+    });
+    await db.close();
+    const catalogue = writeSimCatalogue(dir, ports.sim);
+    children.push(
+      await startProcess(
+        'simulator',
+        ['--import', 'tsx', 'test/simulator/main.ts'],
+        { SIM_PORT: String(ports.sim), SIM_NAME: 'ab' },
+        /listening/,
+      ),
+    );
+    const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
+    for (const side of roundOrder(rounds)) {
+      const gateway = await startBenchGateway({
+        port: ports.gateway,
+        pepper,
+        catalogue,
+        dataDir: join(dir, `data-${side}`),
+        storePrefix,
+        databaseUrl,
+        ...(side === 'A' && { entry: a.entry }),
+      });
+      try {
+        const m = await measureLoad(
+          side,
+          `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
+          { authorization: `Bearer ${secret}` },
+          [gateway],
+          load,
+        );
+        results.push({ side, m });
+        console.log(
+          `${side}: ${m.requestsPerSecond.toFixed(0)} req/s, ${m.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request ` +
+            `(serving thread ${m.mainThreadMicrosPerRequest?.toFixed(0)}), p99 ${m.p99Ms} ms, ${m.failed} failed`,
+        );
+      } finally {
+        await stop(gateway);
+      }
+    }
+    const summary = (side: 'A' | 'B') => {
+      const of = results.filter((r) => r.side === side).map((r) => r.m);
+      return {
+        rps: median(of.map((m) => m.requestsPerSecond)),
+        cpu: median(of.map((m) => m.cpuMicrosPerRequest ?? 0)),
+        main: median(of.map((m) => m.mainThreadMicrosPerRequest ?? 0)),
+      };
+    };
+    const [sa, sb] = [summary('A'), summary('B')];
+    console.log(`\nmedians over ${rounds} rounds each (${load.duration} s after a warm-up; servers on ${serverNode}):`);
+    console.log(`| | req/s | CPU µs/request | serving thread µs/request |\n|---|---:|---:|---:|`);
+    console.log(`| A ${a.sha.slice(0, 7)} | ${sa.rps.toFixed(0)} | ${sa.cpu.toFixed(0)} | ${sa.main.toFixed(0)} |`);
+    console.log(`| B working tree | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`);
+    console.log(`| B / A | ${(sb.rps / sa.rps).toFixed(3)} | ${(sb.cpu / sa.cpu).toFixed(3)} | ${(sb.main / sa.main).toFixed(3)} |`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);
+    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, storePrefix);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
