@@ -13,13 +13,12 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openDatabase } from '../../core/db/index.js';
-import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { generateSecret } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
-import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, type LoadMeasurement } from '../shared/load.js';
-import { compileTree, serverNode, startBenchGateway, startProcess } from '../shared/start-process.js';
+import { compileTree, serverNode, startBenchGateway, startSimulator } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const ports = { sim: 18390, gateway: 18391 };
@@ -72,25 +71,9 @@ async function main(): Promise<void> {
   const storePrefix = `ab-${process.pid}:`;
   try {
     const pepper = generateSecret('admin');
-    const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
-    await db.migrate();
-    const enforced = process.env.BENCH_KEY === 'enforced';
-    const { secret } = await new KeyRepository(db.knex, pepper).create({
-      kind: 'managed',
-      name: 'ab',
-      source: 'api',
-      ...(enforced && { rateLimitRpm: 1_000_000, budgetLimitUsd: 1_000_000, budgetPeriod: 'monthly' as const }),
-    });
-    await db.close();
+    const secret = await createBenchKey({ databaseUrl, dataDir: join(dir, 'data'), pepper, name: 'ab' });
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    children.push(
-      await startProcess(
-        'simulator',
-        ['--import', 'tsx', 'test/simulator/main.ts'],
-        { SIM_PORT: String(ports.sim), SIM_NAME: 'ab' },
-        /listening/,
-      ),
-    );
+    children.push(await startSimulator(ports.sim, 'ab'));
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {
       const gateway = await startBenchGateway({

@@ -19,7 +19,7 @@ import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, warmupSeconds } from '../shared/load.js';
-import { serverNode, serverNodeVersion, startBenchGateway, startProcess } from '../shared/start-process.js';
+import { serverNode, serverNodeVersion, startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
 import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -95,14 +95,7 @@ async function main(): Promise<void> {
     await db.close();
     const catalogue = writeSimCatalogue(dir, ports.sim);
 
-    children.push(
-      await startProcess(
-        'simulator',
-        ['--import', 'tsx', 'test/simulator/main.ts'],
-        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' },
-        /listening/,
-      ),
-    );
+    children.push(await startSimulator(ports.sim, 'bench'));
     children.push(
       await startProcess(
         'bare proxy',

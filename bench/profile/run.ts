@@ -11,13 +11,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../core/db/index.js';
-import { generateSecret, KeyRepository } from '../../core/keys/index.js';
+import { generateSecret } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
-import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
+import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
-import { startBenchGateway, startProcess } from '../shared/start-process.js';
+import { startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const ports = { sim: 18190, gateway: 18191 };
@@ -96,26 +95,9 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
   try {
     const pepper = generateSecret('admin');
-    const db = await openDatabase(databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir: join(dir, 'data') });
-    await db.migrate();
-    const keys = new KeyRepository(db.knex, pepper);
-    const enforced = process.env.BENCH_KEY === 'enforced';
-    const { secret } = await keys.create({
-      kind: 'managed',
-      name: 'profile',
-      source: 'api',
-      ...(enforced && { rateLimitRpm: 1_000_000, budgetLimitUsd: 1_000_000, budgetPeriod: 'monthly' as const }),
-    });
-    await db.close();
+    const secret = await createBenchKey({ databaseUrl, dataDir: join(dir, 'data'), pepper, name: 'profile' });
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    children.push(
-      await startProcess(
-        'simulator',
-        ['--import', 'tsx', 'test/simulator/main.ts'],
-        { SIM_PORT: String(ports.sim), SIM_NAME: 'profile' },
-        /listening/,
-      ),
-    );
+    children.push(await startSimulator(ports.sim, 'profile'));
     const profiles = join(dir, 'profiles');
     const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
     const gateway = bareProxy

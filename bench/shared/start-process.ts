@@ -143,3 +143,13 @@ export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> 
     /gateway listening/,
   );
 }
+
+/** The supplier simulator the benchmarks forward to, on `port` (`env`: more SIM_* settings). */
+export function startSimulator(port: number, name: string, env: Record<string, string> = {}): Promise<ChildProcess> {
+  return startProcess(
+    'simulator',
+    ['--import', 'tsx', 'test/simulator/main.ts'],
+    { SIM_PORT: String(port), SIM_NAME: name, ...env },
+    /listening/,
+  );
+}

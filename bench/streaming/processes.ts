@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
-import { startBenchGateway, startProcess } from '../shared/start-process.js';
+import { startBenchGateway, startSimulator } from '../shared/start-process.js';
 
 export const root = resolve(import.meta.dirname, '../..');
 
@@ -42,14 +42,7 @@ export async function startServers(ports: { sim: number; gateway: number }, simL
       catalogue,
       `suppliers:\n  - name: sim\n    protocol: openai\n    base_url: http://127.0.0.1:${ports.sim}/v1\n    region: EU\n    models:\n      - id: ${benchModel}\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
     );
-    children.push(
-      await startProcess(
-        'simulator',
-        ['--import', 'tsx', 'test/simulator/main.ts'],
-        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench-streaming', ...(simLatencyMs > 0 && { SIM_LATENCY_MS: String(simLatencyMs) }) },
-        /listening/,
-      ),
-    );
+    children.push(await startSimulator(ports.sim, 'bench-streaming', simLatencyMs > 0 ? { SIM_LATENCY_MS: String(simLatencyMs) } : {}));
     children.push(
       await startBenchGateway({ port: ports.gateway, pepper, catalogue, dataDir: join(dir, 'data'), storePrefix: 'bench-streaming:' }),
     );

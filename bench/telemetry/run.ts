@@ -14,7 +14,7 @@ import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
-import { startBenchGateway, startProcess } from '../shared/start-process.js';
+import { startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
 import { writeSection } from '../streaming/results.js';
 import { renderTelemetrySection, type TelemetryRun } from './results.js';
 
@@ -60,14 +60,7 @@ async function main(): Promise<void> {
     const { secret } = await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'bench', source: 'api' });
     await db.close();
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    children.push(
-      await startProcess(
-        'simulator',
-        ['--import', 'tsx', 'test/simulator/main.ts'],
-        { SIM_PORT: String(ports.sim), SIM_NAME: 'bench' },
-        /listening/,
-      ),
-    );
+    children.push(await startSimulator(ports.sim, 'bench'));
     children.push(await startProcess('otlp sink', ['bench/telemetry/otlp-sink.mjs'], { PORT: String(ports.sink) }, /listening/));
 
     const runs: TelemetryRun[] = [];
