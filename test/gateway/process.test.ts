@@ -337,7 +337,7 @@ describe('the gateway process (npm run gateway)', () => {
       assert.equal((await step('the primary health check', fetch(`http://127.0.0.1:${metricsPort}/health`))).status, 200);
 
       child.kill('SIGTERM');
-      assert.equal(await step('the drain on SIGTERM', exited), 0, output());
+      assert.equal(await step('the drain on SIGTERM', exited, 60_000), 0, output());
       assert.deepEqual(childPids(child.pid!), [], 'no worker left behind');
     },
   );
