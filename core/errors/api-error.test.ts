@@ -65,6 +65,36 @@ describe('ApiError', () => {
     assert.equal(error.status, 502);
     assert.equal(error.type, 'api_error');
   });
+
+  // A 4xx stack is never logged and capturing it was most of a bad request's cost; a 5xx's is
+  // what an operator reads in the "request failed" line.
+  it('captures no stack frames for client errors and keeps them for server errors, leaving the limit as it was', () => {
+    const limit = Error.stackTraceLimit;
+    const frames = (error: Error) => (error.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length;
+    const clientErrors = [
+      new ApiError('validation_error'),
+      new ApiError('invalid_api_key'),
+      new ApiError('rate_limit_exceeded'),
+      ApiError.fromProvider('too_many', 429, 'slow down'),
+    ];
+    for (const error of clientErrors) {
+      assert.ok(error.status < 500, error.code);
+      assert.equal(frames(error), 0, `${error.code}: ${error.stack}`);
+      assert.match(error.stack ?? '', /^ApiError: /);
+    }
+    const serverErrors = [
+      new ApiError('internal_error'),
+      new ApiError('provider_unavailable'),
+      new ApiError('validation_error', { status: 503 }),
+      ApiError.fromProvider('overloaded', 529, 'busy'),
+    ];
+    for (const error of serverErrors) {
+      assert.ok(error.status >= 500, error.code);
+      assert.ok(frames(error) > 0, `${error.code}: ${error.stack}`);
+    }
+    assert.equal(Error.stackTraceLimit, limit);
+    assert.ok(frames(new Error('plain')) > 0, 'other errors keep their stacks');
+  });
 });
 
 describe('renderErrorBody', () => {
