@@ -18,7 +18,7 @@ import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, type LoadMeasurement } from '../shared/load.js';
-import { compileTree, serverNode, startBenchGateway, startSimulator } from '../shared/start-process.js';
+import { compileTree, serverNode, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const ports = { sim: 18390, gateway: 18391 };
@@ -38,14 +38,6 @@ function buildRevision(rev: string): { sha: string; entry: string } {
     compileTree(join(dir, 'src'), join(dir, 'build'));
   }
   return { sha, entry };
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    child.once('exit', () => done());
-    child.kill('SIGTERM');
-  });
 }
 
 function median(values: number[]): number {
@@ -99,7 +91,7 @@ async function main(): Promise<void> {
             `(serving thread ${m.mainThreadMicrosPerRequest?.toFixed(0)}), p99 ${m.p99Ms} ms, ${m.failed} failed`,
         );
       } finally {
-        await stop(gateway);
+        await stopProcess(gateway);
       }
     }
     const summary = (side: 'A' | 'B') => {

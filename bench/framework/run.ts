@@ -2,9 +2,8 @@
 // express + http-proxy, both forwarding non-streaming chat completions to the supplier
 // simulator under the same load (bench/shared/load.ts). Prints a table for docs/architecture.md.
 // Needs BENCH_DEPS (see proxies.mjs). Run: BENCH_DEPS=/tmp/bench-deps npx tsx bench/framework/run.ts
-import type { ChildProcess } from 'node:child_process';
 import { measureLoad, type LoadMeasurement } from '../shared/load.js';
-import { startProcess } from '../shared/start-process.js';
+import { startProcess, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const simPort = 18190;
 const proxyPort = 18196;
@@ -21,30 +20,17 @@ async function measure(stack: 'fastify' | 'express'): Promise<LoadMeasurement> {
   try {
     return await measureLoad(stack, `http://127.0.0.1:${proxyPort}/v1/chat/completions`, { authorization: 'Bearer bench' }, [proxy], load);
   } finally {
-    await stop(proxy);
+    await stopProcess(proxy);
   }
 }
 
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-const simulator = await startProcess(
-  'simulator',
-  ['--import', 'tsx', 'test/simulator/main.ts'],
-  { SIM_PORT: String(simPort) },
-  /listening/,
-);
+const simulator = await startSimulator(simPort, 'framework');
 const results: LoadMeasurement[] = [];
 try {
   // Alternating rounds, so drift of a shared machine affects both stacks alike.
   for (let round = 0; round < rounds; round++) for (const stack of ['fastify', 'express'] as const) results.push(await measure(stack));
 } finally {
-  await stop(simulator);
+  await stopProcess(simulator);
 }
 console.log(`| stack | round | req/s | p50 ms | p99 ms | proxy CPU µs/request | failed |`);
 console.log(`|---|---:|---:|---:|---:|---:|---:|`);

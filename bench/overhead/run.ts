@@ -19,7 +19,7 @@ import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, warmupSeconds } from '../shared/load.js';
-import { serverNode, serverNodeVersion, startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
+import { serverNode, serverNodeVersion, startBareProxy, startBenchGateway, startSimulator } from '../shared/start-process.js';
 import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -96,14 +96,7 @@ async function main(): Promise<void> {
     const catalogue = writeSimCatalogue(dir, ports.sim);
 
     children.push(await startSimulator(ports.sim, 'bench'));
-    children.push(
-      await startProcess(
-        'bare proxy',
-        ['bench/overhead/bare-proxy.mjs'],
-        { PORT: String(ports.proxy), UPSTREAM: `http://127.0.0.1:${ports.sim}` },
-        /listening/,
-      ),
-    );
+    children.push(await startBareProxy(ports.proxy, ports.sim));
     children.push(
       await startBenchGateway({
         port: ports.gateway,

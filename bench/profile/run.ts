@@ -16,7 +16,7 @@ import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
-import { startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
+import { startBareProxy, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const ports = { sim: 18190, gateway: 18191 };
@@ -100,13 +100,8 @@ async function main(): Promise<void> {
     children.push(await startSimulator(ports.sim, 'profile'));
     const profiles = join(dir, 'profiles');
     const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
-    const gateway = bareProxy
-      ? await startProcess(
-          'bare proxy',
-          [...profiling, 'bench/overhead/bare-proxy.mjs'],
-          { PORT: String(ports.gateway), UPSTREAM: `http://127.0.0.1:${ports.sim}` },
-          /listening/,
-        )
+    const profiled = bareProxy
+      ? await startBareProxy(ports.gateway, ports.sim, profiling)
       : await startBenchGateway({
           port: ports.gateway,
           pepper,
@@ -116,12 +111,12 @@ async function main(): Promise<void> {
           databaseUrl,
           nodeOptions: profiling,
         });
-    children.push(gateway);
+    children.push(profiled);
     const result = await measureLoad(
       bareProxy ? 'bare proxy' : 'gateway',
       `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
       { authorization: `Bearer ${secret}` },
-      [gateway],
+      [profiled],
       {
         duration,
         connections: 32,
@@ -131,10 +126,7 @@ async function main(): Promise<void> {
       `${result.total} requests, ${result.requestsPerSecond.toFixed(0)} req/s, ${result.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request`,
     );
     // The profile is written when the process exits normally: SIGTERM drains and exits.
-    await new Promise<void>((resolve) => {
-      gateway.once('exit', () => resolve());
-      gateway.kill('SIGTERM');
-    });
+    await stopProcess(profiled);
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('the profiled process wrote no CPU profile');
     console.log(`profile: ${join(profiles, file)}\n`);

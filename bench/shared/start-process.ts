@@ -153,3 +153,22 @@ export function startSimulator(port: number, name: string, env: Record<string, s
     /listening/,
   );
 }
+
+/** The overhead benchmark's bare proxy (bench/overhead/bare-proxy.mjs) on `port`, forwarding to `upstreamPort`. */
+export function startBareProxy(port: number, upstreamPort: number, nodeOptions: string[] = []): Promise<ChildProcess> {
+  return startProcess(
+    'bare proxy',
+    [...nodeOptions, 'bench/overhead/bare-proxy.mjs'],
+    { PORT: String(port), UPSTREAM: `http://127.0.0.1:${upstreamPort}` },
+    /listening/,
+  );
+}
+
+/** Stops a benchmark server with SIGTERM and resolves once it exited (the next run reuses its port). */
+export function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}

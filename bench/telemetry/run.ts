@@ -14,7 +14,7 @@ import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
-import { startBenchGateway, startProcess, startSimulator } from '../shared/start-process.js';
+import { startBenchGateway, startProcess, startSimulator, stopProcess } from '../shared/start-process.js';
 import { writeSection } from '../streaming/results.js';
 import { renderTelemetrySection, type TelemetryRun } from './results.js';
 
@@ -37,15 +37,6 @@ const modeEnv: Record<TelemetryRun['mode'], Record<string, string>> = {
 async function sinkStats(): Promise<{ exports: number; bytes: number }> {
   const response = await fetch(`http://127.0.0.1:${ports.sink}/stats`);
   return (await response.json()) as { exports: number; bytes: number };
-}
-
-/** Stops a process and waits for it to exit (the next run reuses its port and data directory). */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  await new Promise<void>((resolveExit) => {
-    child.once('exit', () => resolveExit());
-    child.kill('SIGTERM');
-  });
 }
 
 async function main(): Promise<void> {
@@ -79,11 +70,11 @@ async function main(): Promise<void> {
               connections,
             },
           );
-          await stop(gateway); // shutdown flushes the last batch of spans
+          await stopProcess(gateway); // shutdown flushes the last batch of spans
           const after = await sinkStats();
           runs.push({ ...measured, mode, exports: after.exports - before.exports, exportBytes: after.bytes - before.bytes });
         } finally {
-          await stop(gateway);
+          await stopProcess(gateway);
         }
       }
     }
@@ -98,7 +89,7 @@ async function main(): Promise<void> {
     console.log(markdown);
     writeSection(join(root, 'bench/RESULTS.md'), 'telemetry', markdown, '## Telemetry');
   } finally {
-    for (const child of children) await stop(child);
+    for (const child of children) await stopProcess(child);
     if (process.env.REDIS_URL)
       await deleteKeysWithPrefix(process.env.REDIS_URL, storePrefix).catch((e: unknown) => console.warn('cleanup failed', e));
     rmSync(dir, { recursive: true, force: true });

@@ -283,8 +283,7 @@ describe('the gateway process (npm run gateway)', () => {
   );
 
   // SVC_WORKERS: one port, several gateway processes; the primary supervises and aggregates metrics.
-  // Four process start-ups (primary, two workers, a replacement): each step has its own deadline
-  // inside the test's, so a hang names the step and shows the gateway's output.
+  // Four process start-ups (primary, two workers, a replacement): a longer timeout than the default.
   test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
     'real services: SVC_WORKERS=2 serves from two processes, replaces a worker that dies, sums their metrics and drains on SIGTERM',
     { timeout: 180_000 },
