@@ -6,9 +6,12 @@
 //   npx tsx bench/profile/run.ts         (BENCH_DURATION=10, BENCH_KEY=plain|enforced,
 //                                          DATABASE_URL / REDIS_URL as for bench:overhead,
 //                                          BENCH_TARGET=bare-proxy profiles the overhead benchmark's
-//                                          bare proxy instead, under the same load, for comparison)
+//                                          bare proxy instead, under the same load, for comparison,
+//                                          BENCH_PROFILE=alloc samples allocations instead of CPU:
+//                                          bytes per request by allocating function, the garbage
+//                                          the scavenger and V8's helper threads pay for)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSecret } from '../../core/keys/index.js';
@@ -21,6 +24,7 @@ import { startBareProxy, startBenchGateway, startSimulator, stopProcess } from '
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const ports = { sim: 18190, gateway: 18191 };
 const bareProxy = process.env.BENCH_TARGET === 'bare-proxy';
+const allocations = process.env.BENCH_PROFILE === 'alloc';
 
 interface ProfileNode {
   id: number;
@@ -63,6 +67,54 @@ function areaOf(url: string, name: string): string {
   return own ? `${own[1]}/${own[2]}` : url;
 }
 
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/** Bytes allocated per request by area and by allocating function (V8's sampled estimate). */
+function summariseAllocations(head: AllocationNode, requests: number): string {
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let total = 0;
+  const visit = (node: AllocationNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const area = areaOf(url, functionName);
+    const fn = `${functionName || '(anonymous)'} ${area}:${lineNumber + 1}`;
+    total += node.selfSize;
+    areas.set(area, (areas.get(area) ?? 0) + node.selfSize);
+    functions.set(fn, (functions.get(fn) ?? 0) + node.selfSize);
+    node.children.forEach(visit);
+  };
+  visit(head);
+  const table = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(
+        ([k, bytes]) => `${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${(bytes / requests).toFixed(0).padStart(6)} B/request  ${k}`,
+      )
+      .join('\n');
+  return `${(total / requests / 1024).toFixed(1)} KiB allocated per request on the serving thread\n\nby area:\n${table(areas, 25)}\n\ntop allocating functions:\n${table(functions, 40)}`;
+}
+
+/** Resolves with the file's JSON once it exists (the sampler writes it asynchronously after SIGUSR2). */
+async function written<T>(file: string): Promise<T> {
+  for (let waited = 0; !existsSync(file); waited += 100) {
+    if (waited > 30_000) throw new Error(`the allocation sampler wrote no ${file}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // A file that exists may still be being written: wait until it parses.
+  for (;;) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8')) as T;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
 function summarise(profile: CpuProfile): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
@@ -99,9 +151,11 @@ async function main(): Promise<void> {
     const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startSimulator(ports.sim, 'profile'));
     const profiles = join(dir, 'profiles');
-    const profiling = ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
+    const allocationFile = join(dir, 'allocations.heapprofile');
+    const profiling = allocations ? ['--import', './bench/profile/allocation-sampler.mjs'] : ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
+    const samplerEnv: Record<string, string> = allocations ? { ALLOCATION_PROFILE_OUT: allocationFile } : {};
     const profiled = bareProxy
-      ? await startBareProxy(ports.gateway, ports.sim, profiling)
+      ? await startBareProxy(ports.gateway, ports.sim, profiling, samplerEnv)
       : await startBenchGateway({
           port: ports.gateway,
           pepper,
@@ -110,6 +164,7 @@ async function main(): Promise<void> {
           storePrefix: `profile-${process.pid}:`,
           databaseUrl,
           nodeOptions: profiling,
+          env: samplerEnv,
         });
     children.push(profiled);
     const result = await measureLoad(
@@ -120,11 +175,20 @@ async function main(): Promise<void> {
       {
         duration,
         connections: 32,
+        // The sampler's first file holds the warm-up; the second, sent below, the measured load.
+        afterWarmup: () => allocations && profiled.kill('SIGUSR2'),
       },
     );
     console.log(
       `${result.total} requests, ${result.requestsPerSecond.toFixed(0)} req/s, ${result.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request`,
     );
+    if (allocations) {
+      profiled.kill('SIGUSR2');
+      const profile = await written<{ head: AllocationNode }>(`${allocationFile}.2`);
+      console.log(`allocation profile: ${allocationFile}.2\n`);
+      console.log(summariseAllocations(profile.head, result.total));
+      return;
+    }
     // The profile is written when the process exits normally: SIGTERM drains and exits.
     await stopProcess(profiled);
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));

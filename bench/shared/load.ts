@@ -85,7 +85,12 @@ export async function measureLoad(
   url: string,
   headers: Record<string, string>,
   servers: ChildProcess[],
-  load: { duration: number; connections: number },
+  load: {
+    duration: number;
+    connections: number;
+    /** Called between the warm-up and the measured load (bench/profile's allocation sampler starts afresh). */
+    afterWarmup?: () => void;
+  },
 ): Promise<LoadMeasurement> {
   const body = JSON.stringify({
     model: 'gpt-4o-mini',
@@ -101,6 +106,7 @@ export async function measureLoad(
     pipelining: 1,
   };
   await autocannon({ ...options, duration: warmupSeconds }); // warm-up: JIT, pools, caches
+  load.afterWarmup?.();
   // Each server with its child processes (SVC_WORKERS runs the gateway as several).
   const trees = servers.map((p) => processTree(p.pid!));
   const cpuBefore = trees.map(treeCpuSeconds);

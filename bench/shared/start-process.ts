@@ -155,11 +155,16 @@ export function startSimulator(port: number, name: string, env: Record<string, s
 }
 
 /** The overhead benchmark's bare proxy (bench/overhead/bare-proxy.mjs) on `port`, forwarding to `upstreamPort`. */
-export function startBareProxy(port: number, upstreamPort: number, nodeOptions: string[] = []): Promise<ChildProcess> {
+export function startBareProxy(
+  port: number,
+  upstreamPort: number,
+  nodeOptions: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ChildProcess> {
   return startProcess(
     'bare proxy',
     [...nodeOptions, 'bench/overhead/bare-proxy.mjs'],
-    { PORT: String(port), UPSTREAM: `http://127.0.0.1:${upstreamPort}` },
+    { PORT: String(port), UPSTREAM: `http://127.0.0.1:${upstreamPort}`, ...env },
     /listening/,
   );
 }
