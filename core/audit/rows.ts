@@ -4,7 +4,10 @@ import type { AuditAttempt, AuditRecord } from './record.js';
 /** The audit log table; see core/db/migrations/002_audit_log.ts. */
 export const AUDIT_TABLE = 'audit_log';
 
-/** A row as knex writes it (jsonb as a JSON string: `pg` would send a JS array as a PostgreSQL array). */
+/**
+ * A row as the writer sends it, inside one JSON document per statement (core/audit/insert.ts):
+ * `attempts` is the stored array itself, which PostgreSQL takes into the jsonb column.
+ */
 export interface AuditRowInsert {
   request_id: string;
   ts: string;
@@ -22,10 +25,33 @@ export interface AuditRowInsert {
   status: number;
   code: string | null;
   failover: boolean;
-  attempts: string;
+  attempts: StoredAttempt[];
   session: string | null;
   auto_routed: boolean;
 }
+
+/** The columns the writer fills, in AuditRowInsert's order; the others take their defaults. */
+export const AUDIT_INSERT_COLUMNS = [
+  'request_id',
+  'ts',
+  'key_id',
+  'payer_id',
+  'interface',
+  'model',
+  'supplier',
+  'region',
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cost_usd',
+  'latency_ms',
+  'status',
+  'code',
+  'failover',
+  'attempts',
+  'session',
+  'auto_routed',
+] as const satisfies readonly (keyof AuditRowInsert)[];
 
 /** A row as `pg` reads it back: numeric as a string, timestamptz as a Date, jsonb parsed. */
 export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
@@ -34,27 +60,42 @@ export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
   attempts: (StoredAttempt | AuditAttempt)[];
 }
 
+/** NUL, and UTF-16 surrogates without their pair. */
+const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const everyUnstorable = new RegExp(unstorable.source, 'g');
+
+/**
+ * Text a PostgreSQL text column can hold. A client chooses some of a record's text (its session
+ * id): NUL, which no text value can hold, and half a surrogate pair, which PostgreSQL's JSON
+ * parser refuses, become U+FFFD, so such a request keeps its audit row instead of going to the
+ * dead-letter stream.
+ */
+function storable<T extends string | null>(text: T): T {
+  if (text === null || !unstorable.test(text)) return text;
+  return text.replace(everyUnstorable, '\ufffd') as T;
+}
+
 /** The record as a row to insert; cost goes as a decimal string so no float reaches numeric. */
 export function toRow(record: AuditRecord): AuditRowInsert {
   return {
-    request_id: record.requestId,
+    request_id: storable(record.requestId),
     ts: record.timestamp,
-    key_id: record.keyId,
-    payer_id: record.payerId,
-    interface: record.interface,
-    model: record.model,
-    supplier: record.supplier,
-    region: record.region,
+    key_id: storable(record.keyId),
+    payer_id: storable(record.payerId),
+    interface: storable(record.interface),
+    model: storable(record.model),
+    supplier: storable(record.supplier),
+    region: storable(record.region),
     input_tokens: record.inputTokens,
     output_tokens: record.outputTokens,
     cached_input_tokens: record.cachedInputTokens,
     cost_usd: record.costUsd.toFixed(9),
     latency_ms: record.latencyMs,
     status: record.status,
-    code: record.code,
+    code: storable(record.code),
     failover: record.failover,
-    attempts: JSON.stringify(record.attempts.map(toStoredAttempt)),
-    session: record.session,
+    attempts: record.attempts.map(toStoredAttempt),
+    session: storable(record.session),
     auto_routed: record.autoRouted === true,
   };
 }
