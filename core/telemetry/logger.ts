@@ -57,19 +57,22 @@ export function createLogger(options: LoggerOptions): Logger {
 const logFlushIntervalMs = 200;
 
 /** The process's buffered stdout, made on first use. */
-let stdout: DestinationStream | undefined;
+let stdout: FlushableDestination | undefined;
+
+/** What bufferedStdout hands pino: a destination that can also be flushed, as sonic-boom can. */
+type FlushableDestination = DestinationStream & { flush(cb?: (error?: Error) => void): void; flushSync(): void };
 
 /**
  * Asynchronous stdout that writes in chunks of at least 4 KiB, and at least every 200 ms: under
  * load a write per line or two (one `fs.write` each, with its thread-pool round trip) cost the
  * gateway several per cent of its CPU. pino flushes the buffer when the process exits.
  */
-function bufferedStdout(): DestinationStream {
+function bufferedStdout(): FlushableDestination {
   // pino flushes asynchronous destinations at exit on the main thread only: a worker thread's
   // lines are written as they come.
   if (!isMainThread) return pino.destination({ dest: 1, sync: false });
   if (stdout) return stdout; // one buffer and one timer per process, however many loggers
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const stream = linesAsBytes(pino.destination({ dest: 1, sync: false, minLength: 4096, contentMode: 'buffer' }));
   stdout = stream;
   setInterval(() => {
     // flush() throws while the file descriptor is still opening or after the stream ended.
@@ -80,6 +83,22 @@ function bufferedStdout(): DestinationStream {
     }
   }, logFlushIntervalMs).unref();
   return stream;
+}
+
+/**
+ * Each line handed to sonic-boom as bytes. In its text mode sonic-boom appends every line to
+ * the chunk it is gathering and measures the chunk's byte length again, which copies the whole
+ * growing chunk into a flat string on every line: ~2.5 KiB per request, 5 % of the gateway's
+ * serving-thread allocation (`BENCH_PROFILE=alloc npx tsx bench/profile/run.ts`). In byte mode
+ * it keeps a list of buffers with their lengths and joins them once per write. sonic-boom itself
+ * (the one pino flushes at exit) stays the owner of everything not yet written.
+ */
+function linesAsBytes(sonic: ReturnType<typeof pino.destination>): FlushableDestination {
+  return {
+    write: (line: string) => sonic.write(Buffer.from(line) as unknown as string),
+    flush: (cb?: (error?: Error) => void) => sonic.flush(cb),
+    flushSync: () => sonic.flushSync(),
+  };
 }
 
 /**
