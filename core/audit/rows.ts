@@ -61,6 +61,7 @@ export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
 }
 
 /** NUL, and UTF-16 surrogates without their pair. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this must find
 const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const everyUnstorable = new RegExp(unstorable.source, 'g');
 
