@@ -5,7 +5,9 @@
 //
 //   npx tsx bench/ab/run.ts <revision>   (BENCH_ROUNDS=4 pairs, BENCH_DURATION=8, BENCH_WARMUP=15,
 //                                          BENCH_KEY=plain|enforced, BENCH_NODE; DATABASE_URL and
-//                                          REDIS_URL as for bench:overhead)
+//                                          REDIS_URL as for bench:overhead; BENCH_B_FLAGS: Node/V8
+//                                          flags for B alone, e.g. `HEAD` against the same code with
+//                                          BENCH_B_FLAGS=--no-parallel-scavenge to judge a flag)
 //
 // Revision A is exported with `git archive` and compiled like the Dockerfile into .data/ab/<sha>;
 // it runs on this checkout's node_modules, so compare revisions with the same dependencies.
@@ -24,6 +26,7 @@ const root = resolve(import.meta.dirname, '../..');
 const ports = { sim: 18390, gateway: 18391 };
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const load = { duration: Number(process.env.BENCH_DURATION ?? 8), connections: 32 };
+const flagsB = (process.env.BENCH_B_FLAGS ?? '').split(' ').filter(Boolean);
 
 /** Revision `rev` compiled into .data/ab/<sha>/build (reused when already there); its gateway entry. */
 function buildRevision(rev: string): { sha: string; entry: string } {
@@ -66,6 +69,9 @@ async function main(): Promise<void> {
     const secret = await createBenchKey({ databaseUrl, dataDir: join(dir, 'data'), pepper, name: 'ab' });
     const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startSimulator(ports.sim, 'ab'));
+    // The simulator and the load generator warm up before any round: otherwise the first round,
+    // always A's, pays for their JIT (seen: A's first round 25-40 % dearer than its others).
+    await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {
       const gateway = await startBenchGateway({
@@ -75,7 +81,7 @@ async function main(): Promise<void> {
         dataDir: join(dir, `data-${side}`),
         storePrefix,
         databaseUrl,
-        ...(side === 'A' && { entry: a.entry }),
+        ...(side === 'A' ? { entry: a.entry } : { nodeOptions: flagsB }),
       });
       try {
         const m = await measureLoad(
@@ -106,7 +112,7 @@ async function main(): Promise<void> {
     console.log(`\nmedians over ${rounds} rounds each (${load.duration} s after a warm-up; servers on ${serverNode}):`);
     console.log(`| | req/s | CPU µs/request | serving thread µs/request |\n|---|---:|---:|---:|`);
     console.log(`| A ${a.sha.slice(0, 7)} | ${sa.rps.toFixed(0)} | ${sa.cpu.toFixed(0)} | ${sa.main.toFixed(0)} |`);
-    console.log(`| B working tree | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`);
+    console.log(`| B working tree${flagsB.length ? ` ${flagsB.join(' ')}` : ''} | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`);
     console.log(`| B / A | ${(sb.rps / sa.rps).toFixed(3)} | ${(sb.cpu / sa.cpu).toFixed(3)} | ${(sb.main / sa.main).toFixed(3)} |`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
