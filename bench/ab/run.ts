@@ -112,7 +112,9 @@ async function main(): Promise<void> {
     console.log(`\nmedians over ${rounds} rounds each (${load.duration} s after a warm-up; servers on ${serverNode}):`);
     console.log(`| | req/s | CPU µs/request | serving thread µs/request |\n|---|---:|---:|---:|`);
     console.log(`| A ${a.sha.slice(0, 7)} | ${sa.rps.toFixed(0)} | ${sa.cpu.toFixed(0)} | ${sa.main.toFixed(0)} |`);
-    console.log(`| B working tree${flagsB.length ? ` ${flagsB.join(' ')}` : ''} | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`);
+    console.log(
+      `| B working tree${flagsB.length ? ` ${flagsB.join(' ')}` : ''} | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`,
+    );
     console.log(`| B / A | ${(sb.rps / sa.rps).toFixed(3)} | ${(sb.cpu / sa.cpu).toFixed(3)} | ${(sb.main / sa.main).toFixed(3)} |`);
   } finally {
     for (const child of children) child.kill('SIGKILL');

@@ -60,20 +60,23 @@ export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
   attempts: (StoredAttempt | AuditAttempt)[];
 }
 
-/** NUL, and UTF-16 surrogates without their pair. */
-// eslint-disable-next-line no-control-regex -- NUL is exactly what this must find
-const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const everyUnstorable = new RegExp(unstorable.source, 'g');
+/** UTF-16 surrogates without their pair. */
+const unpairedSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const everyUnpairedSurrogate = new RegExp(unpairedSurrogate.source, 'g');
 
 /**
  * Text a PostgreSQL text column can hold. A client chooses some of a record's text (its session
- * id): NUL, which no text value can hold, and half a surrogate pair, which PostgreSQL's JSON
- * parser refuses, become U+FFFD, so such a request keeps its audit row instead of going to the
- * dead-letter stream.
+ * id): half a surrogate pair, which PostgreSQL's JSON parser refuses, becomes U+FFFD (what the
+ * UTF-8 encoding of such text gives), and NUL, which no text value can hold, is dropped as
+ * parseAuditRecord drops it from stream entries. Such a request keeps its audit row instead of
+ * sending its batch to the dead-letter stream.
  */
 function storable<T extends string | null>(text: T): T {
-  if (text === null || !unstorable.test(text)) return text;
-  return text.replace(everyUnstorable, '\ufffd') as T;
+  if (text === null) return text;
+  let result: string = text;
+  if (result.includes('\u0000')) result = result.replaceAll('\u0000', '');
+  if (unpairedSurrogate.test(result)) result = result.replace(everyUnpairedSurrogate, '\ufffd');
+  return result as T;
 }
 
 /** The record as a row to insert; cost goes as a decimal string so no float reaches numeric. */
