@@ -19,6 +19,16 @@ export function workerCount(settings: Pick<Settings, 'SVC_WORKERS' | 'REDIS_URL'
   return settings.SVC_WORKERS;
 }
 
+// The workers accept connections themselves from the shared listening socket. In node:cluster's
+// default round-robin mode on Linux the primary accepts every connection and passes it to a
+// worker over IPC; a connection passed to a worker that has just died is never answered nor
+// passed on, and its client waits forever (seen in test/gateway/process.test.ts: a request after
+// a worker was killed, held by the primary for 30 s; reproduced with a bare cluster). When the
+// kernel hands out connections, one a dead worker had not accepted goes to another worker.
+// node:cluster fixes the policy at the first fork or setupPrimary call, so it is chosen when this
+// module loads; Node's own NODE_CLUSTER_SCHED_POLICY, if set, still decides.
+if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
+
 const metricsRequest = 'svc:metrics-request';
 const metricsReply = 'svc:metrics-reply';
 const workerReady = 'svc:worker-ready';
