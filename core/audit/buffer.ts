@@ -61,6 +61,14 @@ export class AuditBuffer {
     });
   }
 
+  /** Appends a record already serialised by serialiseAuditRecord; resolves with the entry id. */
+  appendSerialised(json: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      this.waiting.push({ fields: { r: json }, resolve, reject });
+      this.schedule();
+    });
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;

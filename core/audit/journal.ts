@@ -23,7 +23,13 @@ export interface AuditJournalOptions {
 }
 
 interface Pending {
-  record: AuditRecord;
+  /**
+   * The record as the stream holds it (serialiseAuditRecord), parsed again only on the rare
+   * paths that need it (a check past `confirmAfterMs`, a budget rebuild). One flat string rather
+   * than the record's object graph: every record lives here until its batch commits, through a
+   * scavenge or two, and those graphs were what the scavenger copied and promoted.
+   */
+  json: string;
   appendedAt: number;
   /** In the spill file: the stream append failed. */
   spilled: boolean;
@@ -97,7 +103,11 @@ export class AuditJournal {
       for (const line of (await readFile(claimed, 'utf8')).split('\n')) {
         if (line.trim() === '') continue;
         const record = parseAuditRecord(line);
-        this.pending.set(record.requestId, { record, appendedAt: 0, spilled: true });
+        this.pending.set(record.requestId, {
+          json: serialiseAuditRecord(record),
+          appendedAt: 0,
+          spilled: true,
+        });
       }
       await this.rewriteSpill();
       await rm(claimed, { force: true });
@@ -115,10 +125,11 @@ export class AuditJournal {
 
   /** Keeps one record: the stream when it answers, else the spill file. Resolves once it is durable. */
   async append(record: AuditRecord): Promise<void> {
-    const entry: Pending = { record, appendedAt: this.clock(), spilled: false };
+    const json = serialiseAuditRecord(record);
+    const entry: Pending = { json, appendedAt: this.clock(), spilled: false };
     this.pending.set(record.requestId, entry);
     try {
-      await this.buffer.append(record);
+      await this.buffer.appendSerialised(json);
     } catch (error) {
       entry.spilled = true;
       this.counters.spilled++;
@@ -126,7 +137,7 @@ export class AuditJournal {
         { err: error instanceof Error ? error.message : String(error), request_id: record.requestId },
         'audit stream unreachable; record spilled to disk',
       );
-      await this.queueSpillWrite(() => appendFile(this.spillFile, `${serialiseAuditRecord(record)}\n`));
+      await this.queueSpillWrite(() => appendFile(this.spillFile, `${json}\n`));
     }
   }
 
@@ -144,7 +155,7 @@ export class AuditJournal {
 
   /** Records appended here and not yet known to be in PostgreSQL (the spend they carry counts). */
   unconfirmed(): AuditRecord[] {
-    return [...this.pending.values()].map((p) => p.record);
+    return [...this.pending.values()].map((p) => parseAuditRecord(p.json));
   }
 
   /** Counters for logs and tests. */
@@ -159,7 +170,7 @@ export class AuditJournal {
   check(options: { all?: boolean } = {}): Promise<void> {
     const run = async () => {
       const dueBefore = options.all ? Infinity : this.clock() - this.confirmAfterMs;
-      const due = [...this.pending.values()].filter((p) => p.spilled || p.appendedAt <= dueBefore).map((p) => p.record);
+      const due = [...this.pending.values()].filter((p) => p.spilled || p.appendedAt <= dueBefore).map((p) => parseAuditRecord(p.json));
       for (let i = 0; i < due.length; i += chunk) await this.writeMissing(due.slice(i, i + chunk));
     };
     // One check at a time; a forced one waits for the running one and then runs.
@@ -217,7 +228,7 @@ export class AuditJournal {
 
   /** The spill file holds exactly the spilled records still unconfirmed. */
   private async rewriteSpill(): Promise<void> {
-    const lines = [...this.pending.values()].filter((p) => p.spilled).map((p) => serialiseAuditRecord(p.record));
+    const lines = [...this.pending.values()].filter((p) => p.spilled).map((p) => p.json);
     if (lines.length === 0) return rm(this.spillFile, { force: true });
     const temporary = `${this.spillFile}.tmp`;
     await writeFile(temporary, `${lines.join('\n')}\n`);
