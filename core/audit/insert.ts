@@ -1,22 +1,33 @@
 import type { Knex } from 'knex';
 import { addToRollup } from '../usage/rollup.js';
 import type { AuditRecord } from './record.js';
-import { AUDIT_TABLE, AUDIT_INSERT_COLUMNS, toRow } from './rows.js';
+import { AUDIT_INSERT_COLUMNS, AUDIT_TABLE, toRow } from './rows.js';
 
 /** Rows per INSERT statement: bounds one statement's JSON document (~0.5 KiB a row). */
 const ROWS_PER_STATEMENT = 1000;
 
 const columnList = AUDIT_INSERT_COLUMNS.join(', ');
+
 /**
- * The rows travel as one JSON document, unpacked by PostgreSQL into the table's row type: one
- * parameter per statement instead of one per cell. The audit writer's thread spent ~17 % of its
- * time in knex numbering 1,900 placeholders per 100-row batch, and more in the driver encoding
- * each cell (bench/RESULTS.md); JSON.stringify of the batch is one native call.
+ * Inserts the records' rows into `table` (the audit log, or a table made `like` it with its
+ * primary key), skipping any (request_id, ts) already there, and returns the keys of the rows
+ * actually inserted. The rows travel as one JSON document, unpacked by PostgreSQL into the
+ * table's row type: one parameter per statement instead of one per cell. The audit writer's
+ * thread spent ~17 % of its time in knex numbering 1,900 placeholders per 100-row batch, and more
+ * in the driver encoding each cell (bench/RESULTS.md); JSON.stringify of the batch is one call.
  */
-const insertSql =
-  `insert into ${AUDIT_TABLE} (${columnList}) ` +
-  `select ${columnList} from json_populate_recordset(null::${AUDIT_TABLE}, ?::json) ` +
-  'on conflict (request_id, ts) do nothing returning request_id, ts';
+export async function insertAuditRows(
+  db: Knex | Knex.Transaction,
+  records: readonly AuditRecord[],
+  table: string = AUDIT_TABLE,
+): Promise<{ request_id: string; ts: Date }[]> {
+  const { rows } = await db.raw<{ rows: { request_id: string; ts: Date }[] }>(
+    `insert into ?? (${columnList}) select ${columnList} from json_populate_recordset(null::??, ?::json) ` +
+      'on conflict (request_id, ts) do nothing returning request_id, ts',
+    [table, table, JSON.stringify(records.map(toRow))],
+  );
+  return rows;
+}
 
 /**
  * Inserts records in one transaction, skipping rows whose (request_id, ts) already exists, and
@@ -38,9 +49,7 @@ export async function insertAuditBatch(
     const inserted: AuditRecord[] = [];
     const unique = [...byKey.values()];
     for (let i = 0; i < unique.length; i += ROWS_PER_STATEMENT) {
-      const document = JSON.stringify(unique.slice(i, i + ROWS_PER_STATEMENT).map(toRow));
-      const { rows } = await trx.raw<{ rows: { request_id: string; ts: Date }[] }>(insertSql, [document]);
-      for (const row of rows) {
+      for (const row of await insertAuditRows(trx, unique.slice(i, i + ROWS_PER_STATEMENT))) {
         const record = byKey.get(`${row.request_id}\u0000${new Date(row.ts).toISOString()}`);
         if (record) inserted.push(record);
       }

@@ -82,9 +82,10 @@ function storable<T extends string | null>(text: T): T {
 /** The record as a row to insert; cost goes as a decimal string so no float reaches numeric. */
 export function toRow(record: AuditRecord): AuditRowInsert {
   return {
-    request_id: storable(record.requestId),
+    // Ids are the gateway's own; the batch finds its inserted rows again by request id.
+    request_id: record.requestId,
     ts: record.timestamp,
-    key_id: storable(record.keyId),
+    key_id: record.keyId,
     payer_id: storable(record.payerId),
     interface: storable(record.interface),
     model: storable(record.model),
