@@ -26,8 +26,9 @@ export function workerCount(settings: Pick<Settings, 'SVC_WORKERS' | 'REDIS_URL'
 // a worker was killed, held by the primary for 30 s; reproduced with a bare cluster). When the
 // kernel hands out connections, one a dead worker had not accepted goes to another worker.
 // node:cluster fixes the policy at the first fork or setupPrimary call, so it is chosen when this
-// module loads; Node's own NODE_CLUSTER_SCHED_POLICY, if set, still decides.
-if (process.env.NODE_CLUSTER_SCHED_POLICY === undefined) cluster.schedulingPolicy = cluster.SCHED_NONE;
+// module loads; Node's own NODE_CLUSTER_SCHED_POLICY, when it is `rr` or `none`, still decides.
+const chosenByNode = ['rr', 'none'].includes(process.env.NODE_CLUSTER_SCHED_POLICY ?? '');
+if (!chosenByNode) cluster.schedulingPolicy = cluster.SCHED_NONE;
 
 const metricsRequest = 'svc:metrics-request';
 const metricsReply = 'svc:metrics-reply';

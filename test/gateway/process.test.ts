@@ -306,7 +306,7 @@ describe('the gateway process (npm run gateway)', () => {
       assert.equal(workerPids().length, 2, `two worker processes (${workerPids().join(', ')}): ${output()}`);
 
       const served = async (i: number) => {
-        // A new connection each time, so the primary hands requests to both workers.
+        // A new connection each time, so either worker may accept it.
         const response = await step(`request ${i}`, chat(base, secret, `worker ${i}`, { connection: 'close' }));
         assert.equal(response.status, 200);
         await step(`request ${i}'s body`, response.text());
