@@ -5,7 +5,7 @@
 // SIGUSR2 writes the samples so far to ALLOCATION_PROFILE_OUT.<n> (n = 1, 2, …) and starts
 // afresh: the benchmark sends one when the warm-up ends and one when the measured load ends, so
 // file 2 holds the measured load alone.
-import { writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { isMainThread } from 'node:worker_threads';
 
@@ -31,9 +31,12 @@ async function sample(file) {
   let written = 0;
   process.on('SIGUSR2', () => {
     const n = ++written;
+    // Sampling starts again before the profile is written, so the next window misses nothing.
     post('HeapProfiler.stopSampling')
-      .then(({ profile }) => writeFileSync(`${file}.${n}`, JSON.stringify(profile)))
-      .then(start)
+      .then(async ({ profile }) => {
+        await start();
+        await writeFile(`${file}.${n}`, JSON.stringify(profile));
+      })
       .catch((error) => console.error('allocation-sampler:', error));
   });
 }

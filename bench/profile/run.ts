@@ -106,10 +106,11 @@ async function written<T>(file: string): Promise<T> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   // A file that exists may still be being written: wait until it parses.
-  for (;;) {
+  for (let waited = 0; ; waited += 100) {
     try {
       return JSON.parse(readFileSync(file, 'utf8')) as T;
-    } catch {
+    } catch (error) {
+      if (waited > 30_000) throw new Error(`${file} is not a whole profile after 30 s`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
