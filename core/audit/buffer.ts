@@ -54,11 +54,13 @@ export class AuditBuffer {
 
   /** Appends one record as a single field `r` holding compact JSON; resolves with the entry id. */
   append(record: AuditRecord): Promise<string> {
-    // Serialised inside the executor: a record that cannot be serialised rejects, never throws.
-    return new Promise<string>((resolve, reject) => {
-      this.waiting.push({ fields: { r: serialiseAuditRecord(record) }, resolve, reject });
-      this.schedule();
-    });
+    let json: string;
+    try {
+      json = serialiseAuditRecord(record);
+    } catch (error) {
+      return Promise.reject(error as Error); // a record that cannot be serialised rejects, never throws
+    }
+    return this.appendSerialised(json);
   }
 
   /** Appends a record already serialised by serialiseAuditRecord; resolves with the entry id. */
