@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startSimulator(ports.sim, 'ab'));
     // The simulator and the load generator warm up before any round: otherwise the first round,
-    // always A's, pays for their JIT (seen: A's first round 25-40 % dearer than its others).
+    // always A's, pays for their JIT (seen: A's first round 20-32 % dearer than the median of its others).
     await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {

@@ -88,8 +88,8 @@ function bufferedStdout(): FlushableDestination {
 /**
  * Each line handed to sonic-boom as bytes. In its text mode sonic-boom appends every line to
  * the chunk it is gathering and measures the chunk's byte length again, which copies the whole
- * growing chunk into a flat string on every line: ~2.5 KiB per request, 5 % of the gateway's
- * serving-thread allocation (`BENCH_PROFILE=alloc npx tsx bench/profile/run.ts`). In byte mode
+ * growing chunk into a flat string on every line (`Buffer.byteLength` under pino's write: 3.6 KB
+ * per request, 5 % of the gateway's serving-thread allocation) (`BENCH_PROFILE=alloc npx tsx bench/profile/run.ts`). In byte mode
  * it keeps a list of buffers with their lengths and joins them once per write. sonic-boom itself
  * (the one pino flushes at exit) stays the owner of everything not yet written.
  */
