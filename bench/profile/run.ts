@@ -7,6 +7,8 @@
 //                                          DATABASE_URL / REDIS_URL as for bench:overhead,
 //                                          BENCH_TARGET=bare-proxy profiles the overhead benchmark's
 //                                          bare proxy instead, under the same load, for comparison,
+//                                          BENCH_TARGET=floor the feature floor (bench/floor) with
+//                                          all its features, which needs DATABASE_URL and REDIS_URL,
 //                                          BENCH_PROFILE=alloc samples allocations instead of CPU:
 //                                          bytes per request by allocating function, the garbage
 //                                          the scavenger and V8's helper threads pay for)
@@ -19,11 +21,12 @@ import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad } from '../shared/load.js';
-import { startBareProxy, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
+import { startBareProxy, startBenchGateway, startFloorProxy, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const ports = { sim: 18190, gateway: 18191 };
-const bareProxy = process.env.BENCH_TARGET === 'bare-proxy';
+const target = process.env.BENCH_TARGET ?? 'gateway';
+if (!['gateway', 'bare-proxy', 'floor'].includes(target)) throw new Error(`BENCH_TARGET=${target}: gateway, bare-proxy or floor`);
 const allocations = process.env.BENCH_PROFILE === 'alloc';
 
 interface ProfileNode {
@@ -116,7 +119,8 @@ async function written<T>(file: string): Promise<T> {
   }
 }
 
-function summarise(profile: CpuProfile): string {
+/** Self time by area and by function, as shares of busy time and as µs per request served in the window. */
+function summarise(profile: CpuProfile, requests: number): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
@@ -137,9 +141,14 @@ function summarise(profile: CpuProfile): string {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, n)
-      .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)} %  ${k}`)
+      .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(5)} %  ${(t / requests).toFixed(1).padStart(6)} µs/request  ${k}`)
       .join('\n');
   return `busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s sampled\n\nself time by area:\n${table(areas, 25)}\n\ntop functions:\n${table(functions, 30)}`;
+}
+
+function required(url: string | undefined): string {
+  if (!url) throw new Error('BENCH_TARGET=floor needs DATABASE_URL and REDIS_URL');
+  return url;
 }
 
 async function main(): Promise<void> {
@@ -155,21 +164,36 @@ async function main(): Promise<void> {
     const allocationFile = join(dir, 'allocations.heapprofile');
     const profiling = allocations ? ['--import', './bench/profile/allocation-sampler.mjs'] : ['--cpu-prof', `--cpu-prof-dir=${profiles}`];
     const samplerEnv: Record<string, string> = allocations ? { ALLOCATION_PROFILE_OUT: allocationFile } : {};
-    const profiled = bareProxy
-      ? await startBareProxy(ports.gateway, ports.sim, profiling, samplerEnv)
-      : await startBenchGateway({
-          port: ports.gateway,
-          pepper,
-          catalogue,
-          dataDir: join(dir, 'data'),
-          storePrefix: `profile-${process.pid}:`,
-          databaseUrl,
-          nodeOptions: profiling,
-          env: samplerEnv,
-        });
+    const profiled =
+      target === 'bare-proxy'
+        ? await startBareProxy(ports.gateway, ports.sim, profiling, samplerEnv)
+        : target === 'floor'
+          ? await startFloorProxy(
+              {
+                port: ports.gateway,
+                upstreamPort: ports.sim,
+                level: 6,
+                pepper,
+                secret,
+                databaseUrl: required(databaseUrl),
+                redisUrl: required(process.env.REDIS_URL),
+              },
+              profiling,
+              samplerEnv,
+            )
+          : await startBenchGateway({
+              port: ports.gateway,
+              pepper,
+              catalogue,
+              dataDir: join(dir, 'data'),
+              storePrefix: `profile-${process.pid}:`,
+              databaseUrl,
+              nodeOptions: profiling,
+              env: samplerEnv,
+            });
     children.push(profiled);
     const result = await measureLoad(
-      bareProxy ? 'bare proxy' : 'gateway',
+      target,
       `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
       { authorization: `Bearer ${secret}` },
       [profiled],
@@ -195,7 +219,7 @@ async function main(): Promise<void> {
     const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error('the profiled process wrote no CPU profile');
     console.log(`profile: ${join(profiles, file)}\n`);
-    console.log(summarise(measuredWindow(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile, duration)));
+    console.log(summarise(measuredWindow(JSON.parse(readFileSync(join(profiles, file), 'utf8')) as CpuProfile, duration), result.total));
   } finally {
     for (const child of children) child.kill('SIGKILL');
     if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);

@@ -169,6 +169,33 @@ export function startBareProxy(
   );
 }
 
+/**
+ * The feature floor (bench/floor/floor-proxy.mjs) at `level` on `port`, forwarding to
+ * `upstreamPort`, accepting the key `secret` (stored as its HMAC under `pepper`); its audit goes
+ * to REDIS_URL and DATABASE_URL (`env`).
+ */
+export function startFloorProxy(
+  options: { port: number; upstreamPort: number; level: number; pepper: string; secret: string; databaseUrl: string; redisUrl: string },
+  nodeOptions: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ChildProcess> {
+  return startProcess(
+    `floor ${options.level}`,
+    [...nodeOptions, 'bench/floor/floor-proxy.mjs'],
+    {
+      PORT: String(options.port),
+      UPSTREAM: `http://127.0.0.1:${options.upstreamPort}`,
+      FLOOR_LEVEL: String(options.level),
+      FLOOR_PEPPER: options.pepper,
+      FLOOR_SECRET: options.secret,
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      ...env,
+    },
+    /listening/,
+  );
+}
+
 /** Stops a benchmark server with SIGTERM and resolves once it exited (the next run reuses its port). */
 export function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
