@@ -10,6 +10,7 @@
 // stream loses them), usage and routing headers, error mapping, request validation beyond a
 // shape check. So the gateway can only cost more than level 6, never less.
 import { createHmac } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
