@@ -141,6 +141,10 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     expectError(await post('/v1/chat/completions', '{"model": "gpt-4o-mini", '), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', ''), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', '[1,2]'), 400, 'invalid_request');
+    // JSON's own parser (with or without parameters) and the catch-all answer alike.
+    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'text/plain']) {
+      expectError(await post('/v1/chat/completions', '{"model": ', { 'content-type': contentType }), 400, 'invalid_json');
+    }
     // curl -d sends form encoding by default; the JSON body is still understood.
     const curlStyle = await post('/v1/chat/completions', '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}', {
       'content-type': 'application/x-www-form-urlencoded',

@@ -23,11 +23,16 @@ function parseJson(text: string): unknown {
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  const parser = (_request: unknown, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
     try {
       done(null, parseJson(body as string));
     } catch (error) {
       done(error as Error, undefined);
     }
-  });
+  };
+  // The same parser under its own name as well: fastify caches the parser found for a
+  // Content-Type value only when a named one matches, so with the catch-all alone every JSON
+  // request parsed its Content-Type header again (~1 % of the serving thread in the profile).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+  app.addContentTypeParser('*', { parseAs: 'string' }, parser);
 }
