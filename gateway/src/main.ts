@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, stopOnSignals } from '../../core/config/index.
 import { startTracing } from '../../core/telemetry/index.js';
 import { isClusterWorker, reportMetricsToPrimary, runClusterPrimary, workerCount } from './cluster.js';
 import { startGateway } from './server.js';
+import { tokenCounter } from './tokens/count.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
   const tracing = startTracing({ serviceName: 'svc-gateway' });
   const gateway = await startGateway(config, { tracing });
+  // The tokenizer loads in its own thread now, not when the first request needs a count.
+  tokenCounter.warm();
   if (isClusterWorker()) reportMetricsToPrimary(gateway.registry);
   else
     console.log(
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
     );
   stopOnSignals(async () => {
     await gateway.stop();
+    await tokenCounter.stop();
     await tracing.shutdown();
   }, 'draining in-flight requests');
 }

@@ -25,8 +25,11 @@ export interface JsonExchange {
   path: string;
   /** The upstream body for a route (the route's upstream model id differs per supplier). */
   upstreamBody(route: ModelRoute): Record<string, unknown>;
-  /** Checks and normalises the answer; throws `upstream_invalid_response` when it is unusable (failover). */
-  answer(json: unknown, route: ModelRoute): JsonAnswer;
+  /**
+   * Checks and normalises the answer; throws `upstream_invalid_response` when it is unusable
+   * (failover). Asynchronous where it counts tokens the supplier did not report.
+   */
+  answer(json: unknown, route: ModelRoute): JsonAnswer | Promise<JsonAnswer>;
 }
 
 /**
@@ -34,7 +37,7 @@ export interface JsonExchange {
  * the supplier's fault: whatever breaks while reading it is `502 upstream_invalid_response`,
  * which fails over — never a 500 blaming the gateway.
  */
-function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): JsonAnswer {
+async function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): Promise<JsonAnswer> {
   const supplier = route.supplier.name;
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new ApiError('upstream_invalid_response', {
@@ -43,7 +46,7 @@ function readAnswer(exchange: JsonExchange, json: unknown, route: ModelRoute): J
     });
   }
   try {
-    return exchange.answer(json, route);
+    return await exchange.answer(json, route);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     throw new ApiError('upstream_invalid_response', {
@@ -69,7 +72,7 @@ export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: F
       { requestId: String(request.id), clientHeaders: request.headers },
       signal,
     );
-    const answer = readAnswer(exchange, await readJson(upstream, route), route);
+    const answer = await readAnswer(exchange, await readJson(upstream, route), route);
     noteUsage(routingRecord(request), route, answer.usage, answer.media);
     void reply.headers({
       ...answerHeaders(reply, route, exchange.publicModel, started),

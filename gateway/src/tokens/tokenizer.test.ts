@@ -2,7 +2,7 @@ import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer';
-import { boundedPieces, countTextTokens, countTokensSliced, maxPieceLength } from './count.js';
+import { boundedPieces, countTextTokens, countTokensSliced, maxPieceLength } from './tokenizer.js';
 
 const prose = readFileSync(new URL('../../../docs/interfaces.md', import.meta.url), 'utf8');
 

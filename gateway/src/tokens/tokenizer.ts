@@ -1,10 +1,12 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { countTokens } from 'gpt-tokenizer';
-import type { MessagesRequest, CountTokensRequest } from '../interfaces/messages/schema.js';
 
 /**
  * Local token counting with a maintained BPE tokenizer (gpt-tokenizer, o200k_base), used where
- * the supplier offers no counting endpoint. Counts of other model families' tokenizers differ
+ * the supplier offers no counting endpoint. This module runs in the token counter's worker
+ * thread (count-worker.ts), never on the serving thread: its ~200,000 merge ranks and its cache
+ * of counted pieces are tens of megabytes of long-lived objects that every full garbage
+ * collection of the serving thread's heap would otherwise mark again (bench/RESULTS.md). Counts of other model families' tokenizers differ
  * by a few percent; the figure is an estimate for budgeting and context checks, not a bill.
  *
  * The BPE merge step is quadratic in the length of one pre-tokenizer piece, and an unbroken run
@@ -96,64 +98,4 @@ export async function countTokensSliced(items: Iterable<Countable>, stopAbove = 
     }
   }
   return total;
-}
-
-/** Most tokens counted for a model whose context window the catalogue does not give (the largest windows offered today). */
-export const maxCountedTokens = 2_000_000;
-
-/** Tokens charged for an image whose size is unknown (Anthropic's figure for ~1.15 megapixels). */
-export const imageTokenEstimate = 1_600;
-/** Per-message framing tokens (role markers), as chat tokenizers add them. */
-const perMessageTokens = 3;
-
-type Content = MessagesRequest['messages'][number]['content'];
-
-function* contentItems(content: Content): Generator<Countable> {
-  if (typeof content === 'string') {
-    yield content;
-    return;
-  }
-  for (const block of content) {
-    switch (block.type) {
-      case 'text':
-        yield block.text;
-        break;
-      case 'image':
-      case 'document':
-        yield imageTokenEstimate;
-        break;
-      case 'tool_use':
-        yield block.name;
-        yield JSON.stringify(block.input);
-        break;
-      case 'tool_result':
-        if (block.content !== undefined) yield* contentItems(block.content as Content);
-        break;
-      case 'thinking':
-        yield block.thinking;
-        break;
-      case 'redacted_thinking':
-        break;
-      default: {
-        const unreachable: never = block;
-        throw new Error(`unknown block ${JSON.stringify(unreachable)}`);
-      }
-    }
-  }
-}
-
-/** What a messages-style request's input tokens are made of: system, messages and tool definitions. */
-export function* messagesItems(request: CountTokensRequest): Generator<Countable> {
-  if (typeof request.system === 'string') yield request.system;
-  else if (request.system) for (const block of request.system) yield block.text;
-  for (const message of request.messages) {
-    yield perMessageTokens;
-    yield* contentItems(message.content);
-  }
-  if (request.tools) yield JSON.stringify(request.tools);
-}
-
-/** Input tokens of a messages-style request (sliced; stops above `stopAbove`, see countTokensSliced). */
-export function countMessagesTokens(request: CountTokensRequest, stopAbove?: number): Promise<number> {
-  return countTokensSliced(messagesItems(request), stopAbove);
 }

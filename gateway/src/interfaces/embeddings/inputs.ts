@@ -1,5 +1,5 @@
 import { ApiError } from '../../../../core/errors/index.js';
-import { countTextTokens, countTokensSliced } from '../../tokens/count.js';
+import { countTexts, countTokensSliced } from '../../tokens/count.js';
 import type { EmbeddingsRequest } from './schema.js';
 
 /** Tokens allowed in one input string (docs/spec-conformance.md 8.1). */
@@ -18,7 +18,7 @@ export interface MeasuredInputs {
    */
   check(): Promise<void>;
   /** The count (o200k_base), made only if the supplier reports no usage; after `check`. */
-  countTokens(): number;
+  countTokens(): Promise<number>;
 }
 
 /**
@@ -55,11 +55,16 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
         counted.set(index, tokens);
       }
     },
-    countTokens: () =>
-      items.reduce<number>(
-        (sum, item, index) => sum + (typeof item === 'string' ? (counted.get(index) ?? countTextTokens(item)) : item.length),
-        0,
-      ),
+    countTokens: async () => {
+      let tokens = 0;
+      const uncounted: string[] = [];
+      items.forEach((item, index) => {
+        if (typeof item !== 'string') tokens += item.length;
+        else if (counted.has(index)) tokens += counted.get(index)!;
+        else uncounted.push(item);
+      });
+      return uncounted.length > 0 ? tokens + (await countTexts(uncounted)) : tokens;
+    },
   };
 }
 

@@ -31,7 +31,7 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
       publicModel: body.model,
       path: '/embeddings',
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, encoding_format: format }),
-      answer: (json, route) => {
+      answer: async (json, route) => {
         const supplier = route.supplier.name;
         const upstream = json as UpstreamEmbeddings;
         if (!Array.isArray(upstream.data) || upstream.data.length !== inputs.count) {
@@ -47,7 +47,7 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
         }));
         data.sort((a, b) => a.index - b.index);
         const reported = upstream.usage?.prompt_tokens;
-        const tokens = typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? reported : inputs.countTokens();
+        const tokens = typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? reported : await inputs.countTokens();
         return {
           body: { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
           usage: { inputTokens: tokens, outputTokens: 0, cachedInputTokens: 0 },

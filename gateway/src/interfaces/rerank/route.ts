@@ -4,7 +4,7 @@ import { validateBody } from '../../http/validate.js';
 import { jsonAttempt } from '../../pipeline/json-exchange.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { maxPrice } from '../../routing/worst-case.js';
-import { countTextTokens } from '../../tokens/count.js';
+import { countTexts } from '../../tokens/count.js';
 import { normaliseResults } from './results.js';
 import { rerankRequest } from './schema.js';
 
@@ -27,7 +27,7 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
   // A token covers at least one UTF-8 byte: the byte count bounds the reservation without
   // tokenizing on the event loop; the exact count is made only if the supplier reports no usage.
   const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d), Buffer.byteLength(body.query));
-  const countTokens = () => documents.reduce((sum, d) => sum + countTextTokens(d), countTextTokens(body.query));
+  const countTokens = () => countTexts([body.query, ...documents]);
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
     interfaceName: 'rerank',
@@ -39,9 +39,9 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
       publicModel: body.model,
       path: '/rerank',
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, documents }),
-      answer: (json, route) => {
+      answer: async (json, route) => {
         const results = normaliseResults(json, documents, body.top_n, body.return_documents === true, route.supplier.name);
-        const tokens = reportedTokens(json) ?? countTokens();
+        const tokens = reportedTokens(json) ?? (await countTokens());
         const id = (json as { id?: unknown }).id;
         return {
           body: { ...(typeof id === 'string' && { id }), model: body.model, results, usage: { total_tokens: tokens } },
