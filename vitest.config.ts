@@ -42,6 +42,8 @@ export default defineConfig({
         '**/src/main.ts',
         'gateway/src/audit-writer-main.ts',
         'gateway/src/audit/writer-thread-worker.ts',
+        'gateway/src/tokens/count-worker.ts',
+        '**/*.fixture.mjs',
         'gateway/src/audit/ts-worker-boot.mjs',
         'portal/src/worker.ts',
       ],

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
   const tracing = startTracing({ serviceName: 'svc-gateway' });
   const gateway = await startGateway(config, { tracing });
-  // The tokenizer loads in its own thread now, not when the first request needs a count.
+  // The token counter thread loads the tokenizer while the gateway starts serving, not on the first count.
   tokenCounter.warm();
   if (isClusterWorker()) reportMetricsToPrimary(gateway.registry);
   else

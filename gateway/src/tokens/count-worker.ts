@@ -1,13 +1,13 @@
 // The token counter thread (TokenCounter in count.ts): counts what the serving thread sends.
-// Concurrent counts share the tokenizer's lane (countTokensSliced), so a large count delays the
+// Concurrent counts share the tokenizer's lane (countInLane), so a large count delays the
 // others by at most one slice at a time, as it did when counting ran on the serving thread.
 import { parentPort } from 'node:worker_threads';
 import type { CountAnswer, CountCall } from './count-protocol.js';
-import { countTokensSliced } from './tokenizer.js';
+import { countInLane } from './tokenizer.js';
 
 const port = parentPort!;
 port.on('message', (call: CountCall) => {
-  countTokensSliced(call.items, call.stopAbove).then(
+  countInLane(call.items, call.stopAbove).then(
     (tokens) => port.postMessage({ id: call.id, tokens } satisfies CountAnswer),
     (error: unknown) =>
       port.postMessage({ id: call.id, error: error instanceof Error ? error.message : String(error) } satisfies CountAnswer),

@@ -1,8 +1,16 @@
 import { test, afterAll } from 'vitest';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../core/errors/index.js';
-import { countMessagesTokens, countTexts, countTokensSliced, messagesItems, tokenCounter } from './count.js';
-import { countTextTokens, countTokensSliced as countInThisThread } from './tokenizer.js';
+import {
+  countMessagesTokens,
+  countOrBound,
+  countTexts,
+  countTokensSliced,
+  messagesItems,
+  tokenCounter,
+  tokenCounterWith,
+} from './count.js';
+import { countInLane, countTextTokens } from './tokenizer.js';
 
 afterAll(() => tokenCounter.stop());
 
@@ -19,7 +27,7 @@ test('counts made in the counter thread equal counts made here', async () => {
     system: 'Be brief.',
     messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is a gateway?' }] }],
   };
-  assert.equal(await countMessagesTokens(request), await countInThisThread(messagesItems(request)));
+  assert.equal(await countMessagesTokens(request), await countInLane(messagesItems(request)));
 });
 
 test('counting in the thread stops just past the limit', async () => {
@@ -42,4 +50,31 @@ test('a thread that ends fails the counts in flight with internal_error, and the
   await tokenCounter.stop();
   await assert.rejects(inFlight, (error: unknown) => error instanceof ApiError && error.code === 'internal_error');
   assert.equal(await countTexts(['hello world']), countTextTokens('hello world'));
+});
+
+test('a count sent while the thread is being stopped is answered by the next thread', async () => {
+  await countTexts(['warm']);
+  const stopping = tokenCounter.stop();
+  const during = countTexts(['hello there']);
+  await stopping;
+  assert.equal(await during, countTextTokens('hello there'));
+});
+
+test('a thread that cannot start fails its count with internal_error, and is not started again for every count', async () => {
+  const counter = tokenCounterWith({ url: new URL('./count-worker-fails.fixture.mjs', import.meta.url) });
+  const isInternal = (error: unknown) => error instanceof ApiError && error.code === 'internal_error';
+  await assert.rejects(counter.count(['x'], Infinity), isInternal);
+  // Within the pause: refused at once, naming the failure, without a new thread.
+  await assert.rejects(counter.count(['x'], Infinity), (error: unknown) => {
+    return isInternal(error) && /failed less than 1000 ms ago: .*fixture/.test(String((error as ApiError).cause));
+  });
+  await counter.stop();
+});
+
+test('usage falls back to the reserved bound when counting fails, and the failure is logged', async () => {
+  const warnings: unknown[] = [];
+  const request = { id: 'req_1', log: { warn: (entry: unknown) => warnings.push(entry) } } as never;
+  assert.equal(await countOrBound(() => Promise.reject(new ApiError('internal_error')), 123, request), 123);
+  assert.equal(warnings.length, 1);
+  assert.equal(await countOrBound(() => Promise.resolve(7), 123, request), 7);
 });

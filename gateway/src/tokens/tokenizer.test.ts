@@ -2,7 +2,7 @@ import { test } from 'vitest';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer';
-import { boundedPieces, countTextTokens, countTokensSliced, maxPieceLength } from './tokenizer.js';
+import { boundedPieces, countTextTokens, countInLane, maxPieceLength } from './tokenizer.js';
 
 const prose = readFileSync(new URL('../../../docs/interfaces.md', import.meta.url), 'utf8');
 
@@ -34,7 +34,7 @@ test('a large count lets the event loop turn between slices, and gives the same 
     if (counting) setImmediate(spin);
   };
   setImmediate(spin);
-  const total = await countTokensSliced(texts);
+  const total = await countInLane(texts);
   counting = false;
   assert.equal(
     total,
@@ -45,7 +45,7 @@ test('a large count lets the event loop turn between slices, and gives the same 
 
 test('counting stops just past the limit', async () => {
   const text = 'a'.repeat(1_000_000); // 125,000 tokens
-  const counted = await countTokensSliced([text], 1_000);
+  const counted = await countInLane([text], 1_000);
   assert.ok(counted > 1_000 && counted <= 1_000 + maxPieceLength, String(counted));
-  assert.equal(await countTokensSliced([7, 'hello'], 5), 7, 'fixed amounts count against the limit too');
+  assert.equal(await countInLane([7, 'hello'], 5), 7, 'fixed amounts count against the limit too');
 });

@@ -43,15 +43,15 @@ export function countTextTokens(text: string): number {
   return total;
 }
 
-/** Longest the counter works before letting the event loop serve other requests. */
+/** Longest one count works before the next waiting count gets its turn. */
 const sliceMs = 4;
 const waiting: (() => void)[] = [];
 let pumping = false;
 
 /**
- * One shared lane for every request's counting: each turn of the event loop runs one slice of
- * one counter, so however many large counts run at once, other requests (and /health) wait at
- * most one slice for their turn.
+ * One shared lane for every count in the counter thread: each turn of its event loop runs one
+ * slice of one count, so however many large counts run at once, a small one (and the thread's
+ * message handling) waits at most one slice per count ahead of it.
  */
 function turn(): Promise<void> {
   return new Promise((resolve) => {
@@ -79,7 +79,7 @@ export type Countable = string | number;
  * soon as the total exceeds `stopAbove` (then the result is some number above it), so a limit
  * check costs no more work than the limit itself.
  */
-export async function countTokensSliced(items: Iterable<Countable>, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
+export async function countInLane(items: Iterable<Countable>, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
   let total = 0;
   let sliceStart = Number.NEGATIVE_INFINITY;
   for (const item of items) {

@@ -5,6 +5,7 @@ import { validateBody } from '../../http/validate.js';
 import { jsonAttempt } from '../../pipeline/json-exchange.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { maxPrice } from '../../routing/worst-case.js';
+import { countOrBound } from '../../tokens/count.js';
 import { measureInputs } from './inputs.js';
 import { embeddingsRequest } from './schema.js';
 import { encodeEmbedding } from './vectors.js';
@@ -47,7 +48,10 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
         }));
         data.sort((a, b) => a.index - b.index);
         const reported = upstream.usage?.prompt_tokens;
-        const tokens = typeof reported === 'number' && Number.isInteger(reported) && reported >= 0 ? reported : await inputs.countTokens();
+        const tokens =
+          typeof reported === 'number' && Number.isInteger(reported) && reported >= 0
+            ? reported
+            : await countOrBound(() => inputs.countTokens(), inputs.tokenBound, request);
         return {
           body: { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
           usage: { inputTokens: tokens, outputTokens: 0, cachedInputTokens: 0 },

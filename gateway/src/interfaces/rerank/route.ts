@@ -4,7 +4,7 @@ import { validateBody } from '../../http/validate.js';
 import { jsonAttempt } from '../../pipeline/json-exchange.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { maxPrice } from '../../routing/worst-case.js';
-import { countTexts } from '../../tokens/count.js';
+import { countOrBound, countTexts } from '../../tokens/count.js';
 import { normaliseResults } from './results.js';
 import { rerankRequest } from './schema.js';
 
@@ -41,7 +41,7 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, documents }),
       answer: async (json, route) => {
         const results = normaliseResults(json, documents, body.top_n, body.return_documents === true, route.supplier.name);
-        const tokens = reportedTokens(json) ?? (await countTokens());
+        const tokens = reportedTokens(json) ?? (await countOrBound(countTokens, tokenBound, request));
         const id = (json as { id?: unknown }).id;
         return {
           body: { ...(typeof id === 'string' && { id }), model: body.model, results, usage: { total_tokens: tokens } },
