@@ -141,7 +141,7 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     expectError(await post('/v1/chat/completions', '{"model": "gpt-4o-mini", '), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', ''), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', '[1,2]'), 400, 'invalid_request');
-    // JSON's own parser (with or without parameters) and the catch-all answer alike.
+    // Broken JSON is invalid_json under any Content-Type (JSON's own parser and the catch-all alike).
     for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'text/plain']) {
       expectError(await post('/v1/chat/completions', '{"model": ', { 'content-type': contentType }), 400, 'invalid_json');
     }
