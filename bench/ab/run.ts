@@ -19,7 +19,7 @@ import { generateSecret } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
-import { measureLoad, type LoadMeasurement } from '../shared/load.js';
+import { measureLoad, median, type LoadMeasurement } from '../shared/load.js';
 import { compileTree, serverNode, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -41,12 +41,6 @@ function buildRevision(rev: string): { sha: string; entry: string } {
     compileTree(join(dir, 'src'), join(dir, 'build'));
   }
   return { sha, entry };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The round order: A B B A, repeated, so neither side always runs first or last. */

@@ -1,8 +1,8 @@
 // The feature floor: a plain Node implementation of what issue 16 requires on
 // every request — fastify + undici, the presented key's HMAC, the request log line, metrics, the
 // audit record appended durably to a Redis stream, and a writer moving the stream to
-// PostgreSQL — written from scratch with none of the gateway's code: what those features cost in a plain
-// implementation on the same libraries. FLOOR_LEVEL (1–6) switches the features on one at
+// PostgreSQL — written from scratch with none of the gateway's code, on the same libraries.
+// FLOOR_LEVEL (1–6) switches the features on one at
 // a time, in the order below, so each one's own cost can be read from the run (bench/floor/run.ts).
 //
 // What it leaves out, and the gateway does not: routing over a catalogue, region rules, failover,

@@ -14,7 +14,7 @@ import { generateSecret } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
-import { measureLoad, type LoadMeasurement } from '../shared/load.js';
+import { measureLoad, median, type LoadMeasurement } from '../shared/load.js';
 import { serverNode, startBareProxy, startBenchGateway, startFloorProxy, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const ports = { sim: 18490, target: 18491 };
@@ -32,12 +32,6 @@ const levels = [
 ];
 
 type Target = { name: string; start: () => Promise<ChildProcess> };
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL;

@@ -1,15 +1,7 @@
 import { test, afterAll } from 'vitest';
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../core/errors/index.js';
-import {
-  countMessagesTokens,
-  countOrBound,
-  countTexts,
-  countTokensSliced,
-  messagesItems,
-  tokenCounter,
-  tokenCounterWith,
-} from './count.js';
+import { countMessagesTokens, countOrBound, countTokensSliced, messagesItems, tokenCounter, tokenCounterWith } from './count.js';
 import { countInLane, countTextTokens } from './tokenizer.js';
 
 afterAll(() => tokenCounter.stop());
@@ -17,7 +9,7 @@ afterAll(() => tokenCounter.stop());
 test('counts made in the counter thread equal counts made here', async () => {
   const texts = ['Hello, world!', 'a'.repeat(5_000), '中文字符测试'.repeat(300), '🚀 launch'];
   assert.equal(
-    await countTexts(texts),
+    await countTokensSliced(texts),
     texts.reduce((sum, t) => sum + countTextTokens(t), 0),
   );
   assert.equal(await countTokensSliced([7, 'hello']), 7 + countTextTokens('hello'), 'fixed amounts are added');
@@ -37,7 +29,7 @@ test('counting in the thread stops just past the limit', async () => {
 
 test('concurrent counts each get their own total', async () => {
   const texts = Array.from({ length: 20 }, (_, i) => 'word '.repeat(i * 50 + 1));
-  const totals = await Promise.all(texts.map((t) => countTexts([t])));
+  const totals = await Promise.all(texts.map((t) => countTokensSliced([t])));
   assert.deepEqual(
     totals,
     texts.map((t) => countTextTokens(t)),
@@ -46,16 +38,16 @@ test('concurrent counts each get their own total', async () => {
 
 test('a thread that ends fails the counts in flight with internal_error, and the next count starts a new one', async () => {
   // Distinct runs (the tokenizer caches repeated pieces): hundreds of milliseconds of counting.
-  const inFlight = countTexts(Array.from({ length: 200 }, (_, i) => String.fromCharCode(0x4e00 + i).repeat(10_000)));
+  const inFlight = countTokensSliced(Array.from({ length: 200 }, (_, i) => String.fromCharCode(0x4e00 + i).repeat(10_000)));
   await tokenCounter.stop();
   await assert.rejects(inFlight, (error: unknown) => error instanceof ApiError && error.code === 'internal_error');
-  assert.equal(await countTexts(['hello world']), countTextTokens('hello world'));
+  assert.equal(await countTokensSliced(['hello world']), countTextTokens('hello world'));
 });
 
 test('a count sent while the thread is being stopped is answered by the next thread', async () => {
-  await countTexts(['warm']);
+  await countTokensSliced(['warm']);
   const stopping = tokenCounter.stop();
-  const during = countTexts(['hello there']);
+  const during = countTokensSliced(['hello there']);
   await stopping;
   assert.equal(await during, countTextTokens('hello there'));
 });

@@ -144,11 +144,6 @@ export async function countOrBound(count: () => Promise<number>, bound: number, 
   }
 }
 
-/** Tokens of the texts, all counted. */
-export function countTexts(texts: Iterable<string>): Promise<number> {
-  return countTokensSliced(texts);
-}
-
 /** Most tokens counted for a model whose context window the catalogue does not give (the largest windows offered today). */
 export const maxCountedTokens = 2_000_000;
 

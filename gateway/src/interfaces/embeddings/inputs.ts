@@ -1,5 +1,5 @@
 import { ApiError } from '../../../../core/errors/index.js';
-import { countTexts, countTokensSliced } from '../../tokens/count.js';
+import { countTokensSliced } from '../../tokens/count.js';
 import type { EmbeddingsRequest } from './schema.js';
 
 /** Tokens allowed in one input string (docs/spec-conformance.md 8.1). */
@@ -63,7 +63,7 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
         else if (counted.has(index)) tokens += counted.get(index)!;
         else uncounted.push(item);
       });
-      return uncounted.length > 0 ? tokens + (await countTexts(uncounted)) : tokens;
+      return uncounted.length > 0 ? tokens + (await countTokensSliced(uncounted)) : tokens;
     },
   };
 }

@@ -4,7 +4,7 @@ import { validateBody } from '../../http/validate.js';
 import { jsonAttempt } from '../../pipeline/json-exchange.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { maxPrice } from '../../routing/worst-case.js';
-import { countOrBound, countTexts } from '../../tokens/count.js';
+import { countOrBound, countTokensSliced } from '../../tokens/count.js';
 import { normaliseResults } from './results.js';
 import { rerankRequest } from './schema.js';
 
@@ -27,7 +27,7 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
   // A token covers at least one UTF-8 byte: the byte count bounds the reservation without
   // tokenizing on the event loop; the exact count is made only if the supplier reports no usage.
   const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d), Buffer.byteLength(body.query));
-  const countTokens = () => countTexts([body.query, ...documents]);
+  const countTokens = () => countTokensSliced([body.query, ...documents]);
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
     interfaceName: 'rerank',
