@@ -25,6 +25,33 @@ export default tseslint.config(
     },
   },
   {
+    // The tokenizer's merge ranks are tens of megabytes of long-lived heap: on the serving thread
+    // every full collection would mark them again (bench/RESULTS.md, 2026-11-27). Only the token
+    // counter's worker thread loads it; the serving side posts counts to it (gateway/src/tokens/count.ts).
+    files: ['**/*.ts'],
+    ignores: ['gateway/src/tokens/tokenizer.ts', 'gateway/src/tokens/count-worker.ts', '**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'gpt-tokenizer',
+              message: 'The tokenizer runs in the token counter thread only: use tokenCounter (gateway/src/tokens/count.ts).',
+            },
+          ],
+          patterns: [
+            {
+              group: ['**/tokens/tokenizer.js', './tokenizer.js'],
+              allowTypeImports: true,
+              message: 'The tokenizer runs in the token counter thread only: use tokenCounter (gateway/src/tokens/count.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } },
   },
