@@ -88,6 +88,15 @@ describe('token counting never holds the serving thread', () => {
     assert.match(reply.text, /input has \d+ tokens or more; each input may have at most 2048 tokens/);
   });
 
+  test('of several long embeddings inputs, the first over the limit in input order is the one named', async () => {
+    // Counted together (one round trip to the counter thread): the answer must not depend on which count finished first.
+    const fits = 'word '.repeat(500); // > 2,048 bytes, ~500 tokens: counted, and within the limit
+    const input = [fits, 'b'.repeat(3_000) + ' ' + 'x '.repeat(3_000), 'a'.repeat(60_000), fits];
+    const reply = await send(base, '/v1/embeddings', { key, body: { model: 'embed-small', input } });
+    assertCatalogueError(reply, 400, 'invalid_input');
+    assert.match(reply.text, /input\[1\] has \d+ tokens or more; each input may have at most 2048 tokens/);
+  });
+
   test("a key's budget and rate limit refuse an embeddings request before its inputs are tokenized", async () => {
     const noBudget = await h.createKey({ budgetLimitUsd: 0 });
     const refused = await send(base, '/v1/embeddings', { key: noBudget, body: { model: 'embed-small', input: 'a'.repeat(60_000) } });
