@@ -24,7 +24,10 @@ export interface AuditWriterOptions {
   /**
    * After a batch smaller than `batchSize`, wait this long before reading again, so that under
    * load batches fill up instead of the loop paying its round trips and a transaction for every
-   * few records. Bounds the extra audit lag; flush() cuts the wait short. Default 25.
+   * few records. Bounds the extra audit lag; flush() cuts the wait short. Default 100: under the
+   * overhead load the writer thread took 21–22 µs per request with 100 against 25–30 with 25
+   * (bench/RESULTS.md, 2026-11-27); a tenth of a second more before a row is in PostgreSQL is
+   * invisible to the dashboard and far below the lag alerts' thresholds.
    */
   fillMs?: number;
   /** Exponential backoff between retries of a failed batch; default 200..10_000 ms. */
@@ -145,7 +148,7 @@ export class AuditWriter implements AuditWriting {
     this.batchSize = options.batchSize ?? 500;
     this.blockMs = options.blockMs ?? 1000;
     this.claimIdleMs = options.claimIdleMs ?? 30_000;
-    this.fillMs = options.fillMs ?? 25;
+    this.fillMs = options.fillMs ?? 100;
     this.backoff = options.retryBackoffMs ?? { min: 200, max: 10_000 };
     this.logger = options.logger ?? consoleLogger;
     this.partitions = new AuditPartitions(knex, this.logger);
