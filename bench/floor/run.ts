@@ -7,15 +7,11 @@
 //   npx tsx bench/floor/run.ts   (BENCH_ROUNDS=3, BENCH_DURATION=8, BENCH_WARMUP=15, BENCH_NODE;
 //                                 needs DATABASE_URL and REDIS_URL: the floor's audit is Redis + PostgreSQL)
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSecret } from '../../core/keys/index.js';
-import { deleteKeysWithPrefix } from '../../core/store/testing.js';
-import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, median, type LoadMeasurement } from '../shared/load.js';
-import { serverNode, startBareProxy, startBenchGateway, startFloorProxy, startSimulator, stopProcess } from '../shared/start-process.js';
+import { runBench, withBenchServices } from '../shared/services.js';
+import { serverNode, startBareProxy, startBenchGateway, startFloorProxy, stopProcess } from '../shared/start-process.js';
 
 const ports = { sim: 18490, target: 18491 };
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -34,18 +30,8 @@ const levels = [
 type Target = { name: string; start: () => Promise<ChildProcess> };
 
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL;
-  if (!databaseUrl || !redisUrl) throw new Error('bench/floor needs DATABASE_URL and REDIS_URL (real PostgreSQL and Redis)');
-  const dir = mkdtempSync(join(tmpdir(), 'svc-floor-'));
-  const benchDb = await createBenchDatabase(databaseUrl);
-  const storePrefix = `floor-${process.pid}:`;
-  const simulator: ChildProcess[] = [];
-  try {
-    const pepper = generateSecret('admin');
-    const secret = await createBenchKey({ databaseUrl: benchDb, dataDir: join(dir, 'data'), pepper, name: 'floor' });
+  await withBenchServices('floor', ports.sim, async ({ databaseUrl: benchDb, redisUrl, storePrefix, dir, pepper, secret }) => {
     const catalogue = writeSimCatalogue(dir, ports.sim);
-    simulator.push(await startSimulator(ports.sim, 'floor'));
     // The simulator and the load generator warm up first, or the first target pays for their JIT.
     await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const targets: Target[] = [
@@ -95,15 +81,7 @@ async function main(): Promise<void> {
         `| ${name} | ${describe.get(name) ?? ''} | ${rps(name).toFixed(0)} | ${cpu(name).toFixed(0)} | ${(cpu(name) / bare).toFixed(2)} | ${(rps(name) / bareRps).toFixed(2)} |`,
       );
     }
-  } finally {
-    for (const child of simulator) child.kill('SIGKILL');
-    await dropBenchDatabase(databaseUrl, benchDb);
-    await deleteKeysWithPrefix(redisUrl, storePrefix);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

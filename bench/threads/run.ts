@@ -10,15 +10,12 @@
 // before libuv's pool; worker threads (the audit writer, the token counter) start later, so
 // their roles are told apart by thread id order (as seen on Node 20 and 22). Worker threads are
 // listed by id: under load the audit writer is the busy one, the token counter idles.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateSecret } from '../../core/keys/index.js';
-import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
-import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { measureLoad } from '../shared/load.js';
-import { serverNode, startBenchGateway, startFloorProxy, startSimulator, stopProcess } from '../shared/start-process.js';
+import { runBench, withBenchServices } from '../shared/services.js';
+import { serverNode, startBenchGateway, startFloorProxy, stopProcess } from '../shared/start-process.js';
 
 interface ThreadTime {
   tid: number;
@@ -53,29 +50,20 @@ function roleOf(thread: ThreadTime, pid: number, firstLibuv: number): string {
 const ports = { sim: 18690, target: 18691 };
 
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL;
-  if (!databaseUrl || !redisUrl) throw new Error('bench/threads needs DATABASE_URL and REDIS_URL (real PostgreSQL and Redis)');
   const target = process.env.BENCH_TARGET ?? 'gateway';
   if (target !== 'gateway' && target !== 'floor') throw new Error(`BENCH_TARGET=${target}: gateway or floor`);
   const duration = Number(process.env.BENCH_DURATION ?? 10);
-  const dir = mkdtempSync(join(tmpdir(), 'svc-threads-'));
-  const benchDb = await createBenchDatabase(databaseUrl);
-  const storePrefix = `threads-${process.pid}:`;
-  const simulator = await startSimulator(ports.sim, 'threads');
-  try {
-    const pepper = generateSecret('admin');
-    const secret = await createBenchKey({ databaseUrl: benchDb, dataDir: join(dir, 'data'), pepper, name: 'threads' });
+  await withBenchServices('threads', ports.sim, async ({ databaseUrl, redisUrl, storePrefix, dir, pepper, secret }) => {
     const server =
       target === 'floor'
-        ? await startFloorProxy({ port: ports.target, upstreamPort: ports.sim, level: 6, pepper, secret, databaseUrl: benchDb, redisUrl })
+        ? await startFloorProxy({ port: ports.target, upstreamPort: ports.sim, level: 6, pepper, secret, databaseUrl, redisUrl })
         : await startBenchGateway({
             port: ports.target,
             pepper,
             catalogue: writeSimCatalogue(dir, ports.sim),
             dataDir: join(dir, 'data'),
             storePrefix,
-            databaseUrl: benchDb,
+            databaseUrl,
           });
     try {
       const pid = server.pid!;
@@ -106,15 +94,7 @@ async function main(): Promise<void> {
     } finally {
       await stopProcess(server);
     }
-  } finally {
-    simulator.kill('SIGKILL');
-    await dropBenchDatabase(databaseUrl, benchDb);
-    await deleteKeysWithPrefix(redisUrl, storePrefix);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);
