@@ -48,17 +48,12 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
     count: items.length,
     tokenBound,
     check: async () => {
-      // All long inputs are posted to the counter thread at once (one round trip for the lot, not
-      // one each); the first one over the limit, in input order, is the one reported.
-      const long = [...items.entries()].filter(
-        (entry): entry is [number, string] => typeof entry[1] === 'string' && Buffer.byteLength(entry[1]) > maxTokensPerInput,
-      );
-      const counts = await Promise.all(long.map(([, item]) => countTokensSliced([item], maxTokensPerInput)));
-      long.forEach(([index], i) => {
-        const tokens = counts[i]!;
+      for (const [index, item] of items.entries()) {
+        if (typeof item !== 'string' || Buffer.byteLength(item) <= maxTokensPerInput) continue;
+        const tokens = await countTokensSliced([item], maxTokensPerInput);
         if (tokens > maxTokensPerInput) throw tooLong(paramOf(index), tokens, true);
         counted.set(index, tokens);
-      });
+      }
     },
     countTokens: async () => {
       let tokens = 0;
