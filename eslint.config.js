@@ -34,15 +34,10 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: [
-            {
-              name: 'gpt-tokenizer',
-              message: 'The tokenizer runs in the token counter thread only: use tokenCounter (gateway/src/tokens/count.ts).',
-            },
-          ],
           patterns: [
             {
-              group: ['**/tokens/tokenizer.js', './tokenizer.js'],
+              // The package and its subpaths (gpt-tokenizer/encoding/…, /model/…) load the same ranks.
+              group: ['gpt-tokenizer', 'gpt-tokenizer/*', '**/tokens/tokenizer.js', './tokenizer.js'],
               allowTypeImports: true,
               message: 'The tokenizer runs in the token counter thread only: use tokenCounter (gateway/src/tokens/count.ts).',
             },
