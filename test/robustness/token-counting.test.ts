@@ -89,7 +89,7 @@ describe('token counting never holds the serving thread', () => {
   });
 
   test('of several long embeddings inputs, the first over the limit in input order is the one named', async () => {
-    // Counted together (one round trip to the counter thread): the answer must not depend on which count finished first.
+    // Counted in input order, one at a time (each count takes its turn in the counter's shared lane).
     const fits = 'word '.repeat(500); // > 2,048 bytes, ~500 tokens: counted, and within the limit
     const input = [fits, 'b'.repeat(3_000) + ' ' + 'x '.repeat(3_000), 'a'.repeat(60_000), fits];
     const reply = await send(base, '/v1/embeddings', { key, body: { model: 'embed-small', input } });
