@@ -29,7 +29,7 @@ export interface LoadMeasurement {
 }
 
 /** User + system CPU seconds in a /proc stat file (a process's, or one thread's). */
-function statCpuSeconds(path: string): number {
+export function statCpuSeconds(path: string): number {
   const stat = readFileSync(path, 'utf8');
   // After "pid (comm) ", utime and stime are fields 12 and 13 (0-based), in clock ticks (100/s).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeSimCatalogue } from '../shared/catalogue.js';
-import { measureLoad } from '../shared/load.js';
+import { measureLoad, statCpuSeconds } from '../shared/load.js';
 import { runBench, withBenchServices } from '../shared/services.js';
 import { serverNode, startBenchGateway, startFloorProxy, stopProcess } from '../shared/start-process.js';
 
@@ -23,15 +23,13 @@ interface ThreadTime {
   cpuSeconds: number;
 }
 
-/** Each thread of `pid` with its CPU seconds so far (user + system; clock ticks of 1/100 s). */
+/** Each thread of `pid` with its name and CPU seconds so far (user + system). */
 function threadTimes(pid: number): Map<number, ThreadTime> {
   const threads = new Map<number, ThreadTime>();
   for (const entry of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      threads.set(Number(entry), { tid: Number(entry), name, cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 });
+      const name = readFileSync(`/proc/${pid}/task/${entry}/comm`, 'utf8').trim();
+      threads.set(Number(entry), { tid: Number(entry), name, cpuSeconds: statCpuSeconds(`/proc/${pid}/task/${entry}/stat`) });
     } catch {
       // A thread that ended between the listing and the read.
     }
