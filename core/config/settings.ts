@@ -66,6 +66,12 @@ export const settingsSchema = z.object({
   SVC_ALLOW_LINK_LOCAL_SUPPLIERS: flag(false),
   SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   SVC_STORE_PREFIX: z.string().default('svc:'),
+  /**
+   * How long one Redis command (or connection attempt) may wait before it fails as a store
+   * outage: a request then gets 503, or its audit record the spill file, instead of waiting for
+   * as long as Redis is unreachable.
+   */
+  SVC_STORE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2_000),
   SVC_BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()

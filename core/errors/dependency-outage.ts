@@ -33,6 +33,8 @@ function isStoreOutage(error: { name?: unknown; message?: unknown }): boolean {
   const message = typeof error.message === 'string' ? error.message : '';
   return (
     message === 'Connection is closed.' ||
+    // No answer within SVC_STORE_TIMEOUT_MS (core/store/redis-store.ts, commandTimeout).
+    message === 'Command timed out' ||
     // A pipelined command whose connection closed after part of the pipeline was answered
     // (auto-pipelining sends most commands so): ioredis aborts the rest instead of resending.
     (error.name === 'AbortError' && message.startsWith('Command aborted due to connection close')) ||

@@ -19,8 +19,42 @@ function toEntries(raw: RawEntries | null | undefined): StreamEntry[] {
 
 type Client = Redis | Cluster;
 
-/** Connection options shared by a single Redis and each node of a cluster. */
-const connectionOptions = { maxRetriesPerRequest: 2 };
+/** How long a store command may wait for Redis's answer by default (SVC_STORE_TIMEOUT_MS). */
+export const defaultStoreTimeoutMs = 2_000;
+
+/** Reconnection attempts are this far apart at most (ioredis's default grows to 2 s). */
+const maxReconnectDelayMs = 500;
+
+/**
+ * Connection options shared by a single Redis and each node of a cluster, so that no command
+ * waits for Redis longer than `timeoutMs` — a request then gets 503, or its audit record the
+ * spill file. Without them a refused Redis held each command up to ~6 s (the offline queue was
+ * flushed every third reconnection attempt, 2 s apart once the outage was old), and a Redis
+ * that accepts connections but never answers (frozen, or behind a black-holed proxy: each
+ * reconnection "succeeds", so the attempt count never grows) held it for ever:
+ *
+ * - commandTimeout: a command unanswered after `timeoutMs` fails;
+ * - socketTimeout: a connection that answers nothing that long after a command is dropped and
+ *   made again, so commands do not pile up in a dead socket;
+ * - connectTimeout: a connection attempt gives up after `timeoutMs` (ioredis's default: 10 s);
+ * - nothing is sent later: no resending of the commands a dropped connection had in flight
+ *   (autoResendUnfulfilledCommands), and no offline queue once the client was first ready
+ *   (failFastOnceReady: while reconnecting, commands fail at once). ioredis keeps a command
+ *   it timed out in those queues and would send it when the connection is back — an
+ *   enforcement script whose request was already refused would then reserve money.
+ *
+ * test/reliability/store-partition.test.ts holds the gateway to this.
+ */
+function connectionOptions(timeoutMs: number) {
+  return {
+    maxRetriesPerRequest: 1,
+    commandTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt: number) => Math.min(attempt * 50, maxReconnectDelayMs),
+  };
+}
 
 /** The seed URLs of `REDIS_URL`: one URL, or several separated by commas (cluster seeds). */
 export function redisSeedUrls(url: string): string[] {
@@ -39,15 +73,25 @@ export function clusterSeedNodes(url: string): { host: string; port: number }[] 
 }
 
 /**
- * A cluster client queues commands while it has no connection (ioredis's offline queue), with
- * no bound: when every node is down, requests would wait until one returns instead of failing
- * as a store outage (503). Queueing is kept until the client is first ready — start-up commands
- * wait for the connection, as on a single Redis — and turned off from then on, so a cluster
- * that went away fails each command at once ("Connection is closed.", or "Cluster isn't
- * ready…"), as a single Redis does after its retries.
+ * A blocking read's connection (XREADGROUP BLOCK waits by design, so no socket timeout): when
+ * Redis has not answered `timeoutMs` after the BLOCK time, ioredis ends the read as empty
+ * (blockingTimeout), and streamReadGroup drops the connection instead of reading on it again.
+ */
+function blockingConnection(client: Client, timeoutMs: number): Client {
+  const options = { commandTimeout: undefined, socketTimeout: undefined, blockingTimeout: timeoutMs, blockingTimeoutGrace: timeoutMs };
+  if (client instanceof Cluster) return client.duplicate([], { redisOptions: { ...client.options.redisOptions, ...options } });
+  return client.duplicate(options);
+}
+
+/**
+ * A client queues commands while it has no connection (ioredis's offline queue) and sends them
+ * once connected: a command that already failed (timed out) would be sent too, and a cluster's
+ * queue has no bound at all. Queueing is kept until the client is first ready — start-up
+ * commands wait for the connection — and turned off from then on, so a store that went away
+ * fails each command at once ("Stream isn't writeable…", "Connection is closed.", or "Cluster
+ * isn't ready…"), a store outage (503).
  */
 function failFastOnceReady(client: Client): Client {
-  if (!(client instanceof Cluster)) return client;
   client.options.enableOfflineQueue = true;
   client.once('ready', () => {
     client.options.enableOfflineQueue = false;
@@ -55,8 +99,9 @@ function failFastOnceReady(client: Client): Client {
   return client;
 }
 
-function connect(url: string, cluster: boolean): Client {
-  if (!cluster) return new Redis(url, { ...connectionOptions, lazyConnect: false, enableAutoPipelining: true });
+function connect(url: string, cluster: boolean, timeoutMs: number): Client {
+  if (!cluster)
+    return failFastOnceReady(new Redis(url, { ...connectionOptions(timeoutMs), lazyConnect: false, enableAutoPipelining: true }));
   // Credentials, TLS and the connection name come from the first seed (docs/configuration.md).
   const first = new URL(redisSeedUrls(url)[0]!);
   const client = new Cluster(clusterSeedNodes(url), {
@@ -64,7 +109,7 @@ function connect(url: string, cluster: boolean): Client {
     // Reads go to masters: the enforcement counters are read-modify-write and replicas lag.
     scaleReads: 'master',
     redisOptions: {
-      ...connectionOptions,
+      ...connectionOptions(timeoutMs),
       connectionName: first.searchParams.get('connectionName') ?? undefined,
       username: first.username ? decodeURIComponent(first.username) : undefined,
       password: first.password ? decodeURIComponent(first.password) : undefined,
@@ -112,14 +157,16 @@ export class RedisStore implements Store {
   private readonly idleBlockingClients: Client[] = [];
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
   private readonly shas = new Map<string, string>();
+  private readonly timeoutMs: number;
 
   constructor(
     url: string,
     private readonly prefix = '',
-    options: { cluster?: boolean } = {},
+    options: { cluster?: boolean; timeoutMs?: number } = {},
   ) {
     this.sharded = options.cluster === true;
-    this.client = connect(url, this.sharded);
+    this.timeoutMs = options.timeoutMs ?? defaultStoreTimeoutMs;
+    this.client = connect(url, this.sharded, this.timeoutMs);
     // Errors surface on the commands that fail; the event itself must not crash the process
     // (nor, on a cluster, be printed by ioredis for each node connection that fails).
     this.client.on('error', () => undefined);
@@ -230,6 +277,7 @@ export class RedisStore implements Store {
     const blocking = this.idleBlockingClients.pop() ?? this.newBlockingClient();
     this.blockingClients.add(blocking);
     let reusable = false;
+    const startedAt = Date.now();
     try {
       const reply = (await blocking.xreadgroup(
         'GROUP',
@@ -243,7 +291,9 @@ export class RedisStore implements Store {
         this.k(stream),
         '>',
       )) as [string, RawEntries][] | null;
-      reusable = true;
+      // An empty read that took the BLOCK time and the whole grace was ended by the client, not
+      // by Redis (a partition): that connection is not read on again.
+      reusable = reply !== null || Date.now() - startedAt < Math.max(1, options.blockMs) + this.timeoutMs;
       return toEntries(reply?.[0]?.[1]);
     } catch (error) {
       if (!this.blockingClients.has(blocking)) return []; // closed while waiting
@@ -259,7 +309,7 @@ export class RedisStore implements Store {
   }
 
   private newBlockingClient(): Client {
-    const blocking = failFastOnceReady(this.client.duplicate());
+    const blocking = failFastOnceReady(blockingConnection(this.client, this.timeoutMs));
     blocking.on('error', () => undefined);
     return blocking;
   }
@@ -320,7 +370,10 @@ export class RedisStore implements Store {
       current?.delete(handler);
       if (current && current.size === 0) {
         this.handlers.delete(name);
-        await this.subscriber?.unsubscribe(name);
+        // Best effort: no handler is left for the channel, so a subscription the server keeps
+        // (Redis unreachable now, resubscribed on reconnection) delivers to nobody. Failing here
+        // would fail the stop of a process during a store outage.
+        await this.subscriber?.unsubscribe(name).catch(() => undefined);
       }
     };
   }

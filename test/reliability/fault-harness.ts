@@ -29,7 +29,9 @@ export interface FaultBed {
 /** Supplier prices of the bed: every request costs the same to the nano-dollar given equal usage. */
 export const bedPrices = { input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 };
 
-export async function startFaultBed(options: { settings?: Record<string, string>; database?: Database } = {}): Promise<FaultBed> {
+export async function startFaultBed(
+  options: { settings?: Record<string, string>; database?: Database; storeTimeoutMs?: number } = {},
+): Promise<FaultBed> {
   const simulator = await startSimulator({ name: 'sim-eu' });
   const catalogue = buildCatalogue(
     {
@@ -63,7 +65,7 @@ export async function startFaultBed(options: { settings?: Record<string, string>
   });
   const config: Config = { settings, catalogue };
   const database = options.database ?? (await createTestDatabase());
-  const outage = await openOutageStore();
+  const outage = await openOutageStore(process.env, { timeoutMs: options.storeTimeoutMs });
   const logger = pino({ level: 'silent' });
   const gateway = await startGateway(config, { database, store: outage.store, logger, auditConsumer: 'fault-main' });
   const replicas: RunningGateway[] = [];
@@ -88,6 +90,7 @@ export async function startFaultBed(options: { settings?: Record<string, string>
     },
     stopGateways,
     close: async () => {
+      outage.heal?.();
       await outage.restore();
       await stopGateways();
       await outage.close();

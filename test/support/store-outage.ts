@@ -15,6 +15,13 @@ export interface OutageStore {
   cut(): Promise<void>;
   restore(): Promise<void>;
   /**
+   * Redis only: from now on nothing is answered and nothing refused (a frozen Redis, or a
+   * network dropping its packets) until heal(). Undefined for the in-process store, which has
+   * no connection to partition.
+   */
+  partition?: () => void;
+  heal?: () => void;
+  /**
    * Loses every key, stream and group of this test, as a Redis restarted without persistence
    * would. On Redis only this test's key prefix is deleted (other processes share the server).
    */
@@ -27,7 +34,10 @@ export interface OutageStore {
  * proxy that cut() severs. Without it: one MemoryStore seen through a view whose every command
  * fails while cut, with the message ioredis gives for a closed connection.
  */
-export async function openOutageStore(env: Record<string, string | undefined> = process.env): Promise<OutageStore> {
+export async function openOutageStore(
+  env: Record<string, string | undefined> = process.env,
+  options: { timeoutMs?: number } = {},
+): Promise<OutageStore> {
   const url = env.REDIS_URL;
   if (url) {
     const target = new URL(url);
@@ -36,7 +46,7 @@ export async function openOutageStore(env: Record<string, string | undefined> = 
     const prefix = `svc-test:${randomBytes(6).toString('hex')}:`;
     const stores: Store[] = [];
     const open = () => {
-      const store = new RedisStore(through, prefix);
+      const store = new RedisStore(through, prefix, { timeoutMs: options.timeoutMs });
       stores.push(store);
       return store;
     };
@@ -46,6 +56,8 @@ export async function openOutageStore(env: Record<string, string | undefined> = 
       another: open,
       cut: () => proxy.cut(),
       restore: () => proxy.restore(),
+      partition: () => proxy.blackHole(),
+      heal: () => proxy.heal(),
       flush: () => deleteKeysWithPrefix(url, prefix),
       close: async () => {
         await proxy.restore(); // so that closing the clients is not a wait for reconnection

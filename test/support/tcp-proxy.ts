@@ -12,6 +12,11 @@ export interface TcpProxy {
    * a black-holed network, where requests hang instead of failing.
    */
   blackHole(): void;
+  /**
+   * After blackHole(): forwards again. The connections it swallowed are closed (their clients
+   * reconnect), as a client that gave up on a silent connection would have closed it anyway.
+   */
+  heal(): void;
   /** After cut(): accepts and forwards again on the same port, as a healed partition would. */
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -60,6 +65,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     blackHoled = true;
     for (const upstream of upstreams) upstream.destroy(); // unpipes; the clients keep being read
   };
+  const heal = () => {
+    blackHoled = false;
+    for (const socket of sockets) socket.destroy();
+  };
   let finished = false;
   const restore = async () => {
     if (finished || !closed) return;
@@ -77,5 +86,5 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     finished = true;
     return cut();
   };
-  return { url: `http://127.0.0.1:${port}`, cut, blackHole, restore, close };
+  return { url: `http://127.0.0.1:${port}`, cut, blackHole, heal, restore, close };
 }

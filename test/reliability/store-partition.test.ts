@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'vitest';
+import { waitFor } from '../support/wait-for.js';
+import { call, startFaultBed, type FaultBed } from './fault-harness.js';
+
+// Redis partitioned away rather than refused: connections are accepted or stay open and nothing
+// is ever answered (a frozen Redis, a proxy in front of a dead one, a network dropping packets).
+// ioredis alone waited for as long as that lasted, so every request touching the store hung.
+// Each store command is now bounded by SVC_STORE_TIMEOUT_MS (core/store/redis-store.ts): keys
+// without limits are served (their audit records spilled and written to PostgreSQL directly),
+// keys with a budget or payer get 503, and all are served again once Redis answers.
+// Real Redis only: the in-process store has no connection to partition.
+
+/** The store timeout of this bed: small, so the test is quick; the bound below is far above it. */
+const storeTimeoutMs = 400;
+/** A request still unanswered after this is hung (the bound is about two store timeouts). */
+const hungAfterMs = 10_000;
+
+interface Answer {
+  status: number;
+  code: string | undefined;
+  requestId: string;
+  retryAfter: string | null;
+}
+
+async function chatWithin(base: string, key: string): Promise<Answer> {
+  const response = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 }),
+    signal: AbortSignal.timeout(hungAfterMs),
+  }).catch((error: unknown) => {
+    throw new Error(`the gateway did not answer within ${hungAfterMs} ms while Redis was partitioned`, { cause: error });
+  });
+  const body = (await response.json()) as { error?: { code?: string } };
+  return {
+    status: response.status,
+    code: body.error?.code,
+    requestId: response.headers.get('x-request-id') ?? '',
+    retryAfter: response.headers.get('retry-after'),
+  };
+}
+
+describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => {
+  let bed: FaultBed | undefined;
+  afterEach(async () => {
+    await bed?.close();
+    bed = undefined;
+  });
+
+  test('requests are answered while Redis answers nothing: plain keys served with their audit rows, limited keys 503; all served once it is back', async () => {
+    bed = await startFaultBed({ storeTimeoutMs });
+    const base = bed.gateway.url;
+    const plain = await call(base, '/v1/manage/keys', bed.adminKey, { name: 'plain' });
+    const limited = await call(base, '/v1/manage/keys', bed.adminKey, { name: 'limited', budget_limit: 10, budget_period: 'daily' });
+    assert.equal(plain.status, 201, JSON.stringify(plain.body));
+    assert.equal(limited.status, 201, JSON.stringify(limited.body));
+    assert.equal((await chatWithin(base, limited.body.key)).status, 200);
+
+    bed.outage.partition!();
+    const [plainDuring, limitedDuring] = await Promise.all([
+      Promise.all(Array.from({ length: 4 }, () => chatWithin(base, plain.body.key))),
+      Promise.all(Array.from({ length: 4 }, () => chatWithin(base, limited.body.key))),
+    ]);
+    // Then one after another: the connections made again during the partition answer nothing either.
+    for (let i = 0; i < 3; i++) {
+      plainDuring.push(await chatWithin(base, plain.body.key));
+      limitedDuring.push(await chatWithin(base, limited.body.key));
+    }
+    assert.deepEqual(
+      plainDuring.map((a) => a.status),
+      plainDuring.map(() => 200),
+      'a key without limits needs no store to be served',
+    );
+    for (const answer of limitedDuring) {
+      assert.equal(answer.status, 503, JSON.stringify(answer));
+      assert.equal(answer.code, 'service_unavailable');
+      assert.equal(answer.retryAfter, '2');
+    }
+
+    bed.outage.heal!();
+    await waitFor('the limited key to be served again', async () => (await chatWithin(base, limited.body.key)).status === 200, 20_000, 100);
+
+    // Every request served during the partition has its audit row: spilled, then written directly.
+    const servedIds = plainDuring.map((a) => a.requestId);
+    await waitFor(
+      'the audit rows of the requests served during the partition',
+      async () =>
+        Number((await bed!.database.knex('audit_log').whereIn('request_id', servedIds).count({ n: '*' }))[0]!.n) === servedIds.length,
+      20_000,
+      100,
+    );
+  });
+});
