@@ -7,7 +7,10 @@
 //                                          BENCH_KEY=plain|enforced, BENCH_NODE; DATABASE_URL and
 //                                          REDIS_URL as for bench:overhead; BENCH_B_FLAGS: Node/V8
 //                                          flags for B alone, e.g. `HEAD` against the same code with
-//                                          BENCH_B_FLAGS=--no-parallel-scavenge to judge a flag)
+//                                          BENCH_B_FLAGS=--no-parallel-scavenge to judge a flag;
+//                                          BENCH_B_WRITER=process: B with SVC_AUDIT_WRITER=off and
+//                                          the audit writer as its own process beside it, both
+//                                          counted, the gateway process alone printed too)
 //
 // Revision A is exported with `git archive` and compiled like the Dockerfile into .data/ab/<sha>;
 // it runs on this checkout's node_modules, so compare revisions with the same dependencies.
@@ -20,13 +23,14 @@ import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, median, type LoadMeasurement } from '../shared/load.js';
-import { compileTree, serverNode, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
+import { compileTree, serverNode, startBenchAuditWriter, startBenchGateway, startSimulator, stopProcess } from '../shared/start-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const ports = { sim: 18390, gateway: 18391 };
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const load = { duration: Number(process.env.BENCH_DURATION ?? 8), connections: 32 };
 const flagsB = (process.env.BENCH_B_FLAGS ?? '').split(' ').filter(Boolean);
+const ownWriterB = process.env.BENCH_B_WRITER === 'process';
 
 /** Revision `rev` compiled into .data/ab/<sha>/build (reused when already there); its gateway entry. */
 function buildRevision(rev: string): { sha: string; entry: string } {
@@ -68,30 +72,33 @@ async function main(): Promise<void> {
     await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {
+      const options = { pepper, catalogue, dataDir: join(dir, `data-${side}`), storePrefix, databaseUrl };
+      const writer = side === 'B' && ownWriterB ? await startBenchAuditWriter(options) : undefined;
       const gateway = await startBenchGateway({
+        ...options,
         port: ports.gateway,
-        pepper,
-        catalogue,
-        dataDir: join(dir, `data-${side}`),
-        storePrefix,
-        databaseUrl,
-        ...(side === 'A' ? { entry: a.entry } : { nodeOptions: flagsB }),
+        ...(side === 'A' ? { entry: a.entry } : { nodeOptions: flagsB, ...(writer && { env: { SVC_AUDIT_WRITER: 'off' } }) }),
       });
       try {
         const m = await measureLoad(
           side,
           `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
           { authorization: `Bearer ${secret}` },
-          [gateway],
+          writer ? [gateway, writer] : [gateway],
           load,
         );
         results.push({ side, m });
         console.log(
           `${side}: ${m.requestsPerSecond.toFixed(0)} req/s, ${m.cpuMicrosPerRequest?.toFixed(0)} µs CPU per request ` +
-            `(serving thread ${m.mainThreadMicrosPerRequest?.toFixed(0)}), p99 ${m.p99Ms} ms, ${m.failed} failed`,
+            `(serving thread ${m.mainThreadMicrosPerRequest?.toFixed(0)}${
+              writer
+                ? `; gateway process ${m.cpuMicrosPerRequestByServer[0]?.toFixed(0)}, writer ${m.cpuMicrosPerRequestByServer[1]?.toFixed(0)}`
+                : ''
+            }), p99 ${m.p99Ms} ms, ${m.failed} failed`,
         );
       } finally {
         await stopProcess(gateway);
+        if (writer) await stopProcess(writer);
       }
     }
     const summary = (side: 'A' | 'B') => {
@@ -100,6 +107,7 @@ async function main(): Promise<void> {
         rps: median(of.map((m) => m.requestsPerSecond)),
         cpu: median(of.map((m) => m.cpuMicrosPerRequest ?? 0)),
         main: median(of.map((m) => m.mainThreadMicrosPerRequest ?? 0)),
+        gatewayProcess: median(of.map((m) => m.cpuMicrosPerRequestByServer[0] ?? 0)),
       };
     };
     const [sa, sb] = [summary('A'), summary('B')];
@@ -107,9 +115,14 @@ async function main(): Promise<void> {
     console.log(`| | req/s | CPU µs/request | serving thread µs/request |\n|---|---:|---:|---:|`);
     console.log(`| A ${a.sha.slice(0, 7)} | ${sa.rps.toFixed(0)} | ${sa.cpu.toFixed(0)} | ${sa.main.toFixed(0)} |`);
     console.log(
-      `| B working tree${flagsB.length ? ` ${flagsB.join(' ')}` : ''} | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`,
+      `| B working tree${flagsB.length ? ` ${flagsB.join(' ')}` : ''}${ownWriterB ? ', own writer process' : ''} | ${sb.rps.toFixed(0)} | ${sb.cpu.toFixed(0)} | ${sb.main.toFixed(0)} |`,
     );
     console.log(`| B / A | ${(sb.rps / sa.rps).toFixed(3)} | ${(sb.cpu / sa.cpu).toFixed(3)} | ${(sb.main / sa.main).toFixed(3)} |`);
+    if (ownWriterB)
+      console.log(
+        `\nB's gateway process alone (its writer process not counted): ${sb.gatewayProcess.toFixed(0)} µs per request, ` +
+          `${(sb.gatewayProcess / sa.cpu).toFixed(3)} of A's whole process`,
+      );
   } finally {
     for (const child of children) child.kill('SIGKILL');
     if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);

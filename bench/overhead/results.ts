@@ -21,15 +21,9 @@ const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : (a / b).toFixed(2));
  * keeping the other benchmarks' sections): the table and the ratios of the gateway (c) to (a) and (b).
  */
 export function renderResults(m: readonly Measurement[], facts: RunFacts): string {
-  const [direct, bare, gateway, enforced, workers, cluster, clusterEnforced] = m as [
-    Measurement,
-    Measurement,
-    Measurement,
-    Measurement | undefined,
-    Measurement | undefined,
-    Measurement | undefined,
-    Measurement | undefined,
-  ];
+  // Targets by their letter (run.ts measures them in the order the VM's drift is least felt in).
+  const target = (letter: string) => m.find((x) => x.name.startsWith(`(${letter})`));
+  const [direct, bare, gateway, enforced, workers, cluster, clusterEnforced, appendOnly, again] = 'abcdefghi'.split('').map(target);
   const cpu = (x: Measurement) => (x.cpuMicrosPerRequest === undefined ? 'n/a' : x.cpuMicrosPerRequest.toFixed(0));
   const rows = m.map(
     (x) =>
@@ -45,13 +39,29 @@ export function renderResults(m: readonly Measurement[], facts: RunFacts): strin
         ]
       : [];
   const ratios = [
+    ...ratioRow('(i) the same gateway measured last / (c) — drift of the run', again, gateway),
     ...ratioRow('(c) gateway / (a) simulator', gateway, direct, false),
     ...ratioRow('(c) gateway / (b) bare proxy', gateway, bare),
     ...ratioRow('(d) enforced key / (c) plain key', enforced, gateway),
     ...ratioRow('(e) two workers / (c) one process', workers, gateway),
     ...ratioRow('(f) Redis Cluster / (c) one Redis', cluster, gateway),
     ...ratioRow('(g) enforced key / (f) plain key, on the cluster', clusterEnforced, cluster),
+    ...ratioRow('(h) own writer process / (c) writer thread', appendOnly, gateway),
+    ...ratioRow(
+      '(h) gateway process alone / (b) bare proxy',
+      appendOnly && { ...appendOnly, cpuMicrosPerRequest: appendOnly.cpuMicrosPerRequestByServer[0] },
+      bare,
+    ),
   ];
+  const [appendingCpu = 0, writerCpu = 0] = appendOnly?.cpuMicrosPerRequestByServer ?? [];
+  const appendOnlyNote = appendOnly
+    ? `(h) is the gateway with its audit writer in a process of its own (\`SVC_AUDIT_WRITER=off\` and
+\`npm run audit-writer\`, the chart's separate writer Deployment), so the serving process only
+appends each record to the stream; its CPU column counts both processes (the gateway process
+${appendingCpu.toFixed(0)} µs per request, the writer ${writerCpu.toFixed(0)}). It is measured after (d), a minute after (c).
+
+`
+    : '';
   return `## Overhead: gateway vs. simulator vs. bare proxy (\`npm run bench:overhead\`)
 
 - Date: ${facts.date}
@@ -81,6 +91,10 @@ generator and the simulator.
 (f) and (g) are one gateway whose store is a Redis Cluster of three masters on loopback
 (\`SVC_REDIS_CLUSTER\`; docs/architecture.md, "Store sharding"): the enforced key's reservation
 and settlement then run on two shards at once (its own, its payer's).
+
+${appendOnlyNote}(i) is (c) again in a fresh process, measured last: the first ratio row is how far this
+shared VM's speed drifted during the run, so how far apart rows measured minutes apart may be
+for no reason of their own. Ratios between rows far apart in time are only as good as that.
 
 The CPU column is the server's own CPU time divided by the requests it served: for (b) and (c)
 it is what proxying (b) or everything the gateway does (c) costs per request, without the

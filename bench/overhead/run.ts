@@ -19,13 +19,20 @@ import { renderResults, type Measurement } from './results.js';
 import { createBenchDatabase, dropBenchDatabase } from '../shared/databases.js';
 import { writeSimCatalogue } from '../shared/catalogue.js';
 import { measureLoad, warmupSeconds } from '../shared/load.js';
-import { serverNode, serverNodeVersion, startBareProxy, startBenchGateway, startSimulator } from '../shared/start-process.js';
+import {
+  serverNode,
+  serverNodeVersion,
+  startBareProxy,
+  startBenchAuditWriter,
+  startBenchGateway,
+  startSimulator,
+} from '../shared/start-process.js';
 import { startRedisCluster } from '../../test/support/redis-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080, workers: 18_081, cluster: 18_082 };
+const ports = { sim: 18_090, proxy: 18_095, gateway: 18_080, workers: 18_081, cluster: 18_082, appendOnly: 18_083, again: 18_084 };
 
 /** The shared load (bench/shared/load.ts) at this benchmark's duration and concurrency. */
 const load = (name: string, url: string, headers: Record<string, string>, servers: ChildProcess[]): Promise<Measurement> =>
@@ -97,16 +104,15 @@ async function main(): Promise<void> {
 
     children.push(await startSimulator(ports.sim, 'bench'));
     children.push(await startBareProxy(ports.proxy, ports.sim));
-    children.push(
-      await startBenchGateway({
-        port: ports.gateway,
-        pepper,
-        catalogue,
-        dataDir: join(dir, 'data'),
-        storePrefix: `bench-${process.pid}:`,
-        databaseUrl,
-      }),
-    );
+    const gatewayOptions = {
+      port: ports.gateway,
+      pepper,
+      catalogue,
+      dataDir: join(dir, 'data'),
+      storePrefix: `bench-${process.pid}:`,
+      databaseUrl,
+    };
+    children.push(await startBenchGateway(gatewayOptions));
 
     const auth = { authorization: `Bearer ${secret}` };
     const [simulator, proxy, gateway] = children as [ChildProcess, ChildProcess, ChildProcess];
@@ -121,9 +127,30 @@ async function main(): Promise<void> {
         [gateway],
       ),
     ];
-    // (e): SVC_WORKERS=2 (node:cluster) — needs the shared Redis and PostgreSQL the workers use.
     if (databaseUrl && process.env.REDIS_URL) {
       gateway.kill('SIGTERM'); // one gateway at a time: an idle one still takes memory and timers
+      // (h): the audit writer as its own process (SVC_AUDIT_WRITER=off and `npm run
+      // audit-writer`, the chart's separate writer Deployment): the serving process only appends.
+      const appendOnly = {
+        pepper,
+        catalogue,
+        dataDir: join(dir, 'data-append-only'),
+        storePrefix: `bench-${process.pid}:`,
+        databaseUrl,
+      };
+      const writer = await startBenchAuditWriter(appendOnly);
+      children.push(writer);
+      const appending = await startBenchGateway({ ...appendOnly, port: ports.appendOnly, env: { SVC_AUDIT_WRITER: 'off' } });
+      children.push(appending);
+      measurements.push(
+        await load('(h) svc gateway, audit writer in its own process', `http://127.0.0.1:${ports.appendOnly}/v1/chat/completions`, auth, [
+          appending,
+          writer,
+        ]),
+      );
+      appending.kill('SIGTERM');
+      writer.kill('SIGTERM');
+      // (e): SVC_WORKERS=2 (node:cluster) — needs the shared Redis and PostgreSQL the workers use.
       const workers = await startBenchGateway({
         port: ports.workers,
         pepper,
@@ -157,7 +184,15 @@ async function main(): Promise<void> {
         await load('(f) svc gateway, Redis Cluster', clusterUrl, auth, [onCluster]),
         await load('(g) svc gateway, Redis Cluster, enforced key', clusterUrl, { authorization: `Bearer ${enforced.secret}` }, [onCluster]),
       );
+      onCluster.kill('SIGTERM');
     }
+    // (i): (c) again, last, in a fresh process: how far this shared VM's speed drifted during
+    // the run, i.e. how far apart rows measured minutes apart can be for no reason of their own.
+    const again = await startBenchGateway({ ...gatewayOptions, port: ports.again, dataDir: join(dir, 'data-again') });
+    children.push(again);
+    measurements.push(
+      await load('(i) svc gateway again, measured last', `http://127.0.0.1:${ports.again}/v1/chat/completions`, auth, [again]),
+    );
     const markdown = renderResults(measurements, {
       date: new Date().toISOString().slice(0, 10),
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${nodeLine()}`,

@@ -26,6 +26,8 @@ export interface LoadMeasurement {
    * loop, without V8's compiler and GC threads or the audit writer thread.
    */
   mainThreadMicrosPerRequest: number | undefined;
+  /** Each measured server's own share of `cpuMicrosPerRequest`, in the order they were given. */
+  cpuMicrosPerRequestByServer: number[];
 }
 
 /** User + system CPU seconds in a /proc stat file (a process's, or one thread's). */
@@ -120,7 +122,8 @@ export async function measureLoad(
   const mainPid = servers[0]?.pid;
   const mainBefore = mainPid === undefined ? 0 : mainThreadCpuSeconds(mainPid);
   const result = await autocannon({ ...options, duration: load.duration });
-  const cpuUsed = trees.reduce((sum, tree, i) => sum + treeCpuSeconds(tree) - cpuBefore[i]!, 0);
+  const cpuUsedByServer = trees.map((tree, i) => treeCpuSeconds(tree) - cpuBefore[i]!);
+  const cpuUsed = cpuUsedByServer.reduce((sum, used) => sum + used, 0);
   const mainUsed = mainPid === undefined ? 0 : mainThreadCpuSeconds(mainPid) - mainBefore;
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) console.warn(`${name}: ${failed} failed requests`);
@@ -133,5 +136,6 @@ export async function measureLoad(
     total: result.requests.total,
     cpuMicrosPerRequest: servers.length === 0 || result.requests.total === 0 ? undefined : (cpuUsed * 1e6) / result.requests.total,
     mainThreadMicrosPerRequest: mainPid === undefined || result.requests.total === 0 ? undefined : (mainUsed * 1e6) / result.requests.total,
+    cpuMicrosPerRequestByServer: cpuUsedByServer.map((used) => (result.requests.total === 0 ? 0 : (used * 1e6) / result.requests.total)),
   };
 }

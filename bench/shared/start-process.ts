@@ -144,6 +144,32 @@ export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> 
   );
 }
 
+/**
+ * The separate audit writer (compiled `gateway/src/audit-writer-main.ts`, as the chart's writer
+ * Deployment runs it) for a gateway started with `SVC_AUDIT_WRITER=off` and the same options.
+ */
+export function startBenchAuditWriter(
+  options: Pick<BenchGateway, 'pepper' | 'catalogue' | 'dataDir' | 'storePrefix' | 'databaseUrl'>,
+): Promise<ChildProcess> {
+  if (!process.env.REDIS_URL || !options.databaseUrl) throw new Error('the separate audit writer needs REDIS_URL and DATABASE_URL');
+  return startProcess(
+    'audit writer',
+    entryArgs('gateway/src/audit-writer-main.ts'),
+    {
+      SVC_ADMIN_KEY: `svc-admin-${'b'.repeat(40)}`,
+      SVC_KEY_PEPPER: options.pepper,
+      SVC_CATALOG: options.catalogue,
+      SVC_DATA_DIR: options.dataDir,
+      LOG_LEVEL: 'info',
+      REDIS_URL: process.env.REDIS_URL,
+      SVC_STORE_PREFIX: options.storePrefix,
+      DATABASE_URL: options.databaseUrl,
+      SVC_METRICS_PORT: '0',
+    },
+    /audit writer running/,
+  );
+}
+
 /** The supplier simulator the benchmarks forward to, on `port` (`env`: more SIM_* settings). */
 export function startSimulator(port: number, name: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   return startProcess(
