@@ -71,8 +71,15 @@ interface PgTarget {
 /** Where a knex instance connects (knex keeps the URL the test databases are opened with as parsed fields). */
 export function connectionTarget(knex: Knex): PgTarget {
   const connection = (knex.client as { config: Knex.Config }).config.connection;
-  if (typeof connection === 'string') {
-    const url = new URL(connection);
+  // A URL, or (core/db/database.ts, with its connection bounds) an object carrying one.
+  const connectionString =
+    typeof connection === 'string'
+      ? connection
+      : typeof connection === 'object' && connection !== null && 'connectionString' in connection
+        ? String(connection.connectionString)
+        : undefined;
+  if (connectionString !== undefined) {
+    const url = new URL(connectionString);
     return {
       host: url.hostname,
       port: Number(url.port || 5432),

@@ -29,17 +29,33 @@ export type DatabaseTarget =
       pglite?: PGlite;
     };
 
-function knexForUrl(url: string, poolMax: number): Knex {
+/**
+ * Bounds on reaching a PostgreSQL server (not the embedded one, whose single backend may keep a
+ * new connection waiting behind a long statement for good reason). A server that is partitioned
+ * away or frozen accepts no connection, or accepts it and never answers its start-up: without a
+ * bound the pool kept trying for 30 s (tarn's creation timeout) before a request needing it got
+ * its 503. TCP keep-alive (probes from 10 s of silence on) lets the kernel notice a connection
+ * whose server vanished — within minutes, at Linux's default probe interval and count — instead
+ * of holding it open for ever.
+ */
+const postgresConnectTimeoutMs = 5_000;
+/** Longest wait for a pooled connection (knex's default is 60 s): past it the caller gets a 503. */
+const postgresAcquireTimeoutMs = 10_000;
+
+function knexForUrl(url: string, poolMax: number, bounded: boolean): Knex {
   return knexFactory({
     client: 'pg',
-    connection: url,
+    connection: bounded
+      ? { connectionString: url, connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
+      : url,
     pool: { min: 0, max: poolMax },
+    ...(bounded && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
 }
 
 async function openPostgres(url: string, poolMax: number): Promise<Database> {
-  const knex = knexForUrl(url, poolMax);
+  const knex = knexForUrl(url, poolMax, true);
   return {
     kind: 'postgres',
     url,
@@ -80,7 +96,7 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
     throw error;
   }
   const server = await serveEmbeddedDatabase(pglite);
-  const knex = knexForUrl(server.url, poolMax);
+  const knex = knexForUrl(server.url, poolMax, false);
   return {
     kind: 'embedded',
     url: server.url,

@@ -55,7 +55,12 @@ function isDatabaseOutage(error: { name?: unknown; message?: unknown; code?: unk
   if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300') return true;
   if (error.name === 'KnexTimeoutError') return true;
   const message = typeof error.message === 'string' ? error.message : '';
-  return message.startsWith('Connection terminated') || message === 'Client has encountered a connection error and is not queryable';
+  return (
+    message.startsWith('Connection terminated') ||
+    message === 'Client has encountered a connection error and is not queryable' ||
+    // pg's connectionTimeoutMillis (core/db/database.ts): the server did not complete a connection in time.
+    message === 'timeout expired'
+  );
 }
 
 /** The outage `error` (or one of its causes) stands for, or undefined for any other failure. */
