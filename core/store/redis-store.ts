@@ -26,16 +26,17 @@ export const defaultStoreTimeoutMs = 2_000;
 const maxReconnectDelayMs = 500;
 
 /**
- * Connection options shared by a single Redis and each node of a cluster, so that no command
- * waits for Redis longer than `timeoutMs` — a request then gets 503, or its audit record the
- * spill file. Without them a refused Redis held each command up to ~6 s (the offline queue was
- * flushed every third reconnection attempt, 2 s apart once the outage was old), and a Redis
- * that accepts connections but never answers (frozen, or behind a black-holed proxy: each
- * reconnection "succeeds", so the attempt count never grows) held it for ever:
+ * Options of a single Redis's command connection, so that no command waits for Redis much
+ * longer than `timeoutMs` (up to about twice that when an earlier command on the connection is
+ * still unanswered) — a request then gets 503, or its audit record the spill file. Without them
+ * a refused Redis held each command up to ~6 s (the offline queue was flushed every third
+ * reconnection attempt, 2 s apart once the outage was old), and a Redis that accepts
+ * connections but never answers (frozen, or behind a black-holed proxy: each reconnection
+ * "succeeds", so the attempt count never grows) held it for ever:
  *
  * - commandTimeout: a command unanswered after `timeoutMs` fails;
  * - socketTimeout: a connection that answers nothing that long after a command is dropped and
- *   made again, so commands do not pile up in a dead socket;
+ *   made again, so commands do not pile up in a dead socket (withoutStaleSocketTimer);
  * - connectTimeout: a connection attempt gives up after `timeoutMs` (ioredis's default: 10 s);
  * - nothing is sent later: no resending of the commands a dropped connection had in flight
  *   (autoResendUnfulfilledCommands), and no offline queue once the client was first ready
@@ -43,9 +44,15 @@ const maxReconnectDelayMs = 500;
  *   it timed out in those queues and would send it when the connection is back — an
  *   enforcement script whose request was already refused would then reserve money.
  *
+ * Not for a cluster's node connections: ioredis's Cluster gives every node connection an offline
+ * queue and no retry strategy whatever the options say, and resends a command whose connection
+ * closed, so there a command timeout would be followed by the command being sent anyway (seen
+ * in review with a two-master stand-in). A cluster keeps ioredis's defaults: a node that is down
+ * fails its commands, a frozen one holds them (docs/reliability.md).
+ *
  * test/reliability/store-partition.test.ts holds the gateway to this.
  */
-function connectionOptions(timeoutMs: number) {
+function singleConnectionOptions(timeoutMs: number) {
   return {
     maxRetriesPerRequest: 1,
     commandTimeout: timeoutMs,
@@ -54,6 +61,24 @@ function connectionOptions(timeoutMs: number) {
     autoResendUnfulfilledCommands: false,
     retryStrategy: (attempt: number) => Math.min(attempt * 50, maxReconnectDelayMs),
   };
+}
+
+/** Options the cluster's node connections get (see singleConnectionOptions for why no timeouts). */
+const clusterNodeOptions = { maxRetriesPerRequest: 2 };
+
+/**
+ * ioredis arms its socket timeout when a command is written and never clears the timer when the
+ * connection closes, so a timer of a dropped connection later destroys the new, healthy one
+ * (seen in review: a reconnected client dropped again 1.5 s later, a command failing after ~2×
+ * the timeout). Cleared on close here; `socketTimeoutTimer` is ioredis's own field.
+ */
+function withoutStaleSocketTimer(client: Redis): Redis {
+  client.on('close', () => {
+    const internals = client as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
+    clearTimeout(internals.socketTimeoutTimer);
+    internals.socketTimeoutTimer = undefined;
+  });
+  return client;
 }
 
 /** The seed URLs of `REDIS_URL`: one URL, or several separated by commas (cluster seeds). */
@@ -73,14 +98,32 @@ export function clusterSeedNodes(url: string): { host: string; port: number }[] 
 }
 
 /**
- * A blocking read's connection (XREADGROUP BLOCK waits by design, so no socket timeout): when
- * Redis has not answered `timeoutMs` after the BLOCK time, ioredis ends the read as empty
- * (blockingTimeout), and streamReadGroup drops the connection instead of reading on it again.
+ * Options undoing singleConnectionOptions' bounds for a connection whose commands wait by design
+ * (blocking reads, subscriptions). Such a connection resends what a dropped connection had in
+ * flight (ioredis's default): with no command timeout to settle them, commands it did not resend
+ * would never settle — seen as an UNSUBSCRIBE that hung a gateway's stop.
+ */
+const unboundedWaits = { commandTimeout: undefined, socketTimeout: undefined, autoResendUnfulfilledCommands: true };
+
+/**
+ * A blocking read's connection (XREADGROUP BLOCK waits by design, so no command or socket
+ * timeout): when Redis has not answered `timeoutMs` after the BLOCK time, ioredis ends the read
+ * as empty (blockingTimeout), and streamReadGroup drops the connection instead of reading on it
+ * again. A cluster's keeps the cluster's options (singleConnectionOptions).
  */
 function blockingConnection(client: Client, timeoutMs: number): Client {
-  const options = { commandTimeout: undefined, socketTimeout: undefined, blockingTimeout: timeoutMs, blockingTimeoutGrace: timeoutMs };
-  if (client instanceof Cluster) return client.duplicate([], { redisOptions: { ...client.options.redisOptions, ...options } });
-  return client.duplicate(options);
+  if (client instanceof Cluster) return client.duplicate();
+  return client.duplicate({ ...unboundedWaits, blockingTimeout: timeoutMs, blockingTimeoutGrace: timeoutMs });
+}
+
+/**
+ * The subscriber's connection: no command or socket timeout, because ioredis subscribes again
+ * after each reconnection without handling a failure — a timed-out SUBSCRIBE there would be an
+ * unhandled rejection, which ends the process (seen in review).
+ */
+function subscriberConnection(client: Client): Client {
+  if (client instanceof Cluster) return client.duplicate();
+  return client.duplicate(unboundedWaits);
 }
 
 /**
@@ -101,7 +144,9 @@ function failFastOnceReady(client: Client): Client {
 
 function connect(url: string, cluster: boolean, timeoutMs: number): Client {
   if (!cluster)
-    return failFastOnceReady(new Redis(url, { ...connectionOptions(timeoutMs), lazyConnect: false, enableAutoPipelining: true }));
+    return failFastOnceReady(
+      withoutStaleSocketTimer(new Redis(url, { ...singleConnectionOptions(timeoutMs), lazyConnect: false, enableAutoPipelining: true })),
+    );
   // Credentials, TLS and the connection name come from the first seed (docs/configuration.md).
   const first = new URL(redisSeedUrls(url)[0]!);
   const client = new Cluster(clusterSeedNodes(url), {
@@ -109,7 +154,7 @@ function connect(url: string, cluster: boolean, timeoutMs: number): Client {
     // Reads go to masters: the enforcement counters are read-modify-write and replicas lag.
     scaleReads: 'master',
     redisOptions: {
-      ...connectionOptions(timeoutMs),
+      ...clusterNodeOptions,
       connectionName: first.searchParams.get('connectionName') ?? undefined,
       username: first.username ? decodeURIComponent(first.username) : undefined,
       password: first.password ? decodeURIComponent(first.password) : undefined,
@@ -293,7 +338,9 @@ export class RedisStore implements Store {
       )) as [string, RawEntries][] | null;
       // An empty read that took the BLOCK time and the whole grace was ended by the client, not
       // by Redis (a partition): that connection is not read on again.
-      reusable = reply !== null || Date.now() - startedAt < Math.max(1, options.blockMs) + this.timeoutMs;
+      // A connection not ready (made while Redis answers nothing) queued the read instead of
+      // sending it: dropped too, which fails what it queued rather than sending it later.
+      reusable = blocking.status === 'ready' && (reply !== null || Date.now() - startedAt < Math.max(1, options.blockMs) + this.timeoutMs);
       return toEntries(reply?.[0]?.[1]);
     } catch (error) {
       if (!this.blockingClients.has(blocking)) return []; // closed while waiting
@@ -351,7 +398,7 @@ export class RedisStore implements Store {
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     const name = this.k(channel);
     if (!this.subscriber) {
-      const subscriber = failFastOnceReady(this.client.duplicate());
+      const subscriber = failFastOnceReady(subscriberConnection(this.client));
       subscriber.on('error', () => undefined);
       subscriber.on('message', (from: string, message: string) => {
         for (const h of this.handlers.get(from) ?? []) h(message);
@@ -386,7 +433,16 @@ export class RedisStore implements Store {
     for (const blocking of [...this.blockingClients, ...this.idleBlockingClients.splice(0)]) blocking.disconnect();
     this.blockingClients.clear();
     this.handlers.clear();
-    if (this.subscriber) await this.subscriber.quit().catch(() => undefined);
-    await this.client.quit().catch(() => undefined);
+    if (this.subscriber) await closeClient(this.subscriber);
+    await closeClient(this.client);
   }
+}
+
+/**
+ * QUIT when connected; otherwise disconnect, which also stops reconnecting (a QUIT sent while
+ * reconnecting is refused once the offline queue is off, and the client would go on reconnecting).
+ */
+async function closeClient(client: Client): Promise<void> {
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+  else client.disconnect();
 }

@@ -90,5 +90,29 @@ describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => 
       20_000,
       100,
     );
+
+    // Nothing refused during the partition reserved anything afterwards: once every answer is
+    // settled and written, the budget shows exactly the audited spend of the limited key (a
+    // timed-out enforcement script sent when the connection came back would show above it).
+    const auditedNano = async () => {
+      const [row] = (await bed!.database.knex('audit_log').where('key_id', limited.body.id).sum({ total: 'cost_usd' })) as {
+        total: string | null;
+      }[];
+      return Math.round(Number(row?.total ?? 0) * 1e9);
+    };
+    let shown = 0;
+    let audited = 0;
+    await waitFor(
+      'the budget shown to equal the audited spend of the limited key',
+      async () => {
+        shown = Math.round(((await call(base, `/v1/manage/keys/${limited.body.id}`, bed!.adminKey)).body.budget_used as number) * 1e9);
+        audited = await auditedNano();
+        return audited > 0 && shown === audited;
+      },
+      20_000,
+      100,
+    ).catch((error: unknown) => {
+      throw new Error(`budget_used ${shown} nano-USD against ${audited} audited`, { cause: error });
+    });
   });
 });

@@ -66,6 +66,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     for (const upstream of upstreams) upstream.destroy(); // unpipes; the clients keep being read
   };
   const heal = () => {
+    if (!blackHoled) return;
     blackHoled = false;
     for (const socket of sockets) socket.destroy();
   };
