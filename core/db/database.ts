@@ -42,12 +42,21 @@ const postgresConnectTimeoutMs = 5_000;
 /** Longest wait for a pooled connection (knex's default is 60 s): past it the caller gets a 503. */
 const postgresAcquireTimeoutMs = 10_000;
 
+/** The pg connection options of those bounds for a database of `kind` (none for the embedded one); pg-boss's pool takes them too. */
+export function connectionBounds(kind: Database['kind']): {
+  connectionTimeoutMillis?: number;
+  keepAlive?: boolean;
+  keepAliveInitialDelayMillis?: number;
+} {
+  return kind === 'postgres'
+    ? { connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
+    : {};
+}
+
 function knexForUrl(url: string, poolMax: number, bounded: boolean): Knex {
   return knexFactory({
     client: 'pg',
-    connection: bounded
-      ? { connectionString: url, connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
-      : url,
+    connection: bounded ? { connectionString: url, ...connectionBounds('postgres') } : url,
     pool: { min: 0, max: poolMax },
     ...(bounded && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
     migrations: { migrationSource, tableName: 'knex_migrations' },

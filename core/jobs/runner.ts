@@ -20,6 +20,8 @@ export interface JobRunnerOptions {
   logger: { warn(facts: object, message: string): void; error(facts: object, message: string): void };
   /** The schema of pg-boss's tables (default svc_jobs). */
   schema?: string;
+  /** pg connection options for its pool (core/db's connectionBounds: how long reaching PostgreSQL may take). */
+  connection?: { connectionTimeoutMillis?: number; keepAlive?: boolean; keepAliveInitialDelayMillis?: number };
 }
 
 export class JobRunner {
@@ -30,7 +32,14 @@ export class JobRunner {
     connectionString: string,
     private readonly options: JobRunnerOptions,
   ) {
-    this.boss = new PgBoss({ connectionString, max: 3, schema: options.schema ?? 'svc_jobs', application_name: 'svc-jobs' });
+    // pg-boss hands its options to pg's Pool, which reads the connection options its types omit.
+    const config: PgBoss.ConstructorOptions = {
+      connectionString,
+      max: 3,
+      schema: options.schema ?? 'svc_jobs',
+      application_name: 'svc-jobs',
+    };
+    this.boss = new PgBoss(Object.assign(config, options.connection));
     this.boss.on('error', (error: Error) => options.logger.warn({ err: error.message }, 'job queue error (retrying)'));
   }
 

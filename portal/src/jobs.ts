@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { claimDueAlerts, markAlert } from '../../core/budgets/index.js';
 import { JobRunner } from '../../core/jobs/index.js';
+import { connectionBounds, type Database } from '../../core/db/index.js';
 import {
   claimDueRuns,
   createExport,
@@ -55,8 +56,8 @@ export async function ownerScope(knex: Knex, userId: number): Promise<KeyScope> 
 }
 
 /** Opens the queue (every portal process sends jobs, whether or not it works them). */
-export async function openJobRunner(databaseUrl: string, logger: Logger): Promise<JobRunner> {
-  const runner = new JobRunner(databaseUrl, { logger });
+export async function openJobRunner(database: Pick<Database, 'url' | 'kind'>, logger: Logger): Promise<JobRunner> {
+  const runner = new JobRunner(database.url, { logger, connection: connectionBounds(database.kind) });
   await runner.start();
   await runner.ensureQueue(exportQueue, { retryLimit: 2, expireInSeconds: 30 * 60 });
   await runner.ensureQueue(scheduleRunQueue, { retryLimit: 2, expireInSeconds: 30 * 60 });

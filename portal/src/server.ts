@@ -105,7 +105,7 @@ async function startOnServer(
     dataDir: settings.SVC_DATA_DIR,
     announce: overrides.announce ?? ((line) => console.log(line)),
   });
-  const jobs = await openJobRunner(database.url, logger);
+  const jobs = await openJobRunner(database, logger);
   if (settings.SVC_PORTAL_WORKER)
     await workPortalJobs(jobs, {
       knex: database.knex,

@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'portal-worker', level: settings.LOG_LEVEL });
   const database = await openDatabase(databaseTargetFromSettings(settings));
   await database.migrate();
-  const jobs = await openJobRunner(database.url, logger);
+  const jobs = await openJobRunner(database, logger);
   const mailer = createMailer({
     smtpUrl: settings.SVC_SMTP_URL,
     from: settings.SVC_MAIL_FROM,
