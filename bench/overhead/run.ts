@@ -131,16 +131,10 @@ async function main(): Promise<void> {
       gateway.kill('SIGTERM'); // one gateway at a time: an idle one still takes memory and timers
       // (h): the audit writer as its own process (SVC_AUDIT_WRITER=off and `npm run
       // audit-writer`, the chart's separate writer Deployment): the serving process only appends.
-      const appendOnly = {
-        pepper,
-        catalogue,
-        dataDir: join(dir, 'data-append-only'),
-        storePrefix: `bench-${process.pid}:`,
-        databaseUrl,
-      };
+      const appendOnly = { ...gatewayOptions, port: ports.appendOnly, dataDir: join(dir, 'data-append-only') };
       const writer = await startBenchAuditWriter(appendOnly);
       children.push(writer);
-      const appending = await startBenchGateway({ ...appendOnly, port: ports.appendOnly, env: { SVC_AUDIT_WRITER: 'off' } });
+      const appending = await startBenchGateway({ ...appendOnly, env: { SVC_AUDIT_WRITER: 'off' } });
       children.push(appending);
       measurements.push(
         await load('(h) svc gateway, audit writer in its own process', `http://127.0.0.1:${ports.appendOnly}/v1/chat/completions`, auth, [
@@ -152,12 +146,9 @@ async function main(): Promise<void> {
       writer.kill('SIGTERM');
       // (e): SVC_WORKERS=2 (node:cluster) — needs the shared Redis and PostgreSQL the workers use.
       const workers = await startBenchGateway({
+        ...gatewayOptions,
         port: ports.workers,
-        pepper,
-        catalogue,
         dataDir: join(dir, 'data-workers'),
-        storePrefix: `bench-${process.pid}:`,
-        databaseUrl,
         env: { SVC_WORKERS: '2' },
       });
       children.push(workers);
@@ -170,12 +161,9 @@ async function main(): Promise<void> {
       const cluster = await startRedisCluster();
       cleanups.push(() => cluster.stop());
       const onCluster = await startBenchGateway({
+        ...gatewayOptions,
         port: ports.cluster,
-        pepper,
-        catalogue,
         dataDir: join(dir, 'data-cluster'),
-        storePrefix: `bench-${process.pid}:`,
-        databaseUrl,
         env: { REDIS_URL: cluster.url, SVC_REDIS_CLUSTER: 'true' },
       });
       children.push(onCluster);

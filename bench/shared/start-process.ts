@@ -118,6 +118,23 @@ export interface BenchGateway {
   entry?: string;
 }
 
+/** The environment a benchmark gateway and its separate audit writer share: keys, catalogue, data dir, services. */
+function sharedEnv(
+  options: Pick<BenchGateway, 'pepper' | 'catalogue' | 'dataDir' | 'storePrefix' | 'databaseUrl'>,
+): Record<string, string> {
+  return {
+    SVC_ADMIN_KEY: `svc-admin-${'b'.repeat(40)}`,
+    SVC_KEY_PEPPER: options.pepper,
+    SVC_CATALOG: options.catalogue,
+    SVC_DATA_DIR: options.dataDir,
+    LOG_LEVEL: 'info',
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: options.storePrefix } : {}),
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+    // No /metrics listener unless asked for: two benchmark processes must not race for a port.
+    SVC_METRICS_PORT: '0',
+  };
+}
+
 /**
  * Starts the gateway the way operators run it (compiled `gateway/src/main.ts`, configured only by
  * the environment), with the info-level request log on: the log line is part of the real cost.
@@ -126,20 +143,7 @@ export function startBenchGateway(options: BenchGateway): Promise<ChildProcess> 
   return startProcess(
     'gateway',
     [...(options.nodeOptions ?? []), ...(options.entry ? [options.entry] : entryArgs('gateway/src/main.ts'))],
-    {
-      PORT: String(options.port),
-      SVC_HOST: '127.0.0.1',
-      SVC_ADMIN_KEY: `svc-admin-${'b'.repeat(40)}`,
-      SVC_KEY_PEPPER: options.pepper,
-      SVC_CATALOG: options.catalogue,
-      SVC_DATA_DIR: options.dataDir,
-      LOG_LEVEL: 'info',
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: options.storePrefix } : {}),
-      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
-      // No /metrics listener unless asked for: two benchmark gateways must not race for a port.
-      SVC_METRICS_PORT: '0',
-      ...options.env,
-    },
+    { PORT: String(options.port), SVC_HOST: '127.0.0.1', ...sharedEnv(options), ...options.env },
     /gateway listening/,
   );
 }
@@ -152,22 +156,7 @@ export function startBenchAuditWriter(
   options: Pick<BenchGateway, 'pepper' | 'catalogue' | 'dataDir' | 'storePrefix' | 'databaseUrl'>,
 ): Promise<ChildProcess> {
   if (!process.env.REDIS_URL || !options.databaseUrl) throw new Error('the separate audit writer needs REDIS_URL and DATABASE_URL');
-  return startProcess(
-    'audit writer',
-    entryArgs('gateway/src/audit-writer-main.ts'),
-    {
-      SVC_ADMIN_KEY: `svc-admin-${'b'.repeat(40)}`,
-      SVC_KEY_PEPPER: options.pepper,
-      SVC_CATALOG: options.catalogue,
-      SVC_DATA_DIR: options.dataDir,
-      LOG_LEVEL: 'info',
-      REDIS_URL: process.env.REDIS_URL,
-      SVC_STORE_PREFIX: options.storePrefix,
-      DATABASE_URL: options.databaseUrl,
-      SVC_METRICS_PORT: '0',
-    },
-    /audit writer running/,
-  );
+  return startProcess('audit writer', entryArgs('gateway/src/audit-writer-main.ts'), sharedEnv(options), /audit writer running/);
 }
 
 /** The supplier simulator the benchmarks forward to, on `port` (`env`: more SIM_* settings). */

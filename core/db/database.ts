@@ -39,32 +39,37 @@ export type DatabaseTarget =
  * of holding it open for ever.
  */
 const postgresConnectTimeoutMs = 5_000;
+/** Silence after which a connection's kernel starts keep-alive probes. */
+const postgresKeepAliveDelayMs = 10_000;
 /** Longest wait for a pooled connection (knex's default is 60 s): past it the caller gets a 503. */
 const postgresAcquireTimeoutMs = 10_000;
 
-/** The pg connection options of those bounds for a database of `kind` (none for the embedded one); pg-boss's pool takes them too. */
-export function connectionBounds(kind: Database['kind']): {
+/** pg connection options bounding how long reaching the server may take. */
+export interface ConnectionBounds {
   connectionTimeoutMillis?: number;
   keepAlive?: boolean;
   keepAliveInitialDelayMillis?: number;
-} {
+}
+
+/** The pg connection options of those bounds for a database of `kind` (none for the embedded one); pg-boss's pool takes them too. */
+export function connectionBounds(kind: Database['kind']): ConnectionBounds {
   return kind === 'postgres'
-    ? { connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 }
+    ? { connectionTimeoutMillis: postgresConnectTimeoutMs, keepAlive: true, keepAliveInitialDelayMillis: postgresKeepAliveDelayMs }
     : {};
 }
 
-function knexForUrl(url: string, poolMax: number, bounded: boolean): Knex {
+function knexForUrl(url: string, poolMax: number, kind: Database['kind']): Knex {
   return knexFactory({
     client: 'pg',
-    connection: bounded ? { connectionString: url, ...connectionBounds('postgres') } : url,
+    connection: { connectionString: url, ...connectionBounds(kind) },
     pool: { min: 0, max: poolMax },
-    ...(bounded && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
+    ...(kind === 'postgres' && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
 }
 
 async function openPostgres(url: string, poolMax: number): Promise<Database> {
-  const knex = knexForUrl(url, poolMax, true);
+  const knex = knexForUrl(url, poolMax, 'postgres');
   return {
     kind: 'postgres',
     url,
@@ -105,7 +110,7 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
     throw error;
   }
   const server = await serveEmbeddedDatabase(pglite);
-  const knex = knexForUrl(server.url, poolMax, false);
+  const knex = knexForUrl(server.url, poolMax, 'embedded');
   return {
     kind: 'embedded',
     url: server.url,

@@ -4,6 +4,7 @@
 // after `expireInSeconds`). It runs inside the portal by default (SVC_PORTAL_WORKER) or alone
 // (`npm run worker`). The queue's tables live in their own schema, apart from the migrations.
 import PgBoss from 'pg-boss';
+import type { ConnectionBounds } from '../db/index.js';
 
 /** What a queue's jobs do; thrown errors are retried with backoff up to `retryLimit`. */
 export type JobHandler<T> = (data: T, job: { id: string; retryCount: number }) => Promise<void>;
@@ -21,7 +22,7 @@ export interface JobRunnerOptions {
   /** The schema of pg-boss's tables (default svc_jobs). */
   schema?: string;
   /** pg connection options for its pool (core/db's connectionBounds: how long reaching PostgreSQL may take). */
-  connection?: { connectionTimeoutMillis?: number; keepAlive?: boolean; keepAliveInitialDelayMillis?: number };
+  connection?: ConnectionBounds;
 }
 
 export class JobRunner {

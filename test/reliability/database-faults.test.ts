@@ -4,7 +4,7 @@ import { openDatabase, type Database } from '../../core/db/index.js';
 import { createTestDatabase } from '../../core/db/testing.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { waitFor } from '../support/wait-for.js';
-import { call, chat, startFaultBed, type FaultBed } from './fault-harness.js';
+import { call, chat, chatAnswer, startFaultBed, type FaultBed } from './fault-harness.js';
 
 // Issue 13: PostgreSQL cut under load. Cached keys keep being served, their audit records wait
 // in the stream and are all written when PostgreSQL is back; what needs PostgreSQL meanwhile is
@@ -48,7 +48,7 @@ describe.skipIf(!url)('PostgreSQL faults under load (needs DATABASE_URL: PGlite 
     assert.equal(first.status, 200);
 
     await proxy.cut();
-    const during = await Promise.all(Array.from({ length: 20 }, () => fetchChat(bed.gateway.url, key)));
+    const during = await Promise.all(Array.from({ length: 20 }, () => chatAnswer(bed.gateway.url, key)));
     for (const answer of during) {
       assert.equal(answer.status, 200, 'a cached key is served without PostgreSQL');
       served.push(answer.requestId);
@@ -78,7 +78,7 @@ describe.skipIf(!url)('PostgreSQL faults under load (needs DATABASE_URL: PGlite 
     assert.equal((await chat(bed.gateway.url, key)).status, 200);
 
     proxy.blackHole();
-    const during = await Promise.all(Array.from({ length: 10 }, () => fetchChat(bed.gateway.url, key)));
+    const during = await Promise.all(Array.from({ length: 10 }, () => chatAnswer(bed.gateway.url, key)));
     assert.deepEqual(
       during.map((a) => a.status),
       during.map(() => 200),
@@ -104,13 +104,3 @@ describe.skipIf(!url)('PostgreSQL faults under load (needs DATABASE_URL: PGlite 
     );
   });
 });
-
-async function fetchChat(base: string, key: string): Promise<{ status: number; requestId: string }> {
-  const response = await fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 }),
-  });
-  await response.arrayBuffer();
-  return { status: response.status, requestId: response.headers.get('x-request-id') ?? '' };
-}

@@ -122,3 +122,33 @@ export async function call(
 export function chat(base: string, key: string): Promise<{ status: number; body: any }> {
   return call(base, '/v1/chat/completions', key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
 }
+
+/** What a fault test reads of a chat answer: status, error code and the headers that matter. */
+export interface ChatAnswer {
+  status: number;
+  code: string | undefined;
+  requestId: string;
+  retryAfter: string | null;
+}
+
+/**
+ * One small chat completion that must be answered within `hungAfterMs`: a request still open
+ * then fails the test as hung (during a fault, a hang is the failure being tested for).
+ */
+export async function chatAnswer(base: string, key: string, hungAfterMs = 10_000): Promise<ChatAnswer> {
+  const response = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 }),
+    signal: AbortSignal.timeout(hungAfterMs),
+  }).catch((error: unknown) => {
+    throw new Error(`the gateway did not answer within ${hungAfterMs} ms`, { cause: error });
+  });
+  const body = (await response.json()) as { error?: { code?: string } };
+  return {
+    status: response.status,
+    code: body.error?.code,
+    requestId: response.headers.get('x-request-id') ?? '',
+    retryAfter: response.headers.get('retry-after'),
+  };
+}

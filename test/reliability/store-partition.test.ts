@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'vitest';
 import { waitFor } from '../support/wait-for.js';
-import { call, startFaultBed, type FaultBed } from './fault-harness.js';
+import { call, chatAnswer, startFaultBed, type FaultBed } from './fault-harness.js';
 
 // Redis partitioned away rather than refused: connections are accepted or stay open and nothing
 // is ever answered (a frozen Redis, a proxy in front of a dead one, a network dropping packets).
@@ -15,31 +15,6 @@ import { call, startFaultBed, type FaultBed } from './fault-harness.js';
 const storeTimeoutMs = 400;
 /** A request still unanswered after this is hung (the bound is about two store timeouts). */
 const hungAfterMs = 10_000;
-
-interface Answer {
-  status: number;
-  code: string | undefined;
-  requestId: string;
-  retryAfter: string | null;
-}
-
-async function chatWithin(base: string, key: string): Promise<Answer> {
-  const response = await fetch(`${base}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 }),
-    signal: AbortSignal.timeout(hungAfterMs),
-  }).catch((error: unknown) => {
-    throw new Error(`the gateway did not answer within ${hungAfterMs} ms while Redis was partitioned`, { cause: error });
-  });
-  const body = (await response.json()) as { error?: { code?: string } };
-  return {
-    status: response.status,
-    code: body.error?.code,
-    requestId: response.headers.get('x-request-id') ?? '',
-    retryAfter: response.headers.get('retry-after'),
-  };
-}
 
 describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => {
   let bed: FaultBed | undefined;
@@ -55,17 +30,17 @@ describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => 
     const limited = await call(base, '/v1/manage/keys', bed.adminKey, { name: 'limited', budget_limit: 10, budget_period: 'daily' });
     assert.equal(plain.status, 201, JSON.stringify(plain.body));
     assert.equal(limited.status, 201, JSON.stringify(limited.body));
-    assert.equal((await chatWithin(base, limited.body.key)).status, 200);
+    assert.equal((await chatAnswer(base, limited.body.key, hungAfterMs)).status, 200);
 
     bed.outage.partition!();
     const [plainDuring, limitedDuring] = await Promise.all([
-      Promise.all(Array.from({ length: 4 }, () => chatWithin(base, plain.body.key))),
-      Promise.all(Array.from({ length: 4 }, () => chatWithin(base, limited.body.key))),
+      Promise.all(Array.from({ length: 4 }, () => chatAnswer(base, plain.body.key, hungAfterMs))),
+      Promise.all(Array.from({ length: 4 }, () => chatAnswer(base, limited.body.key, hungAfterMs))),
     ]);
     // Then one after another: the connections made again during the partition answer nothing either.
     for (let i = 0; i < 3; i++) {
-      plainDuring.push(await chatWithin(base, plain.body.key));
-      limitedDuring.push(await chatWithin(base, limited.body.key));
+      plainDuring.push(await chatAnswer(base, plain.body.key, hungAfterMs));
+      limitedDuring.push(await chatAnswer(base, limited.body.key, hungAfterMs));
     }
     assert.deepEqual(
       plainDuring.map((a) => a.status),
@@ -79,7 +54,12 @@ describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => 
     }
 
     bed.outage.heal!();
-    await waitFor('the limited key to be served again', async () => (await chatWithin(base, limited.body.key)).status === 200, 20_000, 100);
+    await waitFor(
+      'the limited key to be served again',
+      async () => (await chatAnswer(base, limited.body.key, hungAfterMs)).status === 200,
+      20_000,
+      100,
+    );
 
     // Every request served during the partition has its audit row: spilled, then written directly.
     const servedIds = plainDuring.map((a) => a.requestId);
