@@ -4,7 +4,13 @@ import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
-import { answerClientError, answerOutsideRoutes, closeAfterEarlyAnswer, newRequestId } from './http/client-errors.js';
+import {
+  answerClientError,
+  answerOutsideRoutes,
+  closeAfterEarlyAnswer,
+  keepReadingAfterClose,
+  newRequestId,
+} from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
 import { RouteMethods } from './http/route-methods.js';
@@ -160,6 +166,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     }
     const apiError = fromFrameworkError(error);
     request.errorCode = apiError.code;
+    // A body over the limit is answered before it has arrived: the client must read that answer.
+    keepReadingAfterClose(request.raw);
     return sendError(reply, apiError);
   });
 

@@ -61,6 +61,16 @@ describe('API tokens', () => {
     // token routes do not answer for a managed key.
     const key = await h.createKeyWithId();
     expect((await admin('GET', `/v1/manage/tokens/${key.id}`)).status).toBe(404);
+    // …nor do the key routes for a token: its one-team-or-project rule is not bypassed through them.
+    const tokenPath = `/v1/manage/keys/${created.body.id as string}`;
+    expect((await admin('GET', tokenPath)).status).toBe(404);
+    expect((await admin('PATCH', tokenPath, { metadata: { team: 'gamma', project: 'evil' } })).status).toBe(404);
+    expect((await admin('PATCH', tokenPath, { budget_limit: 1 })).status).toBe(404);
+    expect((await admin('GET', `${tokenPath}/audit`)).status).toBe(404);
+    expect((await admin('GET', `/v1/manage/tokens/${created.body.id as string}`)).body).toMatchObject({
+      team: 'data-science',
+      project: null,
+    });
 
     const revoked = await admin('DELETE', `/v1/manage/tokens/${created.body.id as string}`);
     expect(revoked.body.status).toBe('revoked');

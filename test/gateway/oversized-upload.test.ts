@@ -19,7 +19,10 @@ describe('an oversized upload through the openai SDK', () => {
       {
         name: 'sim-eu',
         region: 'EU',
-        models: [{ id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] }],
+        models: [
+          { id: 'whisper', upstream: 'whisper-1', usd_per_audio_minute: 0.006, capabilities: ['transcription'] },
+          { id: 'chat', upstream: 'gpt-4o-mini', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
+        ],
       },
     ]);
     key = await h.createKey();
@@ -91,4 +94,64 @@ describe('an oversized upload through the openai SDK', () => {
     expect(received).toMatch(/^HTTP\/1\.1 413 /);
     expect(received).toContain('"code":"request_too_large"');
   });
+
+  test('an 11 MiB chat request: the SDK raises APIError 413 after one request, not a connection error', async () => {
+    let requests = 0;
+    const countingFetch: typeof fetch = (input, init) => {
+      if (String(input).startsWith(h.gateway.url)) requests++;
+      return fetch(input, init);
+    };
+    const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 2, fetch: countingFetch });
+    const error = await client.chat.completions
+      .create({ model: 'chat', messages: [{ role: 'user', content: 'x'.repeat(11 * 1024 * 1024) }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error).not.toBeInstanceOf(OpenAI.APIConnectionError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('request_too_large');
+    expect(requests).toBe(1);
+  });
+
+  for (const framing of ['content-length', 'chunked'] as const) {
+    test(`a JSON body over the limit (${framing}), sent whole before reading: the 413, not a reset`, async () => {
+      const total = 11 * 1024 * 1024;
+      const chunk = Buffer.alloc(256 * 1024, 'x');
+      const socket = connect({ host: '127.0.0.1', port: h.gateway.port, allowHalfOpen: true });
+      onTestFinished(() => void socket.destroy());
+      let received = '';
+      let failure: Error | undefined;
+      socket.setEncoding('latin1');
+      socket.pause();
+      socket.on('error', (e) => (failure ??= e));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      const writeAll = async (data: Buffer | string) => {
+        if (socket.destroyed) return;
+        if (!socket.write(data)) await new Promise((r) => socket.once('drain', r).once('close', r));
+      };
+      const head = '{"model":"chat","messages":[{"role":"user","content":"';
+      const tail = '"}]}';
+      const length = head.length + total + tail.length;
+      const frame = (data: Buffer | string) =>
+        framing === 'chunked' ? `${Buffer.byteLength(data).toString(16)}\r\n${data.toString()}\r\n` : data;
+      await writeAll(
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
+          (framing === 'chunked' ? 'transfer-encoding: chunked\r\n\r\n' : `content-length: ${length}\r\n\r\n`),
+      );
+      await writeAll(frame(head));
+      for (let sent = 0; sent < total && !failure && !socket.destroyed; sent += chunk.length) await writeAll(frame(chunk));
+      await writeAll(frame(tail));
+      if (framing === 'chunked') await writeAll('0\r\n\r\n');
+      socket.end();
+      socket.on('data', (text: string) => (received += text));
+      socket.resume();
+      await closed;
+      expect(failure?.message).toBeUndefined();
+      expect(received).toMatch(/^HTTP\/1\.1 413 /);
+      expect(received).toContain('"code":"request_too_large"');
+    });
+  }
 });

@@ -110,6 +110,20 @@ export function closeAfterEarlyAnswer(request: IncomingMessage, drain: { maxByte
 }
 
 /**
+ * Keeps a connection whose request body is still arriving from being destroyed as soon as its
+ * answer is written. Node ends a `connection: close` response (fastify sends one when a body is
+ * over the limit) with `socket.destroySoon()`: the socket is destroyed once the answer is
+ * flushed, and a client still uploading gets a reset instead of the answer. Node falls back to
+ * `socket.end()` (a FIN, reading on) when a socket has no `destroySoon`; this socket gets that
+ * behaviour, and `closeAfterEarlyAnswer` (the onResponse hook) drains and destroys it in bounds.
+ */
+export function keepReadingAfterClose(request: IncomingMessage): void {
+  if (request.complete) return;
+  const socket = request.socket as Socket & { destroySoon?: () => void };
+  socket.destroySoon = () => void socket.end();
+}
+
+/**
  * The requests Node's server would answer itself, outside any route, with a bare status: an
  * `Expect` other than 100-continue (417) and CONNECT (Node closes the connection without a word).
  * Both get the catalogue shape here.

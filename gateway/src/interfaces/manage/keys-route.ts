@@ -39,7 +39,9 @@ function checkCatalogueNames(
 async function loadKey(repository: KeyRepository, request: FastifyRequest): Promise<KeyRecord> {
   const { id } = validateBody(keyIdParam, request.params);
   const key = await repository.findById(id);
-  if (!key) throw new ApiError('not_found', { param: 'key_id', humanMessage: `There is no key ${id}` });
+  // API tokens share the table but not these routes: their own rules (one team or project,
+  // no budget of their own) are kept by /v1/manage/tokens, as a key is 404 there.
+  if (!key || key.kind !== 'managed') throw new ApiError('not_found', { param: 'key_id', humanMessage: `There is no key ${id}` });
   return key;
 }
 
