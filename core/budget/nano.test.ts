@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'vitest';
-import { nanoPerUsd, toNano, toNanoCeil } from './usage.js';
+import { isWholeNanoUsd, nanoPerUsd, toNano, toNanoCeil } from './usage.js';
 
 // Issue 13 finding 10: money is counted in integer nano-USD, exactly as the audit log writes it.
 describe('nano-USD', () => {
@@ -29,5 +29,13 @@ describe('nano-USD', () => {
   test('a reservation is never below the cost it covers', () => {
     for (const usd of [0.0000276, 1e-10, 0.1 + 0.2, 3.0000000001])
       assert.ok(toNanoCeil(usd) >= usd * nanoPerUsd - 1e-6 && toNanoCeil(usd) >= toNano(usd), String(usd));
+  });
+
+  test('isWholeNanoUsd: at most nine decimal places as written, at any magnitude', () => {
+    for (const ok of [0, 1e-9, 1.5e-8, 0.1, 12.345678912, 999_999.123456789, 871_576_655.77936515, 1e9, 1e21]) {
+      assert.equal(isWholeNanoUsd(ok), true, String(ok));
+    }
+    for (const refused of [1e-12, 0.0000000015, 1.0000000001, 123.4567890123])
+      assert.equal(isWholeNanoUsd(refused), false, String(refused));
   });
 });

@@ -27,6 +27,18 @@ export function toNano(usd: number): number {
   return exactToNano(usd);
 }
 
+/**
+ * Whether a USD amount is a whole number of nano-USD as written: at most nine decimal places in
+ * its shortest decimal form (what the client sent as JSON). Amounts with more would be stored
+ * rounded, so input checks refuse them. Decided on the text, not by converting: above 2^53
+ * nano-USD (~9 million USD) a conversion is itself rounded.
+ */
+export function isWholeNanoUsd(usd: number): boolean {
+  const [mantissa = '', exponent = '0'] = String(usd).split('e');
+  const decimals = (mantissa.split('.')[1]?.length ?? 0) - Number(exponent);
+  return decimals <= 9;
+}
+
 /** toNano by the decimal string the audit log writes: exact for any amount, slower. */
 function exactToNano(usd: number): number {
   const [whole = '0', fraction = ''] = Math.abs(usd).toFixed(9).split('.');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'vitest';
 import { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 import { APIError as OpenAIAPIError } from 'openai';
-import { ApiError, errorResponseHeaders, renderErrorBody, splitFormattedMessage, toApiError } from './api-error.js';
+import { ApiError, errorResponseHeaders, maxErrorTextChars, renderErrorBody, splitFormattedMessage, toApiError } from './api-error.js';
 import { errorCatalogue } from './catalogue.js';
 
 describe('ApiError', () => {
@@ -94,6 +94,32 @@ describe('ApiError', () => {
     }
     assert.equal(Error.stackTraceLimit, limit);
     assert.ok(frames(new Error('plain')) > 0, 'other errors keep their stacks');
+  });
+});
+
+describe('text quoted from the input', () => {
+  it('is clipped in the human message, param and details, so a huge model id is not echoed back whole', () => {
+    const model = 'm'.repeat(2_000_000);
+    const error = new ApiError('model_not_found', {
+      humanMessage: `The model ${model} does not exist`,
+      param: `f${model}`,
+      details: { model, supplier: 'sim' },
+    });
+    const rendered = JSON.stringify(renderErrorBody(error, 'req_1'));
+    assert.ok(rendered.length < 5 * maxErrorTextChars, `${rendered.length} characters`);
+    assert.match(error.humanMessage, /^The model m+… \(\d+ more characters\)$/);
+    assert.equal(error.humanMessage.length < maxErrorTextChars + 40, true);
+    assert.equal(error.details?.supplier, 'sim');
+    assert.match(String(error.details?.model), /more characters\)$/);
+  });
+
+  it('is left whole up to the limit, and never cut inside a surrogate pair', () => {
+    const exact = 'x'.repeat(maxErrorTextChars);
+    assert.equal(new ApiError('invalid_request', { humanMessage: exact }).humanMessage, exact);
+    const emoji = `${'x'.repeat(maxErrorTextChars - 1)}😀tail`;
+    const clipped = new ApiError('invalid_request', { humanMessage: emoji }).humanMessage;
+    assert.ok(clipped.startsWith(`${'x'.repeat(maxErrorTextChars - 1)}…`), clipped.slice(-30));
+    assert.doesNotMatch(clipped, /[\ud800-\udbff](?![\udc00-\udfff])/);
   });
 });
 

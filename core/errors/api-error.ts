@@ -30,6 +30,31 @@ interface ProviderInit {
   readonly humanMessage: string;
 }
 
+/**
+ * Longest text an error carries from its occasion (a model id, a field name, a supplier's own
+ * message): errors quote the client's input, and a 2 MB model id must not come back as a 4 MB
+ * answer — nor go to the logs whole.
+ */
+export const maxErrorTextChars = 1_000;
+
+/** `text` cut to `maxErrorTextChars` (never inside a surrogate pair), saying how much was left out. */
+export function clipErrorText(text: string): string {
+  if (text.length <= maxErrorTextChars) return text;
+  let end = maxErrorTextChars;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
+}
+
+/** Details with their text values clipped (the only values that can grow with the input). */
+function clipDetails(details: Record<string, unknown>): Record<string, unknown> {
+  let clipped: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(details)) {
+    if (typeof value === 'string' && value.length > maxErrorTextChars) (clipped ??= { ...details })[name] = clipErrorText(value);
+  }
+  return clipped ?? details;
+}
+
 /** True for statuses that say "the same request may succeed later": rate limits and server-side failures. */
 function isRetryableStatus(status: number): boolean {
   return status === 429 || status >= 500;
@@ -51,6 +76,7 @@ export class ApiError extends Error {
   constructor(codeOrInit: ErrorCode | ProviderInit, options: ApiErrorOptions = {}) {
     const resolved =
       typeof codeOrInit === 'string' ? ApiError.resolveCatalogueCode(codeOrInit, options) : ApiError.resolveProvider(codeOrInit);
+    resolved.humanMessage = clipErrorText(resolved.humanMessage);
     // A client error's stack is never logged (only 5xx are, with their cause), and V8 walks the
     // request pipeline's deep asynchronous stack to capture one: the profile of a flood of 400s
     // put ~15 % of the serving thread in this constructor. So 4xx errors are made without stack
@@ -66,9 +92,9 @@ export class ApiError extends Error {
     this.type = resolved.type;
     this.humanMessage = resolved.humanMessage;
     this.retryable = resolved.retryable;
-    if (options.param !== undefined) this.param = options.param;
+    if (options.param !== undefined) this.param = clipErrorText(options.param);
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
-    if (options.details !== undefined) this.details = options.details;
+    if (options.details !== undefined) this.details = clipDetails(options.details);
   }
 
   /**

@@ -372,6 +372,9 @@ describe('interface errors through raw HTTP and both SDKs', () => {
             const last = JSON.parse(frames.at(-1)!.data) as { error?: ErrorBody['error'] };
             assert.equal(last.error?.code, 'stream_interrupted', frames.at(-1)!.data);
             assert.equal(last.error.message, `stream_interrupted - ${last.error.human_message}`);
+            // The id support asks for, as in every error body: the one the response's header gave.
+            assert.match(res.headers.get('x-request-id') ?? '', /^req_/);
+            assert.equal(last.error.request_id, res.headers.get('x-request-id'));
 
             const iterated = await failure(async () => {
               const stream = await openai.chat.completions.create({ model: c.model, messages, stream: true });
@@ -400,8 +403,17 @@ describe('interface errors through raw HTTP and both SDKs', () => {
             assert.ok(!frames.some((f) => f.event === 'message_stop'), 'no message_stop after a cut');
             const last = frames.at(-1)!;
             assert.equal(last.event, 'error');
-            const data = JSON.parse(last.data) as { type: string; error: { type: string; code?: string; message: string } };
+            const data = JSON.parse(last.data) as {
+              type: string;
+              request_id?: string;
+              error: { type: string; code?: string; message: string; request_id?: string };
+            };
             assert.equal(data.type, 'error');
+            // The Anthropic SDK reads the id from `request-id`, streamed or not; the error event carries it too.
+            assert.match(res.headers.get('request-id') ?? '', /^req_/);
+            assert.equal(res.headers.get('request-id'), res.headers.get('x-request-id'));
+            assert.equal(data.request_id, res.headers.get('request-id'));
+            assert.equal(data.error.request_id, res.headers.get('request-id'));
             assert.ok(data.error.type.length > 0);
             assert.equal(data.error.code, 'stream_interrupted', last.data);
 
@@ -453,6 +465,7 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         // The Responses API's own error event fields, for raw-HTTP clients...
         assert.equal(data.type, 'error');
         assert.equal(data.code, 'stream_interrupted');
+        assert.equal((data.error as { request_id?: string }).request_id, res.headers.get('x-request-id'));
         assert.match(data.message, /^stream_interrupted - /);
         assert.ok(data.human_message.length > 0);
         // ...and the catalogue error object every interface carries.

@@ -303,6 +303,17 @@ describe('enforcement and the audit log', () => {
       'validation_error',
       'amount_usd',
     );
+    // Below the ledger's unit (nano-USD) an amount would be stored rounded — 1e-12 as an entry of 0.
+    for (const amount_usd of [1e-12, 1.0000000001]) {
+      expectError(
+        await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd, reason: 'x' }),
+        400,
+        'validation_error',
+        'amount_usd',
+      );
+    }
+    expectError(await admin('POST', '/v1/manage/keys', { name: 'b', budget_limit: 0.0000000001 }), 400, 'validation_error', 'budget_limit');
+    assert.deepEqual((await admin('GET', '/v1/manage/wallets/org:acme')).body.entries, [], 'no empty ledger entry');
     const credit = await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: 5, reason: 'welcome credit' });
     assert.equal(credit.status, 201);
     assert.equal(credit.body.balance_usd, 5);

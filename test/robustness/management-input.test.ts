@@ -89,6 +89,23 @@ describe('Management API input PostgreSQL cannot store', () => {
     assert.equal((JSON.parse(key.text) as { name: string }).name, 'valid');
   });
 
+  test('bytes that are not UTF-8 in a key name are 400 invalid_json, and no key is created with U+FFFD in its name', async () => {
+    const body = Buffer.concat([Buffer.from('{"name":"k'), Buffer.from([0xff, 0xc3]), Buffer.from('"}')]);
+    const response = await fetch(`${h.gateway.url}/v1/manage/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.adminKey}`, 'content-type': 'application/json' },
+      body,
+    });
+    const text = await response.text();
+    assertCatalogueError(
+      { status: response.status, text, contentType: response.headers.get('content-type') ?? undefined },
+      400,
+      'invalid_json',
+    );
+    const listed = await admin('/v1/manage/keys?name_prefix=k');
+    assert.ok(!listed.text.includes('\ufffd'), listed.text);
+  });
+
   const queries: { name: string; path: () => string; param: string }[] = [
     { name: 'name_prefix=%00', path: () => '/v1/manage/keys?name_prefix=%00', param: 'name_prefix' },
     {

@@ -14,3 +14,27 @@ test('JSON has a parser of its own beside the catch-all (fastify caches only nam
   }
   await app.close();
 });
+
+test('a body that is not UTF-8 is 400 invalid_json, never decoded into U+FFFD and passed on', async () => {
+  const app = Fastify();
+  registerJsonBodyParser(app);
+  app.setErrorHandler((error: Error & { code?: string }, _request, reply) =>
+    reply.code(400).send({ code: error.code, message: error.message }),
+  );
+  app.post('/', async (request) => ({ got: request.body }));
+  const invalid = [
+    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x61, 0x62, 0xff, 0xfe, 0xc3, 0x63, 0x64, 0x22, 0x7d]), // {"a":"ab\xFF\xFE\xC3cd"}
+    Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]), // an encoded surrogate
+    Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')]), // an overlong "/"
+    Buffer.concat([Buffer.from('{"a":"x'), Buffer.from([0xe2, 0x82])]), // cut inside a character
+  ];
+  for (const payload of invalid) {
+    const reply = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, payload });
+    assert.equal(reply.statusCode, 400, payload.toString('hex'));
+    assert.equal(reply.json().code, 'invalid_json');
+    assert.match(reply.json().message, /UTF-8/);
+  }
+  const valid = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json' }, payload: '{"a":"é€😀"}' });
+  assert.deepEqual(valid.json(), { got: { a: 'é€😀' } });
+  await app.close();
+});

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { checkJsonDepth } from './json-depth.js';
@@ -17,6 +18,18 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * The body as text, refusing bytes that are not UTF-8 (RFC 8259 §8.1): decoding them would put
+ * U+FFFD in their place, and the request would reach the supplier — or a key's name the
+ * database — silently altered.
+ */
+function utf8Text(body: Buffer): string {
+  if (!isUtf8(body)) {
+    throw new ApiError('invalid_json', { humanMessage: 'The request body is not valid UTF-8; JSON must be sent as UTF-8' });
+  }
+  return body.toString('utf8');
+}
+
+/**
  * Every body on the JSON interfaces is parsed as JSON, whatever its Content-Type: `curl -d`
  * sends form encoding by default, and refusing that helps nobody. Multipart routes register
  * their own parser. Parse failures are catalogue errors (`invalid_json`), never fastify's.
@@ -25,7 +38,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parser = (_request: unknown, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
     try {
-      done(null, parseJson(body as string));
+      done(null, parseJson(utf8Text(body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -33,6 +46,6 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   // The same parser under its own name as well: fastify caches the parser found for a
   // Content-Type value only when a named one matches, so with the catch-all alone every JSON
   // request parsed its Content-Type header again (~1 % of the serving thread in the profile).
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
-  app.addContentTypeParser('*', { parseAs: 'string' }, parser);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parser);
 }

@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { routingHeaders } from '../routing/routing-headers.js';
@@ -20,4 +21,13 @@ export function answerHeaders(
     latencyMs: reply.elapsedTime,
     attemptLatencyMs: performance.now() - attemptStartedPerf,
   });
+}
+
+/**
+ * The headers set on the reply before it was hijacked to stream — `x-request-id`, and
+ * `request-id` (which the Anthropic SDK reads) on the messages routes, both from the onRequest
+ * hook. A hijacked reply's status line and headers are written by hand and would lose them.
+ */
+export function headersSetSoFar(reply: FastifyReply): OutgoingHttpHeaders {
+  return reply.getHeaders() as OutgoingHttpHeaders;
 }

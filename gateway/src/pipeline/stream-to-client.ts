@@ -5,6 +5,7 @@ import type { UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders, type UsageTotals } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { Translator } from '../translate/types.js';
+import { headersSetSoFar } from './answer-headers.js';
 import { routingRecord } from './attempts.js';
 import { readSupplierAnswer } from './upstream-json.js';
 
@@ -50,7 +51,7 @@ export async function streamToClient(
     routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
     // Totals (tokens, cost) are only known at the end: they follow as a comment and HTTP trailers.
-    raw.writeHead(200, { ...sseHeaders, 'x-request-id': String(reply.request.id), trailer: trailerNames, ...headers() });
+    raw.writeHead(200, { ...headersSetSoFar(reply), ...sseHeaders, trailer: trailerNames, ...headers() });
   };
   const write = (text: string) => {
     if (text === '') return;
@@ -88,7 +89,7 @@ export async function streamToClient(
     upstream.body.destroy();
     const error = toApiError(failure);
     if (!started) throw error;
-    if (!raw.destroyed) raw.write(translator.streamError(error));
+    if (!raw.destroyed) raw.write(translator.streamError(error, String(reply.request.id)));
   }
   if (started) {
     if (!raw.destroyed) {

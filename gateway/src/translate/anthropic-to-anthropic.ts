@@ -90,8 +90,8 @@ export class AnthropicToAnthropic implements Translator {
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
   }
 
-  streamError(error: ApiError): string {
-    return anthropicStreamErrorFrame(error);
+  streamError(error: ApiError, requestId: string): string {
+    return anthropicStreamErrorFrame(error, requestId);
   }
 
   usage(): TokenUsage | undefined {

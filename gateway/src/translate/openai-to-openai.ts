@@ -89,8 +89,8 @@ export class OpenAiToOpenAi implements Translator {
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
   }
 
-  streamError(error: ApiError): string {
-    return openAiStreamErrorFrame(error);
+  streamError(error: ApiError, requestId: string): string {
+    return openAiStreamErrorFrame(error, requestId);
   }
 
   usage(): TokenUsage | undefined {

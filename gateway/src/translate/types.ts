@@ -43,8 +43,8 @@ export interface Translator {
    * when the upstream ended without its terminal event (the client must not see a clean end).
    */
   streamEnd(): string;
-  /** An error after the first byte → the client family's in-stream error frame. */
-  streamError(error: ApiError): string;
+  /** An error after the first byte → the client family's in-stream error frame, with the request's id (as every error body). */
+  streamError(error: ApiError, requestId: string): string;
   /** Token usage seen so far (complete after response() or streamEnd()). */
   usage(): TokenUsage | undefined;
 }

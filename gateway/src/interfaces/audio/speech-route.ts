@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
-import { answerHeaders } from '../../pipeline/answer-headers.js';
+import { answerHeaders, headersSetSoFar } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { Attempt } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
@@ -50,8 +50,8 @@ function speechAttempt(
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
+      ...headersSetSoFar(reply),
       'content-type': audioTypes[format],
-      'x-request-id': String(request.id),
       ...answerHeaders(reply, route, body.model, started),
       ...usageHeaders(route, undefined, media),
     });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 
@@ -22,7 +23,12 @@ const modelList = z
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
   .transform((v) => (typeof v === 'string' ? [v] : [...new Set(v)]));
-const money = z.number().min(0).max(1_000_000_000);
+/**
+ * USD amounts are kept in nano-USD: one with more than nine decimal places would be stored
+ * rounded (a credit of 1e-12 as a ledger entry of 0), so it is refused rather than changed.
+ */
+const usd = (schema: z.ZodNumber) => schema.refine(isWholeNanoUsd, 'must have at most 9 decimal places (amounts are kept in nano-USD)');
+const money = usd(z.number().min(0).max(1_000_000_000));
 const rpm = z.number().int().min(1).max(1_000_000);
 const metadata = z
   .record(storableText(z.string().min(1).max(64)), storableText(z.string().max(512)))
@@ -95,7 +101,7 @@ export const auditQuery = z.strictObject({
 
 /** `POST /v1/manage/wallets/{payer}/credits`. */
 export const creditRequest = z.strictObject({
-  amount_usd: z.number().positive().max(1_000_000),
+  amount_usd: usd(z.number().positive().max(1_000_000)),
   reason: storableText(z.string().trim().min(1).max(500)),
 });
 

@@ -7,7 +7,7 @@ import { worstCaseUsd } from '../../enforcement/enforce.js';
 import type { AttemptSignal } from '../../http/cancellation.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { validateBody } from '../../http/validate.js';
-import { answerHeaders } from '../../pipeline/answer-headers.js';
+import { answerHeaders, headersSetSoFar } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
@@ -99,8 +99,8 @@ async function relayResponses(
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
+    ...headersSetSoFar(reply),
     ...sseHeaders,
-    'x-request-id': String(request.id),
     trailer: trailerNames,
     ...answerHeaders(reply, route, model, started),
   });
@@ -115,7 +115,7 @@ async function relayResponses(
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
     lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
-    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError));
+    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id)));
   }
   noteUsage(record, route, meter.usage);
   if (!raw.destroyed) {

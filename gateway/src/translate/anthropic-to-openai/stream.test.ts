@@ -252,7 +252,7 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
   });
 
   it('writes in-stream errors as a named error event the Anthropic SDK throws', () => {
-    const frames = readFrames(translator().streamError(new ApiError('stream_interrupted')));
+    const frames = readFrames(translator().streamError(new ApiError('stream_interrupted'), 'req_1'));
     assert.equal(frames.length, 1);
     assert.equal(frames[0]!.event, 'error');
     const body = JSON.parse(frames[0]!.data) as { type: string; error: Record<string, unknown> };

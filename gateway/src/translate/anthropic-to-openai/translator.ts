@@ -57,8 +57,8 @@ export class AnthropicToOpenAi implements Translator {
    * The `event: error` frame the Anthropic SDK throws. The whole catalogue body goes in, as on
    * HTTP errors: `error.details.error_code` is what the SDK exposes as `err.errorCode`.
    */
-  streamError(error: ApiError): string {
-    return anthropicStreamErrorFrame(error);
+  streamError(error: ApiError, requestId: string): string {
+    return anthropicStreamErrorFrame(error, requestId);
   }
 
   /** Usage from the response, or the stream's usage chunk. */

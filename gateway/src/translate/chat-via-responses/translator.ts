@@ -42,8 +42,8 @@ export class ChatViaResponses implements Translator {
     return this.chat.streamEnd();
   }
 
-  streamError(error: ApiError): string {
-    return this.chat.streamError(error);
+  streamError(error: ApiError, requestId: string): string {
+    return this.chat.streamError(error, requestId);
   }
 
   usage(): TokenUsage | undefined {

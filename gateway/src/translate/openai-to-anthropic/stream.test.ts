@@ -226,7 +226,7 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
   });
 
   it('writes in-stream errors as a data: frame with a top-level error key', () => {
-    const frames = readFrames(translator().streamError(new ApiError('stream_error')));
+    const frames = readFrames(translator().streamError(new ApiError('stream_error'), 'req_1'));
     assert.equal(frames.length, 1);
     assert.equal(frames[0]!.event, undefined);
     const body = JSON.parse(frames[0]!.data) as { error: Record<string, unknown> };

@@ -49,8 +49,8 @@ export class OpenAiToAnthropic implements Translator {
   }
 
   /** The in-stream error frame the OpenAI SDK throws as an APIError (a top-level `error` key). */
-  streamError(error: ApiError): string {
-    return openAiStreamErrorFrame(error);
+  streamError(error: ApiError, requestId: string): string {
+    return openAiStreamErrorFrame(error, requestId);
   }
 
   /** Usage from the response, or what the stream has reported so far. */

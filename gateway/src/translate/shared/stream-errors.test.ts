@@ -17,20 +17,22 @@ describe('in-stream errors carry the catalogue shape on every interface', () => 
     message: expect.stringMatching(/^stream_interrupted - /),
     human_message: expect.any(String),
     retryable: expect.any(Boolean),
+    request_id: 'req_1',
   });
 
   it('OpenAI chat streams: a data frame with error', () => {
-    expect(dataOf(openAiStreamErrorFrame(error)).error).toEqual(catalogueShape);
+    expect(dataOf(openAiStreamErrorFrame(error, 'req_1')).error).toEqual(catalogueShape);
   });
 
   it('Anthropic streams: event error with the whole body', () => {
-    const frame = anthropicStreamErrorFrame(error);
+    const frame = anthropicStreamErrorFrame(error, 'req_1');
     expect(frame.startsWith('event: error\n')).toBe(true);
     expect(dataOf(frame).error).toEqual(catalogueShape);
+    expect(dataOf(frame).request_id).toBe('req_1');
   });
 
   it('the native Responses lane: the Responses error event, with human_message and the catalogue error inside', () => {
-    const frame = responsesStreamErrorFrame(error);
+    const frame = responsesStreamErrorFrame(error, 'req_1');
     expect(frame.startsWith('event: error\n')).toBe(true);
     const data = dataOf(frame);
     expect(data).toMatchObject({ type: 'error', code: 'stream_interrupted', param: null, human_message: error.humanMessage });

@@ -4,16 +4,16 @@ import { renderErrorBody, type ApiError } from '../../../../core/errors/index.js
 import { dataFrame, eventFrame } from './sse-frames.js';
 
 /** For OpenAI clients: a `data:` frame with a top-level `error`, which the SDK throws as APIError. */
-export function openAiStreamErrorFrame(error: ApiError): string {
-  return dataFrame({ error: renderErrorBody(error).error });
+export function openAiStreamErrorFrame(error: ApiError, requestId: string): string {
+  return dataFrame({ error: renderErrorBody(error, requestId).error });
 }
 
 /**
  * For Anthropic clients: `event: error` with the whole error body; the SDK throws it and exposes
  * `error.details.error_code` as `errorCode`.
  */
-export function anthropicStreamErrorFrame(error: ApiError): string {
-  return eventFrame('error', renderErrorBody(error));
+export function anthropicStreamErrorFrame(error: ApiError, requestId: string): string {
+  return eventFrame('error', renderErrorBody(error, requestId));
 }
 
 /**
@@ -23,8 +23,8 @@ export function anthropicStreamErrorFrame(error: ApiError): string {
  * every interface's errors carry. The event's own `type` must stay "error", so the error's type
  * lives inside `error`, as in the other families' bodies.
  */
-export function responsesStreamErrorFrame(error: ApiError): string {
-  const body = renderErrorBody(error).error;
+export function responsesStreamErrorFrame(error: ApiError, requestId: string): string {
+  const body = renderErrorBody(error, requestId).error;
   return eventFrame('error', {
     type: 'error',
     code: error.code,
