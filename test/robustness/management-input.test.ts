@@ -106,6 +106,20 @@ describe('Management API input PostgreSQL cannot store', () => {
     assert.ok(!listed.text.includes('\ufffd'), listed.text);
   });
 
+  test('a PATCH with no field is a 400 about the body, naming no field', async () => {
+    const reply = await admin(`/v1/manage/keys/${keyId}`, { method: 'PATCH', body: {} });
+    assertCatalogueError(reply, 400, 'validation_error');
+    const error = (JSON.parse(reply.text) as { error: { param: string | null; human_message: string } }).error;
+    assert.equal(error.param, null);
+    assert.match(error.human_message, /at least one field/);
+  });
+
+  test('a metadata key "__proto__" is a 400 naming it, not silently dropped', async () => {
+    const reply = await admin('/v1/manage/keys', { body: '{"name":"p","metadata":{"__proto__":"v"}}' });
+    assertCatalogueError(reply, 400, 'validation_error');
+    assert.equal((JSON.parse(reply.text) as { error: { param: string } }).error.param, 'metadata.__proto__');
+  });
+
   const queries: { name: string; path: () => string; param: string }[] = [
     { name: 'name_prefix=%00', path: () => '/v1/manage/keys?name_prefix=%00', param: 'name_prefix' },
     {

@@ -38,3 +38,29 @@ test('a body that is not UTF-8 is 400 invalid_json, never decoded into U+FFFD an
   assert.deepEqual(valid.json(), { got: { a: 'é€😀' } });
   await app.close();
 });
+
+test('a compressed body is 415 unsupported_media_type, not invalid_json quoting its binary', async () => {
+  const { gzipSync } = await import('node:zlib');
+  const app = Fastify();
+  registerJsonBodyParser(app);
+  app.setErrorHandler((error: Error & { code?: string; status?: number; param?: string }, _request, reply) =>
+    reply.code(error.status ?? 500).send({ code: error.code, param: error.param }),
+  );
+  app.post('/', async (request) => ({ got: request.body }));
+  const gzipped = await app.inject({
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    payload: gzipSync('{"a":1}'),
+  });
+  assert.equal(gzipped.statusCode, 415);
+  assert.deepEqual(gzipped.json(), { code: 'unsupported_media_type', param: 'content-encoding' });
+  const identity = await app.inject({
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    payload: '{"a":1}',
+  });
+  assert.deepEqual(identity.json(), { got: { a: 1 } });
+  await app.close();
+});

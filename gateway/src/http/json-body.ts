@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { checkJsonDepth } from './json-depth.js';
 
@@ -15,6 +15,18 @@ function parseJson(text: string): unknown {
     const detail = cause instanceof SyntaxError ? `: ${cause.message}` : '';
     throw new ApiError('invalid_json', { humanMessage: `The request body is not valid JSON${detail}`, cause });
   }
+}
+
+/**
+ * Bodies are read as sent: a compressed one (`Content-Encoding: gzip`) would fail as "not JSON"
+ * with its binary quoted back, so it is refused for what it is.
+ */
+function refuseContentEncoding(encoding: string | undefined): void {
+  if (encoding === undefined || encoding.trim() === '' || encoding.trim().toLowerCase() === 'identity') return;
+  throw new ApiError('unsupported_media_type', {
+    param: 'content-encoding',
+    humanMessage: `Request bodies are accepted uncompressed only; Content-Encoding "${encoding}" is not supported`,
+  });
 }
 
 /**
@@ -36,8 +48,9 @@ function utf8Text(body: Buffer): string {
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  const parser = (_request: unknown, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
+  const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
     try {
+      refuseContentEncoding(request.headers['content-encoding']);
       done(null, parseJson(utf8Text(body as Buffer)));
     } catch (error) {
       done(error as Error, undefined);

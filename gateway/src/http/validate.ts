@@ -29,6 +29,8 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
       humanMessage: `Unknown field "${param}"; see the documentation for the fields this endpoint takes`,
     });
   }
+  // A rule about the body as a whole (a PATCH with no field): no field to name.
+  if (issue.path.length === 0) throw new ApiError('validation_error', { humanMessage: `Invalid request body: ${issue.message}` });
   const param = pathOf(issue.path);
   // A required top-level field that is absent is "missing" whatever the field's schema is (a union
   // such as embeddings' `input` reports invalid_union, not invalid_type): one rule on every interface.

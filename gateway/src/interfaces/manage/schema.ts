@@ -30,9 +30,16 @@ const regions = z
 const usd = (schema: z.ZodNumber) => schema.refine(isWholeNanoUsd, 'must have at most 9 decimal places (amounts are kept in nano-USD)');
 const money = usd(z.number().min(0).max(1_000_000_000));
 const rpm = z.number().int().min(1).max(1_000_000);
-const metadata = z
+const metadataPairs = z
   .record(storableText(z.string().min(1).max(64)), storableText(z.string().max(512)))
   .refine((m) => Object.keys(m).length <= 32, 'holds at most 32 pairs');
+/** A `__proto__` key would be dropped on the way to the database (no plain key in JavaScript): refused, not lost. */
+const metadata = z.preprocess((value, ctx) => {
+  if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+    ctx.addIssue({ code: 'custom', message: 'must not have the key "__proto__"', path: ['__proto__'], input: value });
+  }
+  return value;
+}, metadataPairs);
 /** Payers are named `<kind>:<id>`: project, org, user (delegated or billing user) or key. */
 const payer = z
   .string()
