@@ -85,6 +85,10 @@ describe('in the browser', () => {
 
       await page.click('.account-nav a[href="/logout"]');
       await page.waitForURL('**/login?notice=signed_out');
+      // Back shows the sign-in page, not the account from the browser's cache.
+      await page.goBack();
+      await page.waitForURL('**/login?return_to=%2Fdashboard');
+      expect(await page.textContent('h1')).not.toContain('Welcome');
       await page.goto('/dashboard');
       await page.waitForURL('**/login?return_to=%2Fdashboard');
     } finally {

@@ -33,6 +33,10 @@ export function loadPrincipal(users: UserRepository, clock: () => number, absolu
       return next();
     }
     req.user = user;
+    // Whatever is rendered for a signed-in user is theirs (their name in the header at least):
+    // never kept by the browser, so Back after signing out asks the server — and gets the sign-in
+    // page — instead of showing the account from the cache. Static files are served before this.
+    res.set('cache-control', 'private, no-store');
     (res.locals.layout as { user?: unknown }).user = { id: user.id, displayName: user.displayName, role: user.role };
     res.locals.user = { id: user.id };
     next();
