@@ -298,4 +298,30 @@ describe('bad input', () => {
     }
     expect((await client.postJson('/dashboard/keys/999999', { action: 'explode' })).status).toBe(404);
   });
+
+  it('an invalid edit on the key page shows the page again with the edits kept and the problems named, and changes nothing', async () => {
+    const { client } = await signedIn();
+    const created = (await (await client.postJson('/dashboard/keys/new', { name: 'steady', rate_limit_rpm: '60' })).json()) as {
+      key: { key_id: number };
+    };
+    const edit = await client.postForm(`/dashboard/keys/${created.key.key_id}`, {
+      action: 'update',
+      name: 'typed but invalid',
+      budget_limit: '-5',
+      rate_limit_rpm: 'abc',
+    });
+    expect(edit.status).toBe(422);
+    const html = await edit.text();
+    expect(html).toContain('Please correct the form');
+    expect(html).toMatch(/budget limit: /);
+    expect(html).toMatch(/rate limit rpm: /);
+    expect(html).toContain('value="typed but invalid"');
+    expect(html).toContain('value="abc"');
+    expect(html).toContain('Save changes');
+    const after = (await (await client.get(`/dashboard/keys/${created.key.key_id}`, { accept: 'application/json' })).json()) as {
+      name: string;
+      rate_limit_rpm: number;
+    };
+    expect(after).toMatchObject({ name: 'steady', rate_limit_rpm: 60 });
+  });
 });

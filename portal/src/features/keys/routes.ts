@@ -43,6 +43,14 @@ const notices: Record<string, string> = {
 };
 
 /** /dashboard/keys and below. */
+/** What is wrong with a submitted key form, field by field, from its validation error. */
+function formIssues(error: ApiError): { name: string; msg: string }[] {
+  return ((error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? []).map((d) => ({
+    name: String(d.loc[1] ?? ''),
+    msg: d.msg,
+  }));
+}
+
 export function keysRouter(deps: PortalDeps): Router {
   const router = Router();
   applyPathParamRules(router);
@@ -101,13 +109,13 @@ export function keysRouter(deps: PortalDeps): Router {
     } catch (error) {
       if (wantsJson(req) || !(error instanceof ApiError)) throw error;
       // The form again with what was typed and what is wrong, rather than an error page.
-      const issues = ((error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? []).map((d) => ({
-        name: String(d.loc[1] ?? ''),
-        msg: d.msg,
-      }));
-      return res
-        .status(422)
-        .render('dashboard/keys/new', { title: 'New API key', section: 'keys', ...choices(), values: req.body as object, issues });
+      return res.status(422).render('dashboard/keys/new', {
+        title: 'New API key',
+        section: 'keys',
+        ...choices(),
+        values: req.body as object,
+        issues: formIssues(error),
+      });
     }
     const user = req.user!;
     const { record, secret } = await keys.create({
@@ -150,8 +158,25 @@ export function keysRouter(deps: PortalDeps): Router {
     if (key.status === 'revoked') throw new ApiError('conflict', { humanMessage: 'This key is revoked; create a new one instead' });
     let patch: KeyPatch;
     if (action === 'update') {
-      const form = parseBody(keyForm, req.body);
-      checkAgainstCatalogue(deps.catalogue, form);
+      let form;
+      try {
+        form = parseBody(keyForm, req.body);
+        checkAgainstCatalogue(deps.catalogue, form);
+      } catch (error) {
+        if (wantsJson(req) || !(error instanceof ApiError)) throw error;
+        // The key's page again, the edits kept and the problems named (as the create form does).
+        const presented = await presentKey(deps.store, deps.database, key, now());
+        return res.status(422).render('dashboard/keys/detail', {
+          title: presented.name,
+          section: 'keys',
+          usd: formatUsd,
+          key: presented,
+          ...choices(),
+          notice: undefined,
+          values: req.body as object,
+          issues: formIssues(error),
+        });
+      }
       patch = toKeyFields(form);
     } else patch = { status: action === 'suspend' ? 'suspended' : action === 'resume' ? 'active' : 'revoked' };
     const updated = (await keys.update(key.id, patch))!;
