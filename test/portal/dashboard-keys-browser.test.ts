@@ -96,4 +96,28 @@ describe('keys in the browser', () => {
       await context.close();
     }
   });
+
+  it('names as long as the forms accept, without a space, wrap instead of widening the page', async () => {
+    const { email, password } = await signUp(portal, { name: 'W'.repeat(120), password: 'browser password 42' });
+    const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto('/login?return_to=%2Fdashboard%2Fkeys%2Fnew');
+      await page.fill('#email', email);
+      await page.fill('#password', password);
+      await page.click('form[action="/auth/login"] button[type=submit]');
+      await page.waitForURL('**/dashboard/keys/new');
+      await page.fill('#name', 'K'.repeat(200));
+      await page.click('form[action="/dashboard/keys/new"] button[type=submit]');
+      await page.waitForSelector('[data-testid=key-secret]');
+      for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/activity']) {
+        await page.goto(path);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, path).toBeLessThanOrEqual(1280);
+      }
+      await screenshot(page, 'key-list-long-names');
+    } finally {
+      await context.close();
+    }
+  });
 });
