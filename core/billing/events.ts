@@ -21,6 +21,7 @@ export type EventOutcome =
   | 'credited'
   | 'reversed'
   | 'failure_recorded'
+  | 'expired'
   | 'card_saved'
   | 'duplicate'
   | 'ignored'
@@ -77,6 +78,8 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
   switch (type) {
     case 'checkout.session.completed':
       return str(object, 'mode') === 'setup' ? setupCompleted(trx, object, now) : checkoutCompleted(trx, object, now);
+    case 'checkout.session.expired':
+      return checkoutExpired(trx, object, now);
     case 'charge.refunded':
       return chargeRefunded(trx, object, now);
     case 'payment_intent.payment_failed':
@@ -153,6 +156,35 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
     details: { payment_id: paymentId, payer: payment.payer_id },
   });
   return { outcome: 'credited', paymentId, entryIds: [entryId], followUps };
+}
+
+/**
+ * checkout.session.expired: the hosted page can no longer be paid (left unpaid until it timed
+ * out, or cancelled by its user). A payment still pending is `expired`, so the history does not
+ * show it as money in flight; nothing is credited or reversed. Should a completion of the same
+ * session ever follow, it still credits (checkoutCompleted accepts an expired payment).
+ */
+async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
+  const sessionId = str(session, 'id');
+  if (!sessionId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'session without an id' };
+  await trx('billing_checkout_sessions').where({ session_id: sessionId, status: 'open' }).update({ status: 'expired' });
+  if (str(session, 'mode') === 'setup') return { outcome: 'expired', entryIds: [], followUps: [], detail: 'card saving not finished' };
+  const payment = await findPayment(trx, { checkout_session_id: sessionId }, metadata(session));
+  if (!payment || payment.kind !== 'checkout')
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
+  const paymentId = Number(payment.id);
+  if (payment.status !== 'pending')
+    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
+  await expirePendingPayment(trx, paymentId, now);
+  return { outcome: 'expired', paymentId, entryIds: [], followUps: [] };
+}
+
+/** Marks a checkout payment that is still pending as expired (never one the processor has settled). */
+export async function expirePendingPayment(knex: Knex | Knex.Transaction, paymentId: number, now: Date): Promise<boolean> {
+  const changed = await knex('billing_payments')
+    .where({ id: paymentId, kind: 'checkout', status: 'pending' })
+    .update({ status: 'expired', updated_at: now });
+  return changed > 0;
 }
 
 /** checkout.session.completed, setup mode: a card was saved for the payer. */

@@ -11,7 +11,7 @@ import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox } from '../wallets/referenced-entries.js';
 import { ensureCustomer, findCustomer, setLocalDefault } from './customers.js';
-import { applyProcessorEvent, type EventResult } from './events.js';
+import { applyProcessorEvent, expirePendingPayment, type EventResult } from './events.js';
 import type { FollowUp, FollowUpCarrier } from './follow-ups.js';
 import { collectionFor, currency, describeFeePolicy, formatCents, centsToNano, nanoToUsd, usdToCents, type Collection } from './money.js';
 import { mayManagePayer, resolveEffectivePayer, type EffectivePayer } from './payer.js';
@@ -222,6 +222,32 @@ export class BillingService {
     });
     if (!session.url) throw processorUnavailable(new Error('the processor returned a session without a hosted page URL'));
     return { url: session.url, paymentId, collection, payer };
+  }
+
+  /**
+   * The user came back from the hosted page without paying (its cancel link): the session is
+   * expired at the processor, so it can no longer be paid behind the user's back, and the
+   * payment is `expired` rather than pending forever. Best effort: a session already paid (the
+   * processor refuses to expire it) or a processor out of reach leaves the payment to the
+   * processor's events, which settle it either way.
+   */
+  async cancelCheckout(user: User, paymentId: number): Promise<void> {
+    const payment = (await this.deps
+      .knex('billing_payments')
+      .where({ id: paymentId, user_id: user.id, kind: 'checkout', status: 'pending' })
+      .first()) as PaymentRow | undefined;
+    const sessionId = payment?.checkout_session_id;
+    if (!sessionId) return;
+    try {
+      await this.processor().client.checkout.sessions.expire(sessionId);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, payment_id: paymentId }, 'a cancelled checkout session could not be expired');
+      return;
+    }
+    await this.deps.knex.transaction(async (trx) => {
+      await expirePendingPayment(trx, paymentId, this.now);
+      await trx('billing_checkout_sessions').where({ session_id: sessionId, status: 'open' }).update({ status: 'expired' });
+    });
   }
 
   /**

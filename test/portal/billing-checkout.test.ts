@@ -20,6 +20,8 @@ const nano = (usd: number) => Math.round(usd * 1e9);
 const knex = () => world.portal.database.knex;
 
 /** The session id in the portal's success URL. */
+/** The checkout session id in a hosted page's URL. */
+const hostedSessionId = (hostedUrl: string) => new URL(hostedUrl).pathname.split('/').pop()!;
 const sessionOf = (redirect: string) => new URL(redirect).searchParams.get('session_id')!;
 
 /** Pays a fresh checkout of `amount` for `client`; the session object and the redirect. */
@@ -195,6 +197,40 @@ describe('the signed webhook', () => {
     expect('redirect' in retried).toBe(true);
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(12));
     expect(await knex()('billing_payments').where({ id: payment_id }).first('status')).toEqual({ status: 'succeeded' });
+  });
+
+  it('an abandoned checkout does not stay pending: the cancel link expires it at once, a timed-out one by its event', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    // Cancelled: the user follows the hosted page's cancel link back to the portal.
+    const cancelled = await startCheckout(client, 8);
+    const back = await client.get(`/dashboard/billing/fund?cancelled=${cancelled.payment_id}`);
+    expect(back.status).toBe(200);
+    expect(world.double.requestsTo('POST', `/v1/checkout/sessions/${hostedSessionId(cancelled.url)}/expire`)).toHaveLength(1);
+    expect(await knex()('billing_payments').where({ id: cancelled.payment_id }).first('status')).toEqual({ status: 'expired' });
+    // The processor no longer takes the payment, and its expiry event changes nothing more.
+    await expect(world.double.payOnHostedPage(cancelled.url)).rejects.toThrow(/hosted page answered 410/);
+    await world.double.settled();
+    expect(await knex()('billing_payments').where({ id: cancelled.payment_id }).first('status')).toEqual({ status: 'expired' });
+
+    // Timed out unpaid: the processor's event expires it.
+    const abandoned = await startCheckout(client, 9);
+    const session = world.double.sessions.get(hostedSessionId(abandoned.url))!;
+    const { line_items: _l, payment_intent_metadata: _m, ...shown } = { ...session, status: 'expired' as const, url: null };
+    expect((await world.double.post(world.webhookUrl, world.double.buildEvent('checkout.session.expired', shown))).status).toBe(200);
+    expect(await knex()('billing_payments').where({ id: abandoned.payment_id }).first('status')).toEqual({ status: 'expired' });
+    const history = (await (await client.get('/api/billing/payments')).json()) as { data: { id: string; status: string }[] };
+    expect(history.data.map((p) => p.status)).toEqual(['expired', 'expired']);
+
+    // A paid checkout is never expired, by the link or by a late event.
+    const paid = await startCheckout(client, 10);
+    const outcome = await world.double.payOnHostedPage(paid.url);
+    expect('redirect' in outcome).toBe(true);
+    await world.double.settled();
+    await client.get(`/dashboard/billing/fund?cancelled=${paid.payment_id}`);
+    const late = world.double.buildEvent('checkout.session.expired', { ...shown, id: hostedSessionId(paid.url) });
+    expect((await world.double.post(world.webhookUrl, late)).status).toBe(200);
+    expect(await knex()('billing_payments').where({ id: paid.payment_id }).first('status')).toEqual({ status: 'succeeded' });
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(10));
   });
 
   it('refuses a forged, missing or stale signature with 400 and changes nothing', async () => {

@@ -112,7 +112,7 @@ describe('keys in the browser', () => {
       await page.waitForSelector('[data-testid=key-secret]');
       for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/activity']) {
         await page.goto(path);
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        const width = await page.evaluate('document.documentElement.scrollWidth');
         expect(width, path).toBeLessThanOrEqual(1280);
       }
       await screenshot(page, 'key-list-long-names');

@@ -37,7 +37,12 @@ export * from './objects.js';
 export { parseParams } from './form-params.js';
 
 /** The event types a webhook endpoint is registered for by default (docs/billing.md). */
-export const defaultEnabledEvents = ['checkout.session.completed', 'charge.refunded', 'payment_intent.payment_failed'];
+export const defaultEnabledEvents = [
+  'checkout.session.completed',
+  'checkout.session.expired',
+  'charge.refunded',
+  'payment_intent.payment_failed',
+];
 
 /** One API request as received. */
 export interface RecordedRequest {
@@ -478,6 +483,7 @@ export class LocalTestProcessor {
         if (session.status !== 'open') throw invalid(`Only open sessions can be expired (this one is ${session.status})`);
         session.status = 'expired';
         session.url = null;
+        void this.emit('checkout.session.expired', publicSession(session));
         return publicSession(session);
       }
     }

@@ -187,6 +187,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       if (status.status === 'pending') res.set('refresh', '2');
       return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status });
     }
+    // Back from the hosted page without paying: that checkout can no longer be paid.
+    if (query.cancelled !== undefined) await service.cancelCheckout(req.user!, Number(query.cancelled));
     let quote;
     let issue: string | undefined;
     if (query.amount !== undefined) {
