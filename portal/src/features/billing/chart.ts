@@ -4,7 +4,7 @@
 
 const width = 720;
 const height = 180;
-const pad = { left: 48, right: 8, top: 12, bottom: 28 };
+const padding = { right: 8, top: 12, bottom: 28 };
 
 /** A "nice" upper bound for the axis: 1, 2 or 5 × a power of ten. */
 function niceMax(value: number): number {
@@ -16,9 +16,25 @@ function niceMax(value: number): number {
 
 const label = (usd: number) => (usd >= 1 ? `$${usd.toFixed(usd >= 100 ? 0 : 2)}` : `$${usd.toFixed(usd >= 0.01 ? 2 : 4)}`);
 
+/**
+ * The axis's three ticks (0, half, max) in one format: cents from $1 up (whole dollars from
+ * $100), and below a dollar as many decimals as the half tick needs ($0.025, not $0.03).
+ */
+function axisLabels(max: number): string[] {
+  const half = max / 2;
+  let decimals = 0;
+  while (decimals < 9 && Math.abs(Number(half.toFixed(decimals)) - half) > half * 1e-9) decimals++;
+  if (max < 100) decimals = Math.max(2, decimals);
+  return [0, half, max].map((v) => `$${v.toFixed(decimals)}`);
+}
+
 /** SVG markup for `days` (oldest first). */
 export function spendChart(days: readonly { day: string; usd: number }[]): string {
   const max = niceMax(Math.max(0, ...days.map((d) => d.usd)));
+  const tickLabels = axisLabels(max);
+  // Room for the longest tick label at 11 px (~7 px a character), so none is cut at the edge.
+  const left = Math.max(48, 12 + 7 * Math.max(...tickLabels.map((t) => t.length)));
+  const pad = { ...padding, left };
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const slot = plotW / Math.max(1, days.length);
@@ -31,11 +47,11 @@ export function spendChart(days: readonly { day: string; usd: number }[]): strin
     })
     .join('');
   const ticks = [0, 0.5, 1]
-    .map((f) => {
+    .map((f, i) => {
       const y = pad.top + plotH - f * plotH;
       return (
         `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y.toFixed(1)}" y2="${y.toFixed(1)}" stroke="#e4e7ec" />` +
-        `<text x="${pad.left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#667085">${label(max * f)}</text>`
+        `<text x="${pad.left - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#667085">${tickLabels[i]}</text>`
       );
     })
     .join('');
