@@ -36,6 +36,51 @@ describe('/invite/{token}', () => {
     expect(await (await fetch(`${harness.url}/invite/${secret}`)).text()).toContain('This invitation was withdrawn');
   });
 
+  it('a new user signs up from the invitation, with its address filled in, and is brought back to it to accept', async () => {
+    const { deps } = harness.portal;
+    const org = await new (await import('../../core/identity/index.js')).OrganisationRepository(deps.database).create(
+      'Invite Path',
+      `path-${Date.now()}`,
+      new Date(),
+    );
+    const email = `invited-${Date.now()}@example.com`;
+    const { secret } = await deps.invites.create({ email, organisationId: org.id, role: 'member', invitedBy: null }, new Date());
+    const invitePath = `/invite/${secret}`;
+    const client = new PortalClient(harness.url);
+    const landing = await (await client.get(invitePath)).text();
+    const signupHref = /href="(\/signup\?[^"]+)" data-testid="invite-signup"/.exec(landing)?.[1];
+    expect(signupHref, 'the invitation links to sign-up').toBeDefined();
+    const signup = await (await client.get(signupHref!.replaceAll('&amp;', '&'))).text();
+    expect(signup).toContain(`value="${email}"`);
+    expect(signup).toContain(`name="return_to" value="${invitePath}"`);
+
+    const registered = await client.postForm('/auth/register', {
+      name: 'New Hire',
+      email,
+      password: 'invited password 42',
+      accept_terms: 'true',
+      return_to: invitePath,
+    });
+    expect(registered.status).toBe(303);
+    expect(registered.headers.get('location')).toBe(`/login?notice=check_email&return_to=${encodeURIComponent(invitePath)}`);
+    const link = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    expect((await client.get(link.pathname + link.search)).status).toBe(200);
+    const login = await (await client.get(registered.headers.get('location')!)).text();
+    expect(login).toContain(`name="return_to" value="${invitePath}"`);
+    const signedIn = await client.postForm('/auth/login', { email, password: 'invited password 42', return_to: invitePath });
+    expect(signedIn.headers.get('location')).toBe(invitePath);
+    expect(await (await client.get(invitePath)).text()).toContain('data-testid="invite-accept"');
+    // A return_to that leaves the portal is dropped on the way.
+    const offsite = await client.postForm('/auth/register', {
+      name: 'X',
+      email: `x-${Date.now()}@example.com`,
+      password: 'invited password 42',
+      accept_terms: 'true',
+      return_to: '//evil.example',
+    });
+    expect(offsite.headers.get('location')).toBe('/login?notice=check_email');
+  });
+
   it('answers an unknown token with a 404 page and an over-long one with 422 naming the parameter', async () => {
     const unknown = await fetch(`${harness.url}/invite/${'a'.repeat(43)}`);
     expect(unknown.status).toBe(404);

@@ -36,13 +36,21 @@ export function authPagesRouter(deps: PortalDeps): Router {
       notice: query.notice ? notices[query.notice] : undefined,
     });
   });
-  const signupQuery = z.object({ terms: z.enum(['required']).optional() });
+  // `email` and `return_to` come from an invitation's page: the invited address filled in, and
+  // the invitation again after the first sign-in.
+  const signupQuery = z.object({
+    terms: z.enum(['required']).optional(),
+    email: singleString(320).optional(),
+    return_to: singleString(500).optional(),
+  });
   router.get('/signup', validate({ query: signupQuery }), (req, res) => {
     // Sent here by an SSO callback for a new user who has not accepted the terms yet.
-    const termsRequired = (req.valid!.query as z.infer<typeof signupQuery>).terms === 'required';
+    const query = req.valid!.query as z.infer<typeof signupQuery>;
+    const termsRequired = query.terms === 'required';
     res.render('auth/signup', {
       title: 'Create your account',
-      values: {},
+      values: { email: query.email },
+      returnTo: safeReturnTo(query.return_to),
       sso,
       passwordRule,
       legalVersion,

@@ -68,9 +68,15 @@ export function accountRouter(deps: {
   const router = Router();
   const { accounts } = deps;
   const sso = configuredSsoButtons(deps.ssoSettings);
-  const signupPage = (): Page => ({
+  const signupPage = (req: Request): Page => ({
     view: 'auth/signup',
-    locals: { title: 'Create your account', sso, passwordRule, legalVersion: deps.settings.SVC_LEGAL_VERSION },
+    locals: {
+      title: 'Create your account',
+      sso,
+      passwordRule,
+      legalVersion: deps.settings.SVC_LEGAL_VERSION,
+      returnTo: safeReturnTo((req.body as { return_to?: string })?.return_to),
+    },
   });
   const loginPage = (req: Request): Page => ({
     view: 'auth/login',
@@ -84,8 +90,10 @@ export function accountRouter(deps: {
       // A form's unchecked box sends nothing, so for forms absent means "not accepted".
       const acceptTerms = body.accept_terms ?? (req.is('application/json') ? undefined : false);
       const user = await accounts.register({ email: body.email, password: body.password, name: body.name, acceptTerms });
+      // Where the sign-up began (an invitation): after verifying, the sign-in goes back there.
+      const returnTo = safeReturnTo(body.return_to);
       if (wantsJson(req)) res.status(201).json({ user: userJson(user), verification: 'sent' });
-      else res.redirect(303, '/login?notice=check_email');
+      else res.redirect(303, `/login?notice=check_email${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`);
     }),
   );
 

@@ -16,6 +16,7 @@ export const registerBody = z.object({
   password,
   name: z.string({ message: 'is required' }).trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
   accept_terms: yes.optional(),
+  return_to: z.string().max(500).optional(),
 });
 export const loginBody = z.object({ email, password, return_to: z.string().max(500).optional() });
 export const emailBody = z.object({ email });
