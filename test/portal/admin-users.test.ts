@@ -320,6 +320,21 @@ describe('user billing', () => {
     expect(
       (await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 'lots' })).status,
     ).toBe(422);
+    // Nobody extends their own money limits: an org admin granting themselves credit would spend unpaid.
+    for (const [actor, path, body] of [
+      ['org_admin', 'credit-limit', { credit_limit_usd: 1000 }],
+      ['platform_admin', 'billing-exempt', { billing_exempt: true }],
+      ['platform_admin', 'billing-config', { spending_limit_usd: 1000 }],
+      ['platform_admin', 'monthly-budget', { monthly_budget_usd: 1000 }],
+    ] as const) {
+      const self = await actors[actor].client.postJson(`/dashboard/admin/users/${actors[actor].id}/${path}`, body);
+      expect(self.status, `${actor} ${path}`).toBe(403);
+      expect(((await self.json()) as { human_message?: string; message?: string }).human_message ?? '').toMatch(/your own/);
+    }
+    const orgAdminRow = (await knex()('users').where({ id: actors.org_admin.id }).first('credit_limit_usd')) as {
+      credit_limit_usd: unknown;
+    };
+    expect(orgAdminRow.credit_limit_usd).toBeNull();
     const set = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '1' });
     expect(set.status, await set.clone().text()).toBe(200);
     expect(((await set.json()) as { user: { credit_limit_usd: number } }).user.credit_limit_usd).toBe(1);

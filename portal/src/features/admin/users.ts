@@ -14,6 +14,7 @@
 // guard of each route comes from the admin route table.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { ApiError } from '../../../../core/errors/index.js';
 import {
   findAdministeredUser,
   hardDeleteUser,
@@ -95,6 +96,18 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   const target = async (req: Request, action: Action): Promise<AdministeredUser> => {
     const user = await findAdministeredUser(knex, Number(req.params.user_id));
     if (!user || !mayAdminister(req.user!, action, user)) throw noSuchUser();
+    return user;
+  };
+
+  /**
+   * The user whose money limits change, never the caller: credit, exemption, spending limit and
+   * monthly budget bound what someone may spend unpaid, so nobody sets their own — as nobody
+   * changes their own status — and an org admin cannot grant themselves credit.
+   */
+  const moneyTarget = async (req: Request, action: Action, what: string): Promise<AdministeredUser> => {
+    const user = await target(req, action);
+    if (user.id === req.user!.id)
+      throw new ApiError('forbidden', { humanMessage: `You cannot change your own ${what}; another administrator can` });
     return user;
   };
 
@@ -211,7 +224,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
 
   // Billing exemption (owners and platform admins): the user's portal keys charge no wallet.
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/billing-exempt', async (req, res) => {
-    const user = await target(req, 'admin.platform.manage');
+    const user = await moneyTarget(req, 'admin.platform.manage', 'billing exemption');
     const body = parseBody(exemptBody, req.body);
     const current = (await knex('users').where({ id: user.id }).first('billing_exempt')) as { billing_exempt: boolean };
     const exempt = body.billing_exempt ?? !current.billing_exempt; // absent: a toggle
@@ -233,7 +246,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
 
   // Credit limit (org admins and above): how far below zero the user's wallet may go.
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
-    const user = await target(req, 'admin.organisation.manage');
+    const user = await moneyTarget(req, 'admin.organisation.manage', 'credit limit');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
     // The gateways read the credit with each key the wallet pays for.
     await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
@@ -249,7 +262,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
 
   // Monthly budget (owners and platform admins): a cap on what the user's keys spend in a month.
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/monthly-budget', async (req, res) => {
-    const user = await target(req, 'admin.platform.manage');
+    const user = await moneyTarget(req, 'admin.platform.manage', 'monthly budget');
     const { monthly_budget_usd } = parseBody(monthlyBudgetBody, req.body);
     await saveMonthlyBudget(user, monthly_budget_usd);
     await note(req, user, `Monthly budget set to ${usdNote(monthly_budget_usd)} by a platform administrator`, { monthly_budget_usd });
@@ -259,7 +272,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   // Billing configuration (owners and platform admins): one authorised spending limit, applied as
   // credit for a user paying from their own wallet, else as their monthly budget.
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/billing-config', async (req, res) => {
-    const user = await target(req, 'admin.platform.manage');
+    const user = await moneyTarget(req, 'admin.platform.manage', 'spending limit');
     const { spending_limit_usd } = parseBody(billingConfigBody, req.body);
     const config = await billingConfigOf(knex, user.id);
     if (config.applied_as === 'credit_limit') await announcer.announceAll(await setCreditLimit(knex, user.id, spending_limit_usd, now()));
