@@ -152,6 +152,10 @@ describe('usage', () => {
       'split_by=colour',
       'from=yesterday',
       'from=2026-13-01',
+      // Days the month does not have: never rolled over into the next month.
+      'from=2026-02-30',
+      'from=2026-02-31T10:00:00Z',
+      'to=2026-04-31',
       'from=2026-11-20&to=2026-11-10',
       'granularity=hour&from=2025-01-01&to=2026-01-01',
       'from=2026-11-01&from=2026-11-02',
@@ -189,7 +193,7 @@ describe('the request log', () => {
     expect((await json<LogPage>(alice.client, '/dashboard/request-log?code=model_not_allowed')).data).toHaveLength(1);
     expect((await json<LogPage>(alice.client, '/dashboard/request-log?model=gpt-4o-mini')).data).toHaveLength(served.a + served.b);
     expect((await json<LogPage>(bob.client, '/dashboard/request-log')).data).toHaveLength(0);
-    for (const query of ['limit=0', 'limit=500', 'status=7', 'cursor=garbage', 'key_id=abc', 'from=soon'])
+    for (const query of ['limit=0', 'limit=500', 'status=7', 'cursor=garbage', 'key_id=abc', 'from=soon', 'from=2026-02-30'])
       expect((await alice.client.get(`/dashboard/request-log?${query}`, { accept: 'application/json' })).status, query).toBe(422);
   });
 

@@ -138,6 +138,11 @@ describe('Management API input PostgreSQL cannot store', () => {
       path: () => `/v1/manage/keys/${keyId}/audit?from=-271821-04-20T00:00:00Z`,
       param: 'from',
     },
+    {
+      name: 'an audit date naming a day February does not have',
+      path: () => `/v1/manage/keys/${keyId}/audit?from=2026-02-30`,
+      param: 'from',
+    },
     { name: 'an audit date past year 9999', path: () => `/v1/manage/keys/${keyId}/audit?to=+275760-09-13T00:00:00Z`, param: 'to' },
     {
       name: 'an audit cursor holding NUL',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
+import { namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 
 // Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
@@ -91,6 +92,7 @@ const latest = Date.parse('9999-12-31T23:59:59.999Z');
 const isoDate = z
   .string()
   .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp')
+  .refine(namesRealDay, 'names a day its month does not have')
   .refine((v) => Date.parse(v) >= earliest && Date.parse(v) <= latest, 'must be between the years 1 and 9999')
   .transform((v) => new Date(v));
 
