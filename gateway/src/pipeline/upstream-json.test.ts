@@ -3,7 +3,8 @@ import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import { createTranslator } from '../translate/factory.js';
 import { isFailoverable, isGatewayFault } from './failover.js';
-import { readSupplierAnswer } from './upstream-json.js';
+import { readJson, readSupplierAnswer } from './upstream-json.js';
+import { errors as undiciErrors } from 'undici';
 
 // Just what the Anthropic-client → OpenAI-supplier translator reads from its route.
 const route = { supplier: { name: 'sup-a', protocol: 'openai' }, model: { id: 'm', upstreamModel: 'u' } } as unknown as ModelRoute;
@@ -54,5 +55,30 @@ describe('readSupplierAnswer', () => {
         }),
       ),
     ).toBe(own);
+  });
+});
+
+describe('readJson', () => {
+  const answer = (failure: unknown) => ({ body: { json: () => Promise.reject(failure) } }) as never;
+  const read = (failure: unknown) =>
+    readJson(answer(failure), route).then(
+      () => undefined,
+      (e: unknown) => e as ApiError,
+    );
+
+  test('a body that is not JSON is non_json_provider_response', async () => {
+    expect((await read(new SyntaxError('Unexpected token <')))?.code).toBe('non_json_provider_response');
+  });
+
+  test('a body that stopped arriving is a timeout or an unavailable supplier, both retryable, never "not JSON"', async () => {
+    const timedOut = await read(new undiciErrors.BodyTimeoutError());
+    expect(timedOut?.code).toBe('provider_timeout');
+    expect(timedOut?.retryable).toBe(true);
+    const reset = await read(new undiciErrors.SocketError('other side closed'));
+    expect(reset?.code).toBe('provider_unavailable');
+    expect(reset?.retryable).toBe(true);
+    // The attempt's own deadline reaches here as the signal's reason: kept as it is.
+    const deadline = new ApiError('provider_timeout', { humanMessage: 'Supplier sup-a did not finish within 10 ms' });
+    expect(await read(deadline)).toBe(deadline);
   });
 });

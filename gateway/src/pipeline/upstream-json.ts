@@ -1,13 +1,21 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
-import type { UpstreamResponse } from '../http/upstream-client.js';
+import { transportError, type UpstreamResponse } from '../http/upstream-client.js';
 
-/** Reads a supplier's 2xx JSON body; a body that is not JSON is the supplier's fault (failover-able 502). */
+/**
+ * Reads a supplier's 2xx JSON body. A body that is not JSON is the supplier's fault (failover-able
+ * 502); a body that stopped arriving is what stopped it — the attempt's deadline (`provider_timeout`,
+ * passed through by undici as the signal's reason), the body timeout, or a dropped connection —
+ * never "not JSON", which would tell the client not to retry a transient failure.
+ */
 export async function readJson(upstream: UpstreamResponse, route: ModelRoute): Promise<unknown> {
   try {
     return await upstream.body.json();
   } catch (cause) {
-    throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
+    if (cause instanceof ApiError) throw cause;
+    if (cause instanceof SyntaxError)
+      throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
+    throw transportError(cause, route.supplier.name);
   }
 }
 
