@@ -146,6 +146,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         input_tokens: routing?.usage?.inputTokens,
         output_tokens: routing?.usage?.outputTokens,
         cost_usd: routing?.costUsd,
+        // A supplier over-reported its usage and was charged at the bound: what it reported.
+        usage_capped: routing?.usageCapped,
         duration_ms: Math.round(reply.elapsedTime),
         // Prompts are customer data: in the log only when SVC_LOG_PROMPTS says so.
         prompt: deps.telemetry.logPromptContent && routing ? request.body : undefined,

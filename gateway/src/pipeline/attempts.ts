@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditAttempt } from '../../../core/audit/index.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
-import { callCostUsd, type MediaUsage, type TokenUsage } from '../routing/cost.js';
+import { boundedUsage, callCostUsd, type MediaUsage, type TokenUsage } from '../routing/cost.js';
 
 /** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
 export type AttemptRecord = AuditAttempt;
@@ -30,6 +30,8 @@ export interface RoutingRecord {
   firstByteMs: number | undefined;
   /** The first-ranked supplier (routing/order-candidates.ts `preferred`), set once candidates are ranked. */
   preferredSupplier?: string | undefined;
+  /** The supplier reported more tokens than the call can have used; the usage was cut to the bound (boundedUsage). */
+  usageCapped?: { inputTokens: number; outputTokens: number };
 }
 
 declare module 'fastify' {
@@ -99,8 +101,24 @@ export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, 
   };
 }
 
-/** Records the usage of the answering route and its cost at the catalogue's prices. */
-export function noteUsage(record: RoutingRecord, route: ModelRoute, usage: TokenUsage | undefined, media?: MediaUsage): void {
+/**
+ * Records the usage of the answering route, within what the call can have used (boundedUsage:
+ * `outputCap` is the request's max output tokens, if it set one), and its cost at the
+ * catalogue's prices. What a supplier over-reported is kept in `usageCapped` for the request log.
+ */
+export function noteUsage(
+  record: RoutingRecord,
+  route: ModelRoute,
+  reported: TokenUsage | undefined,
+  media?: MediaUsage,
+  outputCap?: number,
+): void {
+  let usage = reported;
+  if (reported) {
+    const bounded = boundedUsage(route.model, reported, outputCap);
+    usage = bounded.usage;
+    if (bounded.capped) record.usageCapped = { inputTokens: reported.inputTokens, outputTokens: reported.outputTokens };
+  }
   record.usage = usage;
   record.costUsd = usage || media ? callCostUsd(route.model, usage, media) : undefined;
 }

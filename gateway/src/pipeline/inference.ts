@@ -83,15 +83,19 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           upstream,
           translator,
           headers,
-          () => usageTotals(route, translator.usage()),
+          // The totals the stream ends with are what is charged: noted first, within bounds.
+          () => {
+            noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
+            return usageTotals(route, record.usage);
+          },
           route.supplier.name,
         );
-        noteUsage(record, route, translator.usage());
+        noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
         return { value: reply as unknown, lateError: outcome.error };
       }
       const json = await readJson(upstream, route);
       const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
-      noteUsage(record, route, translator.usage());
+      noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
       return { value: body };
     },

@@ -8,6 +8,30 @@ export interface TokenUsage {
   cachedInputTokens: number;
 }
 
+/** The context window assumed for a model whose catalogue entry gives none: the largest offered today. */
+export const largestContextWindow = 2_000_000;
+
+/**
+ * A supplier's token counts within what the call can have used: input at most the model's context
+ * window, output at most the request's output cap (the client's max tokens, else the catalogue's
+ * max output) and the context window, cached input at most the input. A supplier reporting more —
+ * 3,000,000,000 prompt tokens, or 2,000 completion tokens for max_tokens 50 — is wrong; charging
+ * it would overflow the audit log's counts and let concurrent requests overspend a budget whose
+ * reservations assumed the cap. `capped` says whether anything was cut.
+ */
+export function boundedUsage(
+  model: SupplierModel,
+  usage: TokenUsage,
+  outputCap: number | undefined,
+): { usage: TokenUsage; capped: boolean } {
+  const context = model.contextWindow ?? largestContextWindow;
+  const inputTokens = Math.min(usage.inputTokens, context);
+  const outputTokens = Math.min(usage.outputTokens, outputCap ?? model.maxOutputTokens ?? context, context);
+  const cachedInputTokens = Math.min(usage.cachedInputTokens, inputTokens);
+  const capped = inputTokens !== usage.inputTokens || outputTokens !== usage.outputTokens || cachedInputTokens !== usage.cachedInputTokens;
+  return { usage: capped ? { inputTokens, outputTokens, cachedInputTokens } : usage, capped };
+}
+
 /** Cost in USD of a call at the catalogue's prices (per million tokens), cached input at its own price. */
 export function costUsd(model: SupplierModel, usage: TokenUsage): number {
   const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens);

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { threadModule } from '../audit/writer-thread.js';
+import { largestContextWindow } from '../routing/cost.js';
 import type { CountTokensRequest, MessagesRequest } from '../interfaces/messages/schema.js';
 import type { CountAnswer, CountCall } from './count-protocol.js';
 import type { Countable } from './tokenizer.js';
@@ -145,7 +146,7 @@ export async function countOrBound(count: () => Promise<number>, bound: number, 
 }
 
 /** Most tokens counted for a model whose context window the catalogue does not give (the largest windows offered today). */
-export const maxCountedTokens = 2_000_000;
+export const maxCountedTokens = largestContextWindow;
 
 /** Tokens charged for an image whose size is unknown (Anthropic's figure for ~1.15 megapixels). */
 export const imageTokenEstimate = 1_600;

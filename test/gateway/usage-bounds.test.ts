@@ -1,0 +1,131 @@
+// A supplier that over-reports its usage (found by an outside-style probe): 2,000 completion
+// tokens for max_tokens 50 let concurrent requests spend 16× a key's budget, and 3,000,000,000
+// prompt tokens overflowed the audit log's count so the record and its wallet debit were lost.
+// Usage is charged within what the call can have used; the budget holds and every record lands.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+let server: Server;
+let h: GatewayHarness;
+/** What the supplier claims, by the model it was asked for. */
+const claims: Record<string, { prompt_tokens: number; completion_tokens: number }> = {
+  'over-output': { prompt_tokens: 10, completion_tokens: 2_000 },
+  'over-input': { prompt_tokens: 3_000_000_000, completion_tokens: 5 },
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { model, stream } = JSON.parse(body) as { model: string; stream?: boolean };
+      const usage = { ...claims[model]!, total_tokens: 0 };
+      const message = { role: 'assistant', content: 'a long answer, supposedly' };
+      // A little latency, so concurrent requests are admitted before any settles.
+      setTimeout(() => {
+        if (stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          const chunk = (delta: object, extra: object = {}) =>
+            `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+          res.write(chunk({ role: 'assistant', content: message.content }));
+          res.write(
+            `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+          );
+          res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, choices: [], usage })}\n\n`);
+          return res.end('data: [DONE]\n\n');
+        }
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            created: 1,
+            model,
+            choices: [{ index: 0, message, finish_reason: 'stop' }],
+            usage,
+          }),
+        );
+      }, 100);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  h = await startGatewayHarness([
+    {
+      name: 'overcounting',
+      region: 'EU',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      models: [
+        { id: 'over-output', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
+        { id: 'over-input', input_usd_per_mtok: 1, output_usd_per_mtok: 2, context_window: 1_000 },
+      ],
+    },
+  ]);
+});
+afterAll(async () => {
+  await h?.close();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const chat = (secret: string, model: string, stream: boolean) =>
+  fetch(`${h.gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, max_tokens: 50, stream, messages: [{ role: 'user', content: 'hello' }] }),
+  });
+
+interface AuditRow {
+  status: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+const auditOf = async (keyId: string) =>
+  (
+    (await (
+      await fetch(`${h.gateway.url}/v1/manage/keys/${keyId}/audit?limit=500`, { headers: { authorization: `Bearer ${h.adminKey}` } })
+    ).json()) as {
+      data: AuditRow[];
+    }
+  ).data;
+
+describe('a supplier over-reporting its usage', () => {
+  test('2,000 completion tokens for max_tokens 50: charged at 50, and 60 concurrent requests stay within the budget', async () => {
+    const { id, secret } = await h.createKeyWithId({ budgetLimitUsd: 0.001, budgetPeriod: 'daily' });
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => chat(secret, 'over-output', i % 2 === 0)));
+    const served = answers.filter((a) => a.status === 200);
+    expect(served.length).toBeGreaterThan(0);
+    expect(answers.every((a) => a.status === 200 || a.status === 402)).toBe(true);
+    for (const a of served) {
+      if (a.headers.get('content-type')?.includes('json')) expect(a.headers.get('x-svc-output-tokens')).toBe('50');
+      await a.arrayBuffer();
+    }
+    await waitFor('every served request audited', async () => (await auditOf(id)).filter((r) => r.status === 200).length === served.length);
+    const rows = (await auditOf(id)).filter((r) => r.status === 200);
+    expect(rows.every((r) => r.output_tokens === 50)).toBe(true);
+    const spent = rows.reduce((sum, r) => sum + r.cost_usd, 0);
+    expect(spent).toBeLessThanOrEqual(0.001);
+    const key = (await (
+      await fetch(`${h.gateway.url}/v1/manage/keys/${id}`, { headers: { authorization: `Bearer ${h.adminKey}` } })
+    ).json()) as {
+      budget_used: number;
+    };
+    expect(key.budget_used).toBeCloseTo(spent, 9);
+  });
+
+  test('3,000,000,000 prompt tokens: charged at the context window, and the audit record lands', async () => {
+    const { id, secret } = await h.createKeyWithId();
+    for (const stream of [false, true]) {
+      const answer = await chat(secret, 'over-input', stream);
+      expect(answer.status).toBe(200);
+      await answer.arrayBuffer();
+    }
+    await waitFor('both requests audited', async () => (await auditOf(id)).length === 2);
+    for (const row of await auditOf(id)) {
+      expect(row).toMatchObject({ status: 200, input_tokens: 1_000, output_tokens: 5 });
+      expect(row.cost_usd).toBeCloseTo(0.00101, 9);
+    }
+  });
+});
