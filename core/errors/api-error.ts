@@ -37,6 +37,9 @@ interface ProviderInit {
  */
 export const maxErrorTextChars = 1_000;
 
+/** Longest code a provider's error keeps (catalogue codes are at most ~40 characters). */
+const maxProviderCodeChars = 100;
+
 /** `text` cut to `maxErrorTextChars` (never inside a surrogate pair), saying how much was left out. */
 export function clipErrorText(text: string): string {
   if (text.length <= maxErrorTextChars) return text;
@@ -124,11 +127,13 @@ export class ApiError extends Error {
   }
 
   private static resolveProvider(init: ProviderInit) {
+    // A provider's code is an identifier; a 5,000-character one is garbage, kept short in the answer and the audit log.
+    const code = init.code.length > maxProviderCodeChars ? init.code.slice(0, maxProviderCodeChars) : init.code;
     // An error must travel with an error status; a provider that reported failure with a 2xx
     // (or nothing usable) is a bad upstream answer from the client's point of view.
     const status = Number.isInteger(init.status) && init.status >= 400 && init.status <= 599 ? init.status : 502;
     return {
-      code: init.code,
+      code,
       status,
       type: errorTypeForStatus(status),
       humanMessage: init.humanMessage,

@@ -41,6 +41,15 @@ export async function callSupplier(
   const response = await client.post(route.supplier, path, headers, payload, signal);
   signal.firstByteArrived();
   if (response.statusCode >= 200 && response.statusCode < 300) return response;
+  if (response.statusCode < 400) {
+    // A redirect (or another non-error, non-success status) is not an answer: suppliers are
+    // called at their configured URL only, so it is the supplier's failure (502, failover).
+    response.body.dump().catch(() => undefined);
+    throw new ApiError('upstream_error', {
+      humanMessage: `Supplier ${route.supplier.name} answered HTTP ${response.statusCode} instead of a response; the gateway does not follow supplier redirects`,
+      details: { supplier: route.supplier.name, upstream_status: response.statusCode },
+    });
+  }
   let text: string;
   try {
     text = await response.body.text();

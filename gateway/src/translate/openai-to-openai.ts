@@ -22,6 +22,8 @@ export class OpenAiToOpenAi implements Translator {
   private seenUsage: TokenUsage | undefined;
   private finished = false;
   private done = false;
+  /** A chunk arrived before `[DONE]`: a stream of `[DONE]` alone is no answer (empty_stream, failover). */
+  private sawChunk = false;
 
   constructor(
     private readonly request_: ChatCompletionRequest,
@@ -53,9 +55,11 @@ export class OpenAiToOpenAi implements Translator {
 
   streamEvent(event: SseEvent): string {
     if (event.data === '[DONE]') {
+      if (!this.sawChunk) throw new ApiError('empty_stream', { details: { supplier: this.context.route.supplier.name } });
       this.done = true;
       return doneFrame;
     }
+    this.sawChunk = true;
     let chunk: OpenAiChatChunk & { error?: { code?: unknown; type?: unknown; message?: unknown } };
     try {
       chunk = JSON.parse(event.data) as typeof chunk;

@@ -221,6 +221,13 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
     assert.equal((frames.at(-2)!.data.delta as { stop_reason: string }).stop_reason, 'end_turn');
   });
 
+  it('a stream of [DONE] alone is empty_stream (nothing was sent: it fails over), not an empty 200 message', () => {
+    assert.throws(
+      () => translator().streamEvent({ data: '[DONE]' }),
+      (err: unknown) => err instanceof ApiError && err.code === 'empty_stream' && err.status === 502,
+    );
+  });
+
   it('reports stream_interrupted when the upstream ended with neither [DONE] nor a finish_reason', () => {
     const t = translator();
     for (const event of openAiEvents([chunk({ content: 'Partial' })], false)) t.streamEvent(event);

@@ -45,10 +45,17 @@ export class OpenAiToAnthropicStream {
     private readonly totals: (usage: TokenUsage) => UsageTotals | undefined,
   ) {}
 
+  private sawChunk = false;
+
   /** One upstream event → zero or more client frames. Throws ApiError for an upstream error chunk. */
   next(event: SseEvent): string {
     if (this.finished) return '';
-    if (event.data.trim() === '[DONE]') return this.finish();
+    if (event.data.trim() === '[DONE]') {
+      // `[DONE]` before any chunk is no answer: empty_stream, which fails over (nothing was sent yet).
+      if (!this.sawChunk) throw new ApiError('empty_stream');
+      return this.finish();
+    }
+    this.sawChunk = true;
     const data = parseJson(event.data);
     if (!isJsonObject(data)) {
       throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier sent a stream chunk that is not a JSON object' });

@@ -1,0 +1,81 @@
+// Answers from a supplier that are not answers (found by an outside-style probe): a redirect was
+// relayed to the client as a 302 with no failover, and a stream of `[DONE]` alone was an empty 200.
+// Both are the supplier's failure now: 502, and the next supplier answers.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+let server: Server;
+let h: GatewayHarness;
+let behaviour: 'redirect' | 'done-only' | 'long-code' = 'redirect';
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (behaviour === 'redirect') {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+        return res.end();
+      }
+      if (behaviour === 'done-only') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.end('data: [DONE]\n\n');
+      }
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'x'.repeat(5_000), message: 'refused', type: 'invalid_request_error' } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const models = [{ id: 'fo', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }];
+  h = await startGatewayHarness([
+    { name: 'misbehaving', region: 'EU', priority: 1, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, models },
+    { name: 'sim-good', region: 'EU', priority: 2, models },
+  ]);
+});
+afterAll(async () => {
+  await h?.close();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+describe('a supplier answering with something that is not an answer', () => {
+  test('a redirect is not followed nor relayed: the next supplier answers', async () => {
+    behaviour = 'redirect';
+    const secret = await h.createKey();
+    const { data, response } = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'fo', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBeTruthy();
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(response.headers.get('location')).toBeNull();
+  });
+
+  test('a stream of [DONE] alone is empty_stream: the next supplier streams the answer', async () => {
+    behaviour = 'done-only';
+    const secret = await h.createKey();
+    const stream = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+      model: 'fo',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  test("a supplier's 5,000-character error code is cut to a code's length", async () => {
+    behaviour = 'long-code';
+    const secret = await h.createKey();
+    const error = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'fo', messages: [{ role: 'user', content: 'hi' }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+      );
+    expect(error?.status).toBe(400);
+    expect(String(error?.code).length).toBeLessThanOrEqual(100);
+    expect(error?.message.length).toBeLessThan(1_200);
+  });
+});
