@@ -65,11 +65,13 @@ export async function presentKey(store: Store, database: Knex, key: KeyRecord, n
 }
 
 /**
- * USD for people: cents for ordinary amounts, up to six decimals below a cent (one request to a
- * small model costs millionths of a dollar, and "$0.00" would hide that it was counted).
+ * USD for people, precise enough that a total and its parts agree on the page: up to six
+ * decimals (one request to a small model costs millionths of a dollar, and "$0.00" would hide
+ * that it was counted), at least cents, trailing zeros dropped — $0.013224, $12.50, $0.00. From
+ * $1,000 on, cents.
  */
 export function formatUsd(usd: number): string {
-  if (usd === 0) return '$0.00';
-  if (Math.abs(usd) < 0.01) return `$${usd.toFixed(6).replace(/0+$/, '')}`;
-  return `$${usd.toFixed(2)}`;
+  const magnitude = Math.abs(usd);
+  const text = magnitude >= 1_000 ? magnitude.toFixed(2) : magnitude.toFixed(6).replace(/0{1,4}$/, '');
+  return `${usd < 0 && text !== '0.00' ? '-' : ''}$${text}`;
 }

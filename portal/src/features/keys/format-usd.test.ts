@@ -1,0 +1,15 @@
+import { expect, test } from 'vitest';
+import { formatUsd } from './present.js';
+
+test('formatUsd keeps a total as precise as its parts (up to six decimals), at least cents, cents from $1,000', () => {
+  // The usage page's total of parts $0.002022 + … must not read "$0.01".
+  expect(formatUsd(0.0132241)).toBe('$0.013224');
+  expect(formatUsd(0.002022)).toBe('$0.002022');
+  expect(formatUsd(0.000001)).toBe('$0.000001');
+  expect(formatUsd(0)).toBe('$0.00');
+  expect(formatUsd(12.5)).toBe('$12.50');
+  expect(formatUsd(1.013)).toBe('$1.013');
+  expect(formatUsd(1234.5678)).toBe('$1234.57');
+  expect(formatUsd(-0.5)).toBe('-$0.50');
+  expect(formatUsd(-0.0000001)).toBe('$0.00');
+});
