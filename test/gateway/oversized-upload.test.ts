@@ -10,6 +10,36 @@ import OpenAI, { toFile } from 'openai';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { silentWav } from '../support/wav.js';
 
+/**
+ * A plain HTTP/1.1 client that sends a whole request before reading anything: `send` writes it
+ * (`write` waits for the socket to drain; `stopped()` says the connection failed or was closed),
+ * then the client reads until the connection closes. What came back, and the socket's error.
+ */
+async function uploadWholeThenRead(
+  port: number,
+  send: (write: (data: Buffer | string) => Promise<void>, stopped: () => boolean) => Promise<void>,
+): Promise<{ received: string; failure: Error | undefined }> {
+  const socket = connect({ host: '127.0.0.1', port, allowHalfOpen: true });
+  onTestFinished(() => void socket.destroy());
+  let received = '';
+  let failure: Error | undefined;
+  socket.setEncoding('latin1');
+  socket.pause(); // read nothing until the upload is sent
+  socket.on('error', (e) => (failure ??= e));
+  const closed = new Promise((resolve) => socket.once('close', resolve));
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  const write = async (data: Buffer | string) => {
+    if (socket.destroyed) return;
+    if (!socket.write(data)) await new Promise((r) => socket.once('drain', r).once('close', r));
+  };
+  await send(write, () => failure !== undefined || socket.destroyed);
+  socket.end();
+  socket.on('data', (text: string) => (received += text));
+  socket.resume();
+  await closed;
+  return { received, failure };
+}
+
 describe('an oversized upload through the openai SDK', () => {
   let h: GatewayHarness;
   let key: string;
@@ -31,14 +61,22 @@ describe('an oversized upload through the openai SDK', () => {
     await h?.close();
   });
 
-  test('26 MB: the SDK raises APIError 413 request_too_large after one request, not a connection error after three', async () => {
+  /**
+   * An openai client that would retry twice, and how many of its requests reached the gateway
+   * (the SDK also fetches a data: URL to probe its FormData support).
+   */
+  const countingClient = () => {
     let requests = 0;
-    // Counts the requests that reach the gateway (the SDK also fetches a data: URL to probe its FormData support).
     const countingFetch: typeof fetch = (input, init) => {
       if (String(input).startsWith(h.gateway.url)) requests++;
       return fetch(input, init);
     };
     const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 2, fetch: countingFetch });
+    return { client, requests: () => requests };
+  };
+
+  test('26 MB: the SDK raises APIError 413 request_too_large after one request, not a connection error after three', async () => {
+    const { client, requests } = countingClient();
     const file = await toFile(silentWav(26 * 1024 * 1024), 'big.wav', { type: 'audio/wav' });
     const error = await client.audio.transcriptions.create({ file, model: 'whisper' }).then(
       () => undefined,
@@ -49,7 +87,7 @@ describe('an oversized upload through the openai SDK', () => {
     const apiError = error as InstanceType<typeof OpenAI.APIError>;
     expect(apiError.status).toBe(413);
     expect(apiError.code).toBe('request_too_large');
-    expect(requests).toBe(1);
+    expect(requests()).toBe(1);
   });
 
   test('a client that sends its whole upload before reading gets the 413, not a reset', async () => {
@@ -61,47 +99,27 @@ describe('an oversized upload through the openai SDK', () => {
     const boundary = 'slowclient';
     const total = 48 * 1024 * 1024;
     const chunk = Buffer.alloc(256 * 1024);
-    const socket = connect({ host: '127.0.0.1', port: h.gateway.port, allowHalfOpen: true });
-    onTestFinished(() => void socket.destroy());
-    let received = '';
-    let failure: Error | undefined;
-    socket.setEncoding('latin1');
-    socket.pause(); // read nothing until the upload is sent
-    socket.on('error', (e) => (failure ??= e));
-    const closed = new Promise((resolve) => socket.once('close', resolve));
-    await new Promise<void>((resolve) => socket.once('connect', resolve));
-    const writeAll = async (data: Buffer | string) => {
-      if (socket.destroyed) return;
-      if (!socket.write(data)) await new Promise((r) => socket.once('drain', r).once('close', r));
-    };
     const part = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`;
     const length = Buffer.byteLength(part) + 44 + total + Buffer.byteLength(`\r\n--${boundary}--\r\n`);
-    await writeAll(
-      `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\n` +
-        `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${length}\r\n\r\n${part}`,
-    );
-    await writeAll(silentWav(0));
-    for (let sent = 0; sent < total && !failure && !socket.destroyed; sent += chunk.length) {
-      await writeAll(chunk);
-      await delay(10);
-    }
-    await writeAll(`\r\n--${boundary}--\r\n`);
-    socket.end();
-    socket.on('data', (text: string) => (received += text));
-    socket.resume();
-    await closed;
+    const { received, failure } = await uploadWholeThenRead(h.gateway.port, async (write, stopped) => {
+      await write(
+        `POST /v1/audio/transcriptions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\n` +
+          `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${length}\r\n\r\n${part}`,
+      );
+      await write(silentWav(0));
+      for (let sent = 0; sent < total && !stopped(); sent += chunk.length) {
+        await write(chunk);
+        await delay(10);
+      }
+      await write(`\r\n--${boundary}--\r\n`);
+    });
     expect(failure?.message).toBeUndefined();
     expect(received).toMatch(/^HTTP\/1\.1 413 /);
     expect(received).toContain('"code":"request_too_large"');
   });
 
   test('an 11 MiB chat request: the SDK raises APIError 413 after one request, not a connection error', async () => {
-    let requests = 0;
-    const countingFetch: typeof fetch = (input, init) => {
-      if (String(input).startsWith(h.gateway.url)) requests++;
-      return fetch(input, init);
-    };
-    const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: key, maxRetries: 2, fetch: countingFetch });
+    const { client, requests } = countingClient();
     const error = await client.chat.completions
       .create({ model: 'chat', messages: [{ role: 'user', content: 'x'.repeat(11 * 1024 * 1024) }] })
       .then(
@@ -112,43 +130,28 @@ describe('an oversized upload through the openai SDK', () => {
     expect(error).not.toBeInstanceOf(OpenAI.APIConnectionError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
     expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('request_too_large');
-    expect(requests).toBe(1);
+    expect(requests()).toBe(1);
   });
 
   for (const framing of ['content-length', 'chunked'] as const) {
     test(`a JSON body over the limit (${framing}), sent whole before reading: the 413, not a reset`, async () => {
       const total = 11 * 1024 * 1024;
       const chunk = Buffer.alloc(256 * 1024, 'x');
-      const socket = connect({ host: '127.0.0.1', port: h.gateway.port, allowHalfOpen: true });
-      onTestFinished(() => void socket.destroy());
-      let received = '';
-      let failure: Error | undefined;
-      socket.setEncoding('latin1');
-      socket.pause();
-      socket.on('error', (e) => (failure ??= e));
-      const closed = new Promise((resolve) => socket.once('close', resolve));
-      await new Promise<void>((resolve) => socket.once('connect', resolve));
-      const writeAll = async (data: Buffer | string) => {
-        if (socket.destroyed) return;
-        if (!socket.write(data)) await new Promise((r) => socket.once('drain', r).once('close', r));
-      };
       const head = '{"model":"chat","messages":[{"role":"user","content":"';
       const tail = '"}]}';
       const length = head.length + total + tail.length;
       const frame = (data: Buffer | string) =>
         framing === 'chunked' ? `${Buffer.byteLength(data).toString(16)}\r\n${data.toString()}\r\n` : data;
-      await writeAll(
-        `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
-          (framing === 'chunked' ? 'transfer-encoding: chunked\r\n\r\n' : `content-length: ${length}\r\n\r\n`),
-      );
-      await writeAll(frame(head));
-      for (let sent = 0; sent < total && !failure && !socket.destroyed; sent += chunk.length) await writeAll(frame(chunk));
-      await writeAll(frame(tail));
-      if (framing === 'chunked') await writeAll('0\r\n\r\n');
-      socket.end();
-      socket.on('data', (text: string) => (received += text));
-      socket.resume();
-      await closed;
+      const { received, failure } = await uploadWholeThenRead(h.gateway.port, async (write, stopped) => {
+        await write(
+          `POST /v1/chat/completions HTTP/1.1\r\nhost: gateway\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\n` +
+            (framing === 'chunked' ? 'transfer-encoding: chunked\r\n\r\n' : `content-length: ${length}\r\n\r\n`),
+        );
+        await write(frame(head));
+        for (let sent = 0; sent < total && !stopped(); sent += chunk.length) await write(frame(chunk));
+        await write(frame(tail));
+        if (framing === 'chunked') await write('0\r\n\r\n');
+      });
       expect(failure?.message).toBeUndefined();
       expect(received).toMatch(/^HTTP\/1\.1 413 /);
       expect(received).toContain('"code":"request_too_large"');

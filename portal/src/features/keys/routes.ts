@@ -20,7 +20,7 @@ import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
-import { checkAgainstCatalogue, keyForm, kubernetesOwned, toKeyFields } from './form.js';
+import { checkAgainstCatalogue, keyForm, kubernetesOwned, toKeyFields, type KeyForm } from './form.js';
 import { formatUsd, presentKey } from './present.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -43,8 +43,14 @@ const notices: Record<string, string> = {
 };
 
 /** /dashboard/keys and below. */
+/** One problem of a submitted form: the field and what is wrong with it. */
+interface FormIssue {
+  name: string;
+  msg: string;
+}
+
 /** What is wrong with a submitted key form, field by field, from its validation error. */
-function formIssues(error: ApiError): { name: string; msg: string }[] {
+function formIssues(error: ApiError): FormIssue[] {
   return ((error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? []).map((d) => ({
     name: String(d.loc[1] ?? ''),
     msg: d.msg,
@@ -73,6 +79,20 @@ export function keysRouter(deps: PortalDeps): Router {
   };
 
   /** Announces a change; a store outage leaves it owed (retried) rather than failing the page. */
+  /**
+   * The submitted key form, checked against the catalogue; for a browser's form that fails, its
+   * problems instead, to show the form again (JSON callers get the 422 error itself).
+   */
+  const readKeyForm = (req: Request): { form: KeyForm; issues?: undefined } | { form?: undefined; issues: FormIssue[] } => {
+    try {
+      const form = parseBody(keyForm, req.body);
+      checkAgainstCatalogue(deps.catalogue, form);
+      return { form };
+    } catch (error) {
+      if (wantsJson(req) || !(error instanceof ApiError)) throw error;
+      return { issues: formIssues(error) };
+    }
+  };
   const publish = (key: KeyRecord) => announcer.announce(key.secretHash).catch(() => undefined);
 
   router.get('/dashboard/keys', requireAction('keys.manage'), validate({ query: listQuery }), async (req, res) => {
@@ -102,20 +122,12 @@ export function keysRouter(deps: PortalDeps): Router {
   });
 
   router.post('/dashboard/keys/new', requireAction('keys.manage'), async (req, res) => {
-    let form;
-    try {
-      form = parseBody(keyForm, req.body);
-      checkAgainstCatalogue(deps.catalogue, form);
-    } catch (error) {
-      if (wantsJson(req) || !(error instanceof ApiError)) throw error;
+    const { form, issues } = readKeyForm(req);
+    if (!form) {
       // The form again with what was typed and what is wrong, rather than an error page.
-      return res.status(422).render('dashboard/keys/new', {
-        title: 'New API key',
-        section: 'keys',
-        ...choices(),
-        values: req.body as object,
-        issues: formIssues(error),
-      });
+      return res
+        .status(422)
+        .render('dashboard/keys/new', { title: 'New API key', section: 'keys', ...choices(), values: req.body as object, issues });
     }
     const user = req.user!;
     const { record, secret } = await keys.create({
@@ -158,12 +170,8 @@ export function keysRouter(deps: PortalDeps): Router {
     if (key.status === 'revoked') throw new ApiError('conflict', { humanMessage: 'This key is revoked; create a new one instead' });
     let patch: KeyPatch;
     if (action === 'update') {
-      let form;
-      try {
-        form = parseBody(keyForm, req.body);
-        checkAgainstCatalogue(deps.catalogue, form);
-      } catch (error) {
-        if (wantsJson(req) || !(error instanceof ApiError)) throw error;
+      const { form, issues } = readKeyForm(req);
+      if (!form) {
         // The key's page again, the edits kept and the problems named (as the create form does).
         const presented = await presentKey(deps.store, deps.database, key, now());
         return res.status(422).render('dashboard/keys/detail', {
@@ -174,7 +182,7 @@ export function keysRouter(deps: PortalDeps): Router {
           ...choices(),
           notice: undefined,
           values: req.body as object,
-          issues: formIssues(error),
+          issues,
         });
       }
       patch = toKeyFields(form);
