@@ -780,4 +780,23 @@ describe('auto on the chat interfaces may pick a model served only by Responses 
     assert.equal(message.model, 'resp-cheap');
     assert.equal(message.stop_reason, 'end_turn');
   });
+
+  test("a thread toward an OpenAI-protocol model is the SDK's ThreadUnsupportedRequestError, not a reply out of context", async () => {
+    const anthropic = new Anthropic({ baseURL: h.gateway.url, apiKey: key, maxRetries: 0 });
+    const error = await anthropic.messages
+      .create({
+        model: 'gpt-x',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'and then?' }],
+        thread: { type: 'continue', previous_message_id: 'msg_earlier' },
+      } as never)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(error instanceof Anthropic.APIError, String(error));
+    assert.equal(error.status, 400);
+    assert.equal(error.errorCode, 'thread_unsupported_request');
+    assert.equal(error.constructor.name, 'ThreadUnsupportedRequestError');
+  });
 });

@@ -4,6 +4,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ContentBlock, MessagesRequest } from '../../interfaces/messages/schema.js';
 import { isJsonObject } from '../shared/safe-json.js';
+import { missingToolResultText, strayToolResultText } from '../shared/tool-pairing.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
 import type { ToolNameMap } from './tool-names.js';
 
@@ -155,8 +156,45 @@ function assistantMessage(content: AnthropicMessage['content'], names: ToolNameM
   return { role: 'assistant', content: text === '' ? null : text, ...(toolCalls.length > 0 && { tool_calls: toolCalls }) };
 }
 
-/** Converts the Anthropic messages, in order. */
+/**
+ * Makes the `tool` messages pair with the tool calls right before them, as OpenAI requires
+ * (translation rule 2): a result answering no call of the preceding assistant message (or
+ * answering one twice) becomes user text, and a call left unanswered gets a placeholder result.
+ */
+function pairToolMessages(messages: ChatMessage[]): ChatMessage[] {
+  const paired: ChatMessage[] = [];
+  let asked: string[] = [];
+  const answered = new Set<string>();
+  const closeTurn = () => {
+    for (const id of asked) if (!answered.has(id)) paired.push({ role: 'tool', tool_call_id: id, content: missingToolResultText });
+    asked = [];
+    answered.clear();
+  };
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      if (asked.includes(message.tool_call_id) && !answered.has(message.tool_call_id)) {
+        answered.add(message.tool_call_id);
+        paired.push(message);
+      } else {
+        const text = typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('\n');
+        paired.push({ role: 'user', content: strayToolResultText(message.tool_call_id, text) });
+      }
+      continue;
+    }
+    closeTurn();
+    paired.push(message);
+    if (message.role === 'assistant' && message.tool_calls) asked = message.tool_calls.map((call) => call.id);
+  }
+  closeTurn();
+  return paired;
+}
+
+/** Converts the Anthropic messages, in order, with tool calls and results paired. */
 export function convertMessages(messages: readonly AnthropicMessage[], names: ToolNameMap): ChatMessage[] {
+  return pairToolMessages(convertMessagesInOrder(messages, names));
+}
+
+function convertMessagesInOrder(messages: readonly AnthropicMessage[], names: ToolNameMap): ChatMessage[] {
   return messages.flatMap((message, i): ChatMessage[] => {
     const param = `messages[${i}]`;
     switch (message.role) {

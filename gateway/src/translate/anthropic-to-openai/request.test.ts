@@ -243,4 +243,71 @@ describe('AnthropicToOpenAi.request', () => {
     const messages = body.messages as { tool_calls?: { function: { name: string } }[] }[];
     assert.equal(messages[1]!.tool_calls![0]!.function.name, short);
   });
+
+  describe('tool calls and results paired as OpenAI requires (rule 2)', () => {
+    const toolUse = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } });
+    const result = (id: string, content: string) => ({ type: 'tool_result', tool_use_id: id, content });
+
+    it('a result answering no call becomes user text, never a bare tool message', () => {
+      const body = translate({ messages: [{ role: 'user', content: [result('toolu_zz', 'res')] }] });
+      assert.deepEqual(body.messages, [{ role: 'user', content: 'Tool result for toolu_zz: res' }]);
+    });
+
+    it('a call left unanswered gets a placeholder result before the next message', () => {
+      const body = translate({
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [toolUse('toolu_a'), toolUse('toolu_b')] },
+          { role: 'user', content: [result('toolu_a', '18C'), { type: 'text', text: 'go on' }] },
+        ],
+      });
+      assert.deepEqual(
+        (body.messages as Record<string, unknown>[]).map((m) => [m.role, m.tool_call_id ?? null, m.content]),
+        [
+          ['user', null, 'Weather?'],
+          ['assistant', null, null],
+          ['tool', 'toolu_a', '18C'],
+          ['tool', 'toolu_b', 'No result was provided for this tool call.'],
+          ['user', null, 'go on'],
+        ],
+      );
+    });
+
+    it('a result answering a call of an earlier turn, or answering twice, becomes user text', () => {
+      const body = translate({
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [toolUse('toolu_a')] },
+          { role: 'user', content: [result('toolu_a', '18C'), result('toolu_a', 'again')] },
+          { role: 'assistant', content: 'It is 18C.' },
+          { role: 'user', content: [result('toolu_a', 'late')] },
+        ],
+      });
+      assert.deepEqual(
+        (body.messages as Record<string, unknown>[]).map((m) => [m.role, m.content]),
+        [
+          ['user', 'Weather?'],
+          ['assistant', null],
+          ['tool', '18C'],
+          ['user', 'Tool result for toolu_a: again'],
+          ['assistant', 'It is 18C.'],
+          ['user', 'Tool result for toolu_a: late'],
+        ],
+      );
+    });
+  });
+});
+
+describe('a thread (the conversation kept by Anthropic) toward an OpenAI-protocol supplier', () => {
+  it('is refused with the code the Anthropic SDK reads as "send the whole conversation", never dropped', () => {
+    assert.throws(
+      () => translate({ thread: { type: 'continue', previous_message_id: 'msg_1' }, messages: [{ role: 'user', content: 'next' }] }),
+      (err: unknown) =>
+        err instanceof ApiError &&
+        err.status === 400 &&
+        err.code === 'thread_unsupported_request' &&
+        err.param === 'thread' &&
+        JSON.stringify(err.details) === JSON.stringify({ unsupported: ['thread'] }),
+    );
+  });
 });

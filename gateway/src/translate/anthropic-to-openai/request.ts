@@ -32,11 +32,28 @@ function toolChoiceFrom(choice: NonNullable<MessagesRequest['tool_choice']>, nam
 }
 
 /**
+ * A thread (`thread`: the conversation kept on Anthropic's servers, continued from a stored
+ * reply) has no OpenAI form: dropping it would send the last turn alone and answer out of
+ * context. Refused with the code the Anthropic SDK reads as "send the whole conversation without
+ * `thread`" (ThreadUnsupportedRequestError, `details.unsupported`).
+ */
+function refuseThread(request: MessagesRequest, context: TranslationContext): void {
+  if ((request as Record<string, unknown>).thread === undefined) return;
+  throw ApiError.fromProvider(
+    'thread_unsupported_request',
+    400,
+    `Threads are kept by Anthropic's own servers; model ${context.publicModel} is served here through an OpenAI-protocol supplier, which keeps none. Send the whole conversation in "messages", without "thread".`,
+    { param: 'thread', details: { unsupported: ['thread'] } },
+  );
+}
+
+/**
  * Builds the OpenAI request. `max_tokens` (not `max_completion_tokens`) carries the limit: every
  * OpenAI-compatible supplier reads it, while many reject the newer name. top_k, thinking and
  * the gateway's own fields (region, metadata.session_id/sticky_key) are dropped.
  */
 export function openAiRequestFrom(request: MessagesRequest, context: TranslationContext, names: ToolNameMap): ChatCompletionRequest {
+  refuseThread(request, context);
   if (request.stop_sequences !== undefined && request.stop_sequences.length > maxStopSequences) {
     throw new ApiError('unsupported_parameter', {
       param: 'stop_sequences',

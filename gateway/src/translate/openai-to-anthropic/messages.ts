@@ -1,5 +1,6 @@
 // OpenAI conversation → Anthropic system blocks and alternating user/assistant turns, with the
 // tool_use/tool_result pairing Anthropic enforces (docs/interfaces.md §Translation rules 1, 2, 4, 5, 6).
+import { missingToolResultText, strayToolResultText } from '../shared/tool-pairing.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ContentBlock } from '../../interfaces/messages/schema.js';
@@ -31,8 +32,7 @@ interface DraftTurn {
   blocks: ContentBlock[];
 }
 
-/** Text sent for a tool call the client never answered; Anthropic refuses a tool_use without its result. */
-export const missingToolResultText = 'No result was provided for this tool call.';
+export { missingToolResultText } from '../shared/tool-pairing.js';
 
 function appendTurn(turns: DraftTurn[], role: DraftTurn['role'], results: ToolResultBlock[], blocks: ContentBlock[]): void {
   if (results.length === 0 && blocks.length === 0) return;
@@ -103,7 +103,7 @@ function pairToolResults(turns: DraftTurn[]): void {
           seen.add(result.tool_use_id);
           kept.push(result);
         } else {
-          stray.push(...textBlocks(`Tool result for ${result.tool_use_id}: ${resultText(result)}`));
+          stray.push(...textBlocks(strayToolResultText(result.tool_use_id, resultText(result))));
         }
       }
       turn.results = kept;
