@@ -748,6 +748,30 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     }
     assert.deepEqual(anthropicIds.sort(), expected);
   });
+
+  test('tools Anthropic defines (web search) and adaptive thinking reach an Anthropic supplier as sent, and are refused by name elsewhere', async () => {
+    const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 };
+    const native = {
+      max_tokens: 50,
+      messages: [{ role: 'user' as const, content: 'What happened today?' }],
+      tools: [webSearch],
+      thinking: { type: 'adaptive' },
+    };
+    const sim = h.simulators.get('an')!;
+    const before = sim.requests.length;
+    const message = await anthropic.messages.create({ model: 'claude-x', ...native } as never);
+    assert.equal((message as { type: string }).type, 'message');
+    const sent = sim.requests.slice(before).find((r) => r.path.endsWith('/messages'))!.body as { tools: unknown[]; thinking: unknown };
+    assert.deepEqual(sent.tools, [webSearch]);
+    assert.deepEqual(sent.thinking, { type: 'adaptive' });
+    const refused = await anthropic.messages.create({ model: 'gpt-x', ...native } as never).then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
+    );
+    assert.equal(refused?.status, 400);
+    assert.equal((refused?.error as { error?: { code?: string; param?: string } }).error?.code, 'unsupported_parameter');
+    assert.equal((refused?.error as { error?: { param?: string } }).error?.param, 'tools[0]');
+  });
 });
 
 describe('auto on the chat interfaces may pick a model served only by Responses API suppliers', () => {

@@ -50,11 +50,32 @@ const message = z.looseObject({
   content: z.union([z.string(), z.array(contentBlock)]),
 });
 
-const tool = z.looseObject({
+/** A tool the client implements: a name and the JSON schema of its input. */
+const customTool = z.looseObject({
+  type: z.literal('custom').optional(),
   name: z.string().min(1).max(128),
   description: z.string().optional(),
   input_schema: z.looseObject({ type: z.literal('object') }),
 });
+/**
+ * A tool Anthropic itself defines and runs or describes (`web_search_20250305`, `bash_20250124`,
+ * `text_editor_…`, `code_execution_…`): its versioned type and name, the rest its own. Passed to
+ * Anthropic-protocol suppliers as sent; other suppliers have no such tools (refused in translation).
+ */
+export const anthropicDefinedTool = z.looseObject({
+  type: z.string().regex(/^[a-z][a-z0-9_]*_\d{8}$/, 'must be "custom" or a versioned tool type such as web_search_20250305'),
+  name: z.string().min(1).max(128),
+});
+const tool = z.union([customTool, anthropicDefinedTool]);
+/** A tool of a messages request, either kind. */
+export type MessagesTool = z.infer<typeof tool>;
+/** A tool the client implements (what every supplier protocol can carry). */
+export type CustomTool = z.infer<typeof customTool>;
+
+/** Whether a tool is one the client implements (not defined by Anthropic). */
+export function isCustomTool(tool: MessagesTool): tool is CustomTool {
+  return 'input_schema' in tool && (tool.type === undefined || tool.type === 'custom');
+}
 
 const toolChoice = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
@@ -86,6 +107,8 @@ export const messagesRequest = z.looseObject({
     .discriminatedUnion('type', [
       z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
       z.looseObject({ type: z.literal('disabled') }),
+      // The model decides how much to think (newer models); passed to Anthropic-protocol suppliers as sent.
+      z.looseObject({ type: z.literal('adaptive') }),
     ])
     .optional(),
   region: z.string().min(1).max(32).optional(),

@@ -1,7 +1,7 @@
 // Anthropic messages request → OpenAI chat-completions request (docs/interfaces.md §Translation rules).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
-import type { MessagesRequest } from '../../interfaces/messages/schema.js';
+import { isCustomTool, type CustomTool, type MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
 import { convertMessages, systemMessage } from './messages.js';
 import type { ToolNameMap } from './tool-names.js';
@@ -47,6 +47,17 @@ function refuseThread(request: MessagesRequest, context: TranslationContext): vo
   );
 }
 
+/** The client's tools; one defined by Anthropic (web search, bash, …) has no form elsewhere and is refused. */
+function customTools(request: MessagesRequest, context: TranslationContext): CustomTool[] {
+  return (request.tools ?? []).map((tool, i) => {
+    if (isCustomTool(tool)) return tool;
+    throw new ApiError('unsupported_parameter', {
+      param: `tools[${i}]`,
+      humanMessage: `Tool type "${String(tool.type)}" is defined and run by Anthropic; model ${context.publicModel} is served here through an OpenAI-protocol supplier, which has no such tool`,
+    });
+  });
+}
+
 /**
  * Builds the OpenAI request. `max_tokens` (not `max_completion_tokens`) carries the limit: every
  * OpenAI-compatible supplier reads it, while many reject the newer name. top_k, thinking and
@@ -66,7 +77,7 @@ export function openAiRequestFrom(request: MessagesRequest, context: Translation
     throw new ApiError('validation_error', { param: 'messages', humanMessage: 'At least one message with non-empty content is required' });
   }
   const body: ChatCompletionRequest = { model: context.route.model.upstream, messages, max_tokens: request.max_tokens };
-  const tools = request.tools ?? [];
+  const tools = customTools(request, context);
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({
       type: 'function' as const,
