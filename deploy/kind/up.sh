@@ -47,10 +47,6 @@ kubectl --context "${CONTEXT}" apply --server-side --force-conflicts -f crds/man
 kubectl --context "${CONTEXT}" wait --for condition=Established --timeout 60s \
   crd/managedkeys.gateway.svc.dev crd/regionpolicies.gateway.svc.dev
 
-# The portal deployable lands in a later change; until its entry point exists it stays off.
-PORTAL_ENABLED=false
-if [ -f portal/src/main.ts ]; then PORTAL_ENABLED=true; fi
-
 echo "==> installing the chart (release ${RELEASE}, namespace ${NAMESPACE})"
 "${HELM}" upgrade --install "${RELEASE}" charts/svc-gateway \
   --kube-context "${CONTEXT}" \
@@ -58,7 +54,7 @@ echo "==> installing the chart (release ${RELEASE}, namespace ${NAMESPACE})"
   --skip-crds \
   -f deploy/kind/values.yaml \
   --set image.repository="${IMAGE%%:*}" --set image.tag="${IMAGE##*:}" \
-  --set portal.enabled="${PORTAL_ENABLED}" \
+  --set portal.enabled=true \
   --wait --timeout 5m
 
 echo "==> applying deploy/samples"

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 
 /**
- * The demo catalogue `npm start` runs with: two suppliers in two regions, both served by the
- * supplier simulator it starts. Generated from the simulator's actual address (SIM_PORT, or a
+ * The demo catalogue `npm start` runs with: OpenAI-protocol suppliers in two regions, and one
+ * Anthropic-protocol and one Responses-API supplier (so translation both ways and the native
+ * lane can be tried), all served by the supplier simulator it starts. Generated from the simulator's actual address (SIM_PORT, or a
  * free port) instead of a file naming one port, and written beside the data so the catalogue in
  * force can be read — and reused with `npm run gateway`. Fields: docs/configuration.md.
  */
@@ -34,6 +35,10 @@ export function demoCatalogue(simulatorUrl: string): object {
         ],
       },
       { name: 'sim-us', ...base, region: 'US', priority: 2, models: [chat('gpt-4o-mini', 0.15, 0.6)] },
+      // Anthropic's protocol: the OpenAI SDK reaches this model through translation, the Anthropic SDK natively.
+      { name: 'sim-anthropic', ...base, protocol: 'anthropic', region: 'EU', priority: 1, models: [chat('claude-haiku-4-5', 1, 5)] },
+      // OpenAI's Responses API: chat through the bridge, and the native lane (POST /v1/native/responses).
+      { name: 'sim-responses', ...base, protocol: 'openai-responses', region: 'EU', priority: 1, models: [chat('gpt-4.1-mini', 0.4, 1.6)] },
     ],
   };
 }

@@ -1,5 +1,5 @@
 // `npm start`: the whole platform on embedded defaults, for a first look on a fresh machine.
-// Starts the supplier simulator, the gateway and the portal (the operator joins later), creates a
+// Starts the supplier simulator, the gateway and the portal (the operator needs a Kubernetes API, so it is not here), creates a
 // demo key and a verified demo owner once, and prints how to call it and how to sign in. Data
 // lives under SVC_DATA_DIR (default ./.data). With no STRIPE_SECRET_KEY in the environment it also
 // runs the local test payment processor (./payment-processor) and gives the portal its test keys,
@@ -26,6 +26,12 @@ async function main(): Promise<void> {
   // First, before any port or file is touched: one `npm start` per data directory.
   lockDataDir(dataDir);
   const credentials = loadLocalCredentials(dataDir);
+  // Nothing else is printed until the banner; the first start creates the database, which takes a while.
+  console.log(
+    credentials.demoKey
+      ? `Starting the platform from ${dataDir} …`
+      : `Starting the platform for the first time in ${dataDir}: creating the database takes up to a minute …`,
+  );
 
   const simPort = Number(process.env.SIM_PORT ?? 8090);
   const simulator = await startSimulator({ port: simPort, name: 'demo-simulator' }).catch((error: unknown) => {
