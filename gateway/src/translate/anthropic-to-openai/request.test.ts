@@ -197,8 +197,8 @@ describe('AnthropicToOpenAi.request', () => {
       ],
     });
     const messages = body.messages as { tool_calls?: { id: string }[]; tool_call_id?: string }[];
-    assert.equal(messages[1]!.tool_calls![0]!.id, 'call_1_x');
-    assert.equal(messages[2]!.tool_call_id, 'call_1_x');
+    assert.match(messages[1]!.tool_calls![0]!.id, /^call_1_x_[A-Za-z0-9_-]{8}$/);
+    assert.equal(messages[2]!.tool_call_id, messages[1]!.tool_calls![0]!.id);
   });
 
   it('maps tools and every tool_choice, disable_parallel_tool_use as parallel_tool_calls:false', () => {

@@ -1,3 +1,4 @@
+import { sanitizeToolId } from '../shared/tool-ids.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'vitest';
 import { ApiError } from '../../../../core/errors/index.js';
@@ -61,7 +62,7 @@ describe('AnthropicToOpenAi.response', () => {
     assert.deepEqual(out.content, [
       { type: 'text', text: 'Looking it up.' },
       { type: 'tool_use', id: 'call_1', name: longName, input: { q: 'cats' } },
-      { type: 'tool_use', id: 'call_2', name: 'other', input: {} },
+      { type: 'tool_use', id: sanitizeToolId('call.2'), name: 'other', input: {} },
     ]);
     assert.equal(out.stop_reason, 'tool_use');
     assert.equal(out.stop_sequence, null);

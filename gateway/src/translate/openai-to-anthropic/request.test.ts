@@ -293,8 +293,29 @@ describe('OpenAiToAnthropic.request', () => {
       ],
     });
     const messages = body.messages as { content: { id?: string; tool_use_id?: string }[] }[];
-    assert.equal(messages[1]!.content[0]!.id, 'functions_get_weather_0');
-    assert.equal(messages[2]!.content[0]!.tool_use_id, 'functions_get_weather_0');
+    assert.match(messages[1]!.content[0]!.id!, /^functions_get_weather_0_[A-Za-z0-9_-]{8}$/);
+    assert.equal(messages[2]!.content[0]!.tool_use_id, messages[1]!.content[0]!.id);
+  });
+
+  it('keeps two ids apart that differ only in replaced characters (c.1, c:1): both results stay paired', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [weatherCall('c.1'), weatherCall('c:1')] },
+        { role: 'tool', tool_call_id: 'c.1', content: 'r1' },
+        { role: 'tool', tool_call_id: 'c:1', content: 'r2' },
+      ],
+    });
+    const messages = body.messages as { content: { type: string; id?: string; tool_use_id?: string }[] }[];
+    const ids = messages[1]!.content.map((block) => block.id);
+    assert.equal(new Set(ids).size, 2);
+    assert.deepEqual(
+      messages[2]!.content.map((block) => [block.type, block.tool_use_id]),
+      [
+        ['tool_result', ids[0]],
+        ['tool_result', ids[1]],
+      ],
+    );
   });
 
   it('adds a minimal tool per name when the history uses tools and the client sent none (pitfall 3)', () => {
