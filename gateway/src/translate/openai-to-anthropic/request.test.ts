@@ -371,6 +371,18 @@ describe('OpenAiToAnthropic.request', () => {
     assert.deepEqual(translate({ ...base, tool_choice: 'none', parallel_tool_calls: false }).tool_choice, { type: 'none' });
   });
 
+  it('refuses a json_schema whose root is not an object instead of answering "{}"', () => {
+    assert.throws(
+      () =>
+        translate({
+          messages: [{ role: 'user', content: 'List three colours' }],
+          response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'array', items: { type: 'string' } } } },
+        }),
+      (err: unknown) =>
+        err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'response_format.json_schema.schema',
+    );
+  });
+
   it('emulates JSON mode with a forced json_tool_call tool', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
     const withSchema = translate({

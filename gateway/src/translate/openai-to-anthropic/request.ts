@@ -60,10 +60,17 @@ function jsonModeTool(format: ChatCompletionRequest['response_format']): Anthrop
       };
     case 'json_schema': {
       const schema = format.json_schema.schema;
+      // OpenAI requires an object root for structured output; another root would be forced into
+      // an object schema here and answered with "{}", so it is refused instead of changed.
+      if (schema !== undefined && schema.type !== undefined && schema.type !== 'object') {
+        throw new ApiError('unsupported_parameter', {
+          param: 'response_format.json_schema.schema',
+          humanMessage: `The schema's root must be an object (type "object"), as structured output requires; this one is ${JSON.stringify(schema.type)}`,
+        });
+      }
       return {
         name: jsonToolName,
         description: format.json_schema.description ?? `Respond with a JSON object matching the ${format.json_schema.name} schema.`,
-        // OpenAI requires an object root for structured output, so the schema fits input_schema.
         input_schema: schema !== undefined ? { ...schema, type: 'object' } : { type: 'object', additionalProperties: true },
       };
     }
