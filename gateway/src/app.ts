@@ -43,7 +43,7 @@ declare module 'fastify' {
 const publicPaths = new Set(['/health']);
 /**
  * Routes where the Anthropic-style `x-api-key` header is accepted as well as Bearer: the messages
- * interface, and the model list both SDK families call.
+ * interface, and the model list and model retrieval both SDK families call (`/v1/models/{id}` too).
  */
 const xApiKeyPaths = new Set(['/v1/messages', '/v1/messages/count_tokens', '/v1/models']);
 
@@ -119,7 +119,11 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     }
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
-    request.caller = await authenticate(request.headers, { xApiKey: xApiKeyPaths.has(path) }, credentials);
+    request.caller = await authenticate(
+      request.headers,
+      { xApiKey: xApiKeyPaths.has(path) || path.startsWith('/v1/models/') },
+      credentials,
+    );
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);

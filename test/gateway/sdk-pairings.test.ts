@@ -749,6 +749,17 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     assert.deepEqual(anthropicIds.sort(), expected);
   });
 
+  test('models.retrieve() through both SDKs, and an unknown id is their NotFoundError', async () => {
+    const viaOpenAi = await openai.models.retrieve('claude-x');
+    assert.equal(viaOpenAi.id, 'claude-x');
+    assert.equal(viaOpenAi.object, 'model');
+    const viaAnthropic = await anthropic.models.retrieve('gpt-x');
+    assert.equal(viaAnthropic.id, 'gpt-x');
+    assert.equal(viaAnthropic.type, 'model');
+    await assert.rejects(openai.models.retrieve('no-such-model'), OpenAI.NotFoundError);
+    await assert.rejects(anthropic.models.retrieve('no-such-model'), Anthropic.NotFoundError);
+  });
+
   test('tools Anthropic defines (web search) and adaptive thinking reach an Anthropic supplier as sent, and are refused by name elsewhere', async () => {
     const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 2 };
     const native = {

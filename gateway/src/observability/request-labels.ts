@@ -16,6 +16,7 @@ declare module 'fastify' {
 const interfaceOfRoute: Readonly<Record<string, string>> = {
   '/health': 'health',
   '/v1/models': 'models',
+  '/v1/models/:id': 'models',
   '/v1/chat/completions': 'chat.completions',
   '/v1/messages': 'messages',
   '/v1/messages/count_tokens': 'messages.count_tokens',
