@@ -65,6 +65,7 @@ describe('get started', () => {
 
     const guide = await (await client.get('/dashboard/guide')).text();
     expect(guide).toContain('/v1');
-    expect(guide).toContain("model: 'gpt-4o'");
+    // The first chat model of the catalogue (the demo's: claude-haiku-4-5, served to the OpenAI SDK through translation).
+    expect(guide).toContain("model: 'claude-haiku-4-5'");
   });
 });
