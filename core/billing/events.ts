@@ -167,7 +167,7 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
 async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
   const sessionId = str(session, 'id');
   if (!sessionId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'session without an id' };
-  await trx('billing_checkout_sessions').where({ session_id: sessionId, status: 'open' }).update({ status: 'expired' });
+  await expireCheckoutSession(trx, sessionId);
   if (str(session, 'mode') === 'setup') return { outcome: 'expired', entryIds: [], followUps: [], detail: 'card saving not finished' };
   const payment = await findPayment(trx, { checkout_session_id: sessionId }, metadata(session));
   if (!payment || payment.kind !== 'checkout')
@@ -177,6 +177,11 @@ async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): 
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
   await expirePendingPayment(trx, paymentId, now);
   return { outcome: 'expired', paymentId, entryIds: [], followUps: [] };
+}
+
+/** Marks a hosted checkout session that is still open as expired (the confirmation page then says so). */
+export async function expireCheckoutSession(knex: Knex | Knex.Transaction, sessionId: string): Promise<void> {
+  await knex('billing_checkout_sessions').where({ session_id: sessionId, status: 'open' }).update({ status: 'expired' });
 }
 
 /** Marks a checkout payment that is still pending as expired (never one the processor has settled). */

@@ -11,7 +11,7 @@ import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox } from '../wallets/referenced-entries.js';
 import { ensureCustomer, findCustomer, setLocalDefault } from './customers.js';
-import { applyProcessorEvent, expirePendingPayment, type EventResult } from './events.js';
+import { applyProcessorEvent, expireCheckoutSession, expirePendingPayment, type EventResult } from './events.js';
 import type { FollowUp, FollowUpCarrier } from './follow-ups.js';
 import { collectionFor, currency, describeFeePolicy, formatCents, centsToNano, nanoToUsd, usdToCents, type Collection } from './money.js';
 import { mayManagePayer, resolveEffectivePayer, type EffectivePayer } from './payer.js';
@@ -246,7 +246,7 @@ export class BillingService {
     }
     await this.deps.knex.transaction(async (trx) => {
       await expirePendingPayment(trx, paymentId, this.now);
-      await trx('billing_checkout_sessions').where({ session_id: sessionId, status: 'open' }).update({ status: 'expired' });
+      await expireCheckoutSession(trx, sessionId);
     });
   }
 

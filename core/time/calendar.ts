@@ -16,3 +16,8 @@ export function namesRealDay(text: string): boolean {
   date.setUTCFullYear(year, month - 1, day);
   return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
+
+/** Whether JavaScript reads `text` as a date or date-time, and the day it names exists. */
+export function isRealDate(text: string): boolean {
+  return !Number.isNaN(Date.parse(text)) && namesRealDay(text);
+}

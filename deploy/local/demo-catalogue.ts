@@ -5,9 +5,10 @@ import { stringify } from 'yaml';
 /**
  * The demo catalogue `npm start` runs with: OpenAI-protocol suppliers in two regions, and one
  * Anthropic-protocol and one Responses-API supplier (so translation both ways and the native
- * lane can be tried), all served by the supplier simulator it starts. Generated from the simulator's actual address (SIM_PORT, or a
- * free port) instead of a file naming one port, and written beside the data so the catalogue in
- * force can be read — and reused with `npm run gateway`. Fields: docs/configuration.md.
+ * lane can be tried), all served by the supplier simulator it starts. Generated from the
+ * simulator's actual address (SIM_PORT, or a free port) instead of a file naming one port, and
+ * written beside the data so the catalogue in force can be read — and reused with `npm run
+ * gateway`. Fields: docs/configuration.md.
  */
 export function demoCatalogue(simulatorUrl: string): object {
   const base = { protocol: 'openai', base_url: `${simulatorUrl}/v1`, weight: 1, timeout_ms: 300_000, first_byte_timeout_ms: 30_000 };

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
-import { assertCatalogueError, catalogueShapeProblems, rawExchange } from './support.js';
+import { assertCatalogueError, catalogueShapeProblems, rawExchange, send } from './support.js';
 
 describe('cases the fuzzer found', () => {
   let h: GatewayHarness;
@@ -35,17 +35,12 @@ describe('cases the fuzzer found', () => {
       wav,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const response = await fetch(`${h.gateway.url}/v1/audio/transcriptions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    const reply = await send(h.gateway.url, '/v1/audio/transcriptions', {
+      key,
       body,
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
     });
-    const text = await response.text();
-    assertCatalogueError(
-      { status: response.status, text, contentType: response.headers.get('content-type') ?? undefined },
-      400,
-      'validation_error',
-    );
+    assertCatalogueError(reply, 400, 'validation_error');
   });
 
   const raw: { name: string; request: string; status: number; code: string }[] = [

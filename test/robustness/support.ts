@@ -54,13 +54,14 @@ export interface TextReply {
   contentType: string | undefined;
 }
 
-/** A JSON POST (or any method) with a key, answered as text. */
+/** A JSON POST (or any method) with a key, answered as text; a Buffer body is sent as these exact bytes. */
 export async function send(
   baseUrl: string,
   path: string,
-  init: { method?: string; key?: string; body?: string | object; headers?: Record<string, string> } = {},
+  init: { method?: string; key?: string; body?: string | object | Buffer; headers?: Record<string, string> } = {},
 ): Promise<TextReply> {
-  const body = init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body);
+  const body =
+    init.body === undefined || typeof init.body === 'string' || Buffer.isBuffer(init.body) ? init.body : JSON.stringify(init.body);
   const response = await fetch(`${baseUrl}${path}`, {
     method: init.method ?? (body === undefined ? 'GET' : 'POST'),
     headers: {

@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
-import { namesRealDay } from '../../../../core/time/index.js';
+import { isRealDate } from '../../../../core/time/index.js';
 import { deleteConversation, listConversations, listRequests } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
@@ -19,7 +19,7 @@ const listQuery = z.strictObject({
   days: wholeNumberParam(366, 'days').optional(),
   q: singleString(200).optional(),
   before: singleString(40)
-    .refine((v) => !Number.isNaN(Date.parse(v)) && namesRealDay(v), 'must be a date-time (the last_at of the previous page)')
+    .refine(isRealDate, 'must be a date-time (the last_at of the previous page)')
     .transform((v) => new Date(v))
     .optional(),
   limit: wholeNumberParam(200).optional(),

@@ -2,6 +2,8 @@
 // bar chart drawn on the server, so it needs no script and passes the portal's CSP (presentation
 // attributes only, no inline style). Only numbers and dates go into it.
 
+import { formatUsd } from '../keys/present.js';
+
 const width = 720;
 const height = 180;
 const padding = { right: 8, top: 12, bottom: 28 };
@@ -13,8 +15,6 @@ function niceMax(value: number): number {
   for (const step of [1, 2, 5, 10]) if (value <= step * power) return step * power;
   return 10 * power;
 }
-
-const label = (usd: number) => (usd >= 1 ? `$${usd.toFixed(usd >= 100 ? 0 : 2)}` : `$${usd.toFixed(usd >= 0.01 ? 2 : 4)}`);
 
 /**
  * The axis's three ticks (0, half, max) in one format: cents from $1 up (whole dollars from
@@ -43,7 +43,7 @@ export function spendChart(days: readonly { day: string; usd: number }[]): strin
       const h = d.usd <= 0 ? 0 : Math.max(1, (d.usd / max) * plotH);
       const x = pad.left + i * slot + slot * 0.15;
       const y = pad.top + plotH - h;
-      return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${h.toFixed(1)}" fill="#4f5bd5" rx="2"><title>${d.day}: ${label(d.usd)}</title></rect>`;
+      return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${h.toFixed(1)}" fill="#4f5bd5" rx="2"><title>${d.day}: ${formatUsd(d.usd)}</title></rect>`;
     })
     .join('');
   const ticks = [0, 0.5, 1]
@@ -63,6 +63,6 @@ export function spendChart(days: readonly { day: string; usd: number }[]): strin
   const total = days.reduce((sum, d) => sum + d.usd, 0);
   return (
     `<svg class="spend-chart" viewBox="0 0 ${width} ${height}" width="100%" role="img" ` +
-    `aria-label="Daily spend from ${first} to ${last}, ${label(total)} in total">${ticks}${bars}${axis}</svg>`
+    `aria-label="Daily spend from ${first} to ${last}, ${formatUsd(total)} in total">${ticks}${bars}${axis}</svg>`
   );
 }
