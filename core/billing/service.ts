@@ -244,9 +244,11 @@ export class BillingService {
       this.deps.logger.warn({ err: error, payment_id: paymentId }, 'a cancelled checkout session could not be expired');
       return;
     }
+    // Session row first, then the payment: the order the processor's checkout.session.expired
+    // event (sent for this very expiry, possibly at once) locks them in, or the two deadlock.
     await this.deps.knex.transaction(async (trx) => {
-      await expirePendingPayment(trx, paymentId, this.now);
       await expireCheckoutSession(trx, sessionId);
+      await expirePendingPayment(trx, paymentId, this.now);
     });
   }
 
