@@ -152,6 +152,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         cost_usd: routing?.costUsd,
         // A supplier over-reported its usage and was charged at the bound: what it reported.
         usage_capped: routing?.usageCapped,
+        // The supplier reported no usage for these sides: the gateway's own count was charged.
+        usage_counted: routing?.usageCounted,
         duration_ms: Math.round(reply.elapsedTime),
         // Prompts are customer data: in the log only when SVC_LOG_PROMPTS says so.
         prompt: deps.telemetry.logPromptContent && routing ? request.body : undefined,

@@ -32,6 +32,8 @@ export interface RoutingRecord {
   preferredSupplier?: string | undefined;
   /** The supplier reported more tokens than the call can have used; the usage was cut to the bound (boundedUsage). */
   usageCapped?: { inputTokens: number; outputTokens: number };
+  /** The supplier reported no usage (or zero) for these sides: the gateway counted them (charged-usage.ts). */
+  usageCounted?: readonly ('input' | 'output')[];
 }
 
 declare module 'fastify' {

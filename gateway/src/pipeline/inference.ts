@@ -7,7 +7,11 @@ import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
 import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
+import { AnswerTally } from '../translate/answer-tally.js';
+import { chatItems } from '../tokens/chat-items.js';
+import { messagesItems } from '../tokens/count.js';
 import { answerHeaders } from './answer-headers.js';
+import { chargedUsage } from './charged-usage.js';
 import { noteUsage, routingRecord, type InterfaceName } from './attempts.js';
 import { serveRouted } from './serve-routed.js';
 import { callSupplier } from './supplier-call.js';
@@ -61,11 +65,13 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
     session: sessionOf(inference.session),
     worstCaseUsd: (compliant) => worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens),
     attempt: async (route, _index, signal) => {
-      const translator = createTranslator(inference.client, route.supplier.protocol, {
-        route,
-        publicModel,
-        defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
-      });
+      const tally = new AnswerTally();
+      const translator = createTranslator(
+        inference.client,
+        route.supplier.protocol,
+        { route, publicModel, defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens },
+        tally,
+      );
       const call = translator.request();
       const started = performance.now();
       const upstream = await callSupplier(
@@ -77,6 +83,22 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         signal,
       );
       const headers = () => answerHeaders(reply, route, publicModel, started);
+      // What is charged: the supplier's usage, or the gateway's own count where it gave none; once per call.
+      let charged: Promise<void> | undefined;
+      const charge = () =>
+        (charged ??= chargedUsage(
+          translator.usage(),
+          {
+            input: () => (inference.client.family === 'openai' ? chatItems(inference.client.body) : messagesItems(inference.client.body)),
+            inputBound: inference.inputBytes,
+            output: () => tally.items(),
+            outputBound: inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
+          },
+          request,
+        ).then(({ usage, counted }) => {
+          noteUsage(record, route, usage, undefined, inference.maxOutputTokens);
+          if (counted.length > 0) record.usageCounted = counted;
+        }));
       if (inference.stream) {
         const outcome = await streamToClient(
           reply,
@@ -84,18 +106,18 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           translator,
           headers,
           // The totals the stream ends with are what is charged: noted first, within bounds.
-          () => {
-            noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
+          async () => {
+            await charge();
             return usageTotals(route, record.usage);
           },
           route.supplier.name,
         );
-        noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
+        await charge();
         return { value: reply as unknown, lateError: outcome.error };
       }
       const json = await readJson(upstream, route);
       const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
-      noteUsage(record, route, translator.usage(), undefined, inference.maxOutputTokens);
+      await charge();
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
       return { value: body };
     },

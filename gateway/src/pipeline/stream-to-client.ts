@@ -41,7 +41,7 @@ export async function streamToClient(
   upstream: UpstreamResponse,
   translator: Translator,
   headers: () => Record<string, string>,
-  totals: () => UsageTotals | undefined,
+  totals: () => Promise<UsageTotals | undefined>,
   supplier: string,
 ): Promise<StreamOutcome> {
   const raw = reply.raw;
@@ -92,8 +92,9 @@ export async function streamToClient(
     if (!raw.destroyed) raw.write(translator.streamError(error, String(reply.request.id)));
   }
   if (started) {
+    // Counting a usage the supplier left out takes a turn of the event loop: the client may leave meanwhile.
+    const final = raw.destroyed ? undefined : await totals();
     if (!raw.destroyed) {
-      const final = totals();
       if (final) raw.write(totalsComment(final));
       raw.addTrailers(totalsHeaders(final));
     }

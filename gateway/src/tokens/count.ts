@@ -151,7 +151,7 @@ export const maxCountedTokens = largestContextWindow;
 /** Tokens charged for an image whose size is unknown (Anthropic's figure for ~1.15 megapixels). */
 export const imageTokenEstimate = 1_600;
 /** Per-message framing tokens (role markers), as chat tokenizers add them. */
-const perMessageTokens = 3;
+export const perMessageTokens = 3;
 
 type Content = MessagesRequest['messages'][number]['content'];
 

@@ -2,6 +2,7 @@ import type { SupplierProtocol } from '../../../core/config/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import { AnthropicToAnthropic } from './anthropic-to-anthropic.js';
+import { tallied, type AnswerTally } from './answer-tally.js';
 import { AnthropicToOpenAi } from './anthropic-to-openai/index.js';
 import { ChatViaResponses } from './chat-via-responses/translator.js';
 import { OpenAiToAnthropic } from './openai-to-anthropic/index.js';
@@ -17,16 +18,31 @@ export const chatProtocols: readonly SupplierProtocol[] = ['openai', 'anthropic'
 /**
  * The translator for a client family and a supplier protocol: one instance per request.
  * Exhaustive over both unions, so a new protocol or family fails to compile until handled.
+ * With a `tally`, the supplier's answer is also kept for counting (answer-tally.ts).
  */
-export function createTranslator(client: ClientRequest, protocol: SupplierProtocol, context: TranslationContext): Translator {
+export function createTranslator(
+  client: ClientRequest,
+  protocol: SupplierProtocol,
+  context: TranslationContext,
+  tally?: AnswerTally,
+): Translator {
   switch (protocol) {
     case 'openai':
-      return client.family === 'openai' ? new OpenAiToOpenAi(client.body, context) : new AnthropicToOpenAi(client.body, context);
+      return tallied(
+        client.family === 'openai' ? new OpenAiToOpenAi(client.body, context) : new AnthropicToOpenAi(client.body, context),
+        'openai-chat',
+        tally,
+      );
     case 'anthropic':
-      return client.family === 'openai' ? new OpenAiToAnthropic(client.body, context) : new AnthropicToAnthropic(client.body, context);
+      return tallied(
+        client.family === 'openai' ? new OpenAiToAnthropic(client.body, context) : new AnthropicToAnthropic(client.body, context),
+        'anthropic',
+        tally,
+      );
     case 'openai-responses':
-      // The client's translator toward OpenAI chat, with chat ↔ Responses bridged underneath.
-      return new ChatViaResponses(createTranslator(client, 'openai', context), client.family);
+      // The client's translator toward OpenAI chat, with chat ↔ Responses bridged underneath (the
+      // tally reads the bridged chat answer).
+      return new ChatViaResponses(createTranslator(client, 'openai', context, tally), client.family);
     default: {
       const unreachable: never = protocol;
       throw new Error(`no translator for protocol ${String(unreachable)}`);

@@ -9,15 +9,18 @@ import { requestBytes } from '../../http/request-bytes.js';
 import { validateBody } from '../../http/validate.js';
 import { answerHeaders, headersSetSoFar } from '../../pipeline/answer-headers.js';
 import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
+import { chargedUsage } from '../../pipeline/charged-usage.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
+import { responsesItems } from '../../tokens/responses-items.js';
+import { AnswerTally } from '../../translate/answer-tally.js';
 import { totalsComment } from '../../translate/shared/sse-frames.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
-import { nativeResponsesRequest } from './schema.js';
+import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js';
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
 const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
@@ -28,13 +31,15 @@ interface ResponsesUsage {
   input_tokens_details?: { cached_tokens?: number };
 }
 
-/** Reads the terminal event's usage without touching the bytes that go to the client. */
+/** Reads the terminal event's usage without touching the bytes that go to the client, keeping each event for the tally. */
 class ResponsesMeter {
   usage: TokenUsage | undefined;
   terminal = false;
+  constructor(private readonly tally: AnswerTally) {}
   private readonly decoder = new TextDecoder();
   private readonly parser = createParser({
     onEvent: (event) => {
+      this.tally.sawEvent(event.data);
       const name = event.event ?? '';
       if (!terminalEvents.has(name)) return;
       this.terminal = true;
@@ -70,9 +75,28 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     model: body.model,
     region: body.region,
     needs: { protocols: ['openai-responses'], capability: 'chat' },
-    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, 4096),
-    attempt: (route, _index, signal) => relayResponses(deps, request, reply, body.model, route, signal, upstreamBody),
+    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, fallbackMaxTokens),
+    attempt: (route, _index, signal) =>
+      relayResponses(deps, request, reply, route, signal, {
+        body,
+        upstreamBody,
+        maxOutput,
+        inputBytes,
+      }),
   });
+}
+
+/** The output tokens assumed for a request that sets no `max_output_tokens` to a model whose catalogue entry gives none. */
+const fallbackMaxTokens = 4096;
+
+/** One native request, as each attempt relays it. */
+interface NativeCall {
+  body: NativeResponsesRequest;
+  upstreamBody: Record<string, unknown>;
+  /** The client's `max_output_tokens`, if it set one. */
+  maxOutput: number | undefined;
+  /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
+  inputBytes: number;
 }
 
 /** One attempt: failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
@@ -80,10 +104,9 @@ async function relayResponses(
   deps: GatewayDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  model: string,
   route: ModelRoute,
   signal: AttemptSignal,
-  upstreamBody: Record<string, unknown>,
+  { body, upstreamBody, maxOutput, inputBytes }: NativeCall,
 ): Promise<AttemptResult<unknown>> {
   const record = routingRecord(request);
   const started = performance.now();
@@ -102,10 +125,11 @@ async function relayResponses(
     ...headersSetSoFar(reply),
     ...sseHeaders,
     trailer: trailerNames,
-    ...answerHeaders(reply, route, model, started),
+    ...answerHeaders(reply, route, body.model, started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
-  const meter = new ResponsesMeter();
+  const tally = new AnswerTally('openai-responses');
+  const meter = new ResponsesMeter(tally);
   let lateError: ApiError | undefined;
   try {
     for await (const chunk of upstream.body) {
@@ -117,10 +141,21 @@ async function relayResponses(
     lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id)));
   }
-  noteUsage(record, route, meter.usage);
+  const { usage, counted } = await chargedUsage(
+    meter.usage,
+    {
+      input: () => responsesItems(body),
+      inputBound: inputBytes,
+      output: () => tally.items(),
+      outputBound: maxOutput ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
+    },
+    request,
+  );
+  noteUsage(record, route, usage, undefined, maxOutput);
+  if (counted.length > 0) record.usageCounted = counted;
   if (!raw.destroyed) {
     // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.
-    const totals = usageTotals(route, meter.usage);
+    const totals = usageTotals(route, record.usage);
     if (totals) raw.write(totalsComment(totals));
     raw.addTrailers(totalsHeaders(totals));
   }

@@ -1,0 +1,49 @@
+import type { FastifyRequest } from 'fastify';
+import type { TokenUsage } from '../routing/cost.js';
+import { countOrBound, countTokensSliced } from '../tokens/count.js';
+import type { Countable } from '../tokens/tokenizer.js';
+
+/** What can be counted of a call when its supplier reports no usage, and the bounds its reservation was made with. */
+export interface CallCountables {
+  /** The client's request: its messages, tools and schema. */
+  input: () => Iterable<Countable>;
+  /** Upper bound of the input tokens (the request's bytes), charged if counting fails. */
+  inputBound: number;
+  /** The supplier's answer as far as it came (answer-tally.ts). */
+  output: () => Iterable<Countable>;
+  /** The output cap the reservation assumed, charged if counting fails. */
+  outputBound: number;
+}
+
+/** Which side of a call's usage the gateway counted itself, for the request log. */
+export type CountedSide = 'input' | 'output';
+
+/**
+ * The usage a chat call is charged: the supplier's own counts, and where it gave none — no usage
+ * at all (OpenAI-compatible servers that ignore `stream_options.include_usage`), zero input tokens
+ * (no chat request has none), zero output tokens, or a stream cut off before its usage event —
+ * the gateway's count of the request and of what the supplier answered. Without this such a call
+ * was charged $0: a budget or wallet could be spent through without limit. A count that fails is
+ * charged at the bound the reservation was made with (countOrBound): the answer is never lost.
+ *
+ * Nothing is counted when the supplier reported both sides, the normal case: no cost on the hot path.
+ */
+export async function chargedUsage(
+  reported: TokenUsage | undefined,
+  call: CallCountables,
+  request: FastifyRequest,
+): Promise<{ usage: TokenUsage; counted: CountedSide[] }> {
+  if (reported && reported.inputTokens > 0 && reported.outputTokens > 0) return { usage: reported, counted: [] };
+  const counted: CountedSide[] = [];
+  let inputTokens = reported?.inputTokens ?? 0;
+  let outputTokens = reported?.outputTokens ?? 0;
+  if (inputTokens === 0) {
+    inputTokens = await countOrBound(() => countTokensSliced(call.input(), call.inputBound), call.inputBound, request);
+    if (inputTokens > 0) counted.push('input');
+  }
+  if (outputTokens === 0) {
+    outputTokens = await countOrBound(() => countTokensSliced(call.output(), call.outputBound), call.outputBound, request);
+    if (outputTokens > 0) counted.push('output');
+  }
+  return { usage: { inputTokens, outputTokens, cachedInputTokens: reported?.cachedInputTokens ?? 0 }, counted };
+}
