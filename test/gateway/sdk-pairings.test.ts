@@ -749,6 +749,31 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     assert.deepEqual(anthropicIds.sort(), expected);
   });
 
+  test("the Anthropic SDK pages the list as Anthropic's API does: limit, after_id, before_id, has_more", async () => {
+    const all: string[] = [];
+    for await (const model of anthropic.models.list({ limit: 1 })) all.push(model.id);
+    assert.equal(all.length, Object.keys(models).length + 1);
+    const first = await anthropic.models.list({ limit: 2 });
+    assert.deepEqual(
+      first.data.map((m) => m.id),
+      all.slice(0, 2),
+    );
+    assert.equal(first.has_more, all.length > 2);
+    const next = await anthropic.models.list({ limit: 2, after_id: all[1] });
+    assert.deepEqual(
+      next.data.map((m) => m.id),
+      all.slice(2, 4),
+    );
+    const before = await anthropic.models.list({ limit: 5, before_id: all[2] });
+    assert.deepEqual(
+      before.data.map((m) => m.id),
+      all.slice(0, 2),
+    );
+    assert.equal(before.has_more, false);
+    await assert.rejects(anthropic.models.list({ limit: 0 }), Anthropic.BadRequestError);
+    await assert.rejects(anthropic.models.list({ after_id: 'no-such-model' }), Anthropic.BadRequestError);
+  });
+
   test('models.retrieve() through both SDKs, and an unknown id is their NotFoundError', async () => {
     const viaOpenAi = await openai.models.retrieve('claude-x');
     assert.equal(viaOpenAi.id, 'claude-x');

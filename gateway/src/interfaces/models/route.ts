@@ -7,6 +7,35 @@ import { validateBody } from '../../http/validate.js';
 
 const modelParams = z.strictObject({ id: z.string().min(1).max(200) });
 
+/** The Anthropic list's paging (its API reference): a page of `limit` ids after or before a given one. */
+const anthropicPage = z.looseObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(20),
+  after_id: z.string().min(1).max(200).optional(),
+  before_id: z.string().min(1).max(200).optional(),
+});
+
+/** One page of the list, in catalogue order, as the Anthropic API pages it (and its SDK follows `has_more`). */
+function pageOf<T extends { id: string }>(models: T[], query: unknown): { page: T[]; hasMore: boolean } {
+  const { limit, after_id, before_id } = validateBody(anthropicPage, query);
+  if (after_id !== undefined && before_id !== undefined) {
+    throw new ApiError('invalid_request', { param: 'before_id', humanMessage: 'Give after_id or before_id, not both' });
+  }
+  const anchor = after_id ?? before_id;
+  const at = anchor === undefined ? -1 : models.findIndex((m) => m.id === anchor);
+  if (anchor !== undefined && at < 0) {
+    throw new ApiError('invalid_request', {
+      param: after_id ? 'after_id' : 'before_id',
+      humanMessage: `There is no model ${anchor} in this list`,
+    });
+  }
+  if (before_id !== undefined) {
+    const start = Math.max(0, at - limit);
+    return { page: models.slice(start, at), hasMore: start > 0 };
+  }
+  const page = models.slice(at + 1, at + 1 + limit);
+  return { page, hasMore: at + 1 + limit < models.length };
+}
+
 /**
  * `GET /v1/models`: the catalogue models this key may call, and `GET /v1/models/{id}` one of them
  * (the SDKs' models.retrieve()). OpenAI shape by default; the Anthropic shape when the client
@@ -28,8 +57,9 @@ export function registerModelRoutes(app: FastifyInstance, deps: GatewayDeps): vo
   app.get('/v1/models', async (request) => {
     const models = modelsOf(request);
     if (anthropicShape(request)) {
-      const data = models.map(anthropicModel);
-      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+      const { page, hasMore } = pageOf(models, request.query);
+      const data = page.map(anthropicModel);
+      return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
     }
     return { object: 'list', data: models.map(openAiModel) };
   });
