@@ -178,6 +178,21 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         body: { max_tokens: 50, messages, stream: 'yes' },
         expected: { status: 400, code: 'validation_error', param: 'stream' },
       },
+      {
+        title: 'tool_choice any without tools',
+        body: { max_tokens: 50, messages, tool_choice: { type: 'any' } },
+        expected: { status: 400, code: 'validation_error', param: 'tool_choice' },
+      },
+      {
+        title: 'tool_choice naming a tool the request does not define',
+        body: {
+          max_tokens: 50,
+          messages,
+          tools: [{ name: 'a', input_schema: { type: 'object' } }],
+          tool_choice: { type: 'tool', name: 'b' },
+        },
+        expected: { status: 400, code: 'validation_error', param: 'tool_choice' },
+      },
     ];
     for (const model of ['claude-x', 'gpt-x']) {
       for (const c of cases) {
@@ -295,6 +310,23 @@ describe('interface errors through raw HTTP and both SDKs', () => {
       assert.equal(upstreamCalls(), before, 'nothing reached a supplier');
       const one = await openai.chat.completions.create({ ...body, n: 1 });
       assert.equal(one.choices.length, 1);
+    });
+
+    test('a forced tool call without that tool is a validation_error naming tool_choice, on every supplier', async () => {
+      const messages = [{ role: 'user' as const, content: 'hi' }];
+      const tools = [{ type: 'function' as const, function: { name: 'a', parameters: { type: 'object' } } }];
+      const expected: Expected = { status: 400, code: 'validation_error', param: 'tool_choice' };
+      for (const model of ['claude-x', 'gpt-x']) {
+        const before = upstreamCalls();
+        for (const body of [
+          { model, messages, tool_choice: 'required' as const },
+          { model, messages, tools, tool_choice: { type: 'function' as const, function: { name: 'b' } } },
+        ]) {
+          expectError(await post('/v1/chat/completions', body), expected);
+          expectOpenAiError(await failure(() => openai.chat.completions.create(body)), expected);
+        }
+        assert.equal(upstreamCalls(), before, 'nothing reached a supplier');
+      }
     });
   });
 

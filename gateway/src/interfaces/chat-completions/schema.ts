@@ -61,37 +61,51 @@ const responseFormat = z.discriminatedUnion('type', [
  * `POST /v1/chat/completions` request. Fields the gateway acts on are checked here; other
  * OpenAI fields pass through untouched to OpenAI-protocol suppliers (loose objects).
  */
-export const chatCompletionRequest = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(message).min(1),
-  stream: z.boolean().optional(),
-  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
-  temperature: z.number().min(0).max(2).nullable().optional(),
-  top_p: z.number().min(0).max(1).nullable().optional(),
-  max_tokens: z.number().int().positive().nullable().optional(),
-  max_completion_tokens: z.number().int().positive().nullable().optional(),
-  n: z.number().int().min(1).max(128).nullable().optional(),
-  stop: z
-    .union([z.string(), z.array(z.string()).max(4)])
-    .nullable()
-    .optional(),
-  region: z.string().min(1).max(32).optional(),
-  metadata: z
-    .record(z.string(), z.string().max(512))
-    .refine((m) => Object.keys(m).length <= 16, 'metadata holds at most 16 pairs')
-    .nullable()
-    .optional(),
-  user: z.string().max(256).optional(),
-  tools: z.array(functionTool).max(128).optional(),
-  tool_choice: toolChoice.optional(),
-  parallel_tool_calls: z.boolean().optional(),
-  response_format: responseFormat.optional(),
-  seed: z.number().int().nullable().optional(),
-  frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
-  presence_penalty: z.number().min(-2).max(2).nullable().optional(),
-  logprobs: z.boolean().nullable().optional(),
-  top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
-});
+export const chatCompletionRequest = z
+  .looseObject({
+    model: z.string().min(1),
+    messages: z.array(message).min(1),
+    stream: z.boolean().optional(),
+    stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    max_tokens: z.number().int().positive().nullable().optional(),
+    max_completion_tokens: z.number().int().positive().nullable().optional(),
+    n: z.number().int().min(1).max(128).nullable().optional(),
+    stop: z
+      .union([z.string(), z.array(z.string()).max(4)])
+      .nullable()
+      .optional(),
+    region: z.string().min(1).max(32).optional(),
+    metadata: z
+      .record(z.string(), z.string().max(512))
+      .refine((m) => Object.keys(m).length <= 16, 'metadata holds at most 16 pairs')
+      .nullable()
+      .optional(),
+    user: z.string().max(256).optional(),
+    tools: z.array(functionTool).max(128).optional(),
+    tool_choice: toolChoice.optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    response_format: responseFormat.optional(),
+    seed: z.number().int().nullable().optional(),
+    frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+    presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+    logprobs: z.boolean().nullable().optional(),
+    top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+  })
+  .superRefine((request, ctx) => {
+    // A forced tool call needs the tool: OpenAI refuses it too, and a translation would drop it silently.
+    const choice = request.tool_choice;
+    if (choice === 'required' && !request.tools?.length) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: '"required" forces a tool call, but the request defines no tools' });
+    } else if (typeof choice === 'object' && !request.tools?.some((t) => t.function.name === choice.function.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tool_choice'],
+        message: `names the tool "${choice.function.name}", which "tools" does not define`,
+      });
+    }
+  });
 
 /** A validated chat-completions request. */
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;

@@ -84,11 +84,8 @@ const toolChoice = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('tool'), name: z.string().min(1), disable_parallel_tool_use: z.boolean().optional() }),
 ]);
 
-/**
- * `POST /v1/messages` request (Anthropic messages interface). Checked fields are the ones the
- * gateway acts on or translates; other fields pass through to Anthropic-protocol suppliers.
- */
-export const messagesRequest = z.looseObject({
+/** The fields of a messages request (refined below: zod cannot omit fields of a refined object). */
+const messagesFields = z.looseObject({
   model: z.string().min(1),
   max_tokens: z.number().int().positive(),
   messages: z.array(message).min(1),
@@ -114,12 +111,28 @@ export const messagesRequest = z.looseObject({
   region: z.string().min(1).max(32).optional(),
 });
 
+/** A forced tool call needs the tool: Anthropic refuses it too, and a translation would drop it silently. */
+function forcedToolIsDefined(request: Pick<z.infer<typeof messagesFields>, 'tools' | 'tool_choice'>, ctx: z.RefinementCtx): void {
+  const choice = request.tool_choice;
+  if (choice?.type === 'any' && !request.tools?.length) {
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: '"any" forces a tool call, but the request defines no tools' });
+  } else if (choice?.type === 'tool' && !request.tools?.some((t) => t.name === choice.name)) {
+    ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `names the tool "${choice.name}", which "tools" does not define` });
+  }
+}
+
+/**
+ * `POST /v1/messages` request (Anthropic messages interface). Checked fields are the ones the
+ * gateway acts on or translates; other fields pass through to Anthropic-protocol suppliers.
+ */
+export const messagesRequest = messagesFields.superRefine(forcedToolIsDefined);
+
 /** A validated messages request. */
 export type MessagesRequest = z.infer<typeof messagesRequest>;
 /** One content block of a messages request. */
 export type ContentBlock = z.infer<typeof contentBlock>;
 
 /** `POST /v1/messages/count_tokens`: the messages body without `max_tokens`. */
-export const countTokensRequest = messagesRequest.omit({ max_tokens: true, stream: true });
+export const countTokensRequest = messagesFields.omit({ max_tokens: true, stream: true }).superRefine(forcedToolIsDefined);
 /** A validated count_tokens request. */
 export type CountTokensRequest = z.infer<typeof countTokensRequest>;

@@ -383,6 +383,17 @@ describe('OpenAiToAnthropic.request', () => {
     );
   });
 
+  it('refuses a forced tool call with a JSON response_format instead of silently dropping the forced call', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'lookup', parameters: { type: 'object' } } }];
+    for (const tool_choice of ['required', { type: 'function', function: { name: 'lookup' } }] as const) {
+      assert.throws(
+        () =>
+          translate({ messages: [{ role: 'user', content: 'Look it up' }], tools, tool_choice, response_format: { type: 'json_object' } }),
+        (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'tool_choice',
+      );
+    }
+  });
+
   it('emulates JSON mode with a forced json_tool_call tool', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
     const withSchema = translate({

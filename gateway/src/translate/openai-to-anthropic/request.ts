@@ -149,7 +149,15 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
   let toolChoice = tools.length > 0 ? toolChoiceFrom(request) : undefined;
   const jsonTool = jsonModeTool(request.response_format);
   if (jsonTool !== undefined) {
-    // Forcing the JSON tool overrides the client's tool_choice: the reply must be the JSON.
+    // The JSON answer is emulated by forcing the JSON tool: a call the client forced too cannot also be made.
+    if (request.tool_choice === 'required' || typeof request.tool_choice === 'object') {
+      throw new ApiError('unsupported_parameter', {
+        param: 'tool_choice',
+        humanMessage:
+          'An Anthropic-protocol supplier cannot both force a tool call and answer in the JSON of response_format: drop one of them',
+      });
+    }
+    // Forcing the JSON tool overrides an `auto` tool_choice: the reply must be the JSON.
     tools.push(jsonTool);
     toolChoice = { type: 'tool', name: jsonToolName };
   }
