@@ -9,7 +9,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' = 'redirect';
+let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' = 'redirect';
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -18,6 +18,18 @@ beforeAll(async () => {
       if (behaviour === 'redirect') {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
         return res.end();
+      }
+      if (behaviour === 'stall') {
+        // One chunk, then nothing: the connection stays open until the gateway gives up on it.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = {
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'fo',
+          choices: [{ index: 0, delta: { content: 'Hel' } }],
+        };
+        return res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -30,12 +42,20 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const models = [{ id: 'fo', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }];
   h = await startGatewayHarness([
-    { name: 'misbehaving', region: 'EU', priority: 1, baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, models },
+    {
+      name: 'misbehaving',
+      region: 'EU',
+      priority: 1,
+      first_byte_timeout_ms: 500,
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      models,
+    },
     { name: 'sim-good', region: 'EU', priority: 2, models },
   ]);
 });
 afterAll(async () => {
   await h?.close();
+  server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
 });
 
@@ -77,5 +97,25 @@ describe('a supplier answering with something that is not an answer', () => {
     expect(error?.status).toBe(400);
     expect(String(error?.code).length).toBeLessThanOrEqual(100);
     expect(error?.message.length).toBeLessThan(1_200);
+  });
+
+  test('a stream that stalls mid-way past the first-byte timeout ends in an in-stream provider_timeout, not a clean end', async () => {
+    behaviour = 'stall';
+    const secret = await h.createKey();
+    const stream = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+      model: 'fo',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    const error = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect(text).toBe('Hel');
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error?.code).toBe('provider_timeout');
   });
 });

@@ -77,6 +77,18 @@ export class UpstreamClient {
   }
 }
 
+/**
+ * Classifies a failure while a supplier's stream was being relayed: a stall past the body
+ * timeout is the supplier's timeout (`provider_timeout`, as before the first byte); anything else
+ * that is not already a catalogue error (a connection dropped mid-stream) is `stream_interrupted`.
+ */
+export function streamBreak(cause: unknown, supplier: string): ApiError {
+  if (cause instanceof ApiError) return cause;
+  const transport = transportError(cause, supplier);
+  if (transport.code === 'provider_timeout') return transport;
+  return new ApiError('stream_interrupted', { cause, details: { supplier } });
+}
+
 /** Classifies a transport failure: timeouts → provider_timeout, refused/reset → provider_unavailable. */
 export function transportError(cause: unknown, supplier: string): ApiError {
   if (cause instanceof ApiError) return cause;

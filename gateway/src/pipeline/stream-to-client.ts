@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
-import type { UpstreamResponse } from '../http/upstream-client.js';
+import { streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders, type UsageTotals } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { Translator } from '../translate/types.js';
@@ -83,7 +83,7 @@ export async function streamToClient(
       if (!started) start(); // a complete stream that produced no frame is still a 200 stream
     }
   } catch (error) {
-    failure ??= error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
+    failure ??= streamBreak(error, supplier);
   }
   if (failure) {
     upstream.body.destroy();

@@ -14,6 +14,7 @@ import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
+import { streamBreak } from '../../http/upstream-client.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
@@ -138,7 +139,7 @@ async function relayResponses(
     }
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
-    lateError = error instanceof ApiError ? error : new ApiError('stream_interrupted', { cause: error });
+    lateError = streamBreak(error, route.supplier.name);
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id)));
   }
   const { usage, counted } = await chargedUsage(
