@@ -808,6 +808,61 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     assert.equal((refused?.error as { error?: { code?: string; param?: string } }).error?.code, 'unsupported_parameter');
     assert.equal((refused?.error as { error?: { param?: string } }).error?.param, 'tools[0]');
   });
+
+  test("a history with Anthropic's server-tool blocks reaches an Anthropic supplier as sent; search results become text elsewhere", async () => {
+    // What a web-search reply gives back, and the client sends again with its next question.
+    const searched = [
+      { type: 'server_tool_use', id: 'srvtoolu_01', name: 'web_search', input: { query: 'weather Paris' } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_01',
+        content: [{ type: 'web_search_result', url: 'https://example.com/w', title: 'Weather', encrypted_content: 'abc', page_age: null }],
+      },
+      { type: 'text', text: 'It is sunny.' },
+    ];
+    const searchResult = {
+      type: 'search_result',
+      source: 'https://example.com/kb/1',
+      title: 'Opening hours',
+      content: [{ type: 'text', text: 'Open 9 to 5.' }],
+    };
+    const history = [
+      { role: 'user' as const, content: 'Weather in Paris?' },
+      { role: 'assistant' as const, content: searched },
+      { role: 'user' as const, content: [searchResult, { type: 'text', text: 'And when is the shop open?' }] },
+    ];
+    const sim = h.simulators.get('an')!;
+    const before = sim.requests.length;
+    const message = await anthropic.messages.create({ model: 'claude-x', max_tokens: 50, messages: history } as never);
+    assert.equal((message as { type: string }).type, 'message');
+    const sent = sim.requests.slice(before).find((r) => r.path.endsWith('/messages'))!.body as { messages: unknown[] };
+    assert.deepEqual(sent.messages, history);
+
+    // Toward an OpenAI supplier the server tool's blocks cannot be read: refused, naming the block.
+    const refused = await anthropic.messages.create({ model: 'gpt-x', max_tokens: 50, messages: history } as never).then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof Anthropic.APIError>,
+    );
+    assert.equal(refused?.status, 400);
+    const error = (refused?.error as { error?: { code?: string; param?: string } }).error;
+    assert.equal(error?.code, 'unsupported_parameter');
+    assert.equal(error?.param, 'messages[1].content[0]');
+
+    // A search result alone is text any model can read.
+    const oa = h.simulators.get('oa')!;
+    const beforeOa = oa.requests.length;
+    await anthropic.messages.create({ model: 'gpt-x', max_tokens: 50, messages: [history[2]!] } as never);
+    const chat = oa.requests.slice(beforeOa).find((r) => r.path.endsWith('/chat/completions'))!.body as {
+      messages: { role: string; content: unknown }[];
+    };
+    assert.deepEqual(chat.messages.at(-1), {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Opening hours (https://example.com/kb/1)\nOpen 9 to 5.' },
+        { type: 'text', text: 'And when is the shop open?' },
+      ],
+    });
+  });
 });
 
 describe('auto on the chat interfaces may pick a model served only by Responses API suppliers', () => {

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { threadModule } from '../audit/writer-thread.js';
 import { largestContextWindow } from '../routing/cost.js';
-import type { CountTokensRequest, MessagesRequest } from '../interfaces/messages/schema.js';
+import { isServerToolBlock, type CountTokensRequest, type MessagesRequest } from '../interfaces/messages/schema.js';
 import type { CountAnswer, CountCall } from './count-protocol.js';
 import type { Countable } from './tokenizer.js';
 
@@ -181,7 +181,17 @@ function* contentItems(content: Content): Generator<Countable> {
         break;
       case 'redacted_thinking':
         break;
+      case 'search_result':
+        yield block.title;
+        yield block.source;
+        for (const part of block.content) yield part.text;
+        break;
       default: {
+        // A server tool's block (web search results, code execution output …): its whole JSON, roughly its tokens.
+        if (isServerToolBlock(block)) {
+          yield JSON.stringify(block);
+          break;
+        }
         const unreachable: never = block;
         throw new Error(`unknown block ${JSON.stringify(unreachable)}`);
       }

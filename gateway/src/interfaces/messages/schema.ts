@@ -24,10 +24,45 @@ const toolUseBlock = z.looseObject({
   input: z.record(z.string(), z.unknown()),
   cache_control: cacheControl,
 });
+/** A search result the client supplies (its RAG), for the model to cite: a source, a title and text. */
+const searchResultBlock = z.looseObject({
+  type: z.literal('search_result'),
+  source: z.string(),
+  title: z.string(),
+  content: z.array(textBlock),
+  cache_control: cacheControl,
+});
+/**
+ * Blocks of the tools Anthropic runs itself (web search and fetch, code execution, MCP
+ * connectors), as an earlier reply gave them and the client sends them back in the history.
+ * Their shape is Anthropic's to define: passed to Anthropic-protocol suppliers as sent, refused
+ * toward the others, which have no such blocks.
+ */
+export const serverToolBlockTypes = [
+  'server_tool_use',
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+  'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result',
+  'tool_search_tool_result',
+  'mcp_tool_use',
+  'mcp_tool_result',
+  'container_upload',
+] as const;
+const serverToolBlock = z.looseObject({ type: z.enum(serverToolBlockTypes) });
+const serverToolTypes = new Set<string>(serverToolBlockTypes);
+
+/** Whether a content block is one of Anthropic's server tools' (see serverToolBlockTypes). */
+export function isServerToolBlock(block: { type: string }): block is z.infer<typeof serverToolBlock> {
+  return serverToolTypes.has(block.type);
+}
 const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]))]).optional(),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, searchResultBlock]))])
+    .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
 });
@@ -43,6 +78,8 @@ export const contentBlock = z.discriminatedUnion('type', [
   toolResultBlock,
   thinkingBlock,
   redactedThinkingBlock,
+  searchResultBlock,
+  serverToolBlock,
 ]);
 
 const message = z.looseObject({

@@ -2,7 +2,7 @@
 // any other user content (OpenAI rejects a user message between tool_calls and their results).
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
-import type { ContentBlock, MessagesRequest } from '../../interfaces/messages/schema.js';
+import { isServerToolBlock, type ContentBlock, type MessagesRequest } from '../../interfaces/messages/schema.js';
 import { isJsonObject } from '../shared/safe-json.js';
 import { missingToolResultText, strayToolResultText } from '../shared/tool-pairing.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
@@ -32,6 +32,19 @@ export function systemMessage(system: MessagesRequest['system']): ChatMessage | 
 
 function unsupported(param: string, humanMessage: string): ApiError {
   return new ApiError('unsupported_parameter', { param, humanMessage });
+}
+
+/** A block of a tool Anthropic runs itself: nothing an OpenAI-protocol supplier could read. */
+function serverToolRefusal(param: string, type: string): ApiError {
+  return unsupported(
+    param,
+    `A ${type} block comes from a tool Anthropic runs itself; only an Anthropic-protocol supplier can continue that conversation`,
+  );
+}
+
+/** A search result as text the model can read and cite: its title, source and content. */
+function searchResultText(block: Extract<ContentBlock, { type: 'search_result' }>): string {
+  return [`${block.title} (${block.source})`, ...block.content.map((part) => part.text)].join('\n');
 }
 
 function imagePart(block: Extract<ContentBlock, { type: 'image' }>): ContentPart {
@@ -75,6 +88,9 @@ function toolMessage(block: ToolResultBlock, param: string): { message: ChatMess
         case 'document':
           media.push(documentPart(inner, param));
           break;
+        case 'search_result':
+          texts.push(searchResultText(inner));
+          break;
         default: {
           const unknown: never = inner;
           void unknown;
@@ -100,6 +116,7 @@ function userMessages(content: AnthropicMessage['content'], param: string): Chat
   const attachments: ContentPart[] = [];
   content.forEach((block, j) => {
     const blockParam = `${param}.content[${j}]`;
+    if (isServerToolBlock(block)) throw serverToolRefusal(blockParam, block.type);
     switch (block.type) {
       case 'text':
         if (block.text !== '') parts.push({ type: 'text', text: block.text });
@@ -121,6 +138,9 @@ function userMessages(content: AnthropicMessage['content'], param: string): Chat
       case 'thinking':
       case 'redacted_thinking':
         break; // reasoning of earlier turns has no OpenAI form
+      case 'search_result':
+        parts.push({ type: 'text', text: searchResultText(block) });
+        break;
       default: {
         const unknown: never = block;
         throw unsupported(blockParam, `Unknown content block type ${JSON.stringify((unknown as { type?: unknown }).type)}`);
@@ -136,12 +156,13 @@ function userMessages(content: AnthropicMessage['content'], param: string): Chat
 }
 
 /** An assistant turn: text joined into content, tool_use blocks as tool_calls; thinking dropped. */
-function assistantMessage(content: AnthropicMessage['content'], names: ToolNameMap): ChatMessage | undefined {
+function assistantMessage(content: AnthropicMessage['content'], names: ToolNameMap, param: string): ChatMessage | undefined {
   if (typeof content === 'string') return content === '' ? undefined : { role: 'assistant', content };
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
-  for (const block of content) {
+  for (const [j, block] of content.entries()) {
     if (block.type === 'text') texts.push(block.text);
+    else if (isServerToolBlock(block)) throw serverToolRefusal(`${param}.content[${j}]`, block.type);
     else if (block.type === 'tool_use') {
       toolCalls.push({
         id: sanitizeToolId(block.id),
@@ -201,7 +222,7 @@ function convertMessagesInOrder(messages: readonly AnthropicMessage[], names: To
       case 'user':
         return userMessages(message.content, param);
       case 'assistant': {
-        const converted = assistantMessage(message.content, names);
+        const converted = assistantMessage(message.content, names, param);
         return converted === undefined ? [] : [converted];
       }
       default: {
