@@ -2,15 +2,24 @@ import { answerItems, type AnswerWire } from '../tokens/answer-items.js';
 import type { Countable } from '../tokens/tokenizer.js';
 import type { SseEvent, Translator } from './types.js';
 
+/** Event data kept unread per request before it is read down to its text (about 200 events of an OpenAI stream). */
+const keptEventChars = 32 * 1024;
+
 /**
  * Keeps what a supplier answered (the whole JSON, or each stream event's data) so that the
  * answer's output tokens can be counted if the supplier reports no usage, or is cut off before it
- * does. Keeping is a reference per event, nothing is parsed unless a count is needed
- * (pipeline/charged-usage.ts).
+ * does (pipeline/charged-usage.ts). Short answers are kept as the event references they are and
+ * read only if a count is needed: the common case costs an array push per event. Past
+ * `keptEventChars` the kept events are read down to their generated text, so a long stream keeps
+ * its text (a few bytes per event) rather than every event's JSON framing (~200 bytes each):
+ * memory per stream stays small however many run at once.
  */
 export class AnswerTally {
   private whole: unknown;
-  private readonly events: string[] = [];
+  private events: string[] = [];
+  private eventChars = 0;
+  /** The text of events already read down (joined per batch: one string instead of hundreds). */
+  private readonly texts: Countable[] = [];
 
   /** `wire`: the format the answer is read in; for chat, the translator reading it sets it (see `tallied`). */
   constructor(private wire: AnswerWire = 'openai-chat') {}
@@ -25,10 +34,23 @@ export class AnswerTally {
 
   sawEvent(data: string): void {
     this.events.push(data);
+    this.eventChars += data.length;
+    if (this.eventChars > keptEventChars) this.readDown();
   }
 
   items(): Iterable<Countable> {
-    return answerItems(this.wire, { whole: this.whole, events: this.events });
+    return [...this.texts, ...answerItems(this.wire, { whole: this.whole, events: this.events })];
+  }
+
+  private readDown(): void {
+    let text = '';
+    for (const item of answerItems(this.wire, { events: this.events })) {
+      if (typeof item === 'string') text += item;
+      else this.texts.push(item);
+    }
+    if (text !== '') this.texts.push(text);
+    this.events = [];
+    this.eventChars = 0;
   }
 }
 
