@@ -20,6 +20,7 @@ import { banner } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
 import { writeDemoCatalogue } from './demo-catalogue.js';
 import { startLocalTestProcessor } from './payment-processor/index.js';
+import { portInUse } from './port-in-use.js';
 
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.SVC_DATA_DIR ?? './.data');
@@ -35,7 +36,9 @@ async function main(): Promise<void> {
 
   const simPort = Number(process.env.SIM_PORT ?? 8090);
   const simulator = await startSimulator({ port: simPort, name: 'demo-simulator' }).catch((error: unknown) => {
-    throw new Error(`cannot start the supplier simulator on port ${simPort} (set SIM_PORT to a free port): ${String(error)}`);
+    throw new Error(`cannot start the supplier simulator on port ${simPort} (set SIM_PORT to a free port): ${String(error)}`, {
+      cause: error,
+    });
   });
   const env = {
     SVC_HOST: '127.0.0.1',
@@ -121,6 +124,6 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`configuration error: ${error.message}`);
   else if (error instanceof DataDirLockedError) console.error(`npm start: ${error.message}`);
-  else console.error(error);
+  else console.error(portInUse(error, process.env) ?? error);
   process.exit(1);
 });

@@ -1,0 +1,35 @@
+import { createServer } from 'node:net';
+import { describe, expect, test } from 'vitest';
+import { portInUse } from './port-in-use.js';
+
+/** The error Node gives for a port another process holds. */
+async function listenError(port: number): Promise<unknown> {
+  const second = createServer();
+  return new Promise((resolve) => {
+    second.once('error', resolve);
+    second.listen(port, '127.0.0.1', () => second.close(() => resolve(undefined)));
+  });
+}
+
+describe('npm start on a port already taken', () => {
+  test('names the port and the variable that moves it, also when the error is the cause of another', async () => {
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const port = (held.address() as { port: number }).port;
+    try {
+      const error = await listenError(port);
+      const message = portInUse(error, { PORTAL_PORT: String(port) });
+      expect(message).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(message).toContain('Set PORTAL_PORT to a free port');
+      expect(portInUse(new Error('cannot start the simulator', { cause: error }), { SIM_PORT: String(port) })).toContain('Set SIM_PORT');
+      expect(portInUse(error, {})).toContain('Set the ports to free ones');
+    } finally {
+      await new Promise((resolve) => held.close(resolve));
+    }
+  });
+
+  test('any other error is left as it is', () => {
+    expect(portInUse(new Error('boom'), {})).toBeUndefined();
+    expect(portInUse('text', {})).toBeUndefined();
+  });
+});
