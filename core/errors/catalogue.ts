@@ -43,6 +43,13 @@ export interface ErrorDefinition {
 export const catalogueGroups = [specialErrors, groupAErrors, groupBErrors, groupCErrors, groupDErrors] as const;
 
 /**
+ * Statuses an error is answered with besides its catalogue status: what Node's HTTP server or
+ * the router refuse before a route runs (gateway/src/http/client-errors.ts, render-error.ts) —
+ * a request that did not arrive in time (408), a path segment (414) or headers (431) too large.
+ */
+export const frameworkStatuses: readonly number[] = [408, 414, 431];
+
+/**
  * The one place an HTTP status becomes an error type. Both SDK families pick their exception
  * class from the status, so the type only has to agree with it.
  */
@@ -59,7 +66,10 @@ export function errorTypeForStatus(status: number): ErrorType {
     case 408:
     case 504:
       return 'timeout_error';
+    // Size caps: the body (413), the path (414), the request line and headers (431).
     case 413:
+    case 414:
+    case 431:
       return 'request_too_large';
     case 429:
       return 'rate_limit_error';

@@ -2,7 +2,7 @@
 // (docs.test.ts fails when it does). Run as a script: `npm run docs:errors`.
 import { pathToFileURL } from 'node:url';
 import { ApiError, renderErrorBody } from './api-error.js';
-import { catalogueGroups, errorCatalogue, errorTypeForStatus, type ErrorCode, type ErrorGroup } from './catalogue.js';
+import { catalogueGroups, errorCatalogue, errorTypeForStatus, frameworkStatuses, type ErrorCode, type ErrorGroup } from './catalogue.js';
 
 const groupTitles: Record<ErrorGroup, string> = {
   special: 'Codes with a specific action',
@@ -44,7 +44,9 @@ function groupSection(group: (typeof catalogueGroups)[number]): string[] {
 }
 
 function typeTable(): string[] {
-  const statuses = [...new Set(Object.values(errorCatalogue).map((definition) => definition.status))].sort((a, b) => a - b);
+  const statuses = [...new Set([...Object.values(errorCatalogue).map((definition) => definition.status), ...frameworkStatuses])].sort(
+    (a, b) => a - b,
+  );
   return ['| HTTP status | Type |', '|---|---|', ...statuses.map((status) => `| ${status} | \`${errorTypeForStatus(status)}\` |`), ''];
 }
 
