@@ -59,6 +59,16 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
+/** A streamed chat for model `fo` through a new key, as the OpenAI SDK opens it. */
+async function openStream() {
+  const secret = await h.createKey();
+  return new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+    model: 'fo',
+    stream: true,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+}
+
 describe('a supplier answering with something that is not an answer', () => {
   test('a redirect is not followed nor relayed: the next supplier answers', async () => {
     behaviour = 'redirect';
@@ -74,12 +84,7 @@ describe('a supplier answering with something that is not an answer', () => {
 
   test('a stream of [DONE] alone is empty_stream: the next supplier streams the answer', async () => {
     behaviour = 'done-only';
-    const secret = await h.createKey();
-    const stream = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
-      model: 'fo',
-      stream: true,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
+    const stream = await openStream();
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text.length).toBeGreaterThan(0);
@@ -101,12 +106,7 @@ describe('a supplier answering with something that is not an answer', () => {
 
   test('a stream that stalls mid-way past the first-byte timeout ends in an in-stream provider_timeout, not a clean end', async () => {
     behaviour = 'stall';
-    const secret = await h.createKey();
-    const stream = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
-      model: 'fo',
-      stream: true,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
+    const stream = await openStream();
     let text = '';
     const error = await (async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
