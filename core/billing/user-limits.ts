@@ -6,8 +6,7 @@
 // - the billing configuration: one "authorised spending limit" applied as whichever of the two
 //   means something in the user's billing mode (see `billingModeOf`).
 import type { Knex } from 'knex';
-import { publishSpendGroupCap } from '../budget/spend-groups.js';
-import { toNano } from '../budget/usage.js';
+import { republishSpendGroupCap } from '../budget/spend-groups.js';
 import type { Store } from '../store/index.js';
 import { resolveEffectivePayer, userPayerId } from './payer.js';
 
@@ -97,6 +96,5 @@ export async function setMonthlyBudget(
   await knex('users')
     .where({ id: userId })
     .update({ monthly_budget_usd: usdColumn(usd), updated_at: now });
-  const capNano = usd === null || usd === 0 ? -1 : toNano(usd);
-  await publishSpendGroupCap(store, { scope: 'user', id: userId }, capNano).catch(onStoreError);
+  await republishSpendGroupCap(knex, store, { scope: 'user', id: userId }, onStoreError);
 }

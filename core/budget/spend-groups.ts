@@ -62,16 +62,57 @@ export function spendGroupCapKey(group: SpendGroup): string {
   return `${scopes[group.scope].storeName}cap:${shardTag(groupEntity(group))}`;
 }
 
-/** The group's monthly budget from PostgreSQL in nano-USD, -1 when none (or no such row). */
-export async function spendGroupCapNano(knex: Knex, group: SpendGroup): Promise<number> {
+/** The monthly budget administrators set on the group's row, in nano-USD; -1 when none (or no such row). */
+export async function administeredCapNano(knex: Knex, group: SpendGroup): Promise<number> {
   const { table, capColumn } = scopes[group.scope];
   const row = (await knex(table).where({ id: group.id }).first({ cap: capColumn })) as { cap: string | number | null } | undefined;
   return row?.cap === null || row?.cap === undefined ? -1 : toNano(Number(row.cap));
 }
 
-/** Writes the cap to the store (the portal after a change, the gateway on a rebuild). */
+/** The amount of the group's active hard-stop budget policy (core/budgets/policies.ts), in nano-USD; -1 when none. */
+async function hardStopCapNano(knex: Knex, group: SpendGroup): Promise<number> {
+  const subject = group.scope === 'user' ? { user_id: group.id } : { organisation_id: group.id };
+  const row = (await knex('budget_policies')
+    .where({ scope: group.scope, active: true, hard_stop: true, ...subject })
+    .first('amount_usd')) as { amount_usd: string | number } | undefined;
+  return row === undefined ? -1 : toNano(Number(row.amount_usd));
+}
+
+/** The lower of two caps, -1 meaning none. */
+function tighterCap(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * The group's monthly cap in nano-USD, -1 when none: the budget its administrators set, or the
+ * hard stop its own budget policy sets, whichever is lower. A policy can only lower what an
+ * administrator allows — a member's hard stop of $1,000 does not lift a $5 cap set for them.
+ */
+export async function spendGroupCapNano(knex: Knex, group: SpendGroup): Promise<number> {
+  const [administered, hardStop] = await Promise.all([administeredCapNano(knex, group), hardStopCapNano(knex, group)]);
+  return tighterCap(administered, hardStop);
+}
+
+/** Writes the cap to the store (the gateway on a rebuild, with the cap it read). */
 export async function publishSpendGroupCap(store: Store, group: SpendGroup, capNano: number): Promise<void> {
   await store.set(spendGroupCapKey(group), String(capNano), { ttlMs: spendGroupCapTtlMs });
+}
+
+/**
+ * After a change to either source of the group's cap (the administrators' budget, a hard-stop
+ * policy): reads the cap as it now is and writes it to the store, so every gateway applies it
+ * from the next request. A store that cannot be reached leaves the gateways to re-read
+ * PostgreSQL within `spendGroupCapTtlMs` (the error is handed to `onStoreError`).
+ */
+export async function republishSpendGroupCap(
+  knex: Knex,
+  store: Store,
+  group: SpendGroup,
+  onStoreError: (error: unknown) => void,
+): Promise<void> {
+  await publishSpendGroupCap(store, group, await spendGroupCapNano(knex, group)).catch(onStoreError);
 }
 
 /**

@@ -5,7 +5,7 @@
 // by one job; each policy, month, threshold and recipient is a unique row, so an alert is sent
 // once however many workers evaluate at once, and only to recipients who consented.
 import type { Knex } from 'knex';
-import { publishSpendGroupCap, spendGroupMonthSpend, type SpendGroup } from '../budget/spend-groups.js';
+import { administeredCapNano, republishSpendGroupCap, spendGroupMonthSpend, type SpendGroup } from '../budget/spend-groups.js';
 import { toNano } from '../budget/usage.js';
 import { ApiError } from '../errors/index.js';
 import type { Store } from '../store/index.js';
@@ -60,9 +60,12 @@ export async function activePolicies(knex: Knex, userId: number, organisationId:
 }
 
 /**
- * Activates a policy for the subject, replacing its previous one. With `hardStop` the amount
- * becomes the subject's monthly cap at the gateway (published to the store at once); without,
- * an existing cap is left as administrators set it.
+ * Activates a policy for the subject, replacing its previous one. With `hardStop` the amount is
+ * also a monthly cap at the gateway — one that can only lower the cap administrators set
+ * (users.monthly_budget_usd, organisations.monthly_budget), never lift it: a hard stop above it
+ * is refused (403), and the gateway applies the lower of the two (spendGroupCapNano). Replacing
+ * a hard stop with a policy without one gives the administrators' cap back. The cap the gateways
+ * apply is written to the store at once.
  */
 export async function activatePolicy(
   knex: Knex,
@@ -70,7 +73,18 @@ export async function activatePolicy(
   input: { scope: PolicyScope; subjectId: number; amountUsd: number; thresholds: number[]; hardStop: boolean; createdBy: number },
   onStoreError: (error: unknown) => void,
 ): Promise<BudgetPolicy> {
+  const group = groupOf(input.scope, input.subjectId);
   const row = await knex.transaction(async (trx) => {
+    if (input.hardStop) {
+      const administered = await administeredCapNano(trx, group);
+      if (administered >= 0 && toNano(input.amountUsd) > administered) {
+        throw new ApiError('forbidden', {
+          humanMessage:
+            `A hard stop can only lower the monthly budget an administrator set (${administered / 1e9} USD), not raise it: ` +
+            'choose an amount up to it, or turn the hard stop off to be alerted only',
+        });
+      }
+    }
     const subject = input.scope === 'user' ? { user_id: input.subjectId } : { organisation_id: input.subjectId };
     await trx('budget_policies')
       .where({ scope: input.scope, active: true, ...subject })
@@ -85,19 +99,10 @@ export async function activatePolicy(
         created_by: input.createdBy,
       })
       .returning('*')) as PolicyRow[];
-    if (input.hardStop) {
-      if (input.scope === 'user')
-        await trx('users')
-          .where({ id: input.subjectId })
-          .update({ monthly_budget_usd: input.amountUsd.toFixed(6) });
-      else
-        await trx('organisations')
-          .where({ id: input.subjectId })
-          .update({ monthly_budget: input.amountUsd.toFixed(6) });
-    }
     return inserted!;
   });
-  if (input.hardStop) await publishSpendGroupCap(store, groupOf(input.scope, input.subjectId), toNano(input.amountUsd)).catch(onStoreError);
+  // Also without a hard stop: the policy replaced may have had one.
+  await republishSpendGroupCap(knex, store, group, onStoreError);
   return present(row);
 }
 

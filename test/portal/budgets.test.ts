@@ -136,4 +136,32 @@ describe('budget policies and alerts', () => {
     const page = await (await capped.client.get('/dashboard/budgets')).text();
     expect(page).toContain('data-testid="budget-policies"');
   });
+
+  it("a personal hard stop can lower the monthly budget an administrator set, never lift it, and turning it off gives the administrator's back", async () => {
+    const platform = await signUp(world.portal, { role: 'platform_admin' });
+    const member = await signUp(world.portal);
+    const secret = await keyOf(member);
+    const setCap = async (usd: string) =>
+      expect(
+        (await platform.client.postJson(`/dashboard/admin/users/${member.id}/monthly-budget`, { monthly_budget_usd: usd })).status,
+      ).toBe(200);
+    const activate = (body: Record<string, unknown>) => member.client.postJson('/dashboard/budgets/activate', body);
+
+    await setCap('0.000002');
+    expect(await ask(secret)).toBe('402 budget_exceeded');
+    // Above the administrator's cap: refused, and the cap stays.
+    const lifted = await activate({ amount_usd: '1000', hard_stop: true });
+    expect(lifted.status).toBe(403);
+    expect(await lifted.text()).toContain('only lower the monthly budget an administrator set');
+    expect(await ask(secret)).toBe('402 budget_exceeded');
+
+    // Below it: accepted, and it stays the cap when the administrator raises theirs.
+    expect((await activate({ amount_usd: '0.000001', hard_stop: true })).status).toBe(201);
+    await setCap('1000');
+    expect(await ask(secret)).toBe('402 budget_exceeded');
+
+    // The hard stop replaced by alerts only: the administrator's $1,000 is the cap again.
+    expect((await activate({ amount_usd: '100', hard_stop: false })).status).toBe(201);
+    expect(await ask(secret)).toBe('ok');
+  });
 });

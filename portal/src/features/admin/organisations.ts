@@ -7,7 +7,7 @@
 //   DELETE /dashboard/admin/organisations/{org_id}     refused (409) while it has users
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { publishSpendGroupCap, toNano } from '../../../../core/budget/index.js';
+import { republishSpendGroupCap } from '../../../../core/budget/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { roles, type Role } from '../../../../core/identity/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
@@ -154,11 +154,7 @@ export function adminOrganisationsRouter(deps: PortalDeps): Router {
       });
     await announcer.announceAll(await updateOrganisation(knex, id, patch));
     if (patch.monthly_budget !== undefined)
-      await publishSpendGroupCap(
-        deps.store,
-        { scope: 'organisation', id },
-        patch.monthly_budget === null ? -1 : toNano(patch.monthly_budget),
-      ).catch((error: unknown) =>
+      await republishSpendGroupCap(knex, deps.store, { scope: 'organisation', id }, (error: unknown) =>
         deps.logger.warn({ err: error, organisationId: id }, 'organisation budget saved; gateways pick it up within a minute'),
       );
     await answer(req, res, id, 'updated');

@@ -10,7 +10,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { nominateBillingUser, organisationBilling, saveOrganisationBillingEmail } from '../../../../core/billing/index.js';
-import { publishSpendGroupCap, toNano } from '../../../../core/budget/index.js';
+import { republishSpendGroupCap } from '../../../../core/budget/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -71,9 +71,8 @@ export function organisationBillingRouter(deps: PortalDeps): Router {
     if (updated === 0) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
     // Every gateway reads the cap from the store: written now, it applies from the next request.
     // If the store is unreachable, the gateways re-read PostgreSQL within a minute anyway.
-    await publishSpendGroupCap(deps.store, { scope: 'organisation', id: organisationId }, budget === null ? -1 : toNano(budget)).catch(
-      (error: unknown) =>
-        deps.logger.warn({ err: error, organisationId }, 'organisation budget saved; gateways pick it up within a minute'),
+    await republishSpendGroupCap(knex, deps.store, { scope: 'organisation', id: organisationId }, (error: unknown) =>
+      deps.logger.warn({ err: error, organisationId }, 'organisation budget saved; gateways pick it up within a minute'),
     );
     await noteActivity(deps, {
       userId: req.user!.id,
