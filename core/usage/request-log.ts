@@ -52,11 +52,17 @@ export class InvalidLogCursorError extends Error {}
 
 const encodeCursor = (ts: Date, requestId: string) => Buffer.from(JSON.stringify([ts.toISOString(), requestId])).toString('base64url');
 
+/** A cursor's request id as the gateway makes them: short text, no NUL (which PostgreSQL cannot compare). */
+const isCursorRequestId = (id: string) => id.length > 0 && id.length <= 200 && !id.includes('\u0000');
+
 function decodeCursor(cursor: string): [string, string] {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && typeof value[1] === 'string' && !Number.isNaN(Date.parse(String(value[0]))))
-      return [new Date(String(value[0])).toISOString(), value[1]];
+    if (Array.isArray(value) && value.length === 2 && typeof value[1] === 'string' && isCursorRequestId(value[1])) {
+      const ts = new Date(String(value[0]));
+      // Only the years a row can carry: a cursor this log issued names one of its rows.
+      if (!Number.isNaN(ts.getTime()) && ts.getUTCFullYear() >= 2000 && ts.getUTCFullYear() <= 9999) return [ts.toISOString(), value[1]];
+    }
   } catch {
     // fall through
   }

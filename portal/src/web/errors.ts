@@ -3,6 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
+import { validationError } from './validation.js';
 
 /** Whether the caller wants JSON rather than a page: API paths, JSON bodies, or an Accept asking for it. */
 export function wantsJson(req: Request): boolean {
@@ -47,20 +48,54 @@ export function sendError(req: Request, res: Response, error: ApiError): void {
   });
 }
 
+/**
+ * A value PostgreSQL refused as data (SQLSTATE class 22: a number out of its column's range, a
+ * NUL character in text, a date past the calendar's end): input the routes' validation let
+ * through, so the caller's to change — 422, never a 500. Logged, since it names a gap in that
+ * validation.
+ */
+function refusedValue(err: unknown): ApiError | undefined {
+  const sqlState = (err as { code?: unknown } | null)?.code;
+  if (typeof sqlState !== 'string' || !/^22[0-9A-Z]{3}$/.test(sqlState)) return undefined;
+  const message = err instanceof Error ? err.message : String(err);
+  return validationError([{ loc: ['body'], msg: message, type: 'value_error' }], {
+    humanMessage: `A value in the request is outside what the portal can store or compare (${message}): correct it and send it again`,
+    cause: err,
+  });
+}
+
 /** The last middleware: unknown failures are 500 (logged with their stack), catalogue errors keep their status. */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     // Body parsers throw http-errors (400 bad JSON, 413 too large): bad input, never a 500.
     const status = (err as { status?: unknown }).status;
     const typed = (err as { type?: unknown }).type;
+    const refused = refusedValue(err);
     let error: ApiError;
     if (err instanceof ApiError) error = err;
     else if (typed === 'entity.too.large') error = new ApiError('request_too_large', { cause: err });
+    else if (err instanceof URIError)
+      // Express decoding a path parameter: `%ff` is a parameter that is not valid.
+      error = validationError([{ loc: ['path'], msg: 'is not valid percent-encoded text', type: 'value_error' }], {
+        humanMessage: 'The address holds a percent sign that does not start valid percent-encoded text',
+        cause: err,
+      });
     else if (typeof status === 'number' && status >= 400 && status < 500)
       error = new ApiError('invalid_request', { status, humanMessage: 'The request body could not be read', cause: err });
+    else if (refused) error = refused;
     else error = toApiError(err);
+    if (refused)
+      logger.warn(
+        { err, requestId: res.locals.requestId, route: req.route?.path },
+        'a value the validation let through was refused by the database',
+      );
     if (error.status >= 500) logger.error({ err, requestId: res.locals.requestId, route: req.route?.path }, 'request failed');
-    if (res.headersSent) return;
+    if (res.headersSent) {
+      // A streamed answer (a CSV export) failed part-way: end the connection so the client sees an
+      // incomplete download, rather than a response that never finishes.
+      res.destroy(error);
+      return;
+    }
     sendError(req, res, error);
   };
 }

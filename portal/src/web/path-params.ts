@@ -3,7 +3,7 @@
 // such parameters call applyPathParamRules so a bad one is a 422 before any handler runs.
 import type { Router } from 'express';
 import { z } from 'zod';
-import { validationError } from './validation.js';
+import { integerId, sequenceId, validationError } from './validation.js';
 
 /** Parameters that are strings despite the `_id` suffix. */
 const stringIds = new Set(['job_id', 'pm_id', 'operation_id', 'model_id']);
@@ -31,15 +31,22 @@ export const integerParamNames = [
   'token_id',
 ].filter((name) => !stringIds.has(name));
 
-const integerId = z.string().regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer');
 const tokenParam = z.string().min(1).max(200, 'must be at most 200 characters');
 
 /** Installs the checks on `router` (param callbacks are per router in Express). */
 export function applyPathParamRules(router: Router): void {
   for (const name of integerParamNames) {
+    // The request log's ids are the audit log's bigint sequence; every other id is a row's integer id.
+    const rule = name === 'request_id' ? sequenceId : integerId;
     router.param(name, (_req, _res, next, value: string) => {
-      const result = integerId.safeParse(value);
-      next(result.success ? undefined : validationError([{ loc: ['path', name], msg: 'must be a positive integer', type: 'int_parsing' }]));
+      const result = rule.safeParse(value);
+      next(
+        result.success
+          ? undefined
+          : validationError([
+              { loc: ['path', name], msg: result.error.issues[0]?.message ?? 'must be a positive integer', type: 'int_parsing' },
+            ]),
+      );
     });
   }
   router.param('token', (_req, _res, next, value: string) => {

@@ -3,15 +3,10 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
+import { maxRowId, rowIdText } from './validation.js';
 
 /** A positive integer id, as a JSON number or form text. */
-export const idField = z.union([
-  z.number().int().positive(),
-  z
-    .string()
-    .regex(/^[1-9][0-9]{0,9}$/, 'must be a positive whole number')
-    .transform(Number),
-]);
+export const idField = z.union([z.number().int().positive().max(maxRowId), rowIdText('must be a positive whole number')]);
 
 /** The organisation a request acts on: the caller's, or for owners and platform admins `org_id`. */
 export function targetOrganisation(req: Request, requested: number | undefined): number {

@@ -45,14 +45,15 @@ function locate(where: 'path' | 'query' | 'body', error: z.ZodError): Validation
 }
 
 /** The 422 for a list of issues; the first names `param` for clients that highlight one field. */
-export function validationError(issues: ValidationIssue[]): ApiError {
+export function validationError(issues: ValidationIssue[], options: { humanMessage?: string; cause?: unknown } = {}): ApiError {
   const first = issues[0];
   const names = issues.map((i) => i.loc.slice(1).join('.') || i.loc[0]).join(', ');
   return new ApiError('validation_error', {
     status: 422,
-    humanMessage: `Some input is not valid: ${names}`,
+    humanMessage: options.humanMessage ?? `Some input is not valid: ${names}`,
     ...(first ? { param: first.loc.slice(1).join('.') } : {}),
     details: { detail: issues },
+    ...(options.cause !== undefined && { cause: options.cause }),
   });
 }
 
@@ -78,11 +79,29 @@ export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
   };
 }
 
+/**
+ * The largest id of a row in the portal's tables (PostgreSQL `integer`): a larger one names
+ * nothing that can exist, and comparing it with such a column fails in the database.
+ */
+export const maxRowId = 2_147_483_647;
+
+/** A row id as text (a path or query parameter, a form field): a positive integer up to `maxRowId`. */
+export const rowIdText = (message = 'must be a positive integer') =>
+  z
+    .string()
+    .regex(/^[1-9][0-9]{0,9}$/, message)
+    .transform(Number)
+    .refine((id) => id <= maxRowId, `${message} up to ${maxRowId}`);
+
 /** A path id that must be a positive integer (`*_id` parameters of the portal). */
-export const integerId = z
+export const integerId = rowIdText();
+
+/** The request log's ids (the audit log's bigint sequence): a positive integer JavaScript holds exactly. */
+export const sequenceId = z
   .string()
   .regex(/^[1-9][0-9]{0,15}$/, 'must be a positive integer')
-  .transform(Number);
+  .transform(Number)
+  .refine((id) => Number.isSafeInteger(id), 'must be a positive integer of at most 15 digits');
 
 /** A query string value given at most once (a repeated parameter is refused, not guessed). */
 export const singleString = (max: number) =>
@@ -120,3 +139,27 @@ export const usdAmountOrNone = z.union(
   ],
   { message: 'must be an amount in US dollars, or empty for none' },
 );
+
+/** Where in `value` (a parsed body or query) a string holds a NUL character, as a validation location; undefined when none. */
+function nulAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+  // Parsed bodies are bounded (256 kB) but may nest deeply: deeper than this is not looked into.
+  if (depth > 32 || typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.includes('\u0000')) return [...at, key];
+    const found = nulAt(inner, [...at, Array.isArray(value) ? Number(key) : key], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Text never holds a NUL character: PostgreSQL cannot store one (the insert failed with a 500),
+ * and no name, filter or setting needs it. One check for every form, JSON body and query string,
+ * after the body parsers: 422 naming the field.
+ */
+export function refuseNulCharacters(req: Request, _res: Response, next: NextFunction): void {
+  const where = nulAt(req.query, ['query']) ?? nulAt(req.body, ['body']);
+  if (!where) return next();
+  next(validationError([{ loc: where, msg: 'must not contain a NUL character (U+0000)', type: 'string_pattern_mismatch' }]));
+}

@@ -19,7 +19,7 @@ import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { integerId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
+import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
 import { formatUsd } from '../keys/present.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
@@ -30,10 +30,7 @@ const text = (max: number) =>
     .regex(/^[\w.:/@-]+$/, 'must be a name as shown in the log')
     .optional();
 const filterQuery = z.strictObject({
-  key_id: singleString(16)
-    .regex(/^[1-9][0-9]{0,15}$/, 'must be a key id')
-    .transform(Number)
-    .optional(),
+  key_id: singleString(10).pipe(rowIdText('must be a key id')).optional(),
   model: text(200),
   supplier: text(200),
   status: singleString(3)
@@ -110,7 +107,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     res.end();
   });
 
-  router.get('/dashboard/request-log/:request_id', guard, validate({ params: z.object({ request_id: integerId }) }), async (req, res) => {
+  router.get('/dashboard/request-log/:request_id', guard, validate({ params: z.object({ request_id: sequenceId }) }), async (req, res) => {
     const id = (req.valid!.params as { request_id: number }).request_id;
     const entry = await findRequest(deps.database, scopeOf(req), id);
     if (!entry) throw new ApiError('not_found', { humanMessage: 'There is no request with this id among the requests you can see' });

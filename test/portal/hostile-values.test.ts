@@ -1,0 +1,59 @@
+// Values the routes' own rules let through but PostgreSQL refuses (found by an outside-style
+// probe): a NUL character in any text, ids past the integer columns' range, a request-log cursor
+// naming a year no row has. Each was a 500, and the request-log export with such a key id hung
+// with half a file. Now every one is a 422 naming what was wrong, and a stream that fails part-way
+// ends instead of hanging.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { signUp, type SignedInUser } from '../support/portal-users.js';
+
+let portal: PortalHarness;
+let user: SignedInUser;
+const json = { accept: 'application/json' };
+
+beforeAll(async () => {
+  portal = await startPortalHarness();
+  user = await signUp(portal);
+});
+afterAll(async () => {
+  await portal?.close();
+});
+
+async function expect422(response: Response, param?: string): Promise<void> {
+  const text = await response.text();
+  expect(response.status, text).toBe(422);
+  const body = JSON.parse(text) as { code: string; error: { param?: string } };
+  expect(body.code).toBe('validation_error');
+  if (param !== undefined) expect(body.error.param).toBe(param);
+}
+
+describe('values the database cannot hold', () => {
+  it('a NUL character anywhere in a form, a JSON body or a query string is 422 naming the field', async () => {
+    await expect422(await user.client.postJson('/dashboard/reports', { name: 'a\u0000b', kind: 'usage' }), 'name');
+    await expect422(await user.client.postForm('/dashboard/settings', { display_name: 'a\u0000b' }, json), 'display_name');
+    await expect422(await user.client.postJson('/dashboard/settings/display-name', { nested: { a: '\u0000' } }), 'nested.a');
+    await expect422(await user.client.get('/dashboard/request-log?model=gpt%00', json), 'model');
+    // Nothing was stored on the way.
+    const reports = (await (await user.client.get('/dashboard/reports', json)).json()) as { data: unknown[] };
+    expect(reports.data).toEqual([]);
+  });
+
+  it('ids past the integer columns are 422 on paths, queries and bodies; the export answers before streaming', async () => {
+    await expect422(await user.client.get('/dashboard/keys/2147483648', json), 'key_id');
+    await expect422(await user.client.get('/dashboard/request-log?key_id=2147483648', json), 'key_id');
+    const exported = await user.client.get('/dashboard/request-log/export?key_id=2147483648', json);
+    await expect422(exported, 'key_id');
+    await expect422(await user.client.postJson('/dashboard/autorouter/api-key', { key_id: 2147483648, enabled: true }));
+  });
+
+  it('a request-log cursor the log did not issue is 422, whatever date it names', async () => {
+    const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const value of [
+      ['+275760-09-13T00:00:00.000Z', 'x'],
+      ['0000-01-01T00:00:00.000Z', 'x'],
+      ['2026-01-01T00:00:00.000Z', '\u0000'],
+    ]) {
+      await expect422(await user.client.get(`/dashboard/request-log?cursor=${cursor(value)}`, json), 'cursor');
+    }
+  });
+});
