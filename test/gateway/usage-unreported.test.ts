@@ -26,6 +26,28 @@ function responsesStream(res: ServerResponse): void {
   res.end();
 }
 
+/**
+ * An Anthropic stream cut off after two deltas: message_start carries the input count and the
+ * placeholder output count (1) Anthropic sends there; the real output count would come with
+ * message_delta, which never does.
+ */
+function anthropicCutStream(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const message = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'acut',
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 11, output_tokens: 1 },
+  };
+  let text = event('message_start', { message }) + event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+  for (const part of answerParts.slice(0, 2)) text += event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: part } });
+  res.write(text, () => res.destroy());
+}
+
 /** A supplier (OpenAI chat and Responses) that never reports usage; model `cut` stops mid-stream. */
 function silentSupplier(): Server {
   return createServer((req, res) => {
@@ -33,6 +55,7 @@ function silentSupplier(): Server {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       if (req.url?.endsWith('/responses')) return responsesStream(res);
+      if (req.url?.endsWith('/messages')) return anthropicCutStream(res);
       const { model, stream } = JSON.parse(body) as { model: string; stream?: boolean };
       const base = { id: 'c1', created: 1, model };
       if (!stream) {
@@ -65,6 +88,13 @@ beforeAll(async () => {
         { id: 'quiet', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
         { id: 'cut', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
       ],
+    },
+    {
+      name: 'silent-anthropic',
+      region: 'EU',
+      protocol: 'anthropic',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      models: [{ id: 'acut', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
     },
     {
       name: 'silent-responses',
@@ -119,18 +149,19 @@ describe('a supplier that reports no usage', () => {
     expect((await anthropicStream.finalMessage()).content[0]).toMatchObject({ text: answerParts.join('') });
 
     const input = await tokensOf(secret, [question]);
-    const output = { whole: await tokensOf(secret, [answerParts.join('')]), streamed: await tokensOf(secret, answerParts) };
+    // Streamed or whole, the answer is counted as the one text it is, not delta by delta.
+    const output = await tokensOf(secret, [answerParts.join('')]);
     expect(input).toBeGreaterThan(10);
     // The whole answer's headers carry the charged totals.
     expect(Number(whole.response.headers.get('x-svc-input-tokens'))).toBe(input + 3);
-    expect(Number(whole.response.headers.get('x-svc-output-tokens'))).toBe(output.whole);
+    expect(Number(whole.response.headers.get('x-svc-output-tokens'))).toBe(output);
 
     await waitFor('four requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 4);
     const rows = (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data;
     for (const row of rows) {
       expect(row.status).toBe(200);
       expect(row.input_tokens).toBe(input + 3);
-      expect([output.whole, output.streamed]).toContain(row.output_tokens);
+      expect(row.output_tokens).toBe(output);
       expect(row.cost_usd).toBeCloseTo(((input + 3) * 1 + row.output_tokens * 2) / 1e6, 9);
     }
     const spent = rows.reduce((sum, r) => sum + r.cost_usd, 0);
@@ -150,12 +181,32 @@ describe('a supplier that reports no usage', () => {
       })(),
     ).rejects.toThrow();
     expect(streamed).toBe(answerParts.slice(0, 2).join(''));
-    const output = await tokensOf(secret, answerParts.slice(0, 2));
+    const output = await tokensOf(secret, [answerParts.slice(0, 2).join('')]);
     await waitFor('the request audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 1);
     const [row] = (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data;
     expect(row?.output_tokens).toBe(output);
     expect(row?.input_tokens).toBe((await tokensOf(secret, [question])) + 3);
     expect(row?.cost_usd).toBeGreaterThan(0);
+  });
+
+  test("an Anthropic stream cut before its message_delta: charged the streamed text, not message_start's placeholder of 1", async () => {
+    const { id, secret } = await h.createKeyWithId();
+    const messages = [{ role: 'user' as const, content: question }];
+    const openai = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const anthropic = new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 });
+    await expect(
+      (async () => {
+        for await (const _chunk of await openai.chat.completions.create({ model: 'acut', messages, stream: true })) {
+          // the two deltas arrive, then the error
+        }
+      })(),
+    ).rejects.toThrow();
+    await expect(anthropic.messages.stream({ model: 'acut', max_tokens: 100, messages }).finalMessage()).rejects.toThrow();
+    const output = await tokensOf(secret, [answerParts.slice(0, 2).join('')]);
+    await waitFor('both requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 2);
+    for (const row of (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data) {
+      expect(row).toMatchObject({ input_tokens: 11, output_tokens: output });
+    }
   });
 
   test('the native Responses lane: a completed stream without usage is charged the counted request and answer', async () => {
@@ -171,7 +222,7 @@ describe('a supplier that reports no usage', () => {
     // The instructions, and the one input message with its framing.
     const input = (await tokensOf(secret, ['Be brief.', question])) + 3;
     const totals = JSON.parse(/: svc-totals (.*)/.exec(text)?.[1] ?? 'null') as { input_tokens: number; output_tokens: number } | null;
-    expect(totals).toMatchObject({ input_tokens: input, output_tokens: await tokensOf(secret, answerParts) });
+    expect(totals).toMatchObject({ input_tokens: input, output_tokens: await tokensOf(secret, [answerParts.join('')]) });
     await waitFor('the request audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 1);
     const [row] = (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data;
     expect(row).toMatchObject({ status: 200, input_tokens: totals?.input_tokens, output_tokens: totals?.output_tokens });

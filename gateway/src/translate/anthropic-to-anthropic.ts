@@ -56,7 +56,9 @@ export class AnthropicToAnthropic implements Translator {
     switch (data.type) {
       case 'message_start':
         this.input = data.message.usage;
-        this.outputTokens = data.message.usage.output_tokens ?? 0;
+        // Its output_tokens is a placeholder (1): the count is message_delta's, and a stream cut
+        // before that is counted by the gateway (pipeline/charged-usage.ts), not charged as 1.
+        this.outputTokens = 0;
         data.message.model = this.context.publicModel;
         out = JSON.stringify(data);
         break;

@@ -55,7 +55,9 @@ export class AnthropicToOpenAiStream {
     if (parsed === undefined) return '';
     switch (parsed.type) {
       case 'message_start':
-        this.recordUsage(parsed.message?.usage);
+        // Its output_tokens is a placeholder (1): the count is message_delta's, and a stream cut
+        // before that is counted by the gateway (pipeline/charged-usage.ts), not charged as 1.
+        this.recordUsage({ ...parsed.message?.usage, output_tokens: undefined });
         return this.ensureRole();
       case 'content_block_start':
         return this.blockStart(parsed);
