@@ -388,7 +388,10 @@ describe('interface errors through raw HTTP and both SDKs', () => {
     for (const c of cases) {
       test(`${c.client} client, ${c.supplier === 'oa' ? 'openai' : 'anthropic'} supplier`, async () => {
         const sim = h.simulators.get(c.supplier)!;
-        sim.setFaults({ cutAfterEvents: 3 });
+        // Cut after some content: the Anthropic simulator's first three events (message_start,
+        // ping, content_block_start) are framing, and a cut before any content is an HTTP error
+        // that fails over (the next test), not an in-stream one.
+        sim.setFaults({ cutAfterEvents: c.supplier === 'an' ? 5 : 3 });
         try {
           const messages = [{ role: 'user' as const, content: 'Tell me a long story about a lighthouse keeper and the sea' }];
           if (c.client === 'openai') {
@@ -467,6 +470,35 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         }
       });
     }
+
+    test('a stream cut before any content is an HTTP error through both SDKs, not a 200 with an error in it', async () => {
+      const sim = h.simulators.get('an')!;
+      sim.setFaults({ cutAfterEvents: 3 }); // message_start, ping, content_block_start: framing only
+      try {
+        const messages = [{ role: 'user' as const, content: 'Tell me a long story about a lighthouse keeper and the sea' }];
+        const raw = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'claude-x', messages, stream: true }),
+        });
+        expectError(
+          { status: raw.status, headers: raw.headers, body: (await raw.json()) as ErrorBody },
+          { status: 502, code: 'stream_interrupted' },
+        );
+        const viaOpenAi = await failure(async () => {
+          for await (const _chunk of await openai.chat.completions.create({ model: 'claude-x', messages, stream: true })) {
+            // nothing arrives
+          }
+        });
+        assert.ok(viaOpenAi instanceof OpenAI.APIError && viaOpenAi.status === 502, String(viaOpenAi));
+        const viaAnthropic = await failure(() =>
+          anthropic.messages.stream({ model: 'claude-x', max_tokens: 200, messages }).finalMessage(),
+        );
+        assert.ok(viaAnthropic instanceof Anthropic.APIError && viaAnthropic.status === 502, String(viaAnthropic));
+      } finally {
+        sim.setFaults(undefined);
+      }
+    });
 
     test('native lane (passthrough): the Responses stream ends with an error event, never response.completed', async () => {
       const sim = h.simulators.get('rs')!;

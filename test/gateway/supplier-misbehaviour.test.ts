@@ -9,7 +9,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' = 'redirect';
+let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' = 'redirect';
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -30,6 +30,20 @@ beforeAll(async () => {
           choices: [{ index: 0, delta: { content: 'Hel' } }],
         };
         return res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      }
+      if (behaviour === 'error-early') {
+        // Overloaded right after the stream opened: the role chunk, then the error, no content.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const role = {
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'fo',
+          choices: [{ index: 0, delta: { role: 'assistant', content: '' } }],
+        };
+        return res.end(
+          `data: ${JSON.stringify(role)}\n\ndata: ${JSON.stringify({ error: { code: 'overloaded', type: 'server_error', message: 'Overloaded' } })}\n\n`,
+        );
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -117,5 +131,18 @@ describe('a supplier answering with something that is not an answer', () => {
     expect(text).toBe('Hel');
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(error?.code).toBe('provider_timeout');
+  });
+
+  test("a stream that reports an error before any content fails over: the client gets the next supplier's answer, not a 200 with an error", async () => {
+    behaviour = 'error-early';
+    const secret = await h.createKey();
+    const { data: stream, response } = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'fo', stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
   });
 });

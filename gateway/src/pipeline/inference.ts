@@ -100,18 +100,16 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           if (counted.length > 0) record.usageCounted = counted;
         }));
       if (inference.stream) {
-        const outcome = await streamToClient(
-          reply,
-          upstream,
-          translator,
+        const outcome = await streamToClient(reply, upstream, translator, {
           headers,
           // The totals the stream ends with are what is charged: noted first, within bounds.
-          async () => {
+          totals: async () => {
             await charge();
             return usageTotals(route, record.usage);
           },
-          route.supplier.name,
-        );
+          supplier: route.supplier.name,
+          sawContent: () => tally.sawContent(),
+        });
         await charge();
         return { value: reply as unknown, lateError: outcome.error };
       }

@@ -27,35 +27,67 @@ export interface StreamOutcome {
   error: ApiError | undefined;
 }
 
+/** What the relay needs beyond the stream and its translator. */
+export interface StreamRelay {
+  /** The answer's headers, sent with the status line. */
+  headers: () => Record<string, string>;
+  /** The call's totals, computed once the stream ended (what is charged). */
+  totals: () => Promise<UsageTotals | undefined>;
+  /** The supplier's name, for errors. */
+  supplier: string;
+  /** Whether the supplier has generated content yet (AnswerTally.sawContent). */
+  sawContent: () => boolean;
+}
+
+/**
+ * Framing held back before the first content is sent anyway after this long, so a client (and
+ * the proxies between) is not left without a status line while a supplier keeps a stream open
+ * without generating.
+ */
+const holdFramingMs = 10_000;
+
 /**
  * Relays an upstream SSE stream to the client through the translator, flushing each event.
- * The status line and headers are sent with the first translated frame, so an upstream that
- * fails before producing anything still yields a proper HTTP error (thrown to the caller).
- * After the first byte a failure becomes the client family's in-stream error event — never a
- * silent clean end. At the end the call's totals follow the last frame as a `: svc-totals`
- * comment and as HTTP trailers (the translator has already put them in the family's own final
- * usage event, where the protocol has one).
+ * The status line and headers are sent with the first frame that follows generated content (text,
+ * reasoning, a tool call), together with the framing translated before it (message_start, the role
+ * chunk): a supplier that fails before generating anything — an `overloaded_error` event right
+ * after message_start, a `response.failed` — still yields a proper HTTP error, thrown to the
+ * caller, which fails over to the next supplier. After the first byte a failure becomes the client
+ * family's in-stream error event — never a silent clean end. At the end the call's totals follow
+ * the last frame as a `: svc-totals` comment and as HTTP trailers (the translator has already put
+ * them in the family's own final usage event, where the protocol has one).
  */
 export async function streamToClient(
   reply: FastifyReply,
   upstream: UpstreamResponse,
   translator: Translator,
-  headers: () => Record<string, string>,
-  totals: () => Promise<UsageTotals | undefined>,
-  supplier: string,
+  relay: StreamRelay,
 ): Promise<StreamOutcome> {
+  const { headers, totals, supplier } = relay;
   const raw = reply.raw;
   let started = false;
+  /** Framing translated before any content, sent with the first frame after it. */
+  let held = '';
+  let holdingSince: number | undefined;
   const start = () => {
     started = true;
     routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
     // Totals (tokens, cost) are only known at the end: they follow as a comment and HTTP trailers.
     raw.writeHead(200, { ...headersSetSoFar(reply), ...sseHeaders, trailer: trailerNames, ...headers() });
+    if (held !== '') raw.write(held);
+    held = '';
   };
   const write = (text: string) => {
     if (text === '') return;
-    if (!started) start();
+    if (!started) {
+      holdingSince ??= performance.now();
+      if (!relay.sawContent() && performance.now() - holdingSince < holdFramingMs) {
+        held += text;
+        return;
+      }
+      start();
+    }
     raw.write(text);
   };
   let failure: unknown;

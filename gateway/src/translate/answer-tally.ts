@@ -20,6 +20,9 @@ export class AnswerTally {
   private eventChars = 0;
   /** The text of events already read down (joined per batch: one string instead of hundreds). */
   private readonly texts: string[] = [];
+  /** Whether any event so far carried generated content, and how many events were looked at for it. */
+  private contentSeen = false;
+  private eventsLookedAt = 0;
 
   /** `wire`: the format the answer is read in; for chat, the translator reading it sets it (see `tallied`). */
   constructor(private wire: AnswerWire = 'openai-chat') {}
@@ -47,10 +50,26 @@ export class AnswerTally {
     return [this.texts.join('') + joined(answerItems(this.wire, { whole: this.whole, events: this.events }))];
   }
 
+  /**
+   * Whether the supplier has generated anything yet (text, reasoning, a tool call) rather than
+   * only framing (message_start, ping, a role chunk, response.created). Until then a stream can
+   * still fail over (pipeline/stream-to-client.ts). Reads each event once, and none after the
+   * first with content.
+   */
+  sawContent(): boolean {
+    for (; !this.contentSeen && this.eventsLookedAt < this.events.length; this.eventsLookedAt++) {
+      this.contentSeen = joined(answerItems(this.wire, { events: [this.events[this.eventsLookedAt]!] })) !== '';
+    }
+    return this.contentSeen;
+  }
+
   private readDown(): void {
-    this.texts.push(joined(answerItems(this.wire, { events: this.events })));
+    const text = joined(answerItems(this.wire, { events: this.events }));
+    if (text !== '') this.contentSeen = true;
+    this.texts.push(text);
     this.events = [];
     this.eventChars = 0;
+    this.eventsLookedAt = 0;
   }
 }
 
