@@ -149,7 +149,7 @@ describe('projects', () => {
     // Outsiders see nothing, exactly as for a project that does not exist.
     expect((await people.sales_member.client.get(`/dashboard/projects/${project.id}`, { accept: 'application/json' })).status).toBe(404);
     expect((await people.sales_member.client.postJson(`/dashboard/projects/${project.id}/tokens`, { name: 'x' })).status).toBe(404);
-    expect((await people.member.client.get('/dashboard/projects/99999999999', { accept: 'application/json' })).status).toBe(404);
+    expect((await people.member.client.get('/dashboard/projects/999999999', { accept: 'application/json' })).status).toBe(404);
 
     // A plain member of the project issues a token.
     const issued = await people.member.client.postJson(`/dashboard/projects/${project.id}/tokens`, { name: 'indexer' });
