@@ -128,4 +128,31 @@ describe('a supplier over-reporting its usage', () => {
       expect(row.cost_usd).toBeCloseTo(0.00101, 9);
     }
   });
+
+  test("a stream's own usage event carries the totals as charged, the same as its closing comment", async () => {
+    const secret = await h.createKey();
+    const answer = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'over-output',
+        max_tokens: 50,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
+    });
+    const text = await answer.text();
+    const usageChunk = text
+      .split('\n\n')
+      .map((frame) => frame.replace(/^data: /, ''))
+      .filter((data) => data.startsWith('{'))
+      .map((data) => JSON.parse(data) as { choices: unknown[]; usage?: { completion_tokens: number }; svc?: unknown })
+      .find((chunk) => chunk.usage);
+    // The supplier's own numbers stay in `usage`; `svc` is what is charged.
+    expect(usageChunk?.usage?.completion_tokens).toBe(2_000);
+    const closing = JSON.parse(/: svc-totals (.*)/.exec(text)![1]!) as unknown;
+    expect(usageChunk?.svc).toEqual(closing);
+    expect(closing).toMatchObject({ output_tokens: 50 });
+  });
 });

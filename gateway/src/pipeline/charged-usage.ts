@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { TokenUsage } from '../routing/cost.js';
+import { isCompleteUsage, type TokenUsage } from '../routing/cost.js';
 import { countOrBound, countTokensSliced } from '../tokens/count.js';
 import type { Countable } from '../tokens/tokenizer.js';
 
@@ -33,7 +33,7 @@ export async function chargedUsage(
   call: CallCountables,
   request: FastifyRequest,
 ): Promise<{ usage: TokenUsage; counted: CountedSide[] }> {
-  if (reported && reported.inputTokens > 0 && reported.outputTokens > 0) return { usage: reported, counted: [] };
+  if (reported && isCompleteUsage(reported)) return { usage: reported, counted: [] };
   const counted: CountedSide[] = [];
   let inputTokens = reported?.inputTokens ?? 0;
   let outputTokens = reported?.outputTokens ?? 0;

@@ -69,7 +69,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       const translator = createTranslator(
         inference.client,
         route.supplier.protocol,
-        { route, publicModel, defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens },
+        { route, publicModel, defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens, outputCap: inference.maxOutputTokens },
         tally,
       );
       const call = translator.request();

@@ -8,6 +8,15 @@ export interface TokenUsage {
   cachedInputTokens: number;
 }
 
+/**
+ * Whether a supplier's usage counts both sides: no chat call has zero input tokens, and zero
+ * output tokens is what a stream cut before its usage event (or a supplier that reports none)
+ * leaves — the gateway then counts the missing side itself (pipeline/charged-usage.ts).
+ */
+export function isCompleteUsage(usage: TokenUsage | undefined): boolean {
+  return usage !== undefined && usage.inputTokens > 0 && usage.outputTokens > 0;
+}
+
 /** The context window assumed for a model whose catalogue entry gives none: the largest offered today. */
 export const largestContextWindow = 2_000_000;
 

@@ -1,5 +1,5 @@
 import type { ModelRoute } from '../../../core/config/index.js';
-import { callCostUsd, type MediaUsage, type TokenUsage } from './cost.js';
+import { boundedUsage, callCostUsd, isCompleteUsage, type MediaUsage, type TokenUsage } from './cost.js';
 
 /** Whether the answer came after a failover, and how long the request and its answering attempt took (ms). */
 export interface AnswerTiming {
@@ -48,6 +48,17 @@ export function usageTotals(route: ModelRoute, usage: TokenUsage | undefined, me
     output_tokens: usage?.outputTokens ?? 0,
     cost_usd: formatUsd(callCostUsd(route.model, usage, media)),
   };
+}
+
+/**
+ * The totals a stream's own final usage event carries (`svc`): the supplier's usage within
+ * bounds (boundedUsage), as the call will be charged — or none while a side is missing, which the
+ * gateway counts once the stream ended (pipeline/charged-usage.ts) and the `: svc-totals` comment
+ * and trailers carry. So `svc`, the comment, the trailers and the charge never disagree.
+ */
+export function reportedTotals(route: ModelRoute, usage: TokenUsage | undefined, outputCap: number | undefined): UsageTotals | undefined {
+  if (usage === undefined || !isCompleteUsage(usage)) return undefined;
+  return usageTotals(route, boundedUsage(route.model, usage, outputCap).usage);
 }
 
 /** The usage headers (or stream trailers) carrying totals; empty when they are not known. */

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors/index.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
-import { usageTotals } from '../routing/routing-headers.js';
+import { reportedTotals } from '../routing/routing-headers.js';
 import type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { anthropicStreamErrorFrame } from './shared/stream-errors.js';
@@ -67,7 +67,7 @@ export class AnthropicToAnthropic implements Translator {
         this.outputTokens = data.usage.output_tokens;
         if (data.usage.input_tokens !== undefined) this.input = { ...this.input, ...data.usage };
         // The call's totals so far, with their cost, for clients that cannot read trailers (docs/interfaces.md).
-        out = JSON.stringify({ ...data, svc: usageTotals(this.context.route, this.usage()) });
+        out = JSON.stringify({ ...data, svc: reportedTotals(this.context.route, this.usage(), this.context.outputCap) });
         break;
       case 'message_stop':
         this.stopped = true;

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
-import { usageTotals } from '../routing/routing-headers.js';
+import { reportedTotals } from '../routing/routing-headers.js';
 import type { OpenAiChatChunk, OpenAiChatCompletion } from '../wire/openai-chat.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
@@ -82,7 +82,7 @@ export class OpenAiToOpenAi implements Translator {
     chunk.model = this.context.publicModel;
     if (this.request_.stream_options?.include_usage !== true) delete chunk.usage;
     // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
-    if (chunk.usage) return dataFrame({ ...chunk, svc: usageTotals(this.context.route, this.seenUsage) });
+    if (chunk.usage) return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap) });
     return dataFrame(chunk);
   }
 

@@ -24,6 +24,8 @@ export interface TranslationContext {
   publicModel: string;
   /** Used for `max_tokens` when an OpenAI client sent none and the supplier requires it. */
   defaultMaxTokens: number;
+  /** The client's own output cap, if it set one: the bound the totals in a stream's usage event are charged within. */
+  outputCap?: number | undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
 import { ApiError } from '../../../../core/errors/index.js';
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TokenUsage } from '../../routing/cost.js';
-import { usageTotals } from '../../routing/routing-headers.js';
+import { reportedTotals } from '../../routing/routing-headers.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { anthropicStreamErrorFrame } from '../shared/stream-errors.js';
 import { openAiRequestFrom } from './request.js';
@@ -67,7 +67,9 @@ export class AnthropicToOpenAi implements Translator {
   }
 
   private streamState(): OpenAiToAnthropicStream {
-    this.stream ??= new OpenAiToAnthropicStream(this.context.publicModel, this.names, (usage) => usageTotals(this.context.route, usage));
+    this.stream ??= new OpenAiToAnthropicStream(this.context.publicModel, this.names, (usage) =>
+      reportedTotals(this.context.route, usage, this.context.outputCap),
+    );
     return this.stream;
   }
 }

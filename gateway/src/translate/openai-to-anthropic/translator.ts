@@ -2,7 +2,7 @@
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../../routing/cost.js';
-import { usageTotals } from '../../routing/routing-headers.js';
+import { reportedTotals } from '../../routing/routing-headers.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { openAiStreamErrorFrame } from '../shared/stream-errors.js';
 import { anthropicRequestFrom } from './request.js';
@@ -67,7 +67,7 @@ export class OpenAiToAnthropic implements Translator {
         this.context.publicModel,
         jsonMode,
         this.clientRequest.stream_options?.include_usage === true,
-        (usage) => usageTotals(this.context.route, usage),
+        (usage) => reportedTotals(this.context.route, usage, this.context.outputCap),
       );
     }
     return this.stream;
