@@ -70,12 +70,22 @@ describe('AnthropicToOpenAi.response', () => {
     assert.deepEqual(t.usage(), { inputTokens: 120, outputTokens: 9, cachedInputTokens: 100 });
   });
 
+  it("a refusal is shown as text and ends the turn as Anthropic's refusal, as a content filter does", () => {
+    const refused = translator().response(
+      completion({ role: 'assistant', content: null, refusal: 'I cannot help with that.' }, 'stop'),
+    ) as AnthropicMessage;
+    assert.deepEqual(refused.content, [{ type: 'text', text: 'I cannot help with that.' }]);
+    assert.equal(refused.stop_reason, 'refusal');
+    const filtered = translator().response(completion({ role: 'assistant', content: 'Partial' }, 'content_filter')) as AnthropicMessage;
+    assert.equal(filtered.stop_reason, 'refusal');
+  });
+
   it('maps each finish reason and leaves out empty text', () => {
     const cases: [OpenAiFinishReason | null, string][] = [
       ['stop', 'end_turn'],
       ['length', 'max_tokens'],
       ['tool_calls', 'tool_use'],
-      ['content_filter', 'end_turn'],
+      ['content_filter', 'refusal'],
       [null, 'end_turn'],
     ];
     for (const [finish, reason] of cases) {

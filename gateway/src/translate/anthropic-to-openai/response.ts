@@ -59,7 +59,8 @@ export function anthropicMessageFrom(
     role: 'assistant',
     model: publicModel,
     content,
-    stop_reason: stopReasonFromOpenAi(choice.finish_reason),
+    // A refusal the model gave (OpenAI keeps it apart from the text) is Anthropic's `refusal`.
+    stop_reason: text === '' && choice.message.refusal ? 'refusal' : stopReasonFromOpenAi(choice.finish_reason),
     // OpenAI reports a matched stop string as plain `stop`, so which one matched is unknown.
     stop_sequence: null,
     usage: anthropicUsageFrom(usage),

@@ -191,6 +191,15 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
     });
   });
 
+  it("a streamed refusal ends the turn as Anthropic's refusal", () => {
+    const frames = run(
+      translator(),
+      openAiEvents([chunk({ role: 'assistant', refusal: 'I cannot' }), chunk({}, 'stop'), usageChunk(5, 2)]),
+    );
+    const delta = frames.find((f) => f.event === 'message_delta')!.data as { delta: { stop_reason: string } };
+    assert.equal(delta.delta.stop_reason, 'refusal');
+  });
+
   it('keeps the last usage when a supplier repeats cumulative usage on every chunk', () => {
     const t = translator();
     run(

@@ -35,6 +35,8 @@ export class OpenAiToAnthropicStream {
   private readonly tools = new Map<number, ToolBlock>();
   /** The finish arrives before the usage chunk, so the stop reason waits for the end. */
   private heldStop: AnthropicStopReason | undefined;
+  /** The supplier streamed a refusal (delta.refusal): the turn ends as `refusal`. */
+  private refused = false;
   private usageSeen: TokenUsage | undefined;
   private finished = false;
 
@@ -72,11 +74,15 @@ export class OpenAiToAnthropicStream {
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
     // Content before the finish, even when one chunk holds both (state machine B, step 7).
     if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
-    if (typeof delta.refusal === 'string' && delta.refusal !== '') out += this.text(delta.refusal);
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+      out += this.text(delta.refusal);
+      this.refused = true;
+    }
     for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) out += this.toolFragment(call);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
       out += this.closeOpen();
-      this.heldStop = stopReasonFromOpenAi(choice.finish_reason);
+      // A refusal the model gave (OpenAI keeps it apart from the text) is Anthropic's `refusal`.
+      this.heldStop = this.refused ? 'refusal' : stopReasonFromOpenAi(choice.finish_reason);
     }
     return out;
   }

@@ -26,7 +26,7 @@ describe('stop reasons', () => {
       stop: 'end_turn',
       length: 'max_tokens',
       tool_calls: 'tool_use',
-      content_filter: 'end_turn',
+      content_filter: 'refusal',
       function_call: 'tool_use',
     };
     for (const [finish, reason] of Object.entries(expected)) {

@@ -36,8 +36,10 @@ export function stopReasonFromOpenAi(reason: OpenAiFinishReason | null | undefin
   if (reason === null || reason === undefined) return 'end_turn';
   switch (reason) {
     case 'stop':
-    case 'content_filter':
       return 'end_turn';
+    // The answer was withheld or cut by the supplier's filter: not a complete turn.
+    case 'content_filter':
+      return 'refusal';
     case 'length':
       return 'max_tokens';
     case 'tool_calls':
