@@ -139,6 +139,25 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
     assert.deepEqual(t.usage(), { inputTokens: 25, outputTokens: 40, cachedInputTokens: 0 });
   });
 
+  it('a tool call with empty input streams arguments {} as a whole answer has them, never "" (not JSON)', () => {
+    const frames = run(
+      translator(),
+      anthropicEvents([
+        messageStart(),
+        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'now', input: {} } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
+        { type: 'content_block_stop', index: 0 },
+        { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 5 } },
+        { type: 'message_stop' },
+      ]),
+    );
+    const args = deltas(frames)
+      .flatMap((d) => (d as { delta?: { tool_calls?: { function?: { arguments?: string } }[] } }).delta?.tool_calls ?? [])
+      .map((call) => call.function?.arguments ?? '')
+      .join('');
+    assert.equal(args, '{}');
+  });
+
   it('drops thinking and maps max_tokens to length', () => {
     const frames = run(
       translator(),

@@ -34,6 +34,8 @@ export class AnthropicToOpenAiStream {
   /** Tool indexes count tool blocks only (LiteLLM #5231): a text block at index 0 does not shift them. */
   private toolCount = 0;
   private readonly toolIndexByBlock = new Map<number, number>();
+  /** Client tool indexes that were sent argument text (the others get `{}` when their block stops). */
+  private readonly toolsWithArguments = new Set<number>();
   /** Blocks of the JSON-mode tool, whose input is streamed as content. */
   private readonly jsonBlocks = new Set<number>();
   private finishSent = false;
@@ -64,6 +66,7 @@ export class AnthropicToOpenAiStream {
       case 'content_block_delta':
         return this.blockDelta(parsed);
       case 'content_block_stop':
+        return this.blockStop(parsed);
       case 'ping':
         return '';
       case 'message_delta': {
@@ -165,6 +168,7 @@ export class AnthropicToOpenAiStream {
         if (this.jsonBlocks.has(event.index)) return this.ensureRole() + this.chunk({ content: delta.partial_json });
         const index = this.toolIndexByBlock.get(event.index);
         if (index === undefined) return '';
+        this.toolsWithArguments.add(index);
         return this.chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] });
       }
       case 'thinking_delta':
@@ -176,6 +180,17 @@ export class AnthropicToOpenAiStream {
         return '';
       }
     }
+  }
+
+  /**
+   * A tool call whose input was empty (no input_json_delta, or only ""): its arguments are `{}`,
+   * as in a whole answer — an OpenAI client parses the arguments it assembled, and "" is not JSON.
+   */
+  private blockStop(event: { index: number }): string {
+    const index = this.toolIndexByBlock.get(event.index);
+    if (index === undefined || this.toolsWithArguments.has(index)) return '';
+    this.toolsWithArguments.add(index);
+    return this.chunk({ tool_calls: [{ index, function: { arguments: '{}' } }] });
   }
 
   private finish(reason: ClientFinishReason): string {
