@@ -55,7 +55,20 @@ function silentSupplier(): Server {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       if (req.url?.endsWith('/responses')) return responsesStream(res);
-      if (req.url?.endsWith('/messages')) return anthropicCutStream(res);
+      if (req.url?.endsWith('/messages')) {
+        if ((JSON.parse(body) as { stream?: boolean }).stream) return anthropicCutStream(res);
+        // A whole Anthropic message without usage.
+        res.setHeader('content-type', 'application/json');
+        const message = {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          model: 'acut',
+          content: [{ type: 'text', text: answerParts.join('') }],
+          stop_reason: 'end_turn',
+        };
+        return res.end(JSON.stringify(message));
+      }
       const { model, stream } = JSON.parse(body) as { model: string; stream?: boolean };
       const base = { id: 'c1', created: 1, model };
       if (!stream) {
@@ -206,6 +219,28 @@ describe('a supplier that reports no usage', () => {
     await waitFor('both requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 2);
     for (const row of (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data) {
       expect(row).toMatchObject({ input_tokens: 11, output_tokens: output });
+    }
+  });
+
+  test('a whole Anthropic message without usage is the answer, charged the counted request and text (it was a 502)', async () => {
+    const { id, secret } = await h.createKeyWithId();
+    const messages = [{ role: 'user' as const, content: question }];
+    const viaOpenAi = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
+      model: 'acut',
+      messages,
+    });
+    expect(viaOpenAi.choices[0]?.message.content).toBe(answerParts.join(''));
+    const viaAnthropic = await new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 }).messages.create({
+      model: 'acut',
+      max_tokens: 100,
+      messages,
+    });
+    expect(viaAnthropic.content[0]).toMatchObject({ type: 'text', text: answerParts.join('') });
+    const output = await tokensOf(secret, [answerParts.join('')]);
+    await waitFor('both requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 2);
+    for (const row of (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data) {
+      expect(row).toMatchObject({ status: 200, output_tokens: output });
+      expect(row.input_tokens).toBeGreaterThan(10);
     }
   });
 

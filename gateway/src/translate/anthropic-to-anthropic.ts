@@ -37,11 +37,12 @@ export class AnthropicToAnthropic implements Translator {
 
   response(upstream: unknown): unknown {
     const message = upstream as AnthropicMessage;
-    if (!message || typeof message !== 'object' || !Array.isArray(message.content) || !message.usage) {
+    if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
       throw new ApiError('invalid_backend_response', { details: { supplier: this.context.route.supplier.name } });
     }
-    this.input = message.usage;
-    this.outputTokens = message.usage.output_tokens;
+    // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
+    this.input = message.usage ?? {};
+    this.outputTokens = message.usage?.output_tokens ?? 0;
     return { ...message, model: this.context.publicModel };
   }
 
@@ -55,7 +56,7 @@ export class AnthropicToAnthropic implements Translator {
     let out = event.data;
     switch (data.type) {
       case 'message_start':
-        this.input = data.message.usage;
+        this.input = data.message.usage ?? {};
         // Its output_tokens is a placeholder (1): the count is message_delta's, and a stream cut
         // before that is counted by the gateway (pipeline/charged-usage.ts), not charged as 1.
         this.outputTokens = 0;

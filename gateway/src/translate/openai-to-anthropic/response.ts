@@ -18,12 +18,13 @@ export function asAnthropicMessage(upstream: unknown): AnthropicMessage {
     const message = typeof upstream.error.message === 'string' ? upstream.error.message : 'The supplier reported an error';
     throw providerStreamError(type, message);
   }
-  if (!isJsonObject(upstream) || !Array.isArray(upstream.content) || !isJsonObject(upstream.usage)) {
+  if (!isJsonObject(upstream) || !Array.isArray(upstream.content)) {
     throw new ApiError('invalid_backend_response', {
       humanMessage: 'The supplier answered with something other than an Anthropic message',
     });
   }
-  return upstream as unknown as AnthropicMessage;
+  // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
+  return (isJsonObject(upstream.usage) ? upstream : { ...upstream, usage: {} }) as unknown as AnthropicMessage;
 }
 
 /** The OpenAI response for an Anthropic message, and the usage it reported. */
