@@ -1,0 +1,73 @@
+// The dashboard on a phone (390 × 844, Chromium through playwright-core), with real usage and a
+// request-log report in it: no page is wider than the screen — wide tables, code blocks and the
+// section menu scroll inside the page instead of widening it (an outside probe found the overview
+// at 899 px and the guide at 1,176 px on a 390 px screen). Screenshots go to .data/artifacts/portal/.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import type { Browser } from 'playwright-core';
+import { launchChromium, screenshot } from '../support/browser.js';
+import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
+
+let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
+let browser: Browser;
+beforeAll(async () => {
+  world = await startPortalWithGateway();
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await world?.close();
+});
+
+describe('the dashboard on a phone', () => {
+  it('no page is wider than a 390 px screen, and wide tables scroll inside it', async () => {
+    const user = await signUp(world.portal, { password: 'phone layout password 42' });
+    await fundWallet(world.gateway, `user:${user.id}`, 5);
+    const { secret } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'phone' })).json()) as { secret: string };
+    const openai = new OpenAI({ baseURL: `${world.gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    for (let i = 0; i < 3; i++)
+      await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5 });
+    await waitFor('the requests in the request log', async () => {
+      const log = (await (await user.client.get('/dashboard/request-log', { accept: 'application/json' })).json()) as { data: unknown[] };
+      return log.data.length === 3;
+    });
+    const report = (await (await user.client.postJson('/dashboard/reports', { name: 'All requests', kind: 'request_log' })).json()) as {
+      report: { id: number };
+    };
+
+    const context = await browser.newContext({ baseURL: world.portal.url, viewport: { width: 390, height: 844 }, isMobile: true });
+    try {
+      const page = await context.newPage();
+      await page.goto('/login');
+      await page.fill('#email', user.email);
+      await page.fill('#password', user.password);
+      await page.click('form[action="/auth/login"] button[type=submit]');
+      await page.waitForURL('**/dashboard**');
+      const paths = [
+        '/dashboard',
+        '/dashboard/guide',
+        '/dashboard/models',
+        '/dashboard/models/gpt-4o-mini',
+        '/dashboard/request-log',
+        '/dashboard/usage',
+        '/dashboard/autorouter',
+        '/dashboard/budgets',
+        '/dashboard/reports',
+        `/dashboard/reports/${report.report.id}/view`,
+        '/dashboard/keys',
+        '/dashboard/billing',
+      ];
+      const widths: Record<string, number> = {};
+      for (const path of paths) {
+        const response = await page.goto(path);
+        expect(response?.status(), path).toBe(200);
+        widths[path] = await page.evaluate(() => document.documentElement.scrollWidth);
+        await screenshot(page, `phone${path.replaceAll('/', '-')}`);
+      }
+      expect(Object.entries(widths).filter(([, width]) => width > 390)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
