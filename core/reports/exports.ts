@@ -161,9 +161,22 @@ export async function exportDownload(
   return { stream: Readable.from(chunks()), bytes: job.bytes_written, job };
 }
 
+/**
+ * A report cell as text: a number in its shortest exact decimal form, never with an exponent
+ * (4e-8 USD is `0.00000004`; costs are exact to the nano-dollar); empty for no value. The CSV
+ * and the report's page write cells alike.
+ */
+export function cellText(value: Cell): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number' && !Number.isInteger(value) && /e/i.test(String(value))) {
+    return value.toFixed(9).replace(/\.?0+$/, '') || '0';
+  }
+  return String(value);
+}
+
 function csvField(value: Cell): string {
   if (value === null || value === undefined) return '';
-  let text = String(value);
+  let text = cellText(value);
   // A spreadsheet must never run a field as a formula (names are chosen by users).
   if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

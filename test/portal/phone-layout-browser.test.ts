@@ -62,7 +62,7 @@ describe('the dashboard on a phone', () => {
       for (const path of paths) {
         const response = await page.goto(path);
         expect(response?.status(), path).toBe(200);
-        widths[path] = await page.evaluate(() => document.documentElement.scrollWidth);
+        widths[path] = (await page.evaluate('document.documentElement.scrollWidth')) as number;
         await screenshot(page, `phone${path.replaceAll('/', '-')}`);
       }
       expect(Object.entries(widths).filter(([, width]) => width > 390)).toEqual([]);

@@ -28,6 +28,7 @@ import {
   findReport,
   listExports,
   cadences,
+  cellText,
   createSchedule,
   disableSchedule,
   isTimeZone,
@@ -260,6 +261,7 @@ export function reportsRouter(deps: PortalDeps): Router {
       ...shown,
       exports,
       chartData: JSON.stringify(chartOf(saved, shown.header, shown.rows)).replace(/</g, '\\u003c'),
+      cellText,
     });
   });
 
