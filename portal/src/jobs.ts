@@ -132,7 +132,8 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
         `Your scheduled report “${report.name}” is ready`,
         `${owner.display_name}'s scheduled report “${report.name}” ran for ${new Date(run.due_at).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${job.rows_written.toLocaleString('en-US')} rows.`,
         'Download the CSV',
-        `${deps.baseUrl}/dashboard/reports/exports/${exportId}`,
+        // The download itself: the job's page is its owner's, a recipient may only download.
+        `${deps.baseUrl}/dashboard/reports/exports/${exportId}/download`,
         'Sign in to download it; the file is kept for 7 days. Only people the schedule names can open it.',
       ),
     );

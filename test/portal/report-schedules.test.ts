@@ -108,11 +108,12 @@ describe('scheduled reports', () => {
     expect(link).toBeTruthy();
     expect(portal.lastLink(owner.email, '/dashboard/reports/exports/')).toBe(link);
     const path = new URL(link!).pathname;
-    // A recipient downloads it; someone else cannot even see it.
-    const download = await colleague.client.get(`${path}/download`);
+    // The link is the download, which a recipient may open (the job's page is its owner's); someone else cannot even see it.
+    expect(path).toMatch(/\/download$/);
+    const download = await colleague.client.get(path);
     expect(download.status).toBe(200);
     expect(await download.text()).toContain('day,group,requests');
-    expect((await outsider.client.get(`${path}/download`)).status).toBe(404);
+    expect((await outsider.client.get(path)).status).toBe(404);
 
     // Reviewed by a recipient; an outsider's review is 404.
     expect((await outsider.client.postJson(`/dashboard/reports/schedule-runs/${runIds[0]}/review`, {})).status).toBe(404);
