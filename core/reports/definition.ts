@@ -23,6 +23,23 @@ export const reportDefinition = z.strictObject({
 });
 export type ReportDefinition = z.infer<typeof reportDefinition>;
 
+/** The filters each kind applies (`days` is every kind's). */
+const kindFilters: Record<ReportKind, readonly (keyof ReportDefinition)[]> = {
+  usage: ['days', 'group_by'],
+  request_log: ['days', 'model', 'key_id', 'status'],
+};
+
+/**
+ * The filters given that a report of `kind` would not apply — saved, they would look as if they
+ * narrowed the numbers while every row is counted. Refused instead (422 naming each). A
+ * `group_by` of `none` asks for nothing and is not one of them.
+ */
+export function filtersNotApplied(kind: ReportKind, given: Partial<ReportDefinition>): (keyof ReportDefinition)[] {
+  return (Object.keys(given) as (keyof ReportDefinition)[]).filter(
+    (name) => given[name] !== undefined && !kindFilters[kind].includes(name) && !(name === 'group_by' && given.group_by === 'none'),
+  );
+}
+
 /** A saved report as pages and JSON show it. */
 export interface SavedReport {
   id: number;

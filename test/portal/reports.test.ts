@@ -72,8 +72,14 @@ describe('saved reports', () => {
       { name: 'x', kind: 'usage', days: 0 },
       { name: 'x', kind: 'usage', group_by: 'colour' },
       { name: 'x', kind: 'request_log', status: 42 },
+      // A filter the kind would not apply is refused, not saved to look as if it narrowed the rows.
+      { name: 'x', kind: 'usage', status: 404 },
+      { name: 'x', kind: 'usage', model: 'gpt-4o' },
+      { name: 'x', kind: 'request_log', group_by: 'model' },
     ])
       await create(owner.client, bad, 422);
+    // An empty optional field of the form is the default, as when it is left out.
+    await create(owner.client, { name: 'From the form', kind: 'usage', days: '', group_by: 'none', model: '', status: '' });
     const report = await create(owner.client, { name: 'Daily spend', kind: 'usage', days: 7, group_by: 'model' });
     const list = (await (await owner.client.get('/dashboard/reports', { accept: 'application/json' })).json()) as {
       data: { id: number }[];

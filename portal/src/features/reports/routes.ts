@@ -29,6 +29,7 @@ import {
   listExports,
   cadences,
   cellText,
+  filtersNotApplied,
   createSchedule,
   disableSchedule,
   isTimeZone,
@@ -49,7 +50,7 @@ import { exportQueue, ownerScope } from '../../jobs.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { parseBody } from '../../web/validation.js';
+import { parseBody, validationError } from '../../web/validation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A whole number from a form field or JSON. */
@@ -74,7 +75,7 @@ const optionalText = (max: number) =>
 const createBody = z.object({
   name,
   kind: z.enum(reportKinds, { message: `must be one of ${reportKinds.join(', ')}` }),
-  days: whole(1, 366).optional(),
+  days: z.union([whole(1, 366), z.literal('').transform(() => undefined)]).optional(),
   group_by: z.enum(reportGroupings, { message: `must be one of ${reportGroupings.join(', ')}` }).optional(),
   model: optionalText(200),
   key_id: z.union([whole(1, 2_147_483_647), z.literal('').transform(() => undefined)]).optional(),
@@ -190,13 +191,19 @@ export function reportsRouter(deps: PortalDeps): Router {
 
   router.post('/dashboard/reports', guard, async (req, res) => {
     const body = parseBody(createBody, req.body);
-    const definition = parseBody(reportDefinition, {
+    const given = {
       ...(body.days !== undefined && { days: body.days }),
       ...(body.group_by !== undefined && { group_by: body.group_by }),
       ...(body.model !== undefined && { model: body.model }),
       ...(body.key_id !== undefined && { key_id: body.key_id }),
       ...(body.status !== undefined && { status: body.status }),
-    });
+    };
+    const definition = parseBody(reportDefinition, given);
+    const ignored = filtersNotApplied(body.kind, given);
+    if (ignored.length > 0) {
+      const other = body.kind === 'usage' ? 'request_log' : 'usage';
+      throw validationError(ignored.map((name) => ({ loc: ['body', name], msg: `applies to ${other} reports only`, type: 'value_error' })));
+    }
     const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
     if (wantsJson(req)) return res.status(201).json({ report: saved });
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
