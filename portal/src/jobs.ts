@@ -21,6 +21,7 @@ import { actionMessage, type Mailer } from './mail/mailer.js';
 import type { KeyScope } from '../../core/usage/index.js';
 import type { Principal } from '../../core/identity/index.js';
 import { keyListScope } from './features/keys/scope.js';
+import { formatUsd } from './features/keys/present.js';
 
 export const exportQueue = 'report-export';
 const sweepQueue = 'report-export-sweep';
@@ -130,7 +131,7 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
       actionMessage(
         r.email,
         `Your scheduled report “${report.name}” is ready`,
-        `${owner.display_name}'s scheduled report “${report.name}” ran for ${new Date(run.due_at).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${job.rows_written.toLocaleString('en-US')} rows.`,
+        `${owner.display_name}'s scheduled report “${report.name}” ran for ${new Date(run.due_at).toISOString().slice(0, 16).replace('T', ' ')} UTC: ${job.rows_written.toLocaleString('en-US')} ${job.rows_written === 1 ? 'row' : 'rows'}.`,
         'Download the CSV',
         // The download itself: the job's page is its owner's, a recipient may only download.
         `${deps.baseUrl}/dashboard/reports/exports/${exportId}/download`,
@@ -154,7 +155,8 @@ export async function deliverBudgetAlerts(deps: PortalJobDeps): Promise<number> 
         actionMessage(
           alert.email,
           `${whose} has reached ${alert.threshold}%`,
-          `${whose} of $${alert.amountUsd} has reached ${alert.threshold}%: $${alert.spentUsd.toFixed(2)} spent this month (UTC).`,
+          // The portal's money format (up to 6 decimals): a $0.05 budget's 2% is $0.001, not "$0.00".
+          `${whose} of ${formatUsd(alert.amountUsd)} has reached ${alert.threshold}%: ${formatUsd(alert.spentUsd)} spent this month (UTC).`,
           'See usage and budgets',
           `${deps.baseUrl}/dashboard/budgets`,
           'You receive budget alerts because you agreed to; you can stop them on the budgets page.',

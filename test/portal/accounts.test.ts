@@ -280,7 +280,10 @@ describe('validation and language', () => {
     expect(response.headers.get('location')).toBe('/pricing');
     expect(client.cookies.get('svc_lang')).toBe('de');
     expect((await harness.portal.deps.users.findByEmail(email))?.language).toBe('de');
-    expect(await (await client.get('/pricing')).text()).toContain('<html lang="de">');
+    // The selector shows the choice; the pages are in English, and say so (lang names the content).
+    const pricing = await (await client.get('/pricing')).text();
+    expect(pricing).toContain('<option value="de" selected>');
+    expect(pricing).toContain('<html lang="en">');
     expect((await client.postJson('/set-language', { language: 'xx' })).status).toBe(422);
   });
 });

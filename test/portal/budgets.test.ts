@@ -2,6 +2,7 @@
 // spend crossing a threshold through the gateway, with concurrent requests and several workers
 // evaluating at once, alerts each consenting recipient exactly once and nobody without consent;
 // the alert history is the caller's own and writes nothing; a hard stop is the gateway's cap.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import pino from 'pino';
@@ -82,6 +83,14 @@ describe('budget policies and alerts', () => {
     expect(mailsTo(consenting.email)).toBe(1);
     expect(mailsTo(silent.email)).toBe(0);
     expect(await deliverBudgetAlerts(jobDeps())).toBe(0);
+    // Small amounts in the portal's money format, not rounded to cents ("$0.00 spent").
+    const entry = world.portal.mail.find((m) => m.includes(`email to ${consenting.email}`) && m.includes('/dashboard/budgets'))!;
+    // The message as written to the outbox, quoted-printable decoded.
+    const mail = readFileSync(/written to (\S+\.eml)/.exec(entry)![1]!, 'utf8')
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    expect(mail).not.toContain('$0.00 spent');
+    expect(mail).toMatch(/has reached 80%: \$0\.\d*[1-9]\d* spent this month/);
 
     const history = (await (await consenting.client.get('/dashboard/budgets/alert-history')).json()) as {
       data: { alert_id: number; threshold: number; state: string }[];

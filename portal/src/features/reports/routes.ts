@@ -228,11 +228,14 @@ export function reportsRouter(deps: PortalDeps): Router {
       mayDownloadExport(knex, user, id),
     );
     const saved = (await knex('saved_reports').where({ id: job.report_id }).first('name')) as { name: string };
-    const filename = `${saved.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'report'}-${job.job_id.slice(0, 8)}.csv`;
+    const suffix = `-${job.job_id.slice(0, 8)}.csv`;
+    // An ASCII name for old clients, and the report's own name (RFC 6266 filename*) for the rest: "Über café 日本".
+    const ascii = `${saved.name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 80) || 'report'}${suffix}`;
+    const named = encodeURIComponent(`${saved.name.slice(0, 80)}${suffix}`);
     res.set({
       'content-type': 'text/csv; charset=utf-8',
       'content-length': String(bytes),
-      'content-disposition': `attachment; filename="${filename}"`,
+      'content-disposition': `attachment; filename="${ascii}"; filename*=UTF-8''${named}`,
       'cache-control': 'private, no-store',
     });
     stream.pipe(res);
