@@ -29,9 +29,17 @@ function present(row: Row): SavedReport {
 
 const noSuchReport = () => new ApiError('not_found', { param: 'report_id', humanMessage: 'You have no saved report with this id' });
 
-/** The owner's reports, newest first (at most 200). */
+/**
+ * Saved reports one person may keep: the hub lists them all (no paging needed), and a 201st is
+ * refused rather than hidden off the end of the list.
+ */
+export const maxReportsPerOwner = 200;
+
+/** The owner's reports, newest first (all of them: at most `maxReportsPerOwner`). */
 export async function listReports(knex: Knex, ownerUserId: number): Promise<SavedReport[]> {
-  return ((await knex('saved_reports').where({ owner_user_id: ownerUserId }).orderBy('id', 'desc').limit(200)) as Row[]).map(present);
+  return ((await knex('saved_reports').where({ owner_user_id: ownerUserId }).orderBy('id', 'desc').limit(maxReportsPerOwner)) as Row[]).map(
+    present,
+  );
 }
 
 /** The report when `ownerUserId` owns it; otherwise 404 (as for one that does not exist). */
@@ -46,10 +54,23 @@ export async function createReport(
   knex: Knex,
   input: { ownerUserId: number; name: string; kind: ReportKind; definition: ReportDefinition },
 ): Promise<SavedReport> {
-  const [row] = (await knex('saved_reports')
-    .insert({ owner_user_id: input.ownerUserId, name: input.name, kind: input.kind, definition: JSON.stringify(input.definition) })
-    .returning('*')) as Row[];
-  return present(row!);
+  const row = await knex.transaction(async (trx) => {
+    // One owner's creations in turn (the owner's row locked), so two at once cannot pass the limit together.
+    await trx('users').where({ id: input.ownerUserId }).forUpdate().first('id');
+    const [{ count }] = (await trx('saved_reports').where({ owner_user_id: input.ownerUserId }).count({ count: '*' })) as [
+      { count: string | number },
+    ];
+    if (Number(count) >= maxReportsPerOwner) {
+      throw new ApiError('conflict', {
+        humanMessage: `You have ${maxReportsPerOwner} saved reports, as many as one person may keep: delete one you no longer need first`,
+      });
+    }
+    const [inserted] = (await trx('saved_reports')
+      .insert({ owner_user_id: input.ownerUserId, name: input.name, kind: input.kind, definition: JSON.stringify(input.definition) })
+      .returning('*')) as Row[];
+    return inserted!;
+  });
+  return present(row);
 }
 
 export async function renameReport(knex: Knex, ownerUserId: number, id: number, name: string): Promise<SavedReport> {

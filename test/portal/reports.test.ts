@@ -65,6 +65,24 @@ afterAll(async () => {
 });
 
 describe('saved reports', () => {
+  it('one person keeps at most 200: the 201st is refused with a reason, not hidden off the end of the list', async () => {
+    const keeper = await signUp(portal);
+    await knex()('saved_reports').insert(
+      Array.from({ length: 199 }, (_, i) => ({
+        owner_user_id: keeper.id,
+        name: `r${i}`,
+        kind: 'usage',
+        definition: JSON.stringify({ days: 30, group_by: 'none' }),
+      })),
+    );
+    await create(keeper.client, { name: 'the 200th', kind: 'usage' });
+    const refused = await keeper.client.postJson('/dashboard/reports', { name: 'the 201st', kind: 'usage' });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { human_message: string }).human_message).toContain('delete one');
+    const listed = (await (await keeper.client.get('/dashboard/reports', { accept: 'application/json' })).json()) as { data: unknown[] };
+    expect(listed.data).toHaveLength(200);
+  });
+
   it('are created, read, renamed and deleted by their owner only; bad definitions are 422', async () => {
     for (const bad of [
       { name: '', kind: 'usage' },
