@@ -162,6 +162,18 @@ describe('budget policies and alerts', () => {
     const lifted = await activate({ amount_usd: '1000', hard_stop: true });
     expect(lifted.status).toBe(403);
     expect(await lifted.text()).toContain('only lower the monthly budget an administrator set');
+    // From the page: the form again, with the reason and what was typed.
+    const page = await member.client.postForm(
+      '/dashboard/budgets/activate',
+      { amount_usd: '1000', hard_stop: 'true', thresholds: '50,80' },
+      { accept: 'text/html' },
+    );
+    expect(page.status).toBe(403);
+    const html = await page.text();
+    expect(html).toContain('Please correct the form');
+    expect(html).toContain('only lower the monthly budget an administrator set');
+    expect(html).toContain('value="1000"');
+    expect(html).toContain('value="50,80"');
     expect(await ask(secret)).toBe('402 budget_exceeded');
 
     // Below it: accepted, and it stays the cap when the administrator raises theirs.

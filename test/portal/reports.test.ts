@@ -83,6 +83,40 @@ describe('saved reports', () => {
     expect(listed.data).toHaveLength(200);
   });
 
+  it('a refused form is shown again with what was typed and each problem, not an error page', async () => {
+    const page = await owner.client.postForm(
+      '/dashboard/reports',
+      { name: 'Typed name', kind: 'usage', days: '500', group_by: 'none' },
+      { accept: 'text/html' },
+    );
+    expect(page.status).toBe(422);
+    const html = await page.text();
+    expect(html).toContain('Please correct the form');
+    expect(html).toContain('value="Typed name"');
+    expect(html).toContain('value="500"');
+    expect(html).toContain('data-testid="report-create"');
+    // The schedule form too: a time zone that does not exist, the recipients kept.
+    const report = await create(owner.client, { name: 'To schedule', kind: 'usage' });
+    const schedule = await owner.client.postForm(
+      '/dashboard/reports/schedules',
+      {
+        report_id: String(report.id),
+        cadence: 'daily',
+        time: '07:30',
+        time_zone: 'Mars/Olympus',
+        weekday: '1',
+        month_day: '1',
+        recipients: owner.email,
+      },
+      { accept: 'text/html' },
+    );
+    expect(schedule.status).toBe(422);
+    const scheduleHtml = await schedule.text();
+    expect(scheduleHtml).toContain('Please correct the form');
+    expect(scheduleHtml).toContain('value="Mars/Olympus"');
+    expect(scheduleHtml).toContain('value="07:30"');
+  });
+
   it('are created, read, renamed and deleted by their owner only; bad definitions are 422', async () => {
     for (const bad of [
       { name: '', kind: 'usage' },

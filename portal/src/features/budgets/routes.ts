@@ -4,7 +4,7 @@
 //   POST /dashboard/budgets/consent           alerts may be emailed to the caller
 //   POST /dashboard/budgets/consent/revoke
 //   GET  /dashboard/budgets/alert-history     ?before_id&limit: the caller's own deliveries, read only
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { spendGroupMonthSpend } from '../../../../core/budget/index.js';
 import {
@@ -20,6 +20,7 @@ import { isAllowed } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
+import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
@@ -53,7 +54,13 @@ export function budgetsRouter(deps: PortalDeps): Router {
   const now = () => new Date(deps.clock());
   const guard = requireAction('budgets.manage');
 
-  router.get('/dashboard/budgets', guard, async (req, res) => {
+  /** The budgets page; after a refused form, again with its issues and what was typed (`form`). */
+  const showBudgets = async (
+    req: Request,
+    res: Response,
+    status = 200,
+    form?: { issues: FormIssue[]; values: Record<string, unknown> },
+  ) => {
     const user = req.user!;
     const [policies, consent, history] = await Promise.all([
       activePolicies(knex, user.id, user.organisationId),
@@ -71,18 +78,30 @@ export function budgetsRouter(deps: PortalDeps): Router {
     const mayOrganisation =
       user.organisationId !== null &&
       isAllowed(user, 'billing.organisation.manage', { organisationId: user.organisationId, departmentId: null });
-    if (wantsJson(req)) return res.json({ policies: withSpend, alert_consent: consent, may_set_organisation_policy: mayOrganisation });
-    res.render('dashboard/budgets/index', {
+    if (wantsJson(req)) return void res.json({ policies: withSpend, alert_consent: consent, may_set_organisation_policy: mayOrganisation });
+    res.status(status).render('dashboard/budgets/index', {
       title: 'Budgets and alerts',
       section: 'budgets',
       policies: withSpend,
       consent,
       history: history.data,
       mayOrganisation,
+      form,
     });
-  });
+  };
 
-  router.post('/dashboard/budgets/activate', guard, async (req, res) => {
+  router.get('/dashboard/budgets', guard, (req, res) => showBudgets(req, res));
+
+  router.post('/dashboard/budgets/activate', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => activateFrom(req, res),
+      (status, form) => showBudgets(req, res, status, form),
+    ),
+  );
+
+  const activateFrom = async (req: Request, res: Response) => {
     const body = parseBody(activateBody, req.body);
     const user = req.user!;
     let subjectId = user.id;
@@ -113,9 +132,9 @@ export function budgetsRouter(deps: PortalDeps): Router {
       summary: `Activated a ${body.scope === 'user' ? 'personal' : 'organisation'} budget policy of $${body.amount_usd} a month${policy.hard_stop ? ' with a hard stop' : ''}`,
       details: { policy_id: policy.policy_id, scope: body.scope },
     });
-    if (wantsJson(req)) return res.status(201).json({ policy });
+    if (wantsJson(req)) return void res.status(201).json({ policy });
     res.redirect(303, '/dashboard/budgets');
-  });
+  };
 
   for (const [path, consented] of [
     ['/dashboard/budgets/consent', true],

@@ -20,6 +20,7 @@ import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
+import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, toKeyFields, type KeyForm } from './form.js';
 import { formatUsd, presentKey } from './present.js';
 import { mayManageKey, viewScope } from './scope.js';
@@ -41,21 +42,6 @@ const notices: Record<string, string> = {
   resumed: 'Key resumed: the gateway accepts it again.',
   revoked: 'Key revoked: the gateway refuses it from now on. This cannot be undone.',
 };
-
-/** /dashboard/keys and below. */
-/** One problem of a submitted form: the field and what is wrong with it. */
-interface FormIssue {
-  name: string;
-  msg: string;
-}
-
-/** What is wrong with a submitted key form, field by field, from its validation error. */
-function formIssues(error: ApiError): FormIssue[] {
-  return ((error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? []).map((d) => ({
-    name: String(d.loc[1] ?? ''),
-    msg: d.msg,
-  }));
-}
 
 export function keysRouter(deps: PortalDeps): Router {
   const router = Router();

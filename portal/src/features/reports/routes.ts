@@ -51,6 +51,7 @@ import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, validationError } from '../../web/validation.js';
+import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A whole number from a form field or JSON. */
@@ -130,10 +131,15 @@ export function reportsRouter(deps: PortalDeps): Router {
     return { header: run.header, rows, total: await run.total(), from: run.from.toISOString(), to: run.to.toISOString() };
   };
 
-  router.get('/dashboard/reports', guard, async (req, res) => {
+  /** The hub; after a refused form, again with that form's issues and what was typed (`form`). */
+  const showHub = async (
+    req: Request,
+    res: Response,
+    status = 200,
+    form: { which: 'report' | 'schedule'; issues: FormIssue[]; values: Record<string, unknown> } | undefined = undefined,
+  ) => {
     const [reports, schedules] = await Promise.all([listReports(knex, req.user!.id), listSchedules(knex, req.user!.id)]);
-    if (wantsJson(req)) return res.json({ object: 'list', data: reports, schedules });
-    res.render('dashboard/reports/index', {
+    res.status(status).render('dashboard/reports/index', {
       title: 'Reports',
       section: 'reports',
       reports,
@@ -142,10 +148,28 @@ export function reportsRouter(deps: PortalDeps): Router {
       groupings: reportGroupings,
       cadences,
       myEmail: ((await knex('users').where({ id: req.user!.id }).first('email')) as { email: string }).email,
+      form,
     });
+  };
+
+  router.get('/dashboard/reports', guard, async (req, res) => {
+    if (wantsJson(req)) {
+      const [reports, schedules] = await Promise.all([listReports(knex, req.user!.id), listSchedules(knex, req.user!.id)]);
+      return res.json({ object: 'list', data: reports, schedules });
+    }
+    await showHub(req, res);
   });
 
-  router.post('/dashboard/reports/schedules', guard, async (req, res) => {
+  router.post('/dashboard/reports/schedules', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => createScheduleFrom(req, res),
+      (status, form) => showHub(req, res, status, { which: 'schedule', ...form }),
+    ),
+  );
+
+  const createScheduleFrom = async (req: Request, res: Response) => {
     const body = parseBody(scheduleBody, req.body);
     const owner = req.user!;
     await findReport(knex, owner.id, body.report_id);
@@ -173,9 +197,9 @@ export function reportsRouter(deps: PortalDeps): Router {
       },
       now(),
     );
-    if (wantsJson(req)) return res.status(201).json({ schedule });
+    if (wantsJson(req)) return void res.status(201).json({ schedule });
     res.redirect(303, '/dashboard/reports');
-  });
+  };
 
   router.post('/dashboard/reports/schedules/:schedule_id/disable', guard, async (req, res) => {
     const schedule = await disableSchedule(knex, req.user!.id, Number(req.params.schedule_id));
@@ -189,7 +213,16 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
-  router.post('/dashboard/reports', guard, async (req, res) => {
+  router.post('/dashboard/reports', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => createReportFrom(req, res),
+      (status, form) => showHub(req, res, status, { which: 'report', ...form }),
+    ),
+  );
+
+  const createReportFrom = async (req: Request, res: Response) => {
     const body = parseBody(createBody, req.body);
     const given = {
       ...(body.days !== undefined && { days: body.days }),
@@ -205,9 +238,9 @@ export function reportsRouter(deps: PortalDeps): Router {
       throw validationError(ignored.map((name) => ({ loc: ['body', name], msg: `applies to ${other} reports only`, type: 'value_error' })));
     }
     const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
-    if (wantsJson(req)) return res.status(201).json({ report: saved });
+    if (wantsJson(req)) return void res.status(201).json({ report: saved });
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
-  });
+  };
 
   // Export jobs first: their paths would otherwise read "exports" as a report id.
   router.get('/dashboard/reports/exports/:job_id', guard, async (req, res) => {

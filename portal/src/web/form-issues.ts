@@ -1,0 +1,38 @@
+// A form submitted from a page that the route refuses is shown again — the person's input kept,
+// each problem named beside the form (views/partials/form-issues.ejs) — instead of an error page
+// that loses what they typed. JSON callers still get the error body.
+import type { Request, Response } from 'express';
+import { ApiError } from '../../../core/errors/index.js';
+import { wantsJson } from './errors.js';
+
+/** One problem of a submitted form: the field (empty when the form as a whole) and what is wrong. */
+export interface FormIssue {
+  name: string;
+  msg: string;
+}
+
+/** What is wrong with a submitted form, field by field: a validation error's details, else its message. */
+export function formIssues(error: ApiError): FormIssue[] {
+  const detail = error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined;
+  if (detail && detail.length > 0) return detail.map((d) => ({ name: String(d.loc[1] ?? ''), msg: d.msg }));
+  return [{ name: error.param ?? '', msg: error.humanMessage }];
+}
+
+/**
+ * Runs a form's handler; when it refuses the input (a 4xx catalogue error) and the form came from
+ * a page, `show` renders that page again with the error's status, the issues and the submitted
+ * values. Anything else goes on to the error handler.
+ */
+export async function withFormPage(
+  req: Request,
+  res: Response,
+  handle: () => Promise<void>,
+  show: (status: number, form: { issues: FormIssue[]; values: Record<string, unknown> }) => Promise<void>,
+): Promise<void> {
+  try {
+    await handle();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status >= 500 || error.status === 401 || wantsJson(req)) throw error;
+    await show(error.status, { issues: formIssues(error), values: (req.body ?? {}) as Record<string, unknown> });
+  }
+}
