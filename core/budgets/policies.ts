@@ -257,8 +257,18 @@ export async function markAlert(knex: Knex, alertId: number, outcome: { sent: tr
 
 /** Thresholds as a user writes them: "50, 80, 100" or a list; each 1–100 per cent. */
 export function parseThresholds(input: unknown): number[] {
-  const list = Array.isArray(input) ? input : typeof input === 'string' ? input.split(',') : input === undefined ? [50, 80, 100] : [input];
-  const values = list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '');
+  // Left out, or the form's field left empty: the default thresholds.
+  const unset = input === undefined || (typeof input === 'string' && input.trim() === '');
+  const list = unset ? [50, 80, 100] : Array.isArray(input) ? input : typeof input === 'string' ? input.split(',') : [input];
+  const values = list.map((v) => (typeof v === 'string' ? v.trim() : v));
+  // "50,,80" is a typing slip to point out, not two thresholds.
+  if (values.some((v) => v === '')) {
+    throw new ApiError('validation_error', {
+      status: 422,
+      param: 'thresholds',
+      humanMessage: 'A threshold is missing between two commas (for example 50,80,100)',
+    });
+  }
   const numbers = values.map(Number);
   if (numbers.length === 0 || numbers.length > 10 || numbers.some((n) => !Number.isInteger(n) || n < 1 || n > 100))
     throw new ApiError('validation_error', {

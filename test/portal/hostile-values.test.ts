@@ -56,4 +56,23 @@ describe('values the database cannot hold', () => {
       await expect422(await user.client.get(`/dashboard/request-log?cursor=${cursor(value)}`, json), 'cursor');
     }
   });
+
+  it('query numbers have one message whatever is wrong, empty form fields are defaults, an empty range is named', async () => {
+    for (const days of ['abc', '100', '0', '1'.repeat(30)]) {
+      const answer = await user.client.get(`/dashboard/api/qualitative?days=${days}`);
+      expect(answer.status, days).toBe(422);
+      const body = (await answer.json()) as { detail: { msg: string }[] };
+      expect(
+        body.detail.map((d) => d.msg),
+        days,
+      ).toContain('must be a whole number of days from 1 to 90');
+    }
+    // Budget thresholds left empty on the form: the defaults; "50,,80" is named, not read as 50,80.
+    const defaults = await user.client.postForm('/dashboard/budgets/activate', { amount_usd: '10', thresholds: '' }, json);
+    expect(defaults.status).toBe(201);
+    expect(((await defaults.json()) as { policy: { thresholds: number[] } }).policy.thresholds).toEqual([50, 80, 100]);
+    await expect422(await user.client.postJson('/dashboard/budgets/activate', { amount_usd: '10', thresholds: '50,,80' }), 'thresholds');
+    // A request-log range that ends before it starts.
+    await expect422(await user.client.get('/dashboard/request-log?from=2026-11-28&to=2026-11-01', json), 'from');
+  });
 });

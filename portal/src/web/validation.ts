@@ -113,8 +113,9 @@ export const singleString = (max: number) =>
  */
 export const wholeNumberParam = (max: number, unit?: string) => {
   const message = `must be a whole number ${unit ? `of ${unit} ` : ''}from 1 to ${max}`;
-  return singleString(String(max).length)
-    .regex(/^[1-9][0-9]*$/, message)
+  // One message for every way of missing (not digits, 0, too many digits, above max).
+  return singleString(40)
+    .regex(/^[1-9][0-9]{0,14}$/, message)
     .transform(Number)
     .refine((n) => n <= max, message);
 };

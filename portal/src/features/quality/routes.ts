@@ -36,8 +36,9 @@ const settingsBody = z.strictObject({
       z.number().int().min(1).max(10_000),
       z
         .string()
-        .regex(/^[1-9][0-9]{0,3}$/, 'must be 1 to 9999')
-        .transform(Number),
+        .regex(/^[1-9][0-9]{0,4}$/, 'must be 1 to 10000')
+        .transform(Number)
+        .refine((n) => n <= 10_000, 'must be 1 to 10000'),
     ],
     {
       message: 'must be a whole number from 1 to 10000',

@@ -92,8 +92,9 @@ const scheduleBody = z
       .trim()
       .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24-hour)'),
     time_zone: z.string().trim().max(64).refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris or UTC'),
-    weekday: whole(0, 6).optional(),
-    month_day: whole(1, 28).optional(),
+    // The form sends every field whatever the cadence: an empty one is left out.
+    weekday: z.union([whole(0, 6), z.literal('').transform(() => undefined)]).optional(),
+    month_day: z.union([whole(1, 28), z.literal('').transform(() => undefined)]).optional(),
     /** Addresses of people in the owner's organisation: a list, or text separated by commas. */
     recipients: z
       .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
