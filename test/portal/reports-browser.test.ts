@@ -76,7 +76,8 @@ describe('reports in the browser', () => {
       const { readFileSync } = await import('node:fs');
       const lines = readFileSync(path!, 'utf8').trimEnd().split('\r\n');
       expect(lines).toHaveLength(30_001);
-      expect(download.suggestedFilename()).toMatch(/^All-requests-[0-9a-f]{8}\.csv$/);
+      // The report's own name (RFC 6266 filename*), not the ASCII fallback old clients get.
+      expect(download.suggestedFilename()).toMatch(/^All requests-[0-9a-f]{8}\.csv$/);
       expect(signedIn.problems).toEqual([]);
     } finally {
       await signedIn.close();
