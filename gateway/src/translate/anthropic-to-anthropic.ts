@@ -2,7 +2,8 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
-import type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
+import type { AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
+import { asAnthropicMessage } from './openai-to-anthropic/response.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { anthropicStreamErrorFrame } from './shared/stream-errors.js';
 import { tokenUsageFromAnthropic } from './shared/usage.js';
@@ -36,10 +37,9 @@ export class AnthropicToAnthropic implements Translator {
   }
 
   response(upstream: unknown): unknown {
-    const message = upstream as AnthropicMessage;
-    if (!message || typeof message !== 'object' || !Array.isArray(message.content)) {
-      throw new ApiError('invalid_backend_response', { details: { supplier: this.context.route.supplier.name } });
-    }
+    // The same reading as every translator of Anthropic answers: an in-band error body is the
+    // supplier's error with its type as the code (it fails over), a message without usage is counted.
+    const message = asAnthropicMessage(upstream);
     // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
     this.input = message.usage ?? {};
     this.outputTokens = message.usage?.output_tokens ?? 0;

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'vitest';
 import { ApiError } from '../../../core/errors/index.js';
 import { chatCompletionRequest } from '../interfaces/chat-completions/schema.js';
+import { messagesRequest } from '../interfaces/messages/schema.js';
+import { AnthropicToAnthropic } from './anthropic-to-anthropic.js';
+import { AnthropicToOpenAi } from './anthropic-to-openai/translator.js';
 import { OpenAiToOpenAi } from './openai-to-openai.js';
 import { testContext } from './shared/test-fixtures.js';
 
@@ -32,5 +35,59 @@ describe('OpenAI chat passthrough streams', () => {
     assert.match(t.streamEvent({ data: JSON.stringify(chunk) }), /"content":"Hi"/);
     assert.equal(t.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
     assert.equal(t.streamEnd(), '');
+  });
+});
+
+describe('answers that are not answers, read alike on every lane', () => {
+  it('an error body with a 200 is the supplier error with its code; no choice is invalid_backend_response', () => {
+    assert.throws(
+      () => translator().response({ error: { message: 'Upstream model overloaded', type: 'server_error', code: 'overloaded' } }),
+      (err: unknown) => err instanceof ApiError && err.code === 'overloaded',
+    );
+    assert.throws(
+      () => translator().response({ id: 'c', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response',
+    );
+  });
+
+  it('toward an Anthropic client: text parts are joined, content of another type is not an answer', () => {
+    const anthropic = () => {
+      const t = new AnthropicToOpenAi(
+        messagesRequest.parse({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+        testContext('openai'),
+      );
+      t.request();
+      return t;
+    };
+    const completion = (content: unknown) => ({
+      id: 'c',
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    });
+    assert.deepEqual(
+      (
+        anthropic().response(
+          completion([
+            { type: 'text', text: 'He' },
+            { type: 'text', text: 'llo' },
+          ]),
+        ) as { content: unknown }
+      ).content,
+      [{ type: 'text', text: 'Hello' }],
+    );
+    assert.throws(
+      () => anthropic().response(completion(['a'])),
+      (err: unknown) => err instanceof ApiError && err.code === 'invalid_backend_response',
+    );
+  });
+
+  it('an Anthropic passthrough reads a 200 error body as the supplier error', () => {
+    const t = new AnthropicToAnthropic(
+      messagesRequest.parse({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      testContext('anthropic'),
+    );
+    assert.throws(
+      () => t.response({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      (err: unknown) => err instanceof ApiError && err.code === 'overloaded_error',
+    );
   });
 });

@@ -2,7 +2,8 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
-import type { OpenAiChatChunk, OpenAiChatCompletion } from '../wire/openai-chat.js';
+import type { OpenAiChatChunk } from '../wire/openai-chat.js';
+import { asChatCompletion } from './anthropic-to-openai/response.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
@@ -45,10 +46,9 @@ export class OpenAiToOpenAi implements Translator {
   }
 
   response(upstream: unknown): unknown {
-    const completion = upstream as OpenAiChatCompletion;
-    if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices)) {
-      throw new ApiError('invalid_backend_response', { details: { supplier: this.context.route.supplier.name } });
-    }
+    // The same reading as every translator of OpenAI answers: an in-band error body is the
+    // supplier's error with its code, no choice is no answer (both fail over).
+    const completion = asChatCompletion(upstream);
     this.seenUsage = completion.usage ? tokenUsageFromOpenAi(completion.usage) : undefined;
     return { ...completion, model: this.context.publicModel };
   }

@@ -26,7 +26,20 @@ export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
   if (!isJsonObject(upstream) || !Array.isArray(upstream.choices)) {
     throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with something other than a chat completion' });
   }
+  // No choice is no answer, whichever client asked (it fails over like any unreadable answer).
+  if (upstream.choices.length === 0)
+    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
   return upstream as unknown as OpenAiChatCompletion;
+}
+
+/** A message's text: a string, or text parts some OpenAI-compatible servers send; anything else is not an answer. */
+function messageText(content: unknown): string {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content) && content.every((part) => isJsonObject(part) && typeof part.text === 'string')) {
+    return content.map((part) => (part as { text: string }).text).join('');
+  }
+  throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with message content that is not text' });
 }
 
 /** The Anthropic message for an OpenAI completion (first choice), and the usage it reported. */
@@ -40,7 +53,7 @@ export function anthropicMessageFrom(
     throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
   }
   const content: AnthropicResponseBlock[] = [];
-  const text = choice.message.content ?? '';
+  const text = messageText(choice.message.content);
   // A refusal is the model's answer too; OpenAI keeps it apart, Anthropic as plain text.
   const shown = text !== '' ? text : (choice.message.refusal ?? '');
   if (shown !== '') content.push({ type: 'text', text: shown });
