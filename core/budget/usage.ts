@@ -114,3 +114,8 @@ export function unspentBudget(key: KeyRecord, now: Date): BudgetUsage {
     exhausted: key.budgetLimitUsd <= 0,
   };
 }
+
+/** An amount in USD as a plain decimal, exact to the nano-dollar and never with an exponent: 4e-8 → `0.00000004`. */
+export function exactUsdText(usd: number): string {
+  return usd.toFixed(9).replace(/\.?0+$/, '') || '0';
+}

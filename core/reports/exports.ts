@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { ApiError } from '../errors/index.js';
+import { exactUsdText } from '../budget/usage.js';
 import type { KeyScope } from '../usage/index.js';
 import type { SavedReport } from './definition.js';
 import { findReport } from './reports.js';
@@ -168,9 +169,7 @@ export async function exportDownload(
  */
 export function cellText(value: Cell): string {
   if (value === null || value === undefined) return '';
-  if (typeof value === 'number' && !Number.isInteger(value) && /e/i.test(String(value))) {
-    return value.toFixed(9).replace(/\.?0+$/, '') || '0';
-  }
+  if (typeof value === 'number' && !Number.isInteger(value) && /e/i.test(String(value))) return exactUsdText(value);
   return String(value);
 }
 

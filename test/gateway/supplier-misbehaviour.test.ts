@@ -11,6 +11,10 @@ let server: Server;
 let h: GatewayHarness;
 let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' = 'redirect';
 
+/** One OpenAI stream chunk of model `fo` as an SSE frame. */
+const chunkFrame = (delta: object) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'fo', choices: [{ index: 0, delta }] })}\n\n`;
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     req.resume();
@@ -22,28 +26,13 @@ beforeAll(async () => {
       if (behaviour === 'stall') {
         // One chunk, then nothing: the connection stays open until the gateway gives up on it.
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const chunk = {
-          id: 'c1',
-          object: 'chat.completion.chunk',
-          created: 1,
-          model: 'fo',
-          choices: [{ index: 0, delta: { content: 'Hel' } }],
-        };
-        return res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+        return res.write(chunkFrame({ content: 'Hel' }));
       }
       if (behaviour === 'error-early') {
         // Overloaded right after the stream opened: the role chunk, then the error, no content.
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const role = {
-          id: 'c1',
-          object: 'chat.completion.chunk',
-          created: 1,
-          model: 'fo',
-          choices: [{ index: 0, delta: { role: 'assistant', content: '' } }],
-        };
-        return res.end(
-          `data: ${JSON.stringify(role)}\n\ndata: ${JSON.stringify({ error: { code: 'overloaded', type: 'server_error', message: 'Overloaded' } })}\n\n`,
-        );
+        const error = { error: { code: 'overloaded', type: 'server_error', message: 'Overloaded' } };
+        return res.end(`${chunkFrame({ role: 'assistant', content: '' })}data: ${JSON.stringify(error)}\n\n`);
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -3,6 +3,7 @@ import type { AuditAttempt } from '../../../core/audit/index.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
 import { boundedUsage, callCostUsd, type MediaUsage, type TokenUsage } from '../routing/cost.js';
+import type { CountedSide } from './charged-usage.js';
 
 /** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
 export type AttemptRecord = AuditAttempt;
@@ -33,7 +34,7 @@ export interface RoutingRecord {
   /** The supplier reported more tokens than the call can have used; the usage was cut to the bound (boundedUsage). */
   usageCapped?: { inputTokens: number; outputTokens: number };
   /** The supplier reported no usage (or zero) for these sides: the gateway counted them (charged-usage.ts). */
-  usageCounted?: readonly ('input' | 'output')[];
+  usageCounted?: readonly CountedSide[];
 }
 
 declare module 'fastify' {

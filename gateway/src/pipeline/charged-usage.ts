@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
+import type { ModelRoute } from '../../../core/config/index.js';
 import { isCompleteUsage, type TokenUsage } from '../routing/cost.js';
 import { countOrBound, countTokensSliced } from '../tokens/count.js';
 import type { Countable } from '../tokens/tokenizer.js';
+import { noteUsage, type RoutingRecord } from './attempts.js';
 
 /** What can be counted of a call when its supplier reports no usage, and the bounds its reservation was made with. */
 export interface CallCountables {
@@ -46,4 +48,21 @@ export async function chargedUsage(
     if (outputTokens > 0) counted.push('output');
   }
   return { usage: { inputTokens, outputTokens, cachedInputTokens: reported?.cachedInputTokens ?? 0 }, counted };
+}
+
+/**
+ * Charges the call (chargedUsage) and notes it on the request's routing record: the usage within
+ * bounds and its cost (noteUsage, `outputCap` the client's own cap), and which sides were counted.
+ */
+export async function noteChargedUsage(
+  record: RoutingRecord,
+  route: ModelRoute,
+  reported: TokenUsage | undefined,
+  call: CallCountables,
+  request: FastifyRequest,
+  outputCap: number | undefined,
+): Promise<void> {
+  const { usage, counted } = await chargedUsage(reported, call, request);
+  noteUsage(record, route, usage, undefined, outputCap);
+  if (counted.length > 0) record.usageCounted = counted;
 }

@@ -4,6 +4,7 @@ import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
+import { fallbackMaxTokens } from '../routing/cost.js';
 import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
@@ -11,8 +12,8 @@ import { AnswerTally } from '../translate/answer-tally.js';
 import { chatItems } from '../tokens/chat-items.js';
 import { messagesItems } from '../tokens/count.js';
 import { answerHeaders } from './answer-headers.js';
-import { chargedUsage } from './charged-usage.js';
-import { noteUsage, routingRecord, type InterfaceName } from './attempts.js';
+import { noteChargedUsage } from './charged-usage.js';
+import { routingRecord, type InterfaceName } from './attempts.js';
 import { serveRouted } from './serve-routed.js';
 import { callSupplier } from './supplier-call.js';
 import { streamToClient } from './stream-to-client.js';
@@ -33,9 +34,6 @@ export interface ChatInference {
   maxOutputTokens: number | undefined;
   interfaceName: InterfaceName;
 }
-
-/** Cap on `max_tokens` sent to suppliers that require it when neither client nor catalogue gives one. */
-const fallbackMaxTokens = 4096;
 
 /**
  * One chat request through the gateway, for both client families: resolve `auto`, then the
@@ -86,7 +84,9 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       // What is charged: the supplier's usage, or the gateway's own count where it gave none; once per call.
       let charged: Promise<void> | undefined;
       const charge = () =>
-        (charged ??= chargedUsage(
+        (charged ??= noteChargedUsage(
+          record,
+          route,
           translator.usage(),
           {
             input: () => (inference.client.family === 'openai' ? chatItems(inference.client.body) : messagesItems(inference.client.body)),
@@ -95,10 +95,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
             outputBound: inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
           },
           request,
-        ).then(({ usage, counted }) => {
-          noteUsage(record, route, usage, undefined, inference.maxOutputTokens);
-          if (counted.length > 0) record.usageCounted = counted;
-        }));
+          inference.maxOutputTokens,
+        ));
       if (inference.stream) {
         const outcome = await streamToClient(reply, upstream, translator, {
           headers,

@@ -17,6 +17,12 @@ export function isCompleteUsage(usage: TokenUsage | undefined): boolean {
   return usage !== undefined && usage.inputTokens > 0 && usage.outputTokens > 0;
 }
 
+/**
+ * The output cap assumed when neither the client nor the catalogue gives one: what a request is
+ * reserved for, and the `max_tokens` sent to suppliers that require one.
+ */
+export const fallbackMaxTokens = 4096;
+
 /** The context window assumed for a model whose catalogue entry gives none: the largest offered today. */
 export const largestContextWindow = 2_000_000;
 

@@ -1,3 +1,4 @@
+import { exactUsdText } from '../../../core/budget/usage.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { boundedUsage, callCostUsd, isCompleteUsage, type MediaUsage, type TokenUsage } from './cost.js';
 
@@ -25,9 +26,7 @@ export function routingHeaders(route: ModelRoute, publicModel: string, timing: A
 }
 
 /** Cost as a plain decimal (no exponent), at most 9 decimals. */
-export function formatUsd(usd: number): string {
-  return usd.toFixed(9).replace(/\.?0+$/, '') || '0';
-}
+export const formatUsd = exactUsdText;
 
 /**
  * A call's totals as a client can read them in a response body or stream (the `svc` object and

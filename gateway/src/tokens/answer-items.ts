@@ -2,7 +2,6 @@
 // none (gateway/src/pipeline/charged-usage.ts). Read off the wire the supplier spoke, whole answer
 // or stream events, defensively: an answer without usage is already off-contract, so any field
 // may be missing or of the wrong type, and what cannot be read counts nothing rather than throwing.
-import type { Countable } from './tokenizer.js';
 
 /**
  * The wire formats answers are read in: chat answers in OpenAI chat or Anthropic form (an
@@ -17,7 +16,7 @@ function isObject(value: unknown): value is Loose {
   return typeof value === 'object' && value !== null;
 }
 
-function* strings(...values: unknown[]): Generator<Countable> {
+function* strings(...values: unknown[]): Generator<string> {
   for (const value of values) if (typeof value === 'string' && value !== '') yield value;
 }
 
@@ -26,7 +25,7 @@ function* list(value: unknown): Generator<Loose> {
 }
 
 /** One OpenAI chat message or stream delta: text, refusal, reasoning text some suppliers add, tool calls. */
-function* openAiMessageItems(message: unknown): Generator<Countable> {
+function* openAiMessageItems(message: unknown): Generator<string> {
   if (!isObject(message)) return;
   yield* strings(message.content, message.refusal, message.reasoning_content, message.reasoning);
   for (const call of list(message.tool_calls)) {
@@ -36,7 +35,7 @@ function* openAiMessageItems(message: unknown): Generator<Countable> {
 }
 
 /** An OpenAI chat completion (whole) or one chunk of its stream. */
-function* openAiChatItems(answer: unknown): Generator<Countable> {
+function* openAiChatItems(answer: unknown): Generator<string> {
   if (!isObject(answer)) return;
   for (const choice of list(answer.choices)) {
     yield* openAiMessageItems(choice.message);
@@ -45,7 +44,7 @@ function* openAiChatItems(answer: unknown): Generator<Countable> {
 }
 
 /** An Anthropic content block as the whole answer or `content_block_start` carries it. */
-function* anthropicBlockItems(block: Loose): Generator<Countable> {
+function* anthropicBlockItems(block: Loose): Generator<string> {
   yield* strings(block.text, block.thinking);
   if (block.type === 'tool_use' || block.type === 'server_tool_use') {
     yield* strings(block.name);
@@ -55,7 +54,7 @@ function* anthropicBlockItems(block: Loose): Generator<Countable> {
 }
 
 /** An Anthropic message (whole) or one event of its stream. */
-function* anthropicItems(answer: unknown): Generator<Countable> {
+function* anthropicItems(answer: unknown): Generator<string> {
   if (!isObject(answer)) return;
   for (const block of list(answer.content)) yield* anthropicBlockItems(block);
   if (isObject(answer.content_block)) yield* anthropicBlockItems(answer.content_block);
@@ -73,21 +72,21 @@ const responsesTextDeltas = new Set([
 ]);
 
 /** One event of a Responses stream (the native lane passes them through untouched). */
-function* responsesEventItems(event: unknown): Generator<Countable> {
+function* responsesEventItems(event: unknown): Generator<string> {
   if (!isObject(event)) return;
   if (typeof event.type === 'string' && responsesTextDeltas.has(event.type)) yield* strings(event.delta);
   if (event.type === 'response.output_item.added' && isObject(event.item) && event.item.type === 'function_call')
     yield* strings(event.item.name);
 }
 
-const readers: Record<AnswerWire, (answer: unknown) => Generator<Countable>> = {
+const readers: Record<AnswerWire, (answer: unknown) => Generator<string>> = {
   'openai-chat': openAiChatItems,
   anthropic: anthropicItems,
   'openai-responses': responsesEventItems,
 };
 
 /** What the answer's output tokens are made of: the whole answer's JSON, or each stream event's data in order. */
-export function* answerItems(wire: AnswerWire, answer: { whole?: unknown; events: readonly string[] }): Generator<Countable> {
+export function* answerItems(wire: AnswerWire, answer: { whole?: unknown; events: readonly string[] }): Generator<string> {
   const read = readers[wire];
   if (answer.whole !== undefined) yield* read(answer.whole);
   for (const data of answer.events) {

@@ -74,11 +74,7 @@ export class AnswerTally {
 }
 
 /** The texts of an answer's items, one after the other. */
-function joined(items: Iterable<Countable>): string {
-  let text = '';
-  for (const item of items) if (typeof item === 'string') text += item;
-  return text;
-}
+const joined = (items: Iterable<string>): string => [...items].join('');
 
 /** The translator, telling the tally what the supplier answered before translating it. */
 class TalliedTranslator implements Translator {

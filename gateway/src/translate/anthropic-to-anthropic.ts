@@ -3,7 +3,7 @@ import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from '../wire/anthropic-messages.js';
-import { asAnthropicMessage } from './openai-to-anthropic/response.js';
+import { asAnthropicMessage } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { anthropicStreamErrorFrame } from './shared/stream-errors.js';
 import { tokenUsageFromAnthropic } from './shared/usage.js';
@@ -37,12 +37,10 @@ export class AnthropicToAnthropic implements Translator {
   }
 
   response(upstream: unknown): unknown {
-    // The same reading as every translator of Anthropic answers: an in-band error body is the
-    // supplier's error with its type as the code (it fails over), a message without usage is counted.
+    // Read as every lane reads an Anthropic answer (shared/supplier-answers.ts).
     const message = asAnthropicMessage(upstream);
-    // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
-    this.input = message.usage ?? {};
-    this.outputTokens = message.usage?.output_tokens ?? 0;
+    this.input = message.usage;
+    this.outputTokens = message.usage.output_tokens ?? 0;
     return { ...message, model: this.context.publicModel };
   }
 

@@ -3,7 +3,7 @@ import type { ChatCompletionRequest } from '../interfaces/chat-completions/schem
 import type { TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
 import type { OpenAiChatChunk } from '../wire/openai-chat.js';
-import { asChatCompletion } from './anthropic-to-openai/response.js';
+import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
@@ -46,8 +46,7 @@ export class OpenAiToOpenAi implements Translator {
   }
 
   response(upstream: unknown): unknown {
-    // The same reading as every translator of OpenAI answers: an in-band error body is the
-    // supplier's error with its code, no choice is no answer (both fail over).
+    // Read as every lane reads an OpenAI answer (shared/supplier-answers.ts).
     const completion = asChatCompletion(upstream);
     this.seenUsage = completion.usage ? tokenUsageFromOpenAi(completion.usage) : undefined;
     return { ...completion, model: this.context.publicModel };

@@ -8,14 +8,14 @@ import type { AttemptSignal } from '../../http/cancellation.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { validateBody } from '../../http/validate.js';
 import { answerHeaders, headersSetSoFar } from '../../pipeline/answer-headers.js';
-import { noteUsage, routingRecord } from '../../pipeline/attempts.js';
-import { chargedUsage } from '../../pipeline/charged-usage.js';
+import { routingRecord } from '../../pipeline/attempts.js';
+import { noteChargedUsage } from '../../pipeline/charged-usage.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { streamBreak } from '../../http/upstream-client.js';
-import type { TokenUsage } from '../../routing/cost.js';
+import { fallbackMaxTokens, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
 import { AnswerTally } from '../../translate/answer-tally.js';
@@ -87,9 +87,6 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
   });
 }
 
-/** The output tokens assumed for a request that sets no `max_output_tokens` to a model whose catalogue entry gives none. */
-const fallbackMaxTokens = 4096;
-
 /** One native request, as each attempt relays it. */
 interface NativeCall {
   body: NativeResponsesRequest;
@@ -142,7 +139,9 @@ async function relayResponses(
     lateError = streamBreak(error, route.supplier.name);
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id)));
   }
-  const { usage, counted } = await chargedUsage(
+  await noteChargedUsage(
+    record,
+    route,
     meter.usage,
     {
       input: () => responsesItems(body),
@@ -151,9 +150,8 @@ async function relayResponses(
       outputBound: maxOutput ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
     },
     request,
+    maxOutput,
   );
-  noteUsage(record, route, usage, undefined, maxOutput);
-  if (counted.length > 0) record.usageCounted = counted;
   if (!raw.destroyed) {
     // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.
     const totals = usageTotals(route, record.usage);

@@ -4,33 +4,11 @@ import type { TokenUsage } from '../../routing/cost.js';
 import type { AnthropicMessage, AnthropicResponseBlock } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion } from '../../wire/openai-chat.js';
 import { newMessageId, newToolUseId } from '../shared/ids.js';
-import { providerStreamError } from '../shared/provider-errors.js';
 import { isJsonObject, parseToolArguments } from '../shared/safe-json.js';
 import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
 import { anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
 import type { ToolNameMap } from './tool-names.js';
-
-/** An OpenAI-style in-band error (`{error:{message,type,code}}`) as an ApiError keeping the supplier's code. */
-export function openAiInBandError(error: Record<string, unknown>): ApiError {
-  const type = typeof error.type === 'string' && error.type !== '' ? error.type : undefined;
-  const code = typeof error.code === 'string' || typeof error.code === 'number' ? String(error.code) : undefined;
-  const message = typeof error.message === 'string' && error.message !== '' ? error.message : 'The supplier reported an error';
-  const chosen = code ?? type ?? 'upstream_error';
-  return providerStreamError(chosen, message, type);
-}
-
-/** An upstream body checked just enough to be read as an OpenAI chat completion. */
-export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
-  if (isJsonObject(upstream) && isJsonObject(upstream.error)) throw openAiInBandError(upstream.error);
-  if (!isJsonObject(upstream) || !Array.isArray(upstream.choices)) {
-    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with something other than a chat completion' });
-  }
-  // No choice is no answer, whichever client asked (it fails over like any unreadable answer).
-  if (upstream.choices.length === 0)
-    throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
-  return upstream as unknown as OpenAiChatCompletion;
-}
 
 /** A message's text: a string, or text parts some OpenAI-compatible servers send; anything else is not an answer. */
 function messageText(content: unknown): string {

@@ -12,7 +12,7 @@ import { eventFrame } from '../shared/sse-frames.js';
 import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
 import { anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
-import { openAiInBandError } from './response.js';
+import { openAiInBandError } from '../shared/supplier-answers.js';
 import type { ToolNameMap } from './tool-names.js';
 
 /** Writes one Anthropic event with its `event:` line (the Anthropic SDK drops frames without one). */

@@ -6,7 +6,8 @@ import { reportedTotals } from '../../routing/routing-headers.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { anthropicStreamErrorFrame } from '../shared/stream-errors.js';
 import { openAiRequestFrom } from './request.js';
-import { anthropicMessageFrom, asChatCompletion } from './response.js';
+import { asChatCompletion } from '../shared/supplier-answers.js';
+import { anthropicMessageFrom } from './response.js';
 import { OpenAiToAnthropicStream } from './stream.js';
 import { ToolNameMap } from './tool-names.js';
 

@@ -1,31 +1,11 @@
 // Anthropic message → OpenAI chat.completion (docs/interfaces.md §Translation rules: stop reasons, usage).
-import { ApiError } from '../../../../core/errors/index.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion, OpenAiToolCall } from '../../wire/openai-chat.js';
 import { newChatCompletionId, unixSeconds } from '../shared/ids.js';
-import { isJsonObject } from '../shared/safe-json.js';
 import { finishReasonFromAnthropic } from '../shared/stop-reasons.js';
 import { openAiUsageFrom, tokenUsageFromAnthropic } from '../shared/usage.js';
-import { providerStreamError } from '../shared/provider-errors.js';
 import { jsonToolName } from './request.js';
-
-/** An upstream body checked just enough to be read as an Anthropic message. */
-export function asAnthropicMessage(upstream: unknown): AnthropicMessage {
-  if (isJsonObject(upstream) && upstream.type === 'error' && isJsonObject(upstream.error)) {
-    // An error body that arrived with a 2xx status: keep the supplier's own type as the code.
-    const type = typeof upstream.error.type === 'string' ? upstream.error.type : 'api_error';
-    const message = typeof upstream.error.message === 'string' ? upstream.error.message : 'The supplier reported an error';
-    throw providerStreamError(type, message);
-  }
-  if (!isJsonObject(upstream) || !Array.isArray(upstream.content)) {
-    throw new ApiError('invalid_backend_response', {
-      humanMessage: 'The supplier answered with something other than an Anthropic message',
-    });
-  }
-  // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
-  return (isJsonObject(upstream.usage) ? upstream : { ...upstream, usage: {} }) as unknown as AnthropicMessage;
-}
 
 /** The OpenAI response for an Anthropic message, and the usage it reported. */
 export function chatCompletionFrom(

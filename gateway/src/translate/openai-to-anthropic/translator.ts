@@ -6,7 +6,8 @@ import { reportedTotals } from '../../routing/routing-headers.js';
 import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { openAiStreamErrorFrame } from '../shared/stream-errors.js';
 import { anthropicRequestFrom } from './request.js';
-import { asAnthropicMessage, chatCompletionFrom } from './response.js';
+import { asAnthropicMessage } from '../shared/supplier-answers.js';
+import { chatCompletionFrom } from './response.js';
 import { AnthropicToOpenAiStream } from './stream.js';
 
 /**

@@ -50,7 +50,7 @@ import { exportQueue, ownerScope } from '../../jobs.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { parseBody, validationError } from '../../web/validation.js';
+import { maxRowId, parseBody, validationError } from '../../web/validation.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
@@ -66,6 +66,8 @@ const whole = (min: number, max: number) =>
         .transform(Number),
     ])
     .pipe(z.number().int().min(min).max(max));
+/** An optional whole number: left out, or a form's field left empty (forms send every field), is none. */
+const optionalWhole = (min: number, max: number) => z.union([whole(min, max), z.literal('').transform(() => undefined)]).optional();
 const optionalText = (max: number) =>
   z
     .string()
@@ -76,11 +78,11 @@ const optionalText = (max: number) =>
 const createBody = z.object({
   name,
   kind: z.enum(reportKinds, { message: `must be one of ${reportKinds.join(', ')}` }),
-  days: z.union([whole(1, 366), z.literal('').transform(() => undefined)]).optional(),
+  days: optionalWhole(1, 366),
   group_by: z.enum(reportGroupings, { message: `must be one of ${reportGroupings.join(', ')}` }).optional(),
   model: optionalText(200),
-  key_id: z.union([whole(1, 2_147_483_647), z.literal('').transform(() => undefined)]).optional(),
-  status: z.union([whole(2, 599), z.literal('').transform(() => undefined)]).optional(),
+  key_id: optionalWhole(1, maxRowId),
+  status: optionalWhole(2, 599),
 });
 const renameBody = z.object({ name });
 const scheduleBody = z
@@ -92,9 +94,8 @@ const scheduleBody = z
       .trim()
       .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (24-hour)'),
     time_zone: z.string().trim().max(64).refine(isTimeZone, 'must be an IANA time zone such as Europe/Paris or UTC'),
-    // The form sends every field whatever the cadence: an empty one is left out.
-    weekday: z.union([whole(0, 6), z.literal('').transform(() => undefined)]).optional(),
-    month_day: z.union([whole(1, 28), z.literal('').transform(() => undefined)]).optional(),
+    weekday: optionalWhole(0, 6),
+    month_day: optionalWhole(1, 28),
     /** Addresses of people in the owner's organisation: a list, or text separated by commas. */
     recipients: z
       .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
@@ -132,7 +133,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     return { header: run.header, rows, total: await run.total(), from: run.from.toISOString(), to: run.to.toISOString() };
   };
 
-  /** The hub; after a refused form, again with that form's issues and what was typed (`form`). */
+  /** The hub (JSON: the lists); after a refused form, again with that form's issues and what was typed (`form`). */
   const showHub = async (
     req: Request,
     res: Response,
@@ -140,6 +141,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     form: { which: 'report' | 'schedule'; issues: FormIssue[]; values: Record<string, unknown> } | undefined = undefined,
   ) => {
     const [reports, schedules] = await Promise.all([listReports(knex, req.user!.id), listSchedules(knex, req.user!.id)]);
+    if (wantsJson(req)) return void res.json({ object: 'list', data: reports, schedules });
     res.status(status).render('dashboard/reports/index', {
       title: 'Reports',
       section: 'reports',
@@ -153,13 +155,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/reports', guard, async (req, res) => {
-    if (wantsJson(req)) {
-      const [reports, schedules] = await Promise.all([listReports(knex, req.user!.id), listSchedules(knex, req.user!.id)]);
-      return res.json({ object: 'list', data: reports, schedules });
-    }
-    await showHub(req, res);
-  });
+  router.get('/dashboard/reports', guard, (req, res) => showHub(req, res));
 
   router.post('/dashboard/reports/schedules', guard, (req, res) =>
     withFormPage(
