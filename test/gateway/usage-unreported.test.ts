@@ -152,14 +152,24 @@ describe('a supplier that reports no usage', () => {
 
     const whole = await openai.chat.completions.create({ model: 'quiet', messages }).withResponse();
     expect(whole.data.choices[0]?.message.content).toBe(answerParts.join(''));
-    const stream = await openai.chat.completions.create({ model: 'quiet', messages, stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'quiet',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let streamed = '';
-    for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? '';
+    let streamedUsage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      streamed += chunk.choices[0]?.delta.content ?? '';
+      streamedUsage = chunk.usage ?? streamedUsage;
+    }
     expect(streamed).toBe(answerParts.join(''));
     const message = await anthropic.messages.create({ model: 'quiet', max_tokens: 100, messages });
     expect(message.content[0]).toMatchObject({ type: 'text', text: answerParts.join('') });
     const anthropicStream = anthropic.messages.stream({ model: 'quiet', max_tokens: 100, messages });
-    expect((await anthropicStream.finalMessage()).content[0]).toMatchObject({ text: answerParts.join('') });
+    const streamedMessage = await anthropicStream.finalMessage();
+    expect(streamedMessage.content[0]).toMatchObject({ text: answerParts.join('') });
 
     const input = await tokensOf(secret, [question]);
     // Streamed or whole, the answer is counted as the one text it is, not delta by delta.
@@ -168,6 +178,11 @@ describe('a supplier that reports no usage', () => {
     // The whole answer's headers carry the charged totals.
     expect(Number(whole.response.headers.get('x-svc-input-tokens'))).toBe(input + 3);
     expect(Number(whole.response.headers.get('x-svc-output-tokens'))).toBe(output);
+    // The SDKs read the charged usage from the stream's own usage event (the supplier sent none).
+    expect(streamedUsage).toMatchObject({ prompt_tokens: input + 3, completion_tokens: output, total_tokens: input + 3 + output });
+    expect(streamedMessage.usage).toMatchObject({ input_tokens: input + 3, output_tokens: output });
+    expect(message.usage).toMatchObject({ input_tokens: input + 3, output_tokens: output });
+    expect(whole.data.usage).toMatchObject({ prompt_tokens: input + 3, completion_tokens: output, total_tokens: input + 3 + output });
 
     await waitFor('four requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 4);
     const rows = (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data;

@@ -18,6 +18,7 @@ import { serveRouted } from './serve-routed.js';
 import { callSupplier } from './supplier-call.js';
 import { streamToClient } from './stream-to-client.js';
 import { readJson, readSupplierAnswer } from './upstream-json.js';
+import { withChargedUsage } from '../translate/shared/usage.js';
 
 /** A chat-style request of either family, ready to route. */
 export interface ChatInference {
@@ -101,9 +102,10 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         const outcome = await streamToClient(reply, upstream, translator, {
           headers,
           // The totals the stream ends with are what is charged: noted first, within bounds.
-          totals: async () => {
+          charged: async () => {
             await charge();
-            return usageTotals(route, record.usage);
+            const totals = usageTotals(route, record.usage);
+            return record.usage && totals ? { usage: record.usage, totals } : undefined;
           },
           supplier: route.supplier.name,
           sawContent: () => tally.sawContent(),
@@ -115,7 +117,9 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
       await charge();
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
-      return { value: body };
+      // A usage the gateway counted replaces the supplier's missing or partial one in the body too.
+      const countedUsage = record.usageCounted === undefined ? undefined : record.usage;
+      return { value: countedUsage ? withChargedUsage(inference.client.family, body, countedUsage) : body };
     },
   });
 }

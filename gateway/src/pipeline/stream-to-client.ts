@@ -2,9 +2,9 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
-import { totalsHeaders, type UsageTotals } from '../routing/routing-headers.js';
+import { totalsHeaders } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
-import type { Translator } from '../translate/types.js';
+import type { ChargedCall, Translator } from '../translate/types.js';
 import { headersSetSoFar } from './answer-headers.js';
 import { routingRecord } from './attempts.js';
 import { readSupplierAnswer } from './upstream-json.js';
@@ -31,8 +31,8 @@ export interface StreamOutcome {
 export interface StreamRelay {
   /** The answer's headers, sent with the status line. */
   headers: () => Record<string, string>;
-  /** The call's totals, computed once the stream ended (what is charged). */
-  totals: () => Promise<UsageTotals | undefined>;
+  /** What the call is charged, computed once the stream ended. */
+  charged: () => Promise<ChargedCall | undefined>;
   /** The supplier's name, for errors. */
   supplier: string;
   /** Whether the supplier has generated content yet (AnswerTally.sawContent). */
@@ -54,8 +54,9 @@ const holdFramingMs = 10_000;
  * after message_start, a `response.failed` — still yields a proper HTTP error, thrown to the
  * caller, which fails over to the next supplier. After the first byte a failure becomes the client
  * family's in-stream error event — never a silent clean end. At the end the call's totals follow
- * the last frame as a `: svc-totals` comment and as HTTP trailers (the translator has already put
- * them in the family's own final usage event, where the protocol has one).
+ * the last frame as a `: svc-totals` comment and as HTTP trailers (the translator has put them in
+ * the family's own final usage event, where the protocol has one — held until now, streamClose,
+ * when the supplier reported no usage and the gateway counted it).
  */
 export async function streamToClient(
   reply: FastifyReply,
@@ -63,7 +64,7 @@ export async function streamToClient(
   translator: Translator,
   relay: StreamRelay,
 ): Promise<StreamOutcome> {
-  const { headers, totals, supplier } = relay;
+  const { headers, charged, supplier } = relay;
   const raw = reply.raw;
   let started = false;
   /** Framing translated before any content, sent with the first frame after it. */
@@ -125,10 +126,12 @@ export async function streamToClient(
   }
   if (started) {
     // Counting a usage the supplier left out takes a turn of the event loop: the client may leave meanwhile.
-    const final = raw.destroyed ? undefined : await totals();
+    const final = raw.destroyed ? undefined : await charged();
     if (!raw.destroyed) {
-      if (final) raw.write(totalsComment(final));
-      raw.addTrailers(totalsHeaders(final));
+      // A final usage event the translator held for the charged usage, then the totals.
+      if (!failure) raw.write(translator.streamClose?.(final) ?? '');
+      if (final) raw.write(totalsComment(final.totals));
+      raw.addTrailers(totalsHeaders(final?.totals));
     }
     raw.end();
   }

@@ -101,6 +101,10 @@ class TalliedTranslator implements Translator {
     return this.inner.streamEnd();
   }
 
+  streamClose(...args: Parameters<NonNullable<Translator['streamClose']>>): string {
+    return this.inner.streamClose?.(...args) ?? '';
+  }
+
   streamError(...args: Parameters<Translator['streamError']>): string {
     return this.inner.streamError(...args);
   }

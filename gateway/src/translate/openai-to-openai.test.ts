@@ -36,6 +36,81 @@ describe('OpenAI chat passthrough streams', () => {
     assert.equal(t.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
     assert.equal(t.streamEnd(), '');
   });
+
+  const usageClient = () =>
+    new OpenAiToOpenAi(
+      chatCompletionRequest.parse({
+        model: 'm',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+      testContext('openai'),
+    );
+  const content = {
+    id: 'c7',
+    object: 'chat.completion.chunk',
+    created: 5,
+    model: 'u',
+    choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }],
+  };
+  const charged = {
+    usage: { inputTokens: 9, outputTokens: 2, cachedInputTokens: 0 },
+    totals: { input_tokens: 9, output_tokens: 2, cost_usd: '0.000011' },
+  };
+
+  it('a client asking for usage gets a usage chunk with the charged usage when the supplier sent none', () => {
+    const t = usageClient();
+    t.streamEvent({ data: JSON.stringify(content) });
+    assert.equal(t.streamEvent({ data: '[DONE]' }), '', '[DONE] waits for the usage chunk');
+    assert.equal(t.streamEnd(), '');
+    const closing = t.streamClose(charged);
+    const [usageFrame, done] = closing.split('\n\n').filter(Boolean);
+    assert.equal(done, 'data: [DONE]');
+    const chunk = JSON.parse(usageFrame!.slice('data: '.length)) as Record<string, unknown>;
+    assert.equal(chunk.id, 'c7');
+    assert.equal(chunk.created, 5);
+    assert.equal(chunk.model, 'public-model');
+    assert.deepEqual(chunk.choices, []);
+    assert.deepEqual(chunk.usage, {
+      prompt_tokens: 9,
+      completion_tokens: 2,
+      total_tokens: 11,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+    assert.deepEqual(chunk.svc, charged.totals);
+    assert.equal(t.streamClose(charged), '', 'written once');
+  });
+
+  it("a usage chunk missing a side leaves with the charged usage; one that is complete passes as the supplier's", () => {
+    const t = usageClient();
+    t.streamEvent({ data: JSON.stringify(content) });
+    const partial = {
+      id: 'c7',
+      object: 'chat.completion.chunk',
+      created: 5,
+      model: 'u',
+      choices: [],
+      usage: { prompt_tokens: 0, completion_tokens: 2, total_tokens: 2 },
+    };
+    assert.equal(t.streamEvent({ data: JSON.stringify(partial) }), '');
+    assert.equal(t.streamEvent({ data: '[DONE]' }), '');
+    assert.match(t.streamClose(charged), /"prompt_tokens":9,"completion_tokens":2,"total_tokens":11/);
+
+    const whole = usageClient();
+    whole.streamEvent({ data: JSON.stringify(content) });
+    const complete = { ...partial, usage: { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 } };
+    assert.match(whole.streamEvent({ data: JSON.stringify(complete) }), /"prompt_tokens":4/);
+    assert.equal(whole.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
+    assert.equal(whole.streamClose(charged), '');
+  });
+
+  it('a client that did not ask for usage gets [DONE] at once, whatever the supplier sent', () => {
+    const t = translator();
+    t.streamEvent({ data: JSON.stringify(content) });
+    assert.equal(t.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
+    assert.equal(t.streamClose(charged), '');
+  });
 });
 
 describe('answers that are not answers, read alike on every lane', () => {

@@ -1,14 +1,14 @@
 import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
-import type { TokenUsage } from '../routing/cost.js';
+import { isCompleteUsage, type TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
 import type { OpenAiChatChunk } from '../wire/openai-chat.js';
 import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
-import { tokenUsageFromOpenAi } from './shared/usage.js';
-import type { SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
+import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
+import type { ChargedCall, SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
 
 /** Metadata keys the gateway reads for session affinity; not forwarded. */
 const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
@@ -17,7 +17,8 @@ const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
  * OpenAI client → OpenAI-protocol supplier: the request passes through with the upstream model
  * id and without gateway-only fields. Usage is always requested upstream (for metering) and
  * the usage chunk is only forwarded when the client asked for it, with the call's totals added
- * as `svc`. Chunks keep their content except `model`, which reports the public id.
+ * as `svc`; a supplier that sends none (or one missing a side) still gives such a client its
+ * usage chunk, with what the call is charged, before `[DONE]`. Chunks keep their content except `model`, which reports the public id.
  */
 export class OpenAiToOpenAi implements Translator {
   private seenUsage: TokenUsage | undefined;
@@ -25,6 +26,10 @@ export class OpenAiToOpenAi implements Translator {
   private done = false;
   /** A chunk arrived before `[DONE]`: a stream of `[DONE]` alone is no answer (empty_stream, failover). */
   private sawChunk = false;
+  /** The client asked for a usage chunk and the supplier sent none with complete usage: it follows at streamClose. */
+  private owedUsage: { id: unknown; created: unknown; chunk: OpenAiChatChunk | undefined } | undefined;
+  /** The last chunk's id and created, for a usage chunk the gateway writes itself. */
+  private lastIds: { id: unknown; created: unknown } = { id: undefined, created: undefined };
 
   constructor(
     private readonly request_: ChatCompletionRequest,
@@ -56,7 +61,7 @@ export class OpenAiToOpenAi implements Translator {
     if (event.data === '[DONE]') {
       if (!this.sawChunk) throw new ApiError('empty_stream', { details: { supplier: this.context.route.supplier.name } });
       this.done = true;
-      return doneFrame;
+      return this.closing();
     }
     this.sawChunk = true;
     let chunk: OpenAiChatChunk & { error?: { code?: unknown; type?: unknown; message?: unknown } };
@@ -76,10 +81,17 @@ export class OpenAiToOpenAi implements Translator {
     }
     if (chunk.usage) this.seenUsage = tokenUsageFromOpenAi(chunk.usage);
     if (chunk.choices?.some((c) => c.finish_reason)) this.finished = true;
+    this.lastIds = { id: chunk.id, created: chunk.created };
+    const wantsUsage = this.request_.stream_options?.include_usage === true;
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
-    if (usageOnly && this.request_.stream_options?.include_usage !== true) return '';
+    if (usageOnly && !wantsUsage) return '';
     chunk.model = this.context.publicModel;
-    if (this.request_.stream_options?.include_usage !== true) delete chunk.usage;
+    if (!wantsUsage) delete chunk.usage;
+    // A usage chunk missing a side is held: it leaves with what is charged (streamClose).
+    if (usageOnly && chunk.usage && !isCompleteUsage(this.seenUsage)) {
+      this.owedUsage = { ...this.lastIds, chunk };
+      return '';
+    }
     // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
     if (chunk.usage) return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap) });
     return dataFrame(chunk);
@@ -88,8 +100,31 @@ export class OpenAiToOpenAi implements Translator {
   streamEnd(): string {
     if (this.done) return '';
     // Some OpenAI-compatible suppliers omit [DONE]; a finish_reason means the answer is whole.
-    if (this.finished) return doneFrame;
+    if (this.finished) return this.closing();
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
+  }
+
+  /**
+   * `[DONE]` — or nothing yet when the client asked for usage and the supplier gave no complete
+   * usage chunk: the usage chunk and `[DONE]` then follow once the call is charged (streamClose).
+   */
+  private closing(): string {
+    if (this.request_.stream_options?.include_usage !== true || isCompleteUsage(this.seenUsage)) return doneFrame;
+    this.owedUsage ??= { ...this.lastIds, chunk: undefined };
+    return '';
+  }
+
+  streamClose(charged: ChargedCall | undefined): string {
+    const owed = this.owedUsage;
+    if (owed === undefined) return '';
+    this.owedUsage = undefined;
+    const usage = charged?.usage ?? this.seenUsage ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+    const chunk = {
+      ...(owed.chunk ?? { id: owed.id, object: 'chat.completion.chunk', created: owed.created, model: this.context.publicModel, choices: [] }),
+      usage: openAiUsageFrom(usage),
+      ...(charged && { svc: charged.totals }),
+    };
+    return dataFrame(chunk) + doneFrame;
   }
 
   streamError(error: ApiError, requestId: string): string {

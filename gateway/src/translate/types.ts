@@ -1,6 +1,7 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
 import type { TokenUsage } from '../routing/cost.js';
+import type { UsageTotals } from '../routing/routing-headers.js';
 
 /** The client-facing interface family of a request. */
 export type ClientFamily = 'openai' | 'anthropic';
@@ -28,6 +29,12 @@ export interface TranslationContext {
   outputCap?: number | undefined;
 }
 
+/** What a call is charged once its stream ended: the usage (the supplier's, or the gateway's count) and its totals. */
+export interface ChargedCall {
+  usage: TokenUsage;
+  totals: UsageTotals;
+}
+
 /**
  * One instance per request (conventions 2–3): turns the client's request into the supplier's,
  * and the supplier's response (whole, or event by event) into the client's, keeping any stream
@@ -45,6 +52,14 @@ export interface Translator {
    * when the upstream ended without its terminal event (the client must not see a clean end).
    */
   streamEnd(): string;
+  /**
+   * Frames that wait for what the call is charged, written after streamEnd() once it is known:
+   * the family's final usage event when the supplier reported no complete usage of its own (an
+   * OpenAI-compatible server ignoring `include_usage`), so the client's SDK reads the tokens it
+   * pays for rather than nothing or zeros. '' when nothing is owed; absent on translators that
+   * never defer.
+   */
+  streamClose?(charged: ChargedCall | undefined): string;
   /** An error after the first byte → the client family's in-stream error frame, with the request's id (as every error body). */
   streamError(error: ApiError, requestId: string): string;
   /** Token usage seen so far (complete after response() or streamEnd()). */

@@ -30,6 +30,7 @@ function run(t: AnthropicToOpenAi, events: SseEvent[]): { event: string | undefi
   let out = '';
   for (const event of events) out += t.streamEvent(event);
   out += t.streamEnd();
+  out += t.streamClose(undefined);
   return readFrames(out).map((frame) => ({ event: frame.event, data: JSON.parse(frame.data) as Record<string, unknown> }));
 }
 
@@ -175,6 +176,33 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
       },
       { event: 'message_stop', data: { type: 'message_stop' } },
     ]);
+  });
+
+  it('without usage from the supplier, message_delta and message_stop wait for the charged usage', () => {
+    const t = translator();
+    let out = '';
+    for (const event of openAiEvents([chunk({ role: 'assistant', content: 'Hello' }, 'stop')])) out += t.streamEvent(event);
+    out += t.streamEnd();
+    assert.deepEqual(
+      readFrames(out).map((frame) => frame.event),
+      ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_stop'],
+    );
+    const charged = {
+      usage: { inputTokens: 12, outputTokens: 3, cachedInputTokens: 0 },
+      totals: { input_tokens: 12, output_tokens: 3, cost_usd: '0.00002' },
+    };
+    const closing = readFrames(t.streamClose(charged));
+    assert.deepEqual(
+      closing.map((frame) => frame.event),
+      ['message_delta', 'message_stop'],
+    );
+    assert.deepEqual(JSON.parse(closing[0]!.data), {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      svc: charged.totals,
+    });
+    assert.equal(t.streamClose(charged), '', 'written once');
   });
 
   it('emits content before the finish when one chunk holds both, and maps length to max_tokens', () => {

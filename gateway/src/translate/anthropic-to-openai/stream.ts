@@ -1,11 +1,11 @@
 // Stream state machine B (docs/interfaces.md §Translation rules): OpenAI upstream chunks → Anthropic stream events, each
 // framed with its `event:` line. One instance per request; all stream state lives here.
 import { ApiError } from '../../../../core/errors/index.js';
-import type { TokenUsage } from '../../routing/cost.js';
+import { isCompleteUsage, type TokenUsage } from '../../routing/cost.js';
 import type { UsageTotals } from '../../routing/routing-headers.js';
 import type { AnthropicStopReason, AnthropicStreamEvent } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatChunk, OpenAiToolCallDelta, OpenAiUsage } from '../../wire/openai-chat.js';
-import type { SseEvent } from '../types.js';
+import type { ChargedCall, SseEvent } from '../types.js';
 import { newMessageId, newToolUseId } from '../shared/ids.js';
 import { isJsonObject, parseJson } from '../shared/safe-json.js';
 import { eventFrame } from '../shared/sse-frames.js';
@@ -39,6 +39,8 @@ export class OpenAiToAnthropicStream {
   private refused = false;
   private usageSeen: TokenUsage | undefined;
   private finished = false;
+  /** finish() held message_delta and message_stop for the charged usage (close()). */
+  private owesClose = false;
 
   constructor(
     private readonly publicModel: string,
@@ -102,20 +104,36 @@ export class OpenAiToAnthropicStream {
     return this.usageSeen;
   }
 
-  /** Closes the message: any open block, message_delta with the held stop reason and usage, message_stop. */
+  /**
+   * Closes the message: any open block, message_delta with the held stop reason and usage,
+   * message_stop. Without a complete usage from the supplier, message_delta and message_stop wait
+   * for what the call is charged (close()), so the SDK's usage is that, not zeros.
+   */
   finish(): string {
     if (this.finished) return '';
-    let out = this.ensureStarted() + this.closeOpen();
-    const usage = this.usageSeen === undefined ? { output_tokens: 0 } : anthropicUsageFrom(this.usageSeen);
+    const out = this.ensureStarted() + this.closeOpen();
+    this.finished = true;
+    if (this.usageSeen === undefined || !isCompleteUsage(this.usageSeen)) {
+      this.owesClose = true;
+      return out;
+    }
+    return out + this.closingFrames(this.usageSeen, this.totals(this.usageSeen));
+  }
+
+  /** The message_delta and message_stop finish() held, with the charged usage; '' when none is owed. */
+  close(charged: ChargedCall | undefined): string {
+    if (!this.owesClose) return '';
+    this.owesClose = false;
+    return this.closingFrames(charged?.usage ?? this.usageSeen, charged?.totals);
+  }
+
+  private closingFrames(usage: TokenUsage | undefined, totals: UsageTotals | undefined): string {
     const delta: AnthropicStreamEvent = {
       type: 'message_delta',
       delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null },
-      usage,
+      usage: usage === undefined ? { output_tokens: 0 } : anthropicUsageFrom(usage),
     };
-    out += this.usageSeen === undefined ? frame(delta) : eventFrame(delta.type, { ...delta, svc: this.totals(this.usageSeen) });
-    out += frame({ type: 'message_stop' });
-    this.finished = true;
-    return out;
+    return eventFrame(delta.type, totals === undefined ? delta : { ...delta, svc: totals }) + frame({ type: 'message_stop' });
   }
 
   private ensureStarted(): string {

@@ -3,7 +3,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TokenUsage } from '../../routing/cost.js';
 import { reportedTotals } from '../../routing/routing-headers.js';
-import type { SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
+import type { ChargedCall, SseEvent, TranslationContext, Translator, UpstreamCall } from '../types.js';
 import { anthropicStreamErrorFrame } from '../shared/stream-errors.js';
 import { openAiRequestFrom } from './request.js';
 import { asChatCompletion } from '../shared/supplier-answers.js';
@@ -52,6 +52,11 @@ export class AnthropicToOpenAi implements Translator {
     if (stream.complete) return '';
     if (stream.sawFinish) return stream.finish();
     throw new ApiError('stream_interrupted');
+  }
+
+  /** message_delta and message_stop, when the stream held them for the charged usage. */
+  streamClose(charged: ChargedCall | undefined): string {
+    return this.stream?.close(charged) ?? '';
   }
 
   /**

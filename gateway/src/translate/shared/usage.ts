@@ -48,3 +48,15 @@ export function anthropicUsageFrom(usage: TokenUsage): Required<AnthropicUsage> 
     cache_read_input_tokens: usage.cachedInputTokens,
   };
 }
+
+/**
+ * A whole answer's usage block replaced by what the call is charged, in the client's family —
+ * for an answer whose supplier reported no complete usage, which the gateway counted
+ * (pipeline/charged-usage.ts): the SDK then reads the tokens the caller pays for, as the headers say.
+ */
+export function withChargedUsage(family: 'openai' | 'anthropic', body: unknown, charged: TokenUsage): unknown {
+  if (typeof body !== 'object' || body === null) return body;
+  const answer = body as { usage?: Record<string, unknown> | null };
+  const usage = family === 'openai' ? openAiUsageFrom(charged) : anthropicUsageFrom(charged);
+  return { ...answer, usage: { ...(answer.usage ?? {}), ...usage } };
+}
