@@ -3,3 +3,4 @@ export * from './reports.js';
 export * from './rows.js';
 export * from './exports.js';
 export * from './schedules.js';
+export * from './schedule-runs.js';

@@ -135,7 +135,7 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
         'Download the CSV',
         // The download itself: the job's page is its owner's, a recipient may only download.
         `${deps.baseUrl}/dashboard/reports/exports/${exportId}/download`,
-        'Sign in to download it; the file is kept for 7 days. Only people the schedule names can open it.',
+        `Sign in to download it; the file is kept for 7 days. Only people the schedule names can open it. Every run of the schedules you receive: ${deps.baseUrl}/dashboard/reports/schedule-runs`,
       ),
     );
   await knex('schedule_runs').where({ id: run.id }).update({ state: 'sent', recipients: recipients.length, finished_at: now() });

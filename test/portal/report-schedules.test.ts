@@ -121,6 +121,36 @@ describe('scheduled reports', () => {
     expect(reviewed.status).toBe(200);
     expect(((await reviewed.json()) as { run: { reviewed_by: number } }).run.reviewed_by).toBe(colleague.id);
 
+    // The runs are listed to the owner and the recipients, with the file and the review; not to others.
+    interface Run {
+      run_id: number;
+      owned: boolean;
+      state: string;
+      recipients: number;
+      download_url: string | null;
+      reviewed_by_name: string | null;
+    }
+    const runsOf = async (user: SignedInUser) =>
+      ((await (await user.client.get('/dashboard/reports/schedule-runs', { accept: 'application/json' })).json()) as { data: Run[] }).data;
+    const [ownerRun] = await runsOf(owner);
+    expect(ownerRun).toMatchObject({ run_id: runIds[0], owned: true, state: 'sent', recipients: 2, download_url: path });
+    expect(ownerRun!.reviewed_by_name).toBeTruthy();
+    expect((await runsOf(colleague))[0]).toMatchObject({ run_id: runIds[0], owned: false, download_url: path });
+    expect(await runsOf(outsider)).toEqual([]);
+    const page = await (await colleague.client.get('/dashboard/reports/schedule-runs')).text();
+    expect(page).toContain('Weekly usage');
+    expect(page).toContain('(sent to you)');
+    expect(page).toContain(`href="${path}"`);
+    expect(page).not.toContain('Mark reviewed');
+    // Once the file expired, the run says so instead of linking to a 404.
+    await knex()('report_exports')
+      .where({ id: path.split('/').at(-2) })
+      .update({ expires_at: new Date(Date.now() - 1_000) });
+    expect((await runsOf(owner))[0]!.download_url).toBeNull();
+    await knex()('report_exports')
+      .where({ id: path.split('/').at(-2) })
+      .update({ expires_at: new Date(Date.now() + 86_400_000) });
+
     // The same run delivered again (at least once) sends nothing twice.
     const before = portal.mail.length;
     const again = await portal.portal.deps.jobs.send(scheduleRunQueue, { runId: runIds[0]! });

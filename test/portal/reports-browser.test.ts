@@ -1,12 +1,15 @@
 // Reports in a real browser (Chromium through playwright-core): create a report from the hub,
 // read it with its chart, start a background export, watch the progress bar fill and the state
-// change on the export page, and download the CSV.
+// change on the export page, and download the CSV; a scheduled run on the runs page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { KeyRepository } from '../../core/keys/index.js';
+import { claimDueRuns } from '../../core/reports/index.js';
+import { scheduleRunQueue } from '../../portal/src/jobs.js';
 import { launchChromium, screenshot, signInPage } from '../support/browser.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 import { signUp } from '../support/portal-users.js';
+import { waitFor } from '../support/wait-for.js';
 
 let portal: PortalHarness;
 let browser: Browser;
@@ -83,4 +86,47 @@ describe('reports in the browser', () => {
       await signedIn.close();
     }
   }, 180_000);
+
+  it('a scheduled run is listed with its file, and reviewed from the runs page', async () => {
+    const user = await signUp(portal, { name: 'Sam Schedules', password: 'browser password 46' });
+    const report = (await (await user.client.postJson('/dashboard/reports', { name: 'Daily spend', kind: 'usage' })).json()) as {
+      report: { id: number };
+    };
+    const created = await user.client.postJson('/dashboard/reports/schedules', {
+      report_id: report.report.id,
+      cadence: 'daily',
+      time: '07:00',
+      time_zone: 'UTC',
+      recipients: [user.email],
+    });
+    const { schedule } = (await created.json()) as { schedule: { schedule_id: number } };
+    const knex = portal.database.knex;
+    await knex('report_schedules')
+      .where({ id: schedule.schedule_id })
+      .update({ next_run_at: new Date(Date.now() - 1_000) });
+    const [runId] = await claimDueRuns(knex, new Date());
+    await portal.portal.deps.jobs.send(scheduleRunQueue, { runId: runId! });
+    await waitFor(
+      'the run to be sent',
+      async () => ((await knex('schedule_runs').where({ id: runId }).first('state')) as { state: string }).state === 'sent',
+      30_000,
+    );
+    const signedIn = await signInPage(browser, portal.url, user, '/dashboard/reports');
+    try {
+      const page = signedIn.page;
+      await page.click('[data-testid=runs-link]');
+      await page.waitForURL(/\/dashboard\/reports\/schedule-runs$/);
+      const row = page.locator(`tr[data-run="${runId}"]`);
+      expect(await row.locator('[data-testid=run-state]').textContent()).toBe('sent');
+      await screenshot(page, 'report-runs');
+      const [download] = await Promise.all([page.waitForEvent('download'), row.locator('[data-testid=run-download]').click()]);
+      expect(download.suggestedFilename()).toMatch(/^Daily spend-[0-9a-f]{8}\.csv$/);
+      await row.getByRole('button', { name: 'Mark reviewed' }).click();
+      await page.waitForURL(/\/dashboard\/reports\/schedule-runs$/);
+      expect(await page.locator(`tr[data-run="${runId}"] [data-testid=run-reviewed]`).textContent()).toContain('by Sam Schedules');
+      expect(signedIn.problems).toEqual([]);
+    } finally {
+      await signedIn.close();
+    }
+  }, 120_000);
 });

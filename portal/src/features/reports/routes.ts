@@ -13,6 +13,7 @@
 //   GET  /dashboard/reports/exports/{job_id}/download    the file (its owner or a scheduled run's recipients, until it expires)
 //   POST /dashboard/reports/schedules                    {report_id, cadence, time, time_zone, weekday?, month_day?, recipients}
 //   POST /dashboard/reports/schedules/{schedule_id}/disable
+//   GET  /dashboard/reports/schedule-runs                the runs of schedules the caller owns or receives
 //   POST /dashboard/reports/schedule-runs/{run_id}/review
 // Everything is the caller's own: another user's report or job is 404, as one that does not exist.
 import { Router, type Request, type Response } from 'express';
@@ -34,6 +35,7 @@ import {
   disableSchedule,
   isTimeZone,
   listReports,
+  listRuns,
   listSchedules,
   mayDownloadExport,
   reviewRun,
@@ -204,10 +206,16 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
+  router.get('/dashboard/reports/schedule-runs', guard, async (req, res) => {
+    const runs = await listRuns(knex, req.user!.id, now());
+    if (wantsJson(req)) return res.json({ object: 'list', data: runs });
+    res.render('dashboard/reports/runs', { title: 'Scheduled runs', section: 'reports', runs });
+  });
+
   router.post('/dashboard/reports/schedule-runs/:run_id/review', guard, async (req, res) => {
     const reviewed = await reviewRun(knex, req.user!.id, Number(req.params.run_id), now());
     if (wantsJson(req)) return res.json({ run: reviewed });
-    res.redirect(303, '/dashboard/reports');
+    res.redirect(303, '/dashboard/reports/schedule-runs');
   });
 
   router.post('/dashboard/reports', guard, (req, res) =>
