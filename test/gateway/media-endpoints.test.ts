@@ -592,3 +592,84 @@ describe('a supplier answering JSON of the wrong shape', () => {
     }
   });
 });
+
+describe('a supplier over-reporting what a transcription consumed', () => {
+  // The reservation assumes the file's duration at the lowest plausible bitrate (1,000 bytes a
+  // second); a supplier reporting 20,000 seconds for 20 KB was charged $2 against a $0.01 budget.
+  let h: GatewayHarness;
+  let liar: Server;
+  let answer: unknown;
+
+  beforeAll(async () => {
+    liar = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)));
+    });
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    const port = (liar.address() as { port: number }).port;
+    const tokenPriced = {
+      id: 'transcribe-tokens',
+      usd_per_audio_minute: 0,
+      input_usd_per_mtok: 6,
+      output_usd_per_mtok: 10,
+      capabilities: ['transcription'],
+    };
+    h = await startGatewayHarness([
+      { name: 'liar', region: 'EU', baseUrl: `http://127.0.0.1:${port}/v1`, models: [...models, tokenPriced] },
+    ]);
+  });
+  afterAll(async () => {
+    await h.close();
+    await new Promise((resolve) => liar.close(resolve));
+  });
+
+  test('is charged at most the bound its reservation assumed; a negative report is not a refund', async () => {
+    const { id, secret } = await h.createKeyWithId({ budgetLimitUsd: 0.01, budgetPeriod: 'daily' });
+    // 20,000 bytes of samples under a header claiming 1 byte a second.
+    const file = Buffer.concat([wavHeader(20_000, 1), Buffer.alloc(20_000)]);
+    const transcribe = async (model: string) => {
+      const form = new FormData();
+      form.append('model', model);
+      form.append('file', new Blob([file], { type: 'audio/wav' }), 'slow.wav');
+      const res = await fetch(`${h.gateway.url}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}` },
+        body: form,
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      await res.text();
+      return Number(res.headers.get('x-svc-cost-usd'));
+    };
+    const boundSeconds = file.length / 1_000;
+
+    answer = { text: 'hello', usage: { type: 'duration', seconds: 20_000 } };
+    assert.equal(await transcribe('whisper'), Math.round((boundSeconds / 60) * 0.006 * 1e9) / 1e9, 'charged the bound, not $2');
+    answer = { text: 'hello', usage: { type: 'duration', seconds: -500 } };
+    assert.equal(await transcribe('whisper'), 0, 'a negative duration is nothing, not a credit');
+    answer = { text: 'hello', usage: { type: 'tokens', input_tokens: 1e9, output_tokens: -3 } };
+    const inputBound = Math.ceil(boundSeconds * 25);
+    assert.equal(await transcribe('transcribe-tokens'), Math.round(inputBound * 6 * 1000) / 1e9, 'tokens within the bound');
+
+    // Embeddings and rerank: within the inputs' bytes (and a few special tokens each).
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${h.gateway.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      return (await res.json()) as { usage: Record<string, number> };
+    };
+    answer = { object: 'list', data: [{ index: 0, embedding: [0.5] }], usage: { prompt_tokens: 1e9 } };
+    assert.deepEqual((await post('/v1/embeddings', { model: 'embed-small', input: 'hello' })).usage, {
+      prompt_tokens: 5 + 4,
+      total_tokens: 5 + 4,
+    });
+    answer = { results: [{ index: 0, relevance_score: 0.5 }], usage: { total_tokens: 1e9 } };
+    assert.equal((await post('/v1/rerank', { model: 'rerank-v1', query: 'q', documents: ['abc'] })).usage.total_tokens, 3 + 1 + 8);
+
+    await waitFor('five audited', async () => (await h.auditOf(id)).length === 5);
+    const spent = (await h.auditOf(id)).reduce((sum, row) => sum + Number(row.cost_usd), 0);
+    assert.ok(spent <= 0.01, `the budget of $0.01 is not overspent: ${spent}`);
+  });
+});

@@ -99,6 +99,7 @@ export interface HarnessAuditRecord {
   supplier: string | null;
   status: number;
   code: string | null;
+  cost_usd: number;
   failover: boolean;
   attempts: {
     supplier: string;

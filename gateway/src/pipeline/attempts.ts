@@ -32,7 +32,7 @@ export interface RoutingRecord {
   /** The first-ranked supplier (routing/order-candidates.ts `preferred`), set once candidates are ranked. */
   preferredSupplier?: string | undefined;
   /** The supplier reported more tokens than the call can have used; the usage was cut to the bound (boundedUsage). */
-  usageCapped?: { inputTokens: number; outputTokens: number };
+  usageCapped?: { inputTokens: number; outputTokens: number; audioSeconds?: number };
   /** The supplier reported no usage (or zero) for these sides: the gateway counted them (charged-usage.ts). */
   usageCounted?: readonly CountedSide[];
 }

@@ -87,6 +87,50 @@ function reportedUsage(json: Record<string, unknown>): { tokens?: TokenUsage; se
   return {};
 }
 
+/**
+ * Ceilings of what one second of audio can be billed in tokens by a token-priced model: well above
+ * OpenAI's audio input (about 10 tokens a second) and a fast speaker's transcript.
+ */
+const audioInputTokensPerSecond = 25;
+const transcriptTokensPerSecond = 10;
+
+/**
+ * The most a file can be charged: its duration at the lowest plausible bitrate, and the tokens
+ * that duration can be. The reservation is made for these, and a supplier reporting more (20,000
+ * seconds for 20 KB) is charged these — a wallet or budget is never overspent by a report.
+ */
+export function transcriptionBounds(bytes: number): { seconds: number; inputTokens: number; outputTokens: number } {
+  const seconds = bytes / floorBytesPerSecond;
+  return {
+    seconds,
+    inputTokens: Math.ceil(seconds * audioInputTokensPerSecond),
+    outputTokens: Math.ceil(seconds * transcriptTokensPerSecond),
+  };
+}
+
+/** A reported amount within [0, bound] (a negative or absurd report is not a refund or a fortune). */
+const within = (value: number, bound: number): number => (Number.isFinite(value) ? Math.min(Math.max(value, 0), bound) : 0);
+
+/** What the call is charged: the supplier's report within the file's bounds, or the estimate when it reports nothing. */
+function chargedUsage(
+  reported: { tokens?: TokenUsage; seconds?: number },
+  file: AudioFile,
+): { tokens?: TokenUsage; media: MediaUsage; capped: boolean } {
+  const bounds = transcriptionBounds(file.bytes);
+  if (reported.tokens) {
+    const tokens: TokenUsage = {
+      inputTokens: Math.floor(within(reported.tokens.inputTokens, bounds.inputTokens)),
+      outputTokens: Math.floor(within(reported.tokens.outputTokens, bounds.outputTokens)),
+      cachedInputTokens: 0,
+    };
+    const capped = tokens.inputTokens !== reported.tokens.inputTokens || tokens.outputTokens !== reported.tokens.outputTokens;
+    return { tokens, media: { audioSeconds: 0 }, capped };
+  }
+  const seconds = reported.seconds ?? estimatedSeconds(file);
+  const audioSeconds = within(seconds, bounds.seconds);
+  return { media: { audioSeconds }, capped: audioSeconds !== seconds };
+}
+
 /** The duration to bill when the supplier reports none. */
 function estimatedSeconds(file: AudioFile): number {
   return (file.format === 'wav' ? wavSeconds(file.head, file.bytes) : undefined) ?? file.bytes / typicalBytesPerSecond;
@@ -130,9 +174,16 @@ function transcriptionAttempt(
     } else {
       void reply.type('text/plain; charset=utf-8');
     }
-    const media: MediaUsage = { audioSeconds: reported.seconds ?? (reported.tokens ? 0 : estimatedSeconds(file)) };
-    noteUsage(routingRecord(request), route, reported.tokens, media);
-    void reply.headers({ ...answerHeaders(reply, route, form.model, started), ...usageHeaders(route, reported.tokens, media) });
+    const charged = chargedUsage(reported, file);
+    const record = routingRecord(request);
+    noteUsage(record, route, charged.tokens, charged.media);
+    if (charged.capped)
+      record.usageCapped = {
+        inputTokens: reported.tokens?.inputTokens ?? 0,
+        outputTokens: reported.tokens?.outputTokens ?? 0,
+        ...(reported.seconds !== undefined && { audioSeconds: reported.seconds }),
+      };
+    void reply.headers({ ...answerHeaders(reply, route, form.model, started), ...usageHeaders(route, charged.tokens, charged.media) });
     return { value: answer };
   };
 }
@@ -149,13 +200,17 @@ async function serveTranscription(deps: GatewayDeps, request: FastifyRequest, re
   const upload = await readAudioUpload(request.raw, deps.uploadIdleMs);
   try {
     const form = readForm(upload.fields);
-    const boundSeconds = upload.file.bytes / floorBytesPerSecond;
+    const bounds = transcriptionBounds(upload.file.bytes);
     return await serveRouted(deps, request, reply, {
       interfaceName: 'audio.transcriptions',
       model: form.model,
       region: form.region,
       needs: { protocols: ['openai'], capability: 'transcription' },
-      worstCaseUsd: (compliant) => (boundSeconds / 60) * maxPrice(compliant, (r) => r.model.usdPerAudioMinute),
+      worstCaseUsd: (compliant) =>
+        (bounds.seconds / 60) * maxPrice(compliant, (r) => r.model.usdPerAudioMinute) +
+        (bounds.inputTokens * maxPrice(compliant, (r) => r.model.inputUsdPerMtok) +
+          bounds.outputTokens * maxPrice(compliant, (r) => r.model.outputUsdPerMtok)) /
+          1e6,
       attempt: transcriptionAttempt(deps, request, reply, form, upload.file),
     });
   } finally {

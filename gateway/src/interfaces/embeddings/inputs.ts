@@ -27,6 +27,9 @@ export interface MeasuredInputs {
  * strings are tokenized, by `check`, in slices on the shared counting lane and stopping at 2,049
  * tokens — so the work is bounded by the limit, not by the input. Token arrays count their length.
  */
+/** Special tokens an embedding model may add to one input, over its bytes or given tokens. */
+const specialTokensPerInput = 4;
+
 export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs {
   const { items, single } = inputsOf(input);
   const paramOf = (index: number) => (single ? 'input' : `input[${index}]`);
@@ -42,6 +45,8 @@ export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs
       throw new ApiError('invalid_input', { param, humanMessage: `${param} is an empty string; every input must have text` });
     tokenBound += Buffer.byteLength(item);
   }
+  // A model may add a few special tokens (BOS, EOS…) to each input.
+  tokenBound += items.length * specialTokensPerInput;
   /** Exact counts of the long strings, made by `check`. */
   const counted = new Map<number, number>();
   return {

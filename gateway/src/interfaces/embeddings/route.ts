@@ -48,9 +48,10 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
         }));
         data.sort((a, b) => a.index - b.index);
         const reported = upstream.usage?.prompt_tokens;
+        // A supplier reporting more than the inputs can be is charged their bound (the reservation).
         const tokens =
           typeof reported === 'number' && Number.isInteger(reported) && reported >= 0
-            ? reported
+            ? Math.min(reported, inputs.tokenBound)
             : await countOrBound(() => inputs.countTokens(), inputs.tokenBound, request);
         return {
           body: { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },

@@ -20,13 +20,19 @@ function reportedTokens(json: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
+/** Special tokens a reranker adds around one query–document pair (CLS, SEP…), over the bytes. */
+const specialTokensPerPair = 8;
+
 /** `POST /v1/rerank` through the shared pipeline to suppliers that speak the common rerank format. */
 function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   const body = validateBody(rerankRequest, request.body);
   const documents = body.documents.map((d) => (typeof d === 'string' ? d : d.text));
   // A token covers at least one UTF-8 byte: the byte count bounds the reservation without
   // tokenizing on the event loop; the exact count is made only if the supplier reports no usage.
-  const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d), Buffer.byteLength(body.query));
+  // A cross-encoder reads the query with each document, with a few special tokens per pair. A
+  // supplier reporting more is charged the bound: the reservation is never overspent.
+  const pairBytes = Buffer.byteLength(body.query) + specialTokensPerPair;
+  const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d) + pairBytes, 0);
   const countTokens = () => countTokensSliced([body.query, ...documents]);
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
@@ -41,7 +47,8 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, documents }),
       answer: async (json, route) => {
         const results = normaliseResults(json, documents, body.top_n, body.return_documents === true, route.supplier.name);
-        const tokens = reportedTokens(json) ?? (await countOrBound(countTokens, tokenBound, request));
+        const reported = reportedTokens(json);
+        const tokens = reported === undefined ? await countOrBound(countTokens, tokenBound, request) : Math.min(reported, tokenBound);
         const id = (json as { id?: unknown }).id;
         return {
           body: { ...(typeof id === 'string' && { id }), model: body.model, results, usage: { total_tokens: tokens } },
