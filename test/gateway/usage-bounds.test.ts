@@ -69,11 +69,11 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-const chat = (secret: string, model: string, stream: boolean) =>
+const chat = (secret: string, model: string, stream: boolean, extra: Record<string, unknown> = {}) =>
   fetch(`${h.gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, max_tokens: 50, stream, messages: [{ role: 'user', content: 'hello' }] }),
+    body: JSON.stringify({ model, max_tokens: 50, stream, messages: [{ role: 'user', content: 'hello' }], ...extra }),
   });
 
 interface AuditRow {
@@ -113,6 +113,26 @@ describe('a supplier over-reporting its usage', () => {
       budget_used: number;
     };
     expect(key.budget_used).toBeCloseTo(spent, 9);
+  });
+
+  test('n answers may each use the output cap: charged up to n × max_tokens, and reserved for it', async () => {
+    // 16 answers of up to 50 tokens were charged 50 tokens in all (413 reported were charged 30).
+    const { secret } = await h.createKeyWithId();
+    const sixteen = await chat(secret, 'over-output', false, { n: 16 });
+    expect(sixteen.status).toBe(200);
+    expect(sixteen.headers.get('x-svc-output-tokens')).toBe('800');
+    await sixteen.arrayBuffer();
+    const wide = await chat(secret, 'over-output', false, { n: 16, max_tokens: 200 });
+    expect(wide.headers.get('x-svc-output-tokens')).toBe('2000');
+    await wide.arrayBuffer();
+    // The reservation is for 16 × 50 output tokens ($0.0016): more than a $0.001 budget holds.
+    const small = await h.createKeyWithId({ budgetLimitUsd: 0.001, budgetPeriod: 'daily' });
+    const refused = await chat(small.secret, 'over-output', false, { n: 16 });
+    expect(refused.status).toBe(402);
+    await refused.arrayBuffer();
+    const one = await chat(small.secret, 'over-output', false);
+    expect(one.status).toBe(200);
+    await one.arrayBuffer();
   });
 
   test('3,000,000,000 prompt tokens: charged at the context window, and the audit record lands', async () => {

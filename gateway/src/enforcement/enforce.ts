@@ -44,10 +44,11 @@ export function worstCaseUsd(
   inputBytes: number,
   maxOutputTokens: number | undefined,
   fallbackOutput: number,
+  choices = 1,
 ): number {
   let worst = 0;
   for (const route of routes) {
-    const output = maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput;
+    const output = (maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput) * choices;
     worst = Math.max(worst, (inputBytes * route.model.inputUsdPerMtok + output * route.model.outputUsdPerMtok) / 1e6);
   }
   return worst;

@@ -106,7 +106,7 @@ export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, 
 
 /**
  * Records the usage of the answering route, within what the call can have used (boundedUsage:
- * `outputCap` is the request's max output tokens, if it set one), and its cost at the
+ * `outputCap` is the request's max output tokens, if it set one, per each of its `choices`), and its cost at the
  * catalogue's prices. What a supplier over-reported is kept in `usageCapped` for the request log.
  */
 export function noteUsage(
@@ -115,10 +115,11 @@ export function noteUsage(
   reported: TokenUsage | undefined,
   media?: MediaUsage,
   outputCap?: number,
+  choices = 1,
 ): void {
   let usage = reported;
   if (reported) {
-    const bounded = boundedUsage(route.model, reported, outputCap);
+    const bounded = boundedUsage(route.model, reported, outputCap, choices);
     usage = bounded.usage;
     if (bounded.capped) record.usageCapped = { inputTokens: reported.inputTokens, outputTokens: reported.outputTokens };
   }

@@ -61,8 +61,9 @@ export async function noteChargedUsage(
   call: CallCountables,
   request: FastifyRequest,
   outputCap: number | undefined,
+  choices = 1,
 ): Promise<void> {
   const { usage, counted } = await chargedUsage(reported, call, request);
-  noteUsage(record, route, usage, undefined, outputCap);
+  noteUsage(record, route, usage, undefined, outputCap, choices);
   if (counted.length > 0) record.usageCounted = counted;
 }

@@ -31,8 +31,10 @@ export interface ChatInference {
   session: SessionInputs;
   /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
   inputBytes: number;
-  /** The client's output cap, if it set one. */
+  /** The client's output cap, if it set one: per answer. */
   maxOutputTokens: number | undefined;
+  /** How many answers the client asked for (OpenAI's `n`; 1 otherwise): the output bounds are per answer. */
+  choices: number;
   interfaceName: InterfaceName;
 }
 
@@ -62,13 +64,20 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
     region: inference.region,
     needs: { protocols: chatProtocols, capability: 'chat' },
     session: sessionOf(inference.session),
-    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens),
+    worstCaseUsd: (compliant) =>
+      worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
     attempt: async (route, _index, signal) => {
       const tally = new AnswerTally();
       const translator = createTranslator(
         inference.client,
         route.supplier.protocol,
-        { route, publicModel, defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens, outputCap: inference.maxOutputTokens },
+        {
+          route,
+          publicModel,
+          defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
+          outputCap: inference.maxOutputTokens,
+          choices: inference.choices,
+        },
         tally,
       );
       const call = translator.request();
@@ -93,10 +102,11 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
             input: () => (inference.client.family === 'openai' ? chatItems(inference.client.body) : messagesItems(inference.client.body)),
             inputBound: inference.inputBytes,
             output: () => tally.items(),
-            outputBound: inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
+            outputBound: (inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens) * inference.choices,
           },
           request,
           inference.maxOutputTokens,
+          inference.choices,
         ));
       if (inference.stream) {
         const outcome = await streamToClient(reply, upstream, translator, {

@@ -32,16 +32,18 @@ export const largestContextWindow = 2_000_000;
  * max output) and the context window, cached input at most the input. A supplier reporting more —
  * 3,000,000,000 prompt tokens, or 2,000 completion tokens for max_tokens 50 — is wrong; charging
  * it would overflow the audit log's counts and let concurrent requests overspend a budget whose
- * reservations assumed the cap. `capped` says whether anything was cut.
+ * reservations assumed the cap. `capped` says whether anything was cut. A request for `choices`
+ * answers (OpenAI's `n`) may use the cap once per answer.
  */
 export function boundedUsage(
   model: SupplierModel,
   usage: TokenUsage,
   outputCap: number | undefined,
+  choices = 1,
 ): { usage: TokenUsage; capped: boolean } {
   const context = model.contextWindow ?? largestContextWindow;
   const inputTokens = Math.min(usage.inputTokens, context);
-  const outputTokens = Math.min(usage.outputTokens, outputCap ?? model.maxOutputTokens ?? context, context);
+  const outputTokens = Math.min(usage.outputTokens, Math.min(outputCap ?? model.maxOutputTokens ?? context, context) * choices);
   const cachedInputTokens = Math.min(usage.cachedInputTokens, inputTokens);
   const capped = inputTokens !== usage.inputTokens || outputTokens !== usage.outputTokens || cachedInputTokens !== usage.cachedInputTokens;
   return { usage: capped ? { inputTokens, outputTokens, cachedInputTokens } : usage, capped };

@@ -55,9 +55,14 @@ export function usageTotals(route: ModelRoute, usage: TokenUsage | undefined, me
  * gateway counts once the stream ended (pipeline/charged-usage.ts) and the `: svc-totals` comment
  * and trailers carry. So `svc`, the comment, the trailers and the charge never disagree.
  */
-export function reportedTotals(route: ModelRoute, usage: TokenUsage | undefined, outputCap: number | undefined): UsageTotals | undefined {
+export function reportedTotals(
+  route: ModelRoute,
+  usage: TokenUsage | undefined,
+  outputCap: number | undefined,
+  choices = 1,
+): UsageTotals | undefined {
   if (usage === undefined || !isCompleteUsage(usage)) return undefined;
-  return usageTotals(route, boundedUsage(route.model, usage, outputCap).usage);
+  return usageTotals(route, boundedUsage(route.model, usage, outputCap, choices).usage);
 }
 
 /** The usage headers (or stream trailers) carrying totals; empty when they are not known. */

@@ -93,7 +93,8 @@ export class OpenAiToOpenAi implements Translator {
       return '';
     }
     // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
-    if (chunk.usage) return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap) });
+    if (chunk.usage)
+      return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap, this.context.choices) });
     return dataFrame(chunk);
   }
 
@@ -120,7 +121,13 @@ export class OpenAiToOpenAi implements Translator {
     this.owedUsage = undefined;
     const usage = charged?.usage ?? this.seenUsage ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     const chunk = {
-      ...(owed.chunk ?? { id: owed.id, object: 'chat.completion.chunk', created: owed.created, model: this.context.publicModel, choices: [] }),
+      ...(owed.chunk ?? {
+        id: owed.id,
+        object: 'chat.completion.chunk',
+        created: owed.created,
+        model: this.context.publicModel,
+        choices: [],
+      }),
       usage: openAiUsageFrom(usage),
       ...(charged && { svc: charged.totals }),
     };

@@ -27,6 +27,8 @@ export interface TranslationContext {
   defaultMaxTokens: number;
   /** The client's own output cap, if it set one: the bound the totals in a stream's usage event are charged within. */
   outputCap?: number | undefined;
+  /** How many answers the client asked for (OpenAI's `n`): each may use the output cap. */
+  choices?: number | undefined;
 }
 
 /** What a call is charged once its stream ended: the usage (the supplier's, or the gateway's count) and its totals. */

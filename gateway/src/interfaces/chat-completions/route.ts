@@ -29,6 +29,7 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       session: chatSessionInputs(request.headers, body),
       inputBytes: requestBytes(request),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      choices: body.n ?? 1,
       interfaceName: 'chat.completions',
     });
   });

@@ -70,6 +70,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       session: messagesSessionInputs(request.headers, body),
       inputBytes: requestBytes(request),
       maxOutputTokens: body.max_tokens,
+      choices: 1,
       interfaceName: 'messages',
     });
   });
