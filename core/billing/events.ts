@@ -55,9 +55,14 @@ const ref = (o: Obj, key: string): string | undefined => {
 
 /** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
 export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike, now: Date): Promise<EventResult> {
+  // A signed event of another shape (no id, a type that is not text) is acknowledged and left:
+  // it cannot be told apart from its redeliveries, so nothing is changed by it.
+  const eventId = typeof event.id === 'string' || Number.isSafeInteger(event.id) ? String(event.id).slice(0, 255) : '';
+  if (eventId === '' || typeof event.type !== 'string')
+    return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without a text id and type' };
   return knex.transaction(async (trx) => {
     const inserted = (await trx('billing_processor_events')
-      .insert({ event_id: event.id, type: event.type.slice(0, 100), outcome: 'processing', processed_at: now })
+      .insert({ event_id: eventId, type: event.type.slice(0, 100), outcome: 'processing', processed_at: now })
       .onConflict('event_id')
       .ignore()
       .returning('event_id')) as unknown[];
@@ -68,7 +73,7 @@ export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike,
         ? { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without an object' }
         : await dispatch(trx, event.type, object as Obj, now);
     await trx('billing_processor_events')
-      .where({ event_id: event.id })
+      .where({ event_id: eventId })
       .update({ outcome: result.outcome, payment_id: result.paymentId ?? null, detail: result.detail?.slice(0, 500) ?? null });
     return result;
   });
@@ -108,6 +113,9 @@ async function findPayment(
   return row && row.payer_id === meta.payer_id ? row : undefined;
 }
 
+/** The states of a checkout payment not credited yet: a completion of its session credits it. */
+const creditablePaymentStatuses = new Set(['pending', 'failed', 'expired']);
+
 /** checkout.session.completed, payment mode: the wallet is credited what the payer bought. */
 async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
   const sessionId = str(session, 'id');
@@ -118,6 +126,19 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
   if (!payment || payment.kind !== 'checkout')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
   const paymentId = Number(payment.id);
+  // A payment is paid through the session it was opened with: another session carrying its
+  // metadata (copied, or replayed from another deployment) is not it — and one already credited
+  // is never credited again, whichever session or event says so.
+  if (payment.checkout_session_id !== null && payment.checkout_session_id !== sessionId)
+    return {
+      outcome: 'mismatch',
+      paymentId,
+      entryIds: [],
+      followUps: [],
+      detail: `session ${sessionId} names payment ${paymentId}, which was opened as session ${payment.checkout_session_id}`,
+    };
+  if (!creditablePaymentStatuses.has(payment.status))
+    return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}: already credited` };
   const total = int(session, 'amount_total');
   if (total !== payment.amount_cents || str(session, 'currency') !== currency || metadata(session).payer_id !== payment.payer_id)
     return {
@@ -136,18 +157,17 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
     actor: payment.user_id === null ? 'processor' : `user:${payment.user_id}`,
   });
   const intentId = ref(session, 'payment_intent') ?? null;
-  if (payment.status === 'pending' || payment.status === 'failed' || payment.status === 'expired')
-    await trx('billing_payments')
-      .where({ id: payment.id })
-      .update({
-        status: 'succeeded',
-        checkout_session_id: sessionId,
-        payment_intent_id: payment.payment_intent_id ?? intentId,
-        failure_code: null,
-        failure_message: null,
-        completed_at: now,
-        updated_at: now,
-      });
+  await trx('billing_payments')
+    .where({ id: payment.id })
+    .update({
+      status: 'succeeded',
+      checkout_session_id: sessionId,
+      payment_intent_id: payment.payment_intent_id ?? intentId,
+      failure_code: null,
+      failure_message: null,
+      completed_at: now,
+      updated_at: now,
+    });
   await trx('billing_checkout_sessions').where({ session_id: sessionId }).update({ status: 'complete', completed_at: now });
   if (entryId === undefined) return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: 'already credited' };
   const followUps = activityFollowUp(payment.user_id, {
@@ -220,7 +240,8 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
   if (!payment || payment.kind === 'refund')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for charge ${chargeId}` };
   const paymentId = Number(payment.id);
-  const cumulative = int(charge, 'amount_refunded') ?? 0;
+  // Never more than was paid, whatever the event says (a refund cannot exceed its charge).
+  const cumulative = Math.min(Math.max(int(charge, 'amount_refunded') ?? 0, 0), payment.amount_cents);
   const newlyRefunded = cumulative - payment.refunded_cents;
   if (newlyRefunded <= 0)
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refunds up to ${cumulative} cents already applied` };
@@ -328,7 +349,9 @@ async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): P
   if (await trx('billing_payments').where({ dispute_id: disputeId }).first('id'))
     return { outcome: 'ignored', paymentId: Number(payment.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already held` };
   const paymentId = Number(payment.id);
-  const amountCents = int(dispute, 'amount') ?? payment.amount_cents;
+  const amountCents = Math.min(int(dispute, 'amount') ?? payment.amount_cents, payment.amount_cents);
+  if (amountCents <= 0)
+    return { outcome: 'mismatch', paymentId, entryIds: [], followUps: [], detail: `dispute ${disputeId} is for ${amountCents} cents` };
   const left = Number(payment.credit_nano) - Number(payment.reversed_nano);
   const held = Math.max(0, Math.min(centsToNano(amountCents), left));
   const entryId =
@@ -378,12 +401,16 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
   if (row.status !== 'open')
     return { outcome: 'ignored', paymentId: Number(row.id), entryIds: [], followUps: [], detail: `dispute already ${row.status}` };
   const won = str(dispute, 'status') === 'won';
+  const original = (await trx('billing_payments').where({ id: row.original_payment_id }).forUpdate().first()) as PaymentRow;
   const held = -Number(row.credit_nano);
+  // What was held goes back less what refunds since then could not take (the hold had it): a
+  // payment refunded in full while disputed returns nothing — the card has its money back.
+  const returned = won ? Math.max(0, held - (await refundShortfall(trx, original))) : 0;
   const entryId =
-    won && held > 0
+    returned > 0
       ? await postReferencedEntry(trx, {
           payerId: row.payer_id,
-          amountNano: held,
+          amountNano: returned,
           reason: `dispute of payment ${String(row.original_payment_id)} won: held funds returned`,
           reference: `dispute_won:${disputeId}`,
           actor: 'processor',
@@ -393,12 +420,12 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
     .where({ id: row.id })
     .update({ status: won ? 'won' : 'lost', updated_at: now, completed_at: now });
   if (won) {
-    const original = (await trx('billing_payments').where({ id: row.original_payment_id }).forUpdate().first()) as PaymentRow;
     await trx('billing_payments')
       .where({ id: original.id })
       .update({
-        reversed_nano: Number(original.reversed_nano) - held,
-        status: original.refunded_cents > 0 ? 'partially_refunded' : 'succeeded',
+        reversed_nano: Number(original.reversed_nano) - returned,
+        status:
+          original.refunded_cents >= original.amount_cents ? 'refunded' : original.refunded_cents > 0 ? 'partially_refunded' : 'succeeded',
         updated_at: now,
       });
   }
@@ -408,4 +435,19 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
     entryIds: entryId === undefined ? [] : [entryId],
     followUps: [],
   };
+}
+
+/**
+ * How much of a payment's credit its refunds should have taken back but did not, because a
+ * dispute's hold had already taken it: the refunds' due (all of the credit once refunded in
+ * full, else the refunded dollars) less what the refund entries took.
+ */
+async function refundShortfall(trx: Knex.Transaction, payment: PaymentRow): Promise<number> {
+  if (payment.refunded_cents <= 0) return 0;
+  const credited = Number(payment.credit_nano);
+  const due = payment.refunded_cents >= payment.amount_cents ? credited : Math.min(centsToNano(payment.refunded_cents), credited);
+  const [taken] = (await trx('billing_payments')
+    .where({ kind: 'refund', original_payment_id: payment.id })
+    .sum({ nano: 'credit_nano' })) as { nano: string | number | null }[];
+  return Math.max(0, due + Number(taken?.nano ?? 0));
 }

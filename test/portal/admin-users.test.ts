@@ -317,12 +317,16 @@ describe('user billing', () => {
     expect(
       (await actors.department_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 1 })).status,
     ).toBe(403);
+    // Credit is the platform's to advance: an org admin could give it to a second account of their own.
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 1 })).status).toBe(
+      403,
+    );
     expect(
-      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 'lots' })).status,
+      (await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 'lots' })).status,
     ).toBe(422);
-    // Nobody extends their own money limits: an org admin granting themselves credit would spend unpaid.
+    // Nobody extends their own money limits: an administrator granting themselves credit would spend unpaid.
     for (const [actor, path, body] of [
-      ['org_admin', 'credit-limit', { credit_limit_usd: 1000 }],
+      ['platform_admin', 'credit-limit', { credit_limit_usd: 1000 }],
       ['platform_admin', 'billing-exempt', { billing_exempt: true }],
       ['platform_admin', 'billing-config', { spending_limit_usd: 1000 }],
       ['platform_admin', 'monthly-budget', { monthly_budget_usd: 1000 }],
@@ -335,7 +339,7 @@ describe('user billing', () => {
       credit_limit_usd: unknown;
     };
     expect(orgAdminRow.credit_limit_usd).toBeNull();
-    const set = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '1' });
+    const set = await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '1' });
     expect(set.status, await set.clone().text()).toBe(200);
     expect(((await set.json()) as { user: { credit_limit_usd: number } }).user.credit_limit_usd).toBe(1);
     await waitFor('the gateway to serve on credit', async () => (await chat()) === 'ok', 5_000, 25);
@@ -345,7 +349,7 @@ describe('user billing', () => {
         .sum({ n: knex().raw('coalesce(amount_nano, amount_micro * 1000)') });
       return Number((row as { n: string | null }).n ?? 0) < 0;
     });
-    await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '' });
+    await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '' });
     await waitFor('the gateway to refuse again', async () => (await chat()) === 'billing_limit_reached', 5_000, 25);
 
     expect(

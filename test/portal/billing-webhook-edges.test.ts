@@ -106,3 +106,92 @@ describe('disputes', () => {
     }
   });
 });
+
+describe('signed events that would count money twice or break the endpoint (outside probe)', () => {
+  const knex = () => world.portal.database.knex;
+  const disputeOf = (
+    shown: { payment_intent?: unknown; amount_total?: unknown },
+    id: string,
+    status = 'needs_response',
+    amount?: number,
+  ) => ({
+    id,
+    object: 'dispute',
+    amount: amount ?? shown.amount_total,
+    charge: `ch_${id}`,
+    payment_intent: shown.payment_intent,
+    status,
+    metadata: {},
+  });
+  const refundOf = (shown: { payment_intent?: unknown }, id: string, cents: number) => ({
+    id,
+    object: 'charge',
+    payment_intent: shown.payment_intent,
+    amount_refunded: cents,
+    metadata: {},
+  });
+
+  it('a dispute won after the payment was refunded in full gives nothing back: the card has its money', async () => {
+    const { id: userId, paymentId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_refunded'))).toBe('held');
+    expect(await deliver('charge.refunded', refundOf(shown, 'ch_dp_refunded', Number(shown.amount_total)))).toBe('reversed');
+    expect(await deliver('charge.dispute.closed', disputeOf(shown, 'dp_refunded', 'won'))).toBe('dispute_won');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(0);
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'refunded' });
+  });
+
+  it('a dispute won after a partial refund gives back the held credit less what the refund was due', async () => {
+    const { id: userId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_partial'))).toBe('held');
+    expect(await deliver('charge.refunded', refundOf(shown, 'ch_dp_partial', 300))).toBe('reversed');
+    expect(await deliver('charge.dispute.closed', disputeOf(shown, 'dp_partial', 'won'))).toBe('dispute_won');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(7e9);
+  });
+
+  it("another session carrying a payment's metadata credits nothing; the payment is credited once", async () => {
+    const { id: userId, paymentId, shown } = await paidSession(5);
+    const forged = { ...shown, id: 'cs_forged_1' };
+    // Before the real session is paid, and after: neither credits.
+    expect(await deliver('checkout.session.completed', forged)).toBe('mismatch');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(0);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('checkout.session.completed', { ...shown, id: 'cs_forged_2' })).toBe('mismatch');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(5e9);
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'succeeded' });
+  });
+
+  it('amounts past the payment are held to it; a negative dispute holds nothing; no SQL reaches the processor', async () => {
+    const { id: userId, paymentId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_negative', 'needs_response', -500))).toBe('mismatch');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+    expect(await deliver('charge.refunded', refundOf(shown, 'ch_huge', 1e12))).toBe('reversed');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(0);
+    const row = (await knex()('billing_payments').where({ id: paymentId }).first('status', 'refunded_cents')) as {
+      status: string;
+      refunded_cents: number;
+    };
+    expect(row).toEqual({ status: 'refunded', refunded_cents: Number(shown.amount_total) });
+  });
+
+  it('events without a text id or type are acknowledged and change nothing; a numeric id is an id', async () => {
+    const raw = (event: Record<string, unknown>) => world.double.post(world.webhookUrl, JSON.stringify(event));
+    for (const event of [
+      { type: 'checkout.session.completed', data: { object: {} } },
+      { id: 'evt_typeless', type: 42, data: { object: {} } },
+      { id: '', type: 'checkout.session.completed', data: { object: {} } },
+    ]) {
+      const res = await raw(event);
+      expect(res.status, JSON.stringify(event)).toBe(200);
+      expect(((await res.json()) as { outcome: string }).outcome).toBe('ignored');
+    }
+    const { id: userId, shown } = await paidSession(10);
+    const numeric = await raw({ id: 987654321, object: 'event', type: 'checkout.session.completed', data: { object: shown } });
+    expect(((await numeric.json()) as { outcome: string }).outcome).toBe('credited');
+    const again = await raw({ id: 987654321, object: 'event', type: 'checkout.session.completed', data: { object: shown } });
+    expect(((await again.json()) as { outcome: string }).outcome).toBe('duplicate');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+  });
+});

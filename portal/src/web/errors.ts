@@ -57,12 +57,25 @@ export function sendError(req: Request, res: Response, error: ApiError): void {
 function refusedValue(err: unknown): ApiError | undefined {
   const sqlState = (err as { code?: unknown } | null)?.code;
   if (typeof sqlState !== 'string' || !/^22[0-9A-Z]{3}$/.test(sqlState)) return undefined;
-  const message = err instanceof Error ? err.message : String(err);
-  return validationError([{ loc: ['body'], msg: message, type: 'value_error' }], {
-    humanMessage: `A value in the request is outside what the portal can store or compare (${message}): correct it and send it again`,
+  // Said by its SQLSTATE: the driver's message quotes the statement, which is not the caller's to read.
+  const what = refusedValueKinds[sqlState] ?? 'a value is not one the portal can store';
+  return validationError([{ loc: ['body'], msg: what, type: 'value_error' }], {
+    humanMessage: `A value in the request is outside what the portal can store or compare (${what}): correct it and send it again`,
     cause: err,
   });
 }
+
+/** What each common class-22 SQLSTATE means, in the caller's terms. */
+const refusedValueKinds: Record<string, string> = {
+  '22001': 'a text is longer than its field allows',
+  '22003': 'a number is out of range',
+  '22007': 'a date or time is not valid',
+  '22008': 'a date or time is out of range',
+  '22012': 'a number would be divided by zero',
+  '22021': 'a text holds a character that cannot be stored',
+  '22P02': 'a value is not of the expected type',
+  '22P05': 'a text holds a character that cannot be stored',
+};
 
 /** The last middleware: unknown failures are 500 (logged with their stack), catalogue errors keep their status. */
 export function errorHandler(logger: Logger) {
