@@ -34,9 +34,14 @@ export function toNano(usd: number): number {
  * nano-USD (~9 million USD) a conversion is itself rounded.
  */
 export function isWholeNanoUsd(usd: number): boolean {
-  const [mantissa = '', exponent = '0'] = String(usd).split('e');
+  return hasAtMostDecimals(usd, 9);
+}
+
+/** Whether `value` has at most `places` decimal places in its shortest decimal form (`1e-7` has 7). */
+export function hasAtMostDecimals(value: number, places: number): boolean {
+  const [mantissa = '', exponent = '0'] = String(value).split('e');
   const decimals = (mantissa.split('.')[1]?.length ?? 0) - Number(exponent);
-  return decimals <= 9;
+  return decimals <= places;
 }
 
 /** toNano by the decimal string the audit log writes: exact for any amount, slower. */

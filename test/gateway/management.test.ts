@@ -313,6 +313,12 @@ describe('enforcement and the audit log', () => {
       );
     }
     expectError(await admin('POST', '/v1/manage/keys', { name: 'b', budget_limit: 0.0000000001 }), 400, 'validation_error', 'budget_limit');
+    // Nine decimals are kept as sent (the column kept six: 1e-7 became 0, a key that could spend nothing).
+    for (const budget_limit of [1e-7, 0.123456789]) {
+      const kept = await admin('POST', '/v1/manage/keys', { name: `fine ${budget_limit}`, budget_limit });
+      assert.equal(kept.status, 201);
+      assert.equal((await admin('GET', `/v1/manage/keys/${String(kept.body.id)}`)).body.budget_limit, budget_limit);
+    }
     assert.deepEqual((await admin('GET', '/v1/manage/wallets/org:acme')).body.entries, [], 'no empty ledger entry');
     const credit = await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: 5, reason: 'welcome credit' });
     assert.equal(credit.status, 201);

@@ -299,6 +299,35 @@ describe('bad input', () => {
     expect((await client.postJson('/dashboard/keys/999999', { action: 'explode' })).status).toBe(404);
   });
 
+  it('a budget is kept to the nano-dollar, finer is refused (it was stored rounded: 1e-7 as 0); only decimal digits are numbers', async () => {
+    const { client } = await signedIn();
+    for (const [budget, kept] of [
+      ['0.0000001', 1e-7],
+      ['0.123456789', 0.123456789],
+      [5e-7, 5e-7],
+    ] as const) {
+      const res = await client.postJson('/dashboard/keys/new', { name: `budget ${budget}`, budget_limit: budget });
+      expect(res.status, String(budget)).toBe(201);
+      const { key } = (await res.json()) as { key: { key_id: number } };
+      const shown = (await (await client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' })).json()) as {
+        budget_limit: number;
+      };
+      expect(shown.budget_limit, String(budget)).toBe(kept);
+    }
+    for (const [field, value] of [
+      ['budget_limit', '0.0000000001'],
+      ['budget_limit', 1e-10],
+      ['budget_limit', '0x10'],
+      ['budget_limit', '1e3'],
+      ['rate_limit_rpm', '0x10'],
+      ['rate_limit_rpm', '0b11'],
+    ] as const) {
+      const res = await client.postJson('/dashboard/keys/new', { name: 'refused', [field]: value });
+      expect(res.status, `${field} ${value}`).toBe(422);
+      expect(await res.json()).toMatchObject({ detail: [{ loc: ['body', field] }] });
+    }
+  });
+
   it('an invalid edit on the key page shows the page again with the edits kept and the problems named, and changes nothing', async () => {
     const { client } = await signedIn();
     const created = (await (await client.postJson('/dashboard/keys/new', { name: 'steady', rate_limit_rpm: '60' })).json()) as {

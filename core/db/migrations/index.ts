@@ -27,6 +27,7 @@ import * as m025 from './025_credential_pools.js';
 import * as m026 from './026_reports.js';
 import * as m027 from './027_schedules_budgets.js';
 import * as m028 from './028_export_chunks.js';
+import * as m029 from './029_key_budget_nano.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -67,6 +68,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['026_reports', m026],
   ['027_schedules_budgets', m027],
   ['028_export_chunks', m028],
+  ['029_key_budget_nano', m029],
 ];
 
 /** knex migration source over the explicit list above. */

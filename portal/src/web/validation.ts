@@ -3,6 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
+import { hasAtMostDecimals } from '../../../core/budget/usage.js';
 
 /** One failing parameter in a validation body. */
 export interface ValidationIssue {
@@ -127,19 +128,34 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   return result.data;
 }
 
-/** An amount in US dollars (up to 6 decimals) as a JSON number or form text, or empty/null for "none". */
-export const usdAmountOrNone = z.union(
-  [
-    z.number().nonnegative().max(1_000_000_000),
-    z
-      .string()
-      .trim()
-      .regex(/^(\d{1,10}(\.\d{1,6})?)?$/, 'must be an amount in US dollars (up to 6 decimals), or empty for none')
-      .transform((v) => (v === '' ? null : Number(v))),
-    z.null(),
-  ],
-  { message: 'must be an amount in US dollars, or empty for none' },
-);
+/**
+ * An amount in US dollars with at most `places` decimals (what its column keeps: finer would be
+ * stored rounded — 0.0000001 as 0), as a JSON number or plain decimal form text (no `0x10`,
+ * `1e3`), at most 1,000,000,000; empty or null for "none".
+ */
+export const usdAmountOrNoneUpTo = (places: number) => {
+  const message = `must be an amount in US dollars (up to ${places} decimals), or empty for none`;
+  return z.union(
+    [
+      z
+        .number()
+        .nonnegative(message)
+        .max(1_000_000_000, 'must be at most 1,000,000,000')
+        .refine((n) => hasAtMostDecimals(n, places), message),
+      z
+        .string()
+        .trim()
+        .regex(new RegExp(`^(\\d{1,10}(\\.\\d{1,${places}})?)?$`), message)
+        .transform((v) => (v === '' ? null : Number(v)))
+        .refine((n) => n === null || n <= 1_000_000_000, 'must be at most 1,000,000,000'),
+      z.null(),
+    ],
+    { message },
+  );
+};
+
+/** An amount in US dollars (up to 6 decimals, the limits' columns) or empty/null for "none". */
+export const usdAmountOrNone = usdAmountOrNoneUpTo(6);
 
 /** Where in `value` (a parsed body or query) a string holds a NUL character, as a validation location; undefined when none. */
 function nulAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {
