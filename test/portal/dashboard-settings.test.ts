@@ -41,6 +41,9 @@ describe('settings', () => {
     }
     // A bare JSON string is not even accepted by the body parser (objects and arrays only).
     expect((await client.postJson('/dashboard/settings/display-name', 'dark')).status).toBe(400);
+    // An empty POST or a form does not wipe them (it stored {}): a JSON object only.
+    expect((await client.request('POST', '/dashboard/settings/display-name')).status).toBe(415);
+    expect((await client.postForm('/dashboard/settings/display-name', { theme: 'light' })).status).toBe(415);
     const kept = (await (await client.get('/dashboard/settings', { accept: 'application/json' })).json()) as { display_settings: unknown };
     expect(kept.display_settings).toEqual(given);
   });

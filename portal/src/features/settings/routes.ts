@@ -63,6 +63,12 @@ export function settingsRouter(deps: PortalDeps): Router {
   });
 
   router.post('/dashboard/settings/display-name', guard, async (req, res) => {
+    // The object replaces what is stored: only a JSON body says what it is. An empty POST or a
+    // form (which the body parsers read as `{}` or strings) would wipe the settings.
+    if (!req.is('application/json'))
+      throw new ApiError('unsupported_media_type', {
+        humanMessage: 'Send the display settings as a JSON object with Content-Type: application/json',
+      });
     const problem = displaySettingsProblem(req.body);
     if (problem) throw new ApiError('validation_error', { status: 422, humanMessage: `The display settings ${problem}`, param: 'body' });
     await deps.users.setDisplaySettings(req.user!.id, req.body as Record<string, unknown>, now());
