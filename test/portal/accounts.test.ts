@@ -285,6 +285,12 @@ describe('validation and language', () => {
     expect(pricing).toContain('<option value="de" selected>');
     expect(pricing).toContain('<html lang="en">');
     expect((await client.postJson('/set-language', { language: 'xx' })).status).toBe(422);
+    // Another browser, without the cookie: once signed in, the profile's language is its choice.
+    const elsewhere = new PortalClient(harness.url);
+    expect((await elsewhere.postJson('/auth/login', { email, password })).status).toBe(200);
+    const home = await (await elsewhere.get('/dashboard')).text();
+    expect(home).toContain('<option value="de" selected>');
+    expect(elsewhere.cookies.get('svc_lang')).toBe('de');
   });
 });
 

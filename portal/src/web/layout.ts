@@ -21,6 +21,9 @@ export function isLanguage(value: unknown): value is Language {
 /** The cookie holding the language preference. */
 export const languageCookie = 'svc_lang';
 
+/** How the language cookie is set: readable by the page's script, a year long, the whole site. */
+export const languageCookieOptions = { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' } as const;
+
 /** Reads a cookie from the Cookie header (express has no cookie parser built in). */
 export function readCookie(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {

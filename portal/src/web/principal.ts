@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../../../core/errors/index.js';
 import { wantsJson } from './errors.js';
 import { isAllowed, type Action, type Target, type User, type UserRepository } from '../../../core/identity/index.js';
+import { isLanguage, languageCookie, languageCookieOptions, readCookie } from './layout.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -37,7 +38,13 @@ export function loadPrincipal(users: UserRepository, clock: () => number, absolu
     // never kept by the browser, so Back after signing out asks the server — and gets the sign-in
     // page — instead of showing the account from the cache. Static files are served before this.
     res.set('cache-control', 'private, no-store');
-    (res.locals.layout as { user?: unknown }).user = { id: user.id, displayName: user.displayName, role: user.role };
+    const layout = res.locals.layout as { user?: unknown; language: string };
+    layout.user = { id: user.id, displayName: user.displayName, role: user.role };
+    // A browser without the language cookie (a new device, cleared cookies) takes the profile's.
+    if (!isLanguage(readCookie(req, languageCookie)) && isLanguage(user.language)) {
+      layout.language = user.language;
+      res.cookie(languageCookie, user.language, languageCookieOptions);
+    }
     res.locals.user = { id: user.id };
     next();
   };

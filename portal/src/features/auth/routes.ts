@@ -7,7 +7,7 @@ import { ApiError, toApiError } from '../../../../core/errors/index.js';
 import { passwordRule, tokenLifetimeMs, type User, type UserRepository } from '../../../../core/identity/index.js';
 import type { PortalMetrics } from '../../../../core/telemetry/index.js';
 import { wantsJson } from '../../web/errors.js';
-import { isLanguage, languageCookie } from '../../web/layout.js';
+import { isLanguage, languageCookie, languageCookieOptions } from '../../web/layout.js';
 import { endSession } from '../../web/principal.js';
 import { sessionCookie } from '../../web/session.js';
 import { parseBody, singleString, validate } from '../../web/validation.js';
@@ -205,7 +205,7 @@ export function accountRouter(deps: {
         humanMessage: 'Unknown language',
         details: { detail: [{ loc: ['body', 'language'], msg: 'must be one of en, de, fr, es', type: 'invalid_value' }] },
       });
-    res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
+    res.cookie(languageCookie, body.language, languageCookieOptions);
     if (req.user) {
       await deps.users.setLanguage(req.user.id, body.language, new Date(deps.clock()));
       await noteActivity(deps, { userId: req.user.id, kind: 'language_changed', summary: `Language set to ${body.language}` });
