@@ -3,17 +3,18 @@
 // Both are the supplier's failure now: 502, and the next supplier answers.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' = 'redirect';
+let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
-const chunkFrame = (delta: object) =>
-  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'fo', choices: [{ index: 0, delta }] })}\n\n`;
+const chunkFrame = (delta: object, finish_reason: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'fo', choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -33,6 +34,12 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         const error = { error: { code: 'overloaded', type: 'server_error', message: 'Overloaded' } };
         return res.end(`${chunkFrame({ role: 'assistant', content: '' })}data: ${JSON.stringify(error)}\n\n`);
+      }
+      if (behaviour === 'reset-after-done') {
+        // A whole answer without usage, then the connection is reset instead of ended cleanly.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`${chunkFrame({ role: 'assistant', content: 'Whole answer' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
+        return void setTimeout(() => res.socket?.destroy(), 20);
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -54,6 +61,13 @@ beforeAll(async () => {
       models,
     },
     { name: 'sim-good', region: 'EU', priority: 2, models },
+    // The same server under a name of its own, for a model nobody else serves: its health is its own.
+    {
+      name: 'resetting',
+      region: 'EU',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      models: [{ id: 'whole', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+    },
   ]);
 });
 afterAll(async () => {
@@ -133,5 +147,31 @@ describe('a supplier answering with something that is not an answer', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text.length).toBeGreaterThan(0);
+  });
+
+  test('a connection reset once the answer is whole loses nothing: both SDKs read the answer and its usage', async () => {
+    behaviour = 'reset-after-done';
+    const secret = await h.createKey();
+    const openai = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const stream = await openai.chat.completions.create({
+      model: 'whole',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      usage = chunk.usage ?? usage;
+    }
+    expect(text).toBe('Whole answer');
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+    const message = await new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 }).messages
+      .stream({ model: 'whole', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'Whole answer' });
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.output_tokens).toBeGreaterThan(0);
   });
 });

@@ -92,6 +92,11 @@ export async function streamToClient(
     raw.write(text);
   };
   let failure: unknown;
+  /** The upstream ended: the translator's closing frames (it throws when the answer is not whole). */
+  const finish = () => {
+    write(translator.streamEnd());
+    if (!started) start(); // a complete stream that produced no frame is still a 200 stream
+  };
   const parser = createParser({
     onEvent: (event: EventSourceMessage) => {
       if (failure) return;
@@ -105,18 +110,25 @@ export async function streamToClient(
       }
     },
   });
+  /** The connection's own failure (reset, stall), if reading it broke off. */
+  let broke: unknown;
   try {
     const decoder = new TextDecoder();
     for await (const chunk of upstream.body) {
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (failure) break;
     }
-    if (!failure) {
-      write(translator.streamEnd());
-      if (!started) start(); // a complete stream that produced no frame is still a 200 stream
-    }
   } catch (error) {
-    failure ??= streamBreak(error, supplier);
+    broke = error;
+  }
+  if (!failure) {
+    // A connection that breaks once the answer is whole (reset right after `[DONE]` or the
+    // finish) lost nothing: the stream ends as it would have. Otherwise the break is the failure.
+    try {
+      finish();
+    } catch (error) {
+      failure = broke === undefined ? error : streamBreak(broke, supplier);
+    }
   }
   if (failure) {
     upstream.body.destroy();
