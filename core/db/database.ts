@@ -5,6 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
 import { serveEmbeddedDatabase } from './embedded-server.js';
 import { migrationSource } from './migrations/index.js';
+import { closeOnLostReply, defaultReplyBounds, type ReplyBounds } from './lost-replies.js';
 
 /** An open connection pool to the system of record, plus how to shut it down. */
 export interface Database {
@@ -20,7 +21,13 @@ export interface Database {
 
 /** How to open the database: a PostgreSQL URL, or embedded PGlite in a directory (or memory). */
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolMax?: number }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax?: number;
+      /** Bounds on a reply that never comes (lost-replies.ts); the defaults suit every pool but the audit writer's. */
+      replyBounds?: ReplyBounds;
+    }
   | {
       kind: 'embedded';
       dataDir: string | 'memory';
@@ -58,24 +65,38 @@ export function connectionBounds(kind: Database['kind']): ConnectionBounds {
     : {};
 }
 
-function knexForUrl(url: string, poolMax: number, kind: Database['kind']): Knex {
+function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replies: ReplyBounds | undefined = defaultReplyBounds): Knex {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: url, ...connectionBounds(kind) },
-    pool: { min: 0, max: poolMax },
+    connection: {
+      connectionString: url,
+      ...connectionBounds(kind),
+      ...(kind === 'postgres' &&
+        replies && {
+          query_timeout: replies.queryTimeoutMs,
+          idle_in_transaction_session_timeout: replies.idleInTransactionMs,
+        }),
+    },
+    pool: { min: 0, max: poolMax, ...(kind === 'postgres' && replies && { afterCreate: closeOnLostReply }) },
     ...(kind === 'postgres' && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
 }
 
-async function openPostgres(url: string, poolMax: number): Promise<Database> {
-  const knex = knexForUrl(url, poolMax, 'postgres');
+async function openPostgres(url: string, poolMax: number, replies?: ReplyBounds): Promise<Database> {
+  const knex = knexForUrl(url, poolMax, 'postgres', replies);
   return {
     kind: 'postgres',
     url,
     knex,
+    // Migrations on a connection without the reply bounds: an index build may take minutes.
     migrate: async () => {
-      await knex.migrate.latest();
+      const migrator = knexForUrl(url, 1, 'postgres', undefined);
+      try {
+        await migrator.migrate.latest();
+      } finally {
+        await migrator.destroy();
+      }
     },
     close: () => knex.destroy(),
   };
@@ -134,7 +155,7 @@ async function openEmbedded(dataDir: string | 'memory', poolMax: number, given?:
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   switch (target.kind) {
     case 'postgres':
-      return openPostgres(target.url, target.poolMax ?? 10);
+      return openPostgres(target.url, target.poolMax ?? 10, target.replyBounds);
     case 'embedded':
       // PGlite runs one statement at a time; a small pool avoids long client-side queues.
       return openEmbedded(target.dataDir, Math.min(target.poolMax ?? 4, 4), target.pglite);

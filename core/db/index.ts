@@ -1,2 +1,3 @@
 export * from './database.js';
 export * from './data-dir-lock.js';
+export { auditWriterReplyBounds, defaultReplyBounds, type ReplyBounds } from './lost-replies.js';

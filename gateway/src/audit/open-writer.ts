@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { AuditWriter, type AuditRecord } from '../../../core/audit/index.js';
 import type { Settings } from '../../../core/config/index.js';
-import { databaseTargetFromSettings, openDatabase } from '../../../core/db/index.js';
+import { auditWriterReplyBounds, databaseTargetFromSettings, openDatabase } from '../../../core/db/index.js';
 import { openStore } from '../../../core/store/index.js';
 import { WalletLedger } from '../../../core/wallets/index.js';
 
@@ -22,7 +22,9 @@ export async function openOwnAuditWriter(
   options: { consumer: string; logger: Logger; onWritten?: (records: AuditRecord[]) => void },
 ): Promise<OwnAuditWriter> {
   // A writer needs few connections: one transaction at a time, plus a partition check.
-  const database = await openDatabase(databaseTargetFromSettings({ ...settings, SVC_DB_POOL_MAX: 2 }));
+  const target = databaseTargetFromSettings({ ...settings, SVC_DB_POOL_MAX: 2 });
+  // A lost reply stalls the writer for seconds, then its connection is replaced (core/db/lost-replies.ts).
+  const database = await openDatabase(target.kind === 'postgres' ? { ...target, replyBounds: auditWriterReplyBounds } : target);
   // Fail at start, with the reason, rather than in the writer's first retries.
   await database.knex.raw('select 1').catch(async (error: unknown) => {
     await database.close();
