@@ -1,10 +1,21 @@
 /**
- * Runs `stop` once on SIGTERM or SIGINT and exits: 0 when it finished, 1 when it failed. What
- * every deployable's main does after starting; `what` says what stopping means, in the log.
+ * Runs `stop` once on SIGTERM or SIGINT, then exits (1 if it failed). A stop that does not finish
+ * by `deadlineMs` — a dependency that never answers (a frozen Redis or PostgreSQL), a close that
+ * waits on it — exits anyway (1), logged: a pod left in Terminating, with its ports already
+ * closed, helps nobody, and what was answered is in the durable buffer. A second signal (npm and
+ * the terminal both pass on Ctrl-C) is noted and changes nothing: the stop already under way
+ * closes the embedded database cleanly.
  */
-export function stopOnSignals(stop: () => Promise<void>, what: string): void {
+export function stopOnSignals(stop: () => Promise<void>, what: string, deadlineMs = 60_000): void {
+  let stopping = false;
   const shutdown = (signal: string) => {
+    if (stopping) return void console.log(`${signal} again: still ${what}`);
+    stopping = true;
     console.log(`${signal}: ${what}`);
+    setTimeout(() => {
+      console.error(`shutdown did not finish within ${deadlineMs} ms (${what}): exiting`);
+      process.exit(1);
+    }, deadlineMs);
     stop().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -13,6 +24,6 @@ export function stopOnSignals(stop: () => Promise<void>, what: string): void {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }

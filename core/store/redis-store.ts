@@ -419,8 +419,9 @@ export class RedisStore implements Store {
         this.handlers.delete(name);
         // Best effort: no handler is left for the channel, so a subscription the server keeps
         // (Redis unreachable now, resubscribed on reconnection) delivers to nobody. Failing here
-        // would fail the stop of a process during a store outage.
-        await this.subscriber?.unsubscribe(name).catch(() => undefined);
+        // would fail the stop of a process during a store outage — and waiting on a frozen Redis
+        // (the subscriber has no command timeout) held the stop for as long as it was frozen.
+        if (this.subscriber) await settledWithin(this.subscriber.unsubscribe(name), this.timeoutMs);
       }
     };
   }
@@ -433,8 +434,8 @@ export class RedisStore implements Store {
     for (const blocking of [...this.blockingClients, ...this.idleBlockingClients.splice(0)]) blocking.disconnect();
     this.blockingClients.clear();
     this.handlers.clear();
-    if (this.subscriber) await closeClient(this.subscriber);
-    await closeClient(this.client);
+    if (this.subscriber) await closeClient(this.subscriber, this.timeoutMs);
+    await closeClient(this.client, this.timeoutMs);
   }
 }
 
@@ -442,7 +443,25 @@ export class RedisStore implements Store {
  * QUIT when connected; otherwise disconnect, which also stops reconnecting (a QUIT sent while
  * reconnecting is refused once the offline queue is off, and the client would go on reconnecting).
  */
-async function closeClient(client: Client): Promise<void> {
-  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-  else client.disconnect();
+/** QUIT (a clean goodbye) when connected, within `timeoutMs`; otherwise, or unanswered, the connection is dropped. */
+async function closeClient(client: Client, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready' && (await settledWithin(client.quit(), timeoutMs)) === 'settled') return;
+  client.disconnect();
+}
+
+/** Waits for `promise` to settle, at most `ms`: 'settled' (fulfilled or rejected) or 'timed out'. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<'settled' | 'timed out'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timed out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed out'), ms);
+  });
+  const outcome = await Promise.race([
+    promise.then(
+      () => 'settled' as const,
+      () => 'settled' as const,
+    ),
+    timedOut,
+  ]);
+  clearTimeout(timer);
+  return outcome;
 }

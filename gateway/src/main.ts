@@ -28,11 +28,16 @@ async function main(): Promise<void> {
     console.log(
       `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
     );
-  stopOnSignals(async () => {
-    await gateway.stop();
-    await tokenCounter.stop();
-    await tracing.shutdown();
-  }, 'draining in-flight requests');
+  stopOnSignals(
+    async () => {
+      await gateway.stop();
+      await tokenCounter.stop();
+      await tracing.shutdown();
+    },
+    'draining in-flight requests',
+    // The drain's grace, then half a minute for the closes after it (each bounded in server.ts).
+    config.settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+  );
 }
 
 main().catch((error: unknown) => {

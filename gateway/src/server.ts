@@ -31,6 +31,9 @@ import { CredentialPool } from './routing/credential-pool.js';
 import { CredentialEventWriter } from '../../core/routing/index.js';
 import { AuditWriterThread } from './audit/writer-thread.js';
 
+/** How long stopping waits for the store or the database to close before giving up on it. */
+const closeBoundMs = 5_000;
+
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
   url: string;
@@ -191,6 +194,25 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: metricsPort, health: livenessOnMetricsPort })
       : undefined;
 
+  /** Closes a resource, giving up (logged) after closeBoundMs. */
+  const closeWithin = async (what: string, close: () => Promise<void>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<'gave up'>((resolveGaveUp) => {
+      timer = setTimeout(() => resolveGaveUp('gave up'), closeBoundMs);
+    });
+    const outcome = await Promise.race([
+      close().then(
+        () => 'closed' as const,
+        (error: unknown) => error,
+      ),
+      gaveUp,
+    ]);
+    clearTimeout(timer);
+    if (outcome === 'gave up')
+      logger.warn({ resource: what, after_ms: closeBoundMs }, 'shutdown: gave up closing a resource that does not answer');
+    else if (outcome !== 'closed') logger.warn({ err: outcome, resource: what }, 'shutdown: closing a resource failed');
+  };
+
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -205,7 +227,6 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
         clearInterval(sweep);
         clearTimeout(grace);
       }
-      await metricsServer?.close();
       await keys.stop();
       await regionPolicies.stop();
       await health.stop();
@@ -225,8 +246,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await auditJournal.stop();
       await upstream.close();
       database.knex.off('query-error', countQueryError);
-      if (!overrides.store) await store.close();
-      if (!overrides.database) await database.close();
+      // A store or database that never answers (frozen) must not hold the process: closing gives up after a while.
+      if (!overrides.store) await closeWithin('store', () => store.close());
+      if (!overrides.database) await closeWithin('database', () => database.close());
+      // Liveness stays 200 on the metrics port until the end (docs/deploy.md).
+      await metricsServer?.close();
       await new Promise<void>((resolveFlush) => logger.flush(() => resolveFlush()));
     })();
     return stopping;

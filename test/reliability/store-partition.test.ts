@@ -23,6 +23,17 @@ describe.skipIf(!process.env.REDIS_URL)('store partitioned (real Redis)', () => 
     bed = undefined;
   });
 
+  test('stopping while Redis answers nothing finishes: it waited for Redis for as long as it was frozen', async () => {
+    bed = await startFaultBed({ storeTimeoutMs });
+    const base = bed.gateway.url;
+    const limited = await call(base, '/v1/manage/keys', bed.adminKey, { name: 'limited', budget_limit: 10, budget_period: 'daily' });
+    assert.equal((await chatAnswer(base, limited.body.key, hungAfterMs)).status, 200);
+    bed.outage.partition!();
+    assert.equal((await chatAnswer(base, limited.body.key, hungAfterMs)).status, 503);
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref());
+    assert.equal(await Promise.race([bed.stopGateways().then(() => 'stopped' as const), hung]), 'stopped');
+  });
+
   test('requests are answered while Redis answers nothing: plain keys served with their audit rows, limited keys 503; all served once it is back', async () => {
     bed = await startFaultBed({ storeTimeoutMs });
     const base = bed.gateway.url;
