@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { checkJsonDepth } from './json-depth.js';
+import { largeBodyBytes, nextTurn, OneAtATime } from './large-bodies.js';
 
 function parseJson(text: string): unknown {
   // An empty body is no body: routes without one (revoke, DELETE) accept it, and validateBody
@@ -9,6 +10,11 @@ function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
   // Before parsing: every recursive walk after it (validation, translation) must stay in bounds.
   checkJsonDepth(text);
+  return parseCheckedJson(text);
+}
+
+/** JSON.parse of a text whose depth was checked, failing as a catalogue error. */
+function parseCheckedJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
@@ -48,13 +54,30 @@ function utf8Text(body: Buffer): string {
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
+  const largeBodies = new OneAtATime();
   const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
+    const bytes = body as Buffer;
     try {
       refuseContentEncoding(request.headers['content-encoding']);
-      done(null, parseJson(utf8Text(body as Buffer)));
+      if (bytes.length <= largeBodyBytes) return void done(null, parseJson(utf8Text(bytes)));
     } catch (error) {
-      done(error as Error, undefined);
+      return void done(error as Error, undefined);
     }
+    // Large: one at a time, a turn of the event loop before each step (large-bodies.ts).
+    largeBodies
+      .run(async () => {
+        await nextTurn();
+        const text = utf8Text(bytes);
+        checkJsonDepth(text);
+        await nextTurn();
+        const value = parseCheckedJson(text);
+        await nextTurn();
+        return value;
+      })
+      .then(
+        (value) => done(null, value),
+        (error: unknown) => done(error as Error, undefined),
+      );
   };
   // The same parser under its own name as well: fastify caches the parser found for a
   // Content-Type value only when a named one matches, so with the catch-all alone every JSON
