@@ -5,7 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.js';
 import { serveEmbeddedDatabase } from './embedded-server.js';
 import { migrationSource } from './migrations/index.js';
-import { closeOnLostReply, defaultReplyBounds, type ReplyBounds } from './lost-replies.js';
+import { closeOnLostReply, defaultReplyBounds, statementTimeoutOf, type ReplyBounds } from './lost-replies.js';
 
 /** An open connection pool to the system of record, plus how to shut it down. */
 export interface Database {
@@ -65,7 +65,8 @@ export function connectionBounds(kind: Database['kind']): ConnectionBounds {
     : {};
 }
 
-function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replies: ReplyBounds | undefined = defaultReplyBounds): Knex {
+/** `replies`: the bounds on a reply that never comes (lost-replies.ts); `null` for none (migrations). */
+function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replies: ReplyBounds | null = defaultReplyBounds): Knex {
   return knexFactory({
     client: 'pg',
     connection: {
@@ -74,6 +75,8 @@ function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replie
       ...(kind === 'postgres' &&
         replies && {
           query_timeout: replies.queryTimeoutMs,
+          // The server cancels a slow statement first, so the connection stays usable: only a lost reply reaches query_timeout.
+          statement_timeout: statementTimeoutOf(replies),
           idle_in_transaction_session_timeout: replies.idleInTransactionMs,
         }),
     },
@@ -83,7 +86,7 @@ function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replie
   });
 }
 
-async function openPostgres(url: string, poolMax: number, replies?: ReplyBounds): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, replies: ReplyBounds = defaultReplyBounds): Promise<Database> {
   const knex = knexForUrl(url, poolMax, 'postgres', replies);
   return {
     kind: 'postgres',
@@ -91,7 +94,7 @@ async function openPostgres(url: string, poolMax: number, replies?: ReplyBounds)
     knex,
     // Migrations on a connection without the reply bounds: an index build may take minutes.
     migrate: async () => {
-      const migrator = knexForUrl(url, 1, 'postgres', undefined);
+      const migrator = knexForUrl(url, 1, 'postgres', null);
       try {
         await migrator.migrate.latest();
       } finally {

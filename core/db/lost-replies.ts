@@ -55,5 +55,10 @@ export interface ReplyBounds {
  */
 export const defaultReplyBounds: ReplyBounds = { queryTimeoutMs: 60_000, idleInTransactionMs: 300_000 };
 
+/** The server's own bound on one statement: a little under the client's, so a slow statement is cancelled there (its connection stays usable). */
+export function statementTimeoutOf(bounds: ReplyBounds): number {
+  return Math.max(bounds.queryTimeoutMs - 5_000, Math.ceil(bounds.queryTimeoutMs * 0.8));
+}
+
 /** The audit writer's: one batch insert takes milliseconds; a lost reply should stall it for seconds, not a minute. */
 export const auditWriterReplyBounds: ReplyBounds = { queryTimeoutMs: 20_000, idleInTransactionMs: 60_000 };

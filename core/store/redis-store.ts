@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { untagged } from './shard-tags.js';
 import type { ScriptReply, Store, StoreScript, StreamEntry, StreamGroupInfo } from './types.js';
+import { settledWithin } from '../time/within.js';
 
 type RawEntries = [string, string[]][];
 
@@ -440,28 +441,10 @@ export class RedisStore implements Store {
 }
 
 /**
- * QUIT when connected; otherwise disconnect, which also stops reconnecting (a QUIT sent while
- * reconnecting is refused once the offline queue is off, and the client would go on reconnecting).
+ * QUIT (a clean goodbye) when connected, answered within `timeoutMs`; otherwise — not connected,
+ * refused, or unanswered (a frozen Redis) — disconnect, which also stops reconnecting.
  */
-/** QUIT (a clean goodbye) when connected, within `timeoutMs`; otherwise, or unanswered, the connection is dropped. */
 async function closeClient(client: Client, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready' && (await settledWithin(client.quit(), timeoutMs)) === 'settled') return;
+  if (client.status === 'ready' && (await settledWithin(client.quit(), timeoutMs)) === 'fulfilled') return;
   client.disconnect();
-}
-
-/** Waits for `promise` to settle, at most `ms`: 'settled' (fulfilled or rejected) or 'timed out'. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<'settled' | 'timed out'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timed out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed out'), ms);
-  });
-  const outcome = await Promise.race([
-    promise.then(
-      () => 'settled' as const,
-      () => 'settled' as const,
-    ),
-    timedOut,
-  ]);
-  clearTimeout(timer);
-  return outcome;
 }

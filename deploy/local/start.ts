@@ -110,15 +110,20 @@ async function main(): Promise<void> {
     }),
   );
 
-  stopOnSignals(async () => {
-    await portal.stop();
-    await payments?.close();
-    await gateway.stop();
-    await store.close();
-    await database.close();
-    await simulator.close();
-    await tracing.shutdown();
-  }, 'stopping the gateway and the simulator');
+  stopOnSignals(
+    async () => {
+      await portal.stop();
+      await payments?.close();
+      await gateway.stop();
+      await store.close();
+      await database.close();
+      await simulator.close();
+      await tracing.shutdown();
+      // Two drains one after the other (portal, gateway), then the embedded database's clean close.
+    },
+    'stopping the gateway and the simulator',
+    2 * config.settings.SVC_SHUTDOWN_GRACE_MS + 60_000,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -13,6 +13,7 @@ import {
   startMetricsServer,
 } from '../../core/telemetry/index.js';
 import { openOwnAuditWriter } from './audit/open-writer.js';
+import { settledWithin } from '../../core/time/index.js';
 
 async function main(): Promise<void> {
   const settings = parseSettings(process.env);
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
   stopOnSignals(async () => {
     stopping = true;
     // What is appended before the signal is written; bounded, so an outage cannot block the stop.
-    await Promise.race([own.writer.flush().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    await settledWithin(own.writer.flush(), 5_000);
     await own.close();
     await metrics?.close();
     await new Promise<void>((resolve) => logger.flush(() => resolve()));

@@ -13,9 +13,14 @@ async function main(): Promise<void> {
   if (workers > 1 && !isClusterWorker()) {
     const primary = await runClusterPrimary(config.settings, workers);
     console.log(`gateway listening on ${primary.url}; workers: ${primary.workers}; metrics: ${primary.metricsUrl ?? 'off'}`);
-    stopOnSignals(async () => {
-      if (!(await primary.stop())) throw new Error('a gateway worker did not drain cleanly');
-    }, `draining ${workers} gateway workers`);
+    stopOnSignals(
+      async () => {
+        if (!(await primary.stop())) throw new Error('a gateway worker did not drain cleanly');
+      },
+      `draining ${workers} gateway workers`,
+      // Past the workers' own deadline (below), so the primary never cuts a worker still draining.
+      config.settings.SVC_SHUTDOWN_GRACE_MS + 45_000,
+    );
     return;
   }
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.

@@ -30,6 +30,7 @@ import { SupplierHealth } from './routing/supplier-health.js';
 import { CredentialPool } from './routing/credential-pool.js';
 import { CredentialEventWriter } from '../../core/routing/index.js';
 import { AuditWriterThread } from './audit/writer-thread.js';
+import { settledWithin } from '../../core/time/index.js';
 
 /** How long stopping waits for the store or the database to close before giving up on it. */
 const closeBoundMs = 5_000;
@@ -196,21 +197,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
 
   /** Closes a resource, giving up (logged) after closeBoundMs. */
   const closeWithin = async (what: string, close: () => Promise<void>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<'gave up'>((resolveGaveUp) => {
-      timer = setTimeout(() => resolveGaveUp('gave up'), closeBoundMs);
-    });
-    const outcome = await Promise.race([
-      close().then(
-        () => 'closed' as const,
-        (error: unknown) => error,
-      ),
-      gaveUp,
-    ]);
-    clearTimeout(timer);
-    if (outcome === 'gave up')
+    const outcome = await settledWithin(close(), closeBoundMs);
+    if (outcome === 'timed out')
       logger.warn({ resource: what, after_ms: closeBoundMs }, 'shutdown: gave up closing a resource that does not answer');
-    else if (outcome !== 'closed') logger.warn({ err: outcome, resource: what }, 'shutdown: closing a resource failed');
+    else if (outcome === 'rejected') logger.warn({ resource: what }, 'shutdown: closing a resource failed');
   };
 
   let stopping: Promise<void> | undefined;
@@ -231,13 +221,13 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await regionPolicies.stop();
       await health.stop();
       await credentials.stop();
-      await Promise.race([credentialEvents.close(), new Promise((r) => setTimeout(r, 2_000).unref())]);
+      await settledWithin(credentialEvents.close(), 2_000);
       await liveCatalogue?.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).
       if (auditWriter) {
         // A writer that cannot flush (its thread restarting, say) must not cut the rest of the stop short.
-        await Promise.race([auditWriter.flush().catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
+        await settledWithin(auditWriter.flush(), 5_000);
         await auditWriter.stop();
       }
       // What the journal still watches is in the stream or its spill file: the next process (or

@@ -11,10 +11,14 @@ async function main(): Promise<void> {
   console.log(
     `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}; tracing: ${tracing.decision.reason}`,
   );
-  stopOnSignals(async () => {
-    await portal.stop();
-    await tracing.shutdown();
-  }, 'closing the portal');
+  stopOnSignals(
+    async () => {
+      await portal.stop();
+      await tracing.shutdown();
+    },
+    'closing the portal',
+    settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -2,15 +2,26 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../core/errors/index.js';
 import { checkJsonDepth } from './json-depth.js';
-import { largeBodyBytes, nextTurn, OneAtATime } from './large-bodies.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { largeBodyBytes, OneAtATime } from './large-bodies.js';
 
-function parseJson(text: string): unknown {
-  // An empty body is no body: routes without one (revoke, DELETE) accept it, and validateBody
-  // refuses it where a body is required.
+/**
+ * The body as text whose depth was checked, or undefined for an empty body (no body: routes
+ * without one — revoke, DELETE — accept it, and validateBody refuses it where a body is required).
+ * The depth is checked before parsing: every recursive walk after it (validation, translation)
+ * must stay in bounds.
+ */
+function checkedText(bytes: Buffer): string | undefined {
+  const text = utf8Text(bytes);
   if (text.trim() === '') return undefined;
-  // Before parsing: every recursive walk after it (validation, translation) must stay in bounds.
   checkJsonDepth(text);
-  return parseCheckedJson(text);
+  return text;
+}
+
+/** The body's value, all in the current turn: for bodies of ordinary size. */
+function parseJson(bytes: Buffer): unknown {
+  const text = checkedText(bytes);
+  return text === undefined ? undefined : parseCheckedJson(text);
 }
 
 /** JSON.parse of a text whose depth was checked, failing as a catalogue error. */
@@ -59,16 +70,18 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const bytes = body as Buffer;
     try {
       refuseContentEncoding(request.headers['content-encoding']);
-      if (bytes.length <= largeBodyBytes) return void done(null, parseJson(utf8Text(bytes)));
+      if (bytes.length <= largeBodyBytes) return void done(null, parseJson(bytes));
     } catch (error) {
       return void done(error as Error, undefined);
     }
-    // Large: one at a time, a turn of the event loop before each step (large-bodies.ts).
+    // Large: one at a time, a turn of the event loop before each step (large-bodies.ts); the body
+    // of a client that left while it waited is not parsed at all.
     largeBodies
       .run(async () => {
         await nextTurn();
-        const text = utf8Text(bytes);
-        checkJsonDepth(text);
+        if (request.raw.destroyed) return undefined;
+        const text = checkedText(bytes);
+        if (text === undefined) return undefined;
         await nextTurn();
         const value = parseCheckedJson(text);
         await nextTurn();

@@ -8,27 +8,13 @@
 /** Bodies above this many bytes are large: parsed through the gate. */
 export const largeBodyBytes = 1024 * 1024;
 
-/** Runs tasks one at a time, in arrival order. */
+/** Runs tasks one at a time, in arrival order; a task that fails does not stop the ones after it. */
 export class OneAtATime {
   private tail: Promise<unknown> = Promise.resolve();
-  /** Tasks queued or running. */
-  private pending = 0;
 
   run<T>(task: () => Promise<T>): Promise<T> {
-    this.pending++;
     const result = this.tail.then(task);
-    this.tail = result.then(
-      () => this.pending--,
-      () => this.pending--,
-    );
+    this.tail = result.catch(() => undefined);
     return result;
   }
-
-  /** How many tasks are queued or running (for tests and metrics). */
-  get depth(): number {
-    return this.pending;
-  }
 }
-
-/** Lets the event loop serve what is waiting (I/O callbacks run before setImmediate callbacks). */
-export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -17,7 +17,7 @@ export const sseHeaders = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** Trailers announced on every stream; filled in from the caller's `totals()` at the end. */
+/** Trailers announced on every stream; filled in from the caller's `charged()` at the end. */
 export const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
 
 /** What happened to a stream, for the caller's accounting. */

@@ -103,6 +103,14 @@ describe('OpenAI chat passthrough streams', () => {
     assert.match(whole.streamEvent({ data: JSON.stringify(complete) }), /"prompt_tokens":4/);
     assert.equal(whole.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
     assert.equal(whole.streamClose(charged), '');
+
+    // A partial usage chunk, then a complete one: the complete one is the usage chunk, sent once.
+    const late = usageClient();
+    late.streamEvent({ data: JSON.stringify(content) });
+    assert.equal(late.streamEvent({ data: JSON.stringify(partial) }), '');
+    assert.match(late.streamEvent({ data: JSON.stringify(complete) }), /"prompt_tokens":4/);
+    assert.equal(late.streamEvent({ data: '[DONE]' }), 'data: [DONE]\n\n');
+    assert.equal(late.streamClose(charged), '', 'no second usage chunk, no second [DONE]');
   });
 
   it('a client that did not ask for usage gets [DONE] at once, whatever the supplier sent', () => {

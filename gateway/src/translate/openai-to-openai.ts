@@ -92,6 +92,8 @@ export class OpenAiToOpenAi implements Translator {
       this.owedUsage = { ...this.lastIds, chunk };
       return '';
     }
+    // A complete usage that follows one held settles what was owed: the client gets one usage chunk.
+    if (chunk.usage) this.owedUsage = undefined;
     // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
     if (chunk.usage)
       return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap, this.context.choices) });

@@ -177,7 +177,8 @@ function transcriptionAttempt(
     const charged = chargedUsage(reported, file);
     const record = routingRecord(request);
     noteUsage(record, route, charged.tokens, charged.media);
-    if (charged.capped)
+    // What the supplier over-reported, for the request log (not the gateway's own estimate, capped too).
+    if (charged.capped && (reported.tokens !== undefined || reported.seconds !== undefined))
       record.usageCapped = {
         inputTokens: reported.tokens?.inputTokens ?? 0,
         outputTokens: reported.tokens?.outputTokens ?? 0,

@@ -21,14 +21,15 @@ export interface MeasuredInputs {
   countTokens(): Promise<number>;
 }
 
+/** Special tokens an embedding model may add to one input, over its bytes or given tokens. */
+const specialTokensPerInput = 4;
+
 /**
  * Measures a request's inputs. A token covers at least one UTF-8 byte, so the byte length bounds
  * a string's tokens, and a string of at most 2,048 bytes cannot exceed the limit: only longer
  * strings are tokenized, by `check`, in slices on the shared counting lane and stopping at 2,049
  * tokens — so the work is bounded by the limit, not by the input. Token arrays count their length.
  */
-/** Special tokens an embedding model may add to one input, over its bytes or given tokens. */
-const specialTokensPerInput = 4;
 
 export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs {
   const { items, single } = inputsOf(input);

@@ -33,7 +33,8 @@ function serveRerank(deps: GatewayDeps, request: FastifyRequest, reply: FastifyR
   // supplier reporting more is charged the bound: the reservation is never overspent.
   const pairBytes = Buffer.byteLength(body.query) + specialTokensPerPair;
   const tokenBound = documents.reduce((sum, d) => sum + Buffer.byteLength(d) + pairBytes, 0);
-  const countTokens = () => countTokensSliced([body.query, ...documents]);
+  // Counted as the bound assumes: the query with each document.
+  const countTokens = () => countTokensSliced(documents.flatMap((document) => [body.query, document]));
   const { region: _region, ...forwarded } = body;
   return serveRouted(deps, request, reply, {
     interfaceName: 'rerank',

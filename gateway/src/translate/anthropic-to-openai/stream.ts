@@ -89,7 +89,7 @@ export class OpenAiToAnthropicStream {
     return out;
   }
 
-  /** True once message_stop was written. */
+  /** True once the message is closed: message_stop written, or held for the charged usage (close()). */
   get complete(): boolean {
     return this.finished;
   }
