@@ -91,3 +91,19 @@ test('large bodies are parsed one at a time, each step in its own turn: a small 
   assert.deepEqual(order.slice(1), ['L1', 'L2', 'L3'], 'the large ones in their order');
   await app.close();
 });
+
+test('a large body sent over a real connection is parsed (the request stream ends once read; the socket is what tells a client left)', async () => {
+  const app = Fastify({ bodyLimit: 10 * 1024 * 1024 });
+  registerJsonBodyParser(app);
+  app.post('/', async (request) => ({ items: (request.body as { items: unknown[] }).items.length }));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const body = JSON.stringify({ items: Array.from({ length: 200_000 }, (_, i) => `item ${i}`) });
+    assert.ok(Buffer.byteLength(body) > 1024 * 1024);
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { items: 200_000 });
+  } finally {
+    await app.close();
+  }
+});

@@ -79,7 +79,8 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     largeBodies
       .run(async () => {
         await nextTurn();
-        if (request.raw.destroyed) return undefined;
+        // The socket, not the request stream: a request stream is destroyed once its body was read.
+        if (request.socket.destroyed) return undefined;
         const text = checkedText(bytes);
         if (text === undefined) return undefined;
         await nextTurn();
