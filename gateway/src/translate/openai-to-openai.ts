@@ -18,7 +18,8 @@ const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
  * id and without gateway-only fields. Usage is always requested upstream (for metering) and
  * the usage chunk is only forwarded when the client asked for it, with the call's totals added
  * as `svc`; a supplier that sends none (or one missing a side) still gives such a client its
- * usage chunk, with what the call is charged, before `[DONE]`. Chunks keep their content except `model`, which reports the public id.
+ * usage chunk, with what the call is charged, before `[DONE]`. Chunks keep their content except
+ * `model`, which reports the public id.
  */
 export class OpenAiToOpenAi implements Translator {
   private seenUsage: TokenUsage | undefined;
@@ -26,10 +27,13 @@ export class OpenAiToOpenAi implements Translator {
   private done = false;
   /** A chunk arrived before `[DONE]`: a stream of `[DONE]` alone is no answer (empty_stream, failover). */
   private sawChunk = false;
-  /** The client asked for a usage chunk and the supplier sent none with complete usage: it follows at streamClose. */
-  private owedUsage: { id: unknown; created: unknown; chunk: OpenAiChatChunk | undefined } | undefined;
-  /** The last chunk's id and created, for a usage chunk the gateway writes itself. */
-  private lastIds: { id: unknown; created: unknown } = { id: undefined, created: undefined };
+  /**
+   * The client asked for a usage chunk and the supplier sent none with complete usage: it follows
+   * at streamClose — the supplier's partial one (`chunk`) with the charged usage, or one written here.
+   */
+  private owedUsage: { chunk: OpenAiChatChunk | undefined } | undefined;
+  /** The last chunk (its id and created name a usage chunk written here). */
+  private lastChunk: OpenAiChatChunk | undefined;
 
   constructor(
     private readonly request_: ChatCompletionRequest,
@@ -81,23 +85,22 @@ export class OpenAiToOpenAi implements Translator {
     }
     if (chunk.usage) this.seenUsage = tokenUsageFromOpenAi(chunk.usage);
     if (chunk.choices?.some((c) => c.finish_reason)) this.finished = true;
-    this.lastIds = { id: chunk.id, created: chunk.created };
+    this.lastChunk = chunk;
     const wantsUsage = this.request_.stream_options?.include_usage === true;
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
     if (usageOnly && !wantsUsage) return '';
     chunk.model = this.context.publicModel;
     if (!wantsUsage) delete chunk.usage;
+    if (!chunk.usage) return dataFrame(chunk);
     // A usage chunk missing a side is held: it leaves with what is charged (streamClose).
-    if (usageOnly && chunk.usage && !isCompleteUsage(this.seenUsage)) {
-      this.owedUsage = { ...this.lastIds, chunk };
+    if (usageOnly && !isCompleteUsage(this.seenUsage)) {
+      this.owedUsage = { chunk };
       return '';
     }
-    // A complete usage that follows one held settles what was owed: the client gets one usage chunk.
-    if (chunk.usage) this.owedUsage = undefined;
-    // The usage chunk also carries the call's totals with its cost (`svc`, docs/interfaces.md).
-    if (chunk.usage)
-      return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap, this.context.choices) });
-    return dataFrame(chunk);
+    // A complete usage settles one held before it (one usage chunk), and carries the call's
+    // totals with its cost (`svc`, docs/interfaces.md).
+    this.owedUsage = undefined;
+    return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap, this.context.choices) });
   }
 
   streamEnd(): string {
@@ -113,7 +116,7 @@ export class OpenAiToOpenAi implements Translator {
    */
   private closing(): string {
     if (this.request_.stream_options?.include_usage !== true || isCompleteUsage(this.seenUsage)) return doneFrame;
-    this.owedUsage ??= { ...this.lastIds, chunk: undefined };
+    this.owedUsage ??= { chunk: undefined };
     return '';
   }
 
@@ -124,9 +127,9 @@ export class OpenAiToOpenAi implements Translator {
     const usage = charged?.usage ?? this.seenUsage ?? { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
     const chunk = {
       ...(owed.chunk ?? {
-        id: owed.id,
+        id: this.lastChunk?.id,
         object: 'chat.completion.chunk',
-        created: owed.created,
+        created: this.lastChunk?.created,
         model: this.context.publicModel,
         choices: [],
       }),

@@ -99,7 +99,7 @@ const transcriptTokensPerSecond = 10;
  * that duration can be. The reservation is made for these, and a supplier reporting more (20,000
  * seconds for 20 KB) is charged these — a wallet or budget is never overspent by a report.
  */
-export function transcriptionBounds(bytes: number): { seconds: number; inputTokens: number; outputTokens: number } {
+function transcriptionBounds(bytes: number): { seconds: number; inputTokens: number; outputTokens: number } {
   const seconds = bytes / floorBytesPerSecond;
   return {
     seconds,
@@ -112,7 +112,7 @@ export function transcriptionBounds(bytes: number): { seconds: number; inputToke
 const within = (value: number, bound: number): number => (Number.isFinite(value) ? Math.min(Math.max(value, 0), bound) : 0);
 
 /** What the call is charged: the supplier's report within the file's bounds, or the estimate when it reports nothing. */
-function chargedUsage(
+function transcriptionCharge(
   reported: { tokens?: TokenUsage; seconds?: number },
   file: AudioFile,
 ): { tokens?: TokenUsage; media: MediaUsage; capped: boolean } {
@@ -174,7 +174,7 @@ function transcriptionAttempt(
     } else {
       void reply.type('text/plain; charset=utf-8');
     }
-    const charged = chargedUsage(reported, file);
+    const charged = transcriptionCharge(reported, file);
     const record = routingRecord(request);
     noteUsage(record, route, charged.tokens, charged.media);
     // What the supplier over-reported, for the request log (not the gateway's own estimate, capped too).
