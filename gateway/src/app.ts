@@ -4,13 +4,7 @@ import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
-import {
-  answerClientError,
-  answerOutsideRoutes,
-  closeAfterEarlyAnswer,
-  keepReadingAfterClose,
-  newRequestId,
-} from './http/client-errors.js';
+import { answerClientError, answerOutsideRoutes, closeAfterEarlyAnswer, settleEarlyAnswer, newRequestId } from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
 import { RouteMethods } from './http/route-methods.js';
@@ -71,6 +65,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // Failures of URL decoding and routing, before any hook runs: answered in the catalogue shape.
     frameworkErrors: (error, request, reply) => {
       request.errorCode = fromFrameworkError(error).code;
+      // Before any hook: the onRequest hook that names every answer's request id has not run.
+      void reply.header('x-request-id', request.id);
       void sendError(reply, error);
     },
     genReqId: () => newRequestId(),
@@ -168,14 +164,15 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     finish(request, reply, reply.statusCode);
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     if (!(error instanceof ApiError) || error.status >= 500) {
       request.log.warn({ request_id: request.id, err: error instanceof ApiError ? (error.cause ?? error) : error }, 'request failed');
     }
     const apiError = fromFrameworkError(error);
     request.errorCode = apiError.code;
-    // A body over the limit is answered before it has arrived: the client must read that answer.
-    keepReadingAfterClose(request.raw);
+    // Refused before its body was read (a key refused, a body over the limit): the connection
+    // stays open only if the body is in, and the answer says which (the client must read it).
+    await settleEarlyAnswer(request.raw, reply);
     return sendError(reply, apiError);
   });
 

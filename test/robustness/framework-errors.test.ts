@@ -20,8 +20,11 @@ describe('errors of the HTTP layer', () => {
   const admin = (path: string) => send(h.gateway.url, path, { key: h.adminKey });
 
   test('bad percent-encoding in the path is a catalogue 400', async () => {
-    assertCatalogueError(await admin('/v1/manage/keys/%zz'), 400, 'invalid_request');
+    const badPath = await admin('/v1/manage/keys/%zz');
+    assertCatalogueError(badPath, 400, 'invalid_request');
     assertCatalogueError(await admin('/v1/manage/wallets/%E0%A4%A'), 400, 'invalid_request');
+    // The request id is in the header as on every other answer, not only in the body.
+    assert.equal(badPath.headers.get('x-request-id'), (JSON.parse(badPath.text) as { error: { request_id: string } }).error.request_id);
   });
 
   test('path parameters: a payer id of 140 characters is routed; one over the limit is a catalogue 414', async () => {
@@ -29,7 +32,9 @@ describe('errors of the HTTP layer', () => {
     const wallet = await admin(`/v1/manage/wallets/${payer}`);
     assert.notEqual(wallet.status, 414, wallet.text);
     assert.ok(wallet.status < 500, wallet.text);
-    assertCatalogueError(await admin(`/v1/manage/keys/${'k'.repeat(600)}`), 414, 'request_too_large');
+    const tooLong = await admin(`/v1/manage/keys/${'k'.repeat(600)}`);
+    assertCatalogueError(tooLong, 414, 'request_too_large');
+    assert.match(tooLong.headers.get('x-request-id') ?? '', /\S/);
   });
 
   const rawCases: { name: string; request: string; status: number; code: string }[] = [

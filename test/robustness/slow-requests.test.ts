@@ -5,6 +5,7 @@
 // its body arrived has its connection closed instead of read to the end.
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { catalogueShapeProblems, rawExchange } from './support.js';
 
@@ -66,6 +67,26 @@ describe('slow and stalled requests', () => {
     assert.equal(exchange.status, 401, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(401, exchange.body, exchange.headers['content-type']), []);
     assert.equal(exchange.closedByServer, true, 'the gateway closed the connection');
+    // Said before it is done: a pooled client must not send its next request into this connection.
+    assert.equal(exchange.headers.connection, 'close');
+  });
+
+  test('a refused request whose body came whole keeps its connection: the next request on it is served', async () => {
+    // A pooled HTTP/1.1 client (one socket), as Python's, Go's or a shared proxy's: the 401 said
+    // keep-alive, so its next request goes down the same connection and must be answered there.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (const refusal of [{}, { authorization: 'Basic Zm9vOmJhcg==' }, { authorization: 'Bearer ' }, { 'x-api-key': key }]) {
+        const refused = await post(agent, refusal);
+        assert.equal(refused.status, 401, JSON.stringify(refusal));
+        assert.notEqual(refused.headers.connection, 'close');
+        const served = await post(agent, { authorization: `Bearer ${key}` });
+        assert.equal(served.status, 200, `after ${JSON.stringify(refusal)}: ${served.body.slice(0, 200)}`);
+        assert.equal(served.reusedSocket, true, 'the second request went down the same connection');
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   test('headers that never finish arriving are answered 408 in the catalogue shape', async () => {
@@ -77,6 +98,32 @@ describe('slow and stalled requests', () => {
     assert.equal(exchange.status, 408, exchange.received.slice(0, 300));
     assert.deepEqual(catalogueShapeProblems(408, exchange.body, exchange.headers['content-type']), []);
   });
+
+  /** One POST of the whole body in one write, through `agent`. */
+  const post = (agent: Agent, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: string; reusedSocket: boolean }>((resolve, reject) => {
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: h.gateway.port,
+          method: 'POST',
+          path: '/v1/chat/completions',
+          agent,
+          headers: { 'content-type': 'application/json', ...headers },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode!, headers: response.headers, body: text, reusedSocket: request.reusedSocket }),
+          );
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
 
   test('a request that arrives in time is served as before', async () => {
     const exchange = await rawExchange(

@@ -110,6 +110,24 @@ export function closeAfterEarlyAnswer(request: IncomingMessage, drain: { maxByte
 }
 
 /**
+ * Decides, before an error answer's headers are written, whether its connection stays open. A
+ * request refused before its body was read (a missing or malformed key is refused as soon as the
+ * headers are parsed) may still have its whole body in the bytes already received: one turn of
+ * the event loop lets Node's parser take them, and such a connection stays open for the next
+ * request (Node discards the unread body). A body still arriving after that is not waited for:
+ * the answer says `connection: close`, because `closeAfterEarlyAnswer` then closes the connection
+ * — a keep-alive answer followed by a close makes a pooled client send its next request into a
+ * dead socket.
+ */
+export async function settleEarlyAnswer(request: IncomingMessage, reply: { header(name: string, value: string): unknown }): Promise<void> {
+  if (request.complete) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (request.complete) return;
+  reply.header('connection', 'close');
+  keepReadingAfterClose(request);
+}
+
+/**
  * Keeps a connection whose request body is still arriving from being destroyed as soon as its
  * answer is written. Node ends a `connection: close` response (fastify sends one when a body is
  * over the limit) with `socket.destroySoon()`: the socket is destroyed once the answer is
