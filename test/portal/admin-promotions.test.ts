@@ -158,6 +158,33 @@ describe('promotions', () => {
     expect(
       (await orgAdmin.client.postJson('/dashboard/admin/promotions/create', { user_id: orgAdmin.id, amount_usd: 1, reason: 'me' })).status,
     ).toBe(403);
+    // Nobody credits their own wallet, by id or by email; a grant of theirs cannot be extended either.
+    const self = await platform.client.postJson('/dashboard/admin/promotions/create', {
+      user_id: platform.id,
+      amount_usd: 1000,
+      reason: 'me',
+    });
+    expect(self.status).toBe(403);
+    expect(await self.text()).toContain('yourself');
+    expect(
+      (
+        await platform.client.postJson('/dashboard/admin/promotions/create', {
+          email: platform.email.toUpperCase(),
+          amount_usd: 1,
+          reason: 'me',
+        })
+      ).status,
+    ).toBe(403);
+    const other = await signUp(portal, { role: 'platform_admin' });
+    const theirs = (await (
+      await other.client.postJson('/dashboard/admin/promotions/create', { user_id: platform.id, amount_usd: 1, reason: 'from a colleague' })
+    ).json()) as { grant: Grant };
+    expect(
+      (await platform.client.postJson(`/dashboard/admin/promotions/${theirs.grant.id}/update`, { expires_at: '2999-01-01' })).status,
+    ).toBe(403);
+    expect((await platform.client.postJson(`/dashboard/admin/promotions/${theirs.grant.id}/update`, { action: 'revoke' })).status).toBe(
+      200,
+    );
     const page = await (await platform.client.get('/dashboard/admin/promotions')).text();
     expect(page).toContain('data-testid="promotion-form"');
     expect(page).toContain('data-testid="promotions-table"');

@@ -106,6 +106,18 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     });
   });
 
+  /**
+   * Promotional credit is money nobody paid: as with credit limits (users.ts), nobody grants it to
+   * themselves, so one administrator's own wallet is only ever credited by another.
+   */
+  const refuseOwnCredit = (req: Request, userId: number) => {
+    if (userId === req.user!.id)
+      throw new ApiError('forbidden', {
+        param: 'user_id',
+        humanMessage: 'You cannot grant promotional credit to yourself; another administrator can',
+      });
+  };
+
   adminRoute(router, 'POST', '/dashboard/admin/promotions/create', async (req, res) => {
     const body = parseBody(createBody, req.body);
     const userId =
@@ -115,6 +127,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
           { id: number } | undefined
       )?.id;
     if (userId === undefined) throw new ApiError('not_found', { param: 'email', humanMessage: 'There is no user with this email' });
+    refuseOwnCredit(req, userId);
     const { grant, entryIds } = await createGrant(
       knex,
       {
@@ -145,6 +158,11 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     const revoke = body.action === 'revoke';
     if (!revoke && body.reason === undefined && body.expires_at === undefined)
       throw new ApiError('validation_error', { status: 422, humanMessage: 'Send reason, expires_at, or action=revoke' });
+    // Revoking one's own grant gives nothing away; a new expiry or reason on it would keep credit.
+    if (!revoke) {
+      const existing = await findGrant(knex, id);
+      if (existing) refuseOwnCredit(req, existing.user_id);
+    }
     await mirror(await updateGrant(knex, id, { reason: body.reason, expiresAt: body.expires_at, revoke }, now()));
     await answer(req, res, id, revoke ? 'revoked' : 'updated');
   });

@@ -27,7 +27,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   { method: 'POST', path: '/dashboard/admin/users/:user_id/hard-delete', action: 'admin.organisation.manage', scoped: true },
   { method: 'POST', path: '/dashboard/admin/users/:user_id/org', action: 'admin.platform.manage', scoped: false },
   { method: 'POST', path: '/dashboard/admin/users/:user_id/billing-exempt', action: 'admin.platform.manage', scoped: false },
-  { method: 'POST', path: '/dashboard/admin/users/:user_id/credit-limit', action: 'admin.platform.manage', scoped: false },
+  { method: 'POST', path: '/dashboard/admin/users/:user_id/credit-limit', action: 'admin.organisation.manage', scoped: true },
   { method: 'POST', path: '/dashboard/admin/users/:user_id/monthly-budget', action: 'admin.platform.manage', scoped: false },
   { method: 'POST', path: '/dashboard/admin/users/:user_id/billing-config', action: 'admin.platform.manage', scoped: false },
   { method: 'GET', path: '/dashboard/admin/organisations', action: 'admin.platform.manage', scoped: false },

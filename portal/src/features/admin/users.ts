@@ -7,7 +7,7 @@
 //   POST /dashboard/admin/users/{user_id}/org         {org_id | ""} (platform admins)
 //   POST /dashboard/admin/users/{user_id}/hard-delete
 //   POST /dashboard/admin/users/{user_id}/billing-exempt  {billing_exempt?} (absent: toggle)
-//   POST /dashboard/admin/users/{user_id}/credit-limit    {credit_limit_usd} (platform admins)
+//   POST /dashboard/admin/users/{user_id}/credit-limit    {credit_limit_usd} (org admins and above, within reach)
 //   POST /dashboard/admin/users/{user_id}/monthly-budget  {monthly_budget_usd}
 //   POST /dashboard/admin/users/{user_id}/billing-config  {spending_limit_usd} (applied per billing mode)
 // The rules (reach, roles, last owner, anonymisation) are core/identity/administration.ts; the
@@ -244,11 +244,11 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     await answer(req, res, user.id, 'exempt');
   });
 
-  // Credit limit (platform admins): how far below zero the user's wallet may go — money the
-  // platform advances, so not an organisation's to grant (an org admin could invite a second
-  // account of their own and give it credit never to be paid).
+  // Credit limit (org admins and above, for users within their reach, as the portal's route table
+  // says): how far below zero the user's wallet may go. Never one's own (moneyTarget); every
+  // change is in the user's activity with who made it.
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
-    const user = await moneyTarget(req, 'admin.platform.manage', 'credit limit');
+    const user = await moneyTarget(req, 'admin.organisation.manage', 'credit limit');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
     // The gateways read the credit with each key the wallet pays for.
     await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
