@@ -39,6 +39,12 @@ describe('settings', () => {
       expect(refused.status, JSON.stringify(bad).slice(0, 60)).toBe(422);
       expect(((await refused.json()) as { code: string }).code).toBe('validation_error');
     }
+    // Nested far deeper than anything could serialise in the handler: refused, not a 500.
+    const abyss = await client.request('POST', '/dashboard/settings/display-name', {
+      jsonText: `${'{"a":'.repeat(9_000)}1${'}'.repeat(9_000)}`,
+    });
+    expect(abyss.status).toBe(422);
+    expect(((await abyss.json()) as { human_message: string }).human_message).toContain('levels deep');
     // A bare JSON string is not even accepted by the body parser (objects and arrays only).
     expect((await client.postJson('/dashboard/settings/display-name', 'dark')).status).toBe(400);
     // An empty POST or a form does not wipe them (it stored {}): a JSON object only.

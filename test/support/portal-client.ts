@@ -18,12 +18,17 @@ export class PortalClient {
   async request(
     method: string,
     path: string,
-    options: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string> } = {},
+    options: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string>; jsonText?: string } = {},
   ): Promise<Response> {
     const headers: Record<string, string> = { ...(method === 'GET' ? {} : { origin: this.origin }), ...options.headers };
     if (this.cookies.size > 0) headers.cookie = this.cookieHeader();
     let body: string | undefined;
-    if (options.json !== undefined) {
+    if (options.jsonText !== undefined) {
+      // JSON as these exact characters (a body too deep for JSON.stringify, say).
+      headers['content-type'] = 'application/json';
+      headers.accept ??= 'application/json';
+      body = options.jsonText;
+    } else if (options.json !== undefined) {
       headers['content-type'] = 'application/json';
       headers.accept ??= 'application/json';
       body = JSON.stringify(options.json);

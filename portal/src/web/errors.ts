@@ -97,6 +97,9 @@ export function errorHandler(logger: Logger) {
       error = new ApiError('invalid_request', { status, humanMessage: 'The request body could not be read', cause: err });
     else if (refused) error = refused;
     else error = toApiError(err);
+    // The catalogue's own wording names the gateway; a fault here is the portal's.
+    if (error.code === 'internal_error' && !(err instanceof ApiError))
+      error = new ApiError('internal_error', { humanMessage: 'Something went wrong inside the portal', cause: err });
     if (refused)
       logger.warn(
         { err, requestId: res.locals.requestId, route: req.route?.path },

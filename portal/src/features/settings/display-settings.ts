@@ -7,7 +7,14 @@ export const displaySettingsLimits = { bytes: 8_192, depth: 6, properties: 200 }
 /** Why `value` is not an acceptable settings object, or undefined when it is. */
 export function displaySettingsProblem(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'must be a JSON object';
+  // Depth and count first: serialising a body nested thousands deep would overflow the stack.
+  const shapeProblem = boundedShapeProblem(value);
+  if (shapeProblem) return shapeProblem;
   if (JSON.stringify(value).length > displaySettingsLimits.bytes) return `must be at most ${displaySettingsLimits.bytes} bytes as JSON`;
+  return undefined;
+}
+
+function boundedShapeProblem(value: object): string | undefined {
   let properties = 0;
   const walk = (node: unknown, depth: number): string | undefined => {
     if (node === null || typeof node !== 'object') return undefined;
