@@ -2,17 +2,36 @@
 // cloud metadata address (the classic way to make a server fetch its own instance credentials)
 // unless the deployment allows it. Loopback and private networks stay allowed: suppliers often
 // run next to the gateway.
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { ApiError } from '../errors/index.js';
 
 const metadataHosts = new Set(['metadata.google.internal', 'metadata', 'instance-data', 'metadata.azure.com']);
 
+/**
+ * Link-local and metadata addresses in every spelling a URL may carry. Node's BlockList checks an
+ * IPv4-mapped IPv6 address (`[::ffff:169.254.169.254]`, which the URL parser writes
+ * `[::ffff:a9fe:a9fe]`) against the IPv4 rules; the other IPv6 forms that embed an IPv4 address
+ * (IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are listed here.
+ */
+const refusedAddresses = new BlockList();
+refusedAddresses.addSubnet('169.254.0.0', 16, 'ipv4');
+refusedAddresses.addAddress('0.0.0.0', 'ipv4');
+refusedAddresses.addSubnet('fe80::', 10, 'ipv6');
+refusedAddresses.addAddress('::', 'ipv6');
+refusedAddresses.addSubnet('fd00:ec2::', 32, 'ipv6'); // AWS's IPv6 metadata endpoint
+refusedAddresses.addSubnet('::a9fe:0', 112, 'ipv6');
+refusedAddresses.addSubnet('64:ff9b::a9fe:0', 112, 'ipv6');
+refusedAddresses.addSubnet('2002:a9fe::', 32, 'ipv6');
+
 function linkLocal(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  // A trailing dot names the same host (`metadata.google.internal.`).
+  const bare = host
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (metadataHosts.has(bare)) return true;
-  if (isIP(bare) === 4) return bare.startsWith('169.254.') || bare === '0.0.0.0';
-  if (isIP(bare) === 6) return /^fe[89ab]/.test(bare) || bare === '::' || bare.startsWith('fd00:ec2:') || bare.includes('169.254.');
-  return false;
+  const family = isIP(bare);
+  return family !== 0 && refusedAddresses.check(bare, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** Throws a 422 naming `base_url` unless the URL may be a supplier's. */

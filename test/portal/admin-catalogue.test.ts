@@ -141,6 +141,7 @@ describe('the catalogue in the database', () => {
       models: [{ id: 'm', input_usd_per_mtok: 1 }],
     };
     await refuse({ ...good, base_url: 'http://169.254.169.254/latest' }, 422, 'base_url');
+    await refuse({ ...good, base_url: 'http://[::ffff:169.254.169.254]/' }, 422, 'base_url');
     await refuse({ ...good, base_url: 'http://metadata.google.internal/' }, 422, 'base_url');
     await refuse({ ...good, base_url: 'ftp://example.com' }, 422, 'base_url');
     await refuse({ ...good, name: 'acme-eu' }, 409, 'acme-eu');
