@@ -49,19 +49,25 @@ describe('get started', () => {
     });
     await waitFor('the first request to tick', async () => (await done()).first_request === true);
 
-    expect((await client.postJson('/dashboard/get-started', { action: 'tick', step: 'read_guide' })).status).toBe(200);
+    expect((await client.postJson('/dashboard/get-started/action', { action: 'tick', step: 'read_guide' })).status).toBe(200);
     expect((await done()).read_guide).toBe(true);
     for (const bad of [{ action: 'tick', step: 'create_key' }, { action: 'explode' }, { action: 'tick' }, {}])
-      expect((await client.postJson('/dashboard/get-started', bad)).status, JSON.stringify(bad)).toBe(422);
+      expect((await client.postJson('/dashboard/get-started/action', bad)).status, JSON.stringify(bad)).toBe(422);
+    expect((await client.postJson('/dashboard/get-started/hide', { action: 'reset' })).status).toBe(422);
 
+    // The addresses of the portal's page table: …/hide, …/resume, …/reset, as forms and as JSON.
     expect(await (await client.get('/dashboard')).text()).toContain('data-testid="overview-checklist"');
-    await client.postJson('/dashboard/get-started', { action: 'hide' });
+    const hidden = await client.postForm('/dashboard/get-started/hide', {});
+    expect([hidden.status, hidden.headers.get('location')]).toEqual([303, '/dashboard']);
     expect((await state()).hidden).toBe(true);
     expect(await (await client.get('/dashboard')).text()).not.toContain('data-testid="overview-checklist"');
-    await client.postJson('/dashboard/get-started', { action: 'resume' });
+    expect(((await (await client.postJson('/dashboard/get-started/resume', {})).json()) as Checklist).hidden).toBe(false);
     expect((await state()).hidden).toBe(false);
-    await client.postJson('/dashboard/get-started', { action: 'reset' });
+    expect((await client.request('POST', '/dashboard/get-started/reset')).status).toBe(303);
     expect(await done()).toMatchObject({ read_guide: false, create_key: true });
+    // The first address, kept for forms already out there.
+    expect((await client.postJson('/dashboard/get-started', { action: 'tick', step: 'explore_usage' })).status).toBe(200);
+    expect((await done()).explore_usage).toBe(true);
 
     const guide = await (await client.get('/dashboard/guide')).text();
     expect(guide).toContain('/v1');

@@ -76,7 +76,10 @@ describe('slow and stalled requests', () => {
     // keep-alive, so its next request goes down the same connection and must be answered there.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      for (const refusal of [{}, { authorization: 'Basic Zm9vOmJhcg==' }, { authorization: 'Bearer ' }, { 'x-api-key': key }]) {
+      for (const refusal of [{}, { authorization: 'Basic Zm9vOmJhcg==' }, { authorization: 'Bearer ' }, { 'x-api-key': key }] as Record<
+        string,
+        string
+      >[]) {
         const refused = await post(agent, refusal);
         assert.equal(refused.status, 401, JSON.stringify(refusal));
         assert.notEqual(refused.headers.connection, 'close');

@@ -75,12 +75,11 @@ export async function checklistFor(knex: Knex, user: User): Promise<Checklist> {
   return { hidden: state?.hidden ?? false, steps, done: steps.filter((s) => s.done).length };
 }
 
+/** One of the page's actions. */
+export type ChecklistAction = { kind: 'hide' | 'resume' | 'reset' } | { kind: 'tick' | 'untick'; step: ManualStep };
+
 /** Applies one of the page's actions. */
-export async function applyChecklistAction(
-  knex: Knex,
-  userId: number,
-  action: { kind: 'hide' | 'resume' | 'reset' } | { kind: 'tick' | 'untick'; step: ManualStep },
-): Promise<void> {
+export async function applyChecklistAction(knex: Knex, userId: number, action: ChecklistAction): Promise<void> {
   const current = (await knex('user_get_started').where({ user_id: userId }).first('hidden', 'ticked')) as
     { hidden: boolean; ticked: string[] } | undefined;
   let hidden = current?.hidden ?? false;
