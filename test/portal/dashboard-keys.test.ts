@@ -164,6 +164,35 @@ describe('a key created in the dashboard', () => {
     await waitFor('the gateway to refuse the key with 403', () => refusedWith(secret, 403), propagation);
   });
 
+  it('a JSON update changes what it names and keeps the rest; a field sent empty lifts its limit', async () => {
+    const { client } = await signedIn();
+    const { key } = await createKey(client, {
+      name: 'capped',
+      allowed_models: ['gpt-4o-mini'],
+      budget_limit: '0.000000123',
+      budget_period: 'daily',
+      rate_limit_rpm: 2,
+    });
+    const renamed = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', name: 'capped, renamed' });
+    expect(renamed.status, await renamed.clone().text()).toBe(200);
+    expect(await renamed.json()).toMatchObject({
+      name: 'capped, renamed',
+      allowed_models: ['gpt-4o-mini'],
+      budget_limit: 0.000000123,
+      budget_period: 'daily',
+      rate_limit_rpm: 2,
+    });
+    const lifted = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', rate_limit_rpm: null, allowed_models: '' });
+    expect(await lifted.json()).toMatchObject({
+      name: 'capped, renamed',
+      allowed_models: null,
+      budget_limit: 0.000000123,
+      rate_limit_rpm: null,
+    });
+    const refused = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', name: '' });
+    expect(refused.status).toBe(422);
+  });
+
   it('shows the secret once in the HTML flow, with no-store caching', async () => {
     const { client } = await signedIn();
     const res = await client.postForm('/dashboard/keys/new', { name: 'from the form', budget_limit: '2.50', budget_period: 'daily' });

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Catalogue } from '../../../../core/config/index.js';
-import { budgetPeriods, type BudgetPeriod, type KeyPatch } from '../../../../core/keys/index.js';
+import { budgetPeriods, type BudgetPeriod, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
 import { usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
 
 // eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
@@ -84,6 +84,24 @@ export function checkAgainstCatalogue(catalogue: Catalogue, form: KeyForm): void
       })),
   ];
   if (issues.length > 0) throw validationError(issues);
+}
+
+/**
+ * An update's body over the key's current values: a field the body leaves out keeps its value, and
+ * only a field sent empty (or null) lifts its limit. A browser's form sends every field; a JSON
+ * client renaming a key (`{action: "update", name}`) would otherwise lift its budget, rate limit
+ * and model list without a word.
+ */
+export function overCurrentValues(key: KeyRecord, body: unknown): Record<string, unknown> {
+  const current = {
+    name: key.name,
+    allowed_models: key.allowedModels ?? '',
+    allowed_regions: key.allowedRegions ?? '',
+    budget_limit: key.budgetLimitUsd ?? '',
+    budget_period: key.budgetPeriod ?? '',
+    rate_limit_rpm: key.rateLimitRpm ?? '',
+  };
+  return body !== null && typeof body === 'object' && !Array.isArray(body) ? { ...current, ...body } : current;
 }
 
 /** The form as repository fields; a budget without a period is monthly (docs/keys.md). */

@@ -21,7 +21,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
-import { checkAgainstCatalogue, keyForm, kubernetesOwned, toKeyFields, type KeyForm } from './form.js';
+import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { formatUsd, presentKey } from './present.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -69,9 +69,12 @@ export function keysRouter(deps: PortalDeps): Router {
    * The submitted key form, checked against the catalogue; for a browser's form that fails, its
    * problems instead, to show the form again (JSON callers get the 422 error itself).
    */
-  const readKeyForm = (req: Request): { form: KeyForm; issues?: undefined } | { form?: undefined; issues: FormIssue[] } => {
+  const readKeyForm = (
+    req: Request,
+    body: unknown = req.body,
+  ): { form: KeyForm; issues?: undefined } | { form?: undefined; issues: FormIssue[] } => {
     try {
-      const form = parseBody(keyForm, req.body);
+      const form = parseBody(keyForm, body);
       checkAgainstCatalogue(deps.catalogue, form);
       return { form };
     } catch (error) {
@@ -156,7 +159,8 @@ export function keysRouter(deps: PortalDeps): Router {
     if (key.status === 'revoked') throw new ApiError('conflict', { humanMessage: 'This key is revoked; create a new one instead' });
     let patch: KeyPatch;
     if (action === 'update') {
-      const { form, issues } = readKeyForm(req);
+      const body = overCurrentValues(key, req.body);
+      const { form, issues } = readKeyForm(req, body);
       if (!form) {
         // The key's page again, the edits kept and the problems named (as the create form does).
         const presented = await presentKey(deps.store, deps.database, key, now());
@@ -167,7 +171,7 @@ export function keysRouter(deps: PortalDeps): Router {
           key: presented,
           ...choices(),
           notice: undefined,
-          values: req.body as object,
+          values: body,
           issues,
         });
       }
