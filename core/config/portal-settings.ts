@@ -50,6 +50,12 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5),
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   SVC_LOGIN_WINDOW_MS: ms(15 * 60_000),
+  /**
+   * Emails a signed-out request may have sent (password reset, verification link), per recipient
+   * and kind, and per client address, in one SVC_LOGIN_WINDOW_MS window.
+   */
+  SVC_AUTH_EMAILS_PER_RECIPIENT: z.coerce.number().int().min(1).default(3),
+  SVC_AUTH_EMAILS_PER_CLIENT: z.coerce.number().int().min(1).default(20),
   /** Version of the terms and policies a user accepts; raising it asks everyone again. */
   SVC_LEGAL_VERSION: z.string().trim().min(1).default('2026-01'),
   /**

@@ -10,7 +10,7 @@ import type { PortalDeps } from './deps.js';
 import { authPagesRouter } from './features/auth/pages.js';
 import { accountRouter } from './features/auth/routes.js';
 import { AccountService } from './features/auth/service.js';
-import { LoginThrottle } from './features/auth/throttle.js';
+import { EmailRequestThrottle, LoginThrottle } from './features/auth/throttle.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
 import { keysRouter } from './features/keys/routes.js';
 import { activityRouter } from './features/activity/routes.js';
@@ -104,6 +104,11 @@ export function createPortal(deps: PortalDeps): Express {
     perAddress: settings.SVC_LOGIN_MAX_FAILURES_PER_ADDRESS,
     windowMs: settings.SVC_LOGIN_WINDOW_MS,
   });
+  const emailThrottle = new EmailRequestThrottle(deps.store, settings.SVC_KEY_PEPPER, {
+    perRecipient: settings.SVC_AUTH_EMAILS_PER_RECIPIENT,
+    perClient: settings.SVC_AUTH_EMAILS_PER_CLIENT,
+    windowMs: settings.SVC_LOGIN_WINDOW_MS,
+  });
   const accounts = new AccountService({
     users: deps.users,
     tokens: deps.tokens,
@@ -120,6 +125,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(
     accountRouter({
       accounts,
+      emailThrottle,
       users: deps.users,
       settings,
       ssoSettings: settings,

@@ -216,6 +216,45 @@ describe('password reset', () => {
     expect(await known.json()).toEqual(await unknown.json());
     expect(harness.mail.length).toBe(before + 1);
   });
+
+  it('a resent verification link voids the one before', async () => {
+    const email = uniqueEmail();
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/register', { email, password, name: 'V' });
+    const first = harness.lastLink(email, '/verify-email?token=')!;
+    expect((await client.postJson('/auth/resend-verification', { email })).status).toBe(202);
+    const second = harness.lastLink(email, '/verify-email?token=')!;
+    expect(second).not.toBe(first);
+    expect((await fetch(first, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(second, { redirect: 'manual' })).status).toBeLessThan(400);
+  });
+
+  it('bounds the emails a signed-out client can have sent: per recipient, then per client address', async () => {
+    const anonymous = new PortalClient(harness.url);
+    const email = uniqueEmail();
+    await signedInUser(email);
+    const before = harness.mail.length;
+    for (let i = 0; i < 3; i++) expect((await anonymous.postJson('/auth/forgot-password', { email })).status).toBe(202);
+    expect(harness.mail.length).toBe(before + 3);
+    const flooded = await anonymous.postJson('/auth/forgot-password', { email: email.toUpperCase() });
+    expect(flooded.status).toBe(429);
+    expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await flooded.json()).toMatchObject({ code: 'rate_limit_exceeded' });
+    expect(harness.mail.length).toBe(before + 3);
+    // An address without an account is counted alike: the refusal tells nothing about who exists.
+    const nobody = uniqueEmail();
+    for (let i = 0; i < 3; i++) expect((await anonymous.postJson('/auth/forgot-password', { email: nobody })).status).toBe(202);
+    expect((await anonymous.postJson('/auth/forgot-password', { email: nobody })).status).toBe(429);
+    // A form is shown the reason on the page, with the same status.
+    const form = await anonymous.postForm('/auth/forgot-password', { email });
+    expect(form.status).toBe(429);
+    expect(await form.text()).toContain('try again later');
+    // One client spreading requests over many recipients meets its own limit (SVC_AUTH_EMAILS_PER_CLIENT).
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) statuses.push((await anonymous.postJson('/auth/resend-verification', { email: uniqueEmail() })).status);
+    expect(statuses).toContain(429);
+    expect(statuses.slice(statuses.indexOf(429)).every((s) => s === 429)).toBe(true);
+  });
 });
 
 describe('same-origin check', () => {

@@ -16,6 +16,7 @@ import { configuredSsoButtons } from '../sso/providers.js';
 import { verifyHours } from './pages.js';
 import { safeReturnTo } from './return-to.js';
 import { emailBody, languageBody, loginBody, registerBody, resetBody } from './schemas.js';
+import type { EmailRequestThrottle } from './throttle.js';
 import type { AccountService } from './service.js';
 import { signIn } from './sign-in.js';
 
@@ -45,6 +46,7 @@ function action(page: (req: Request) => Page, run: (req: Request, res: Response)
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req) || error.status >= 500) return next(error);
       const { view, locals } = page(req);
+      if (error.retryAfterSeconds) res.set('retry-after', String(error.retryAfterSeconds));
       res.status(error.status).render(view, {
         ...locals,
         error: error.humanMessage,
@@ -57,6 +59,7 @@ function action(page: (req: Request) => Page, run: (req: Request, res: Response)
 /** The router of /auth/*, /verify-email, /logout and /set-language. */
 export function accountRouter(deps: {
   accounts: AccountService;
+  emailThrottle: EmailRequestThrottle;
   users: UserRepository;
   settings: { SVC_LEGAL_VERSION: string };
   ssoSettings: Parameters<typeof configuredSsoButtons>[0];
@@ -132,6 +135,7 @@ export function accountRouter(deps: {
       }),
       async (req, res) => {
         const { email } = parseBody(emailBody, req.body);
+        await deps.emailThrottle.take('reset_password', email, req.ip ?? 'unknown');
         await accounts.forgotPassword(email);
         if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
         else
@@ -150,6 +154,7 @@ export function accountRouter(deps: {
       () => ({ view: 'auth/verify-email', locals: { title: 'Verify your email', verified: false, verifyHours } }),
       async (req, res) => {
         const { email } = parseBody(emailBody, req.body);
+        await deps.emailThrottle.take('verify_email', email, req.ip ?? 'unknown');
         await accounts.resendVerification(email);
         if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
         else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, notice: sameAnswer });

@@ -64,7 +64,10 @@ export class AccountService {
   }
 
   private async sendVerification(user: User): Promise<void> {
-    const token = await this.deps.tokens.mint('verify_email', user.id, this.now());
+    const now = this.now();
+    // Only the newest link works, as for password resets: a resend voids the ones before.
+    await this.deps.tokens.revokeUnused('verify_email', user.id, now);
+    const token = await this.deps.tokens.mint('verify_email', user.id, now);
     await this.deps.mailer.send(
       actionMessage(
         user.email,

@@ -55,3 +55,43 @@ export class LoginThrottle {
     await this.store.del(this.keys(email, address).account);
   }
 }
+
+/** Limits of the emails an unauthenticated request can make the portal send. */
+export interface EmailLimits {
+  /** Emails of one kind to one address in a window. */
+  perRecipient: number;
+  /** Such requests from one client address in a window, whatever the recipient. */
+  perClient: number;
+  windowMs: number;
+}
+
+/**
+ * Bounds the emails anyone can make the portal send without signing in (password reset, a new
+ * verification link): per recipient, so nobody's inbox can be flooded, and per client address,
+ * so one client cannot spread a flood over many recipients. Every request counts, whether or
+ * not the address has an account, so a refusal reveals nothing about which addresses exist.
+ */
+export class EmailRequestThrottle {
+  constructor(
+    private readonly store: Store,
+    private readonly pepper: string,
+    private readonly limits: EmailLimits,
+  ) {}
+
+  /** Counts one request; throws 429 rate_limit_exceeded (with Retry-After) past either limit. */
+  async take(kind: 'reset_password' | 'verify_email', email: string, address: string): Promise<void> {
+    const recipient = createHmac('sha256', this.pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
+    const keys = [`portal:email-requests:${kind}:recipient:${recipient}`, `portal:email-requests:client:${address}`] as const;
+    const [toRecipient, fromClient] = await Promise.all(keys.map((key) => this.store.incrBy(key, 1, this.limits.windowMs)));
+    const over = toRecipient! > this.limits.perRecipient ? keys[0] : fromClient! > this.limits.perClient ? keys[1] : undefined;
+    if (!over) return;
+    const ttl = await this.store.pttl(over);
+    throw new ApiError('rate_limit_exceeded', {
+      humanMessage:
+        over === keys[0]
+          ? 'Several emails were sent to this address a short while ago; check the inbox (and spam folder), or try again later'
+          : 'Too many emails were asked for from this network; try again later',
+      retryAfterSeconds: Math.max(1, Math.ceil((ttl > 0 ? ttl : this.limits.windowMs) / 1000)),
+    });
+  }
+}
