@@ -293,5 +293,8 @@ describe("administrators' view", () => {
     expect((await platform.client.postJson('/dashboard/set-admin-org', { org_id: 99_999_999 })).status).toBe(404);
     expect((await platform.client.postJson('/dashboard/set-admin-org', { org_id: 'acme' })).status).toBe(422);
     expect((await admin.client.postJson('/dashboard/set-admin-org', { org_id: orgId })).status).toBe(403);
+    // Below platform admin the answer is 403 whether the organisation exists or not.
+    for (const domain of [slug, 'no-such-organisation', ''])
+      expect((await admin.client.postJson('/dashboard/set-admin-domain', { domain })).status, domain).toBe(403);
   });
 });

@@ -49,9 +49,14 @@ export function adminViewRouter(deps: PortalDeps): Router {
     await answer(req, res);
   });
 
-  const setOrganisation = async (req: Request, res: Response, organisationId: number | null) => {
+  /** Before anything is looked up: a lookup's answer would tell others which organisations exist. */
+  const mustBePlatformAdmin = (req: Request) => {
     if (!roleAtLeast(req.user!.role, 'platform_admin'))
       throw new ApiError('forbidden', { humanMessage: 'Only platform admins choose an organisation to view' });
+  };
+
+  const setOrganisation = async (req: Request, res: Response, organisationId: number | null) => {
+    mustBePlatformAdmin(req);
     if (organisationId === null) delete req.session.adminOrgId;
     else {
       const exists = await deps.database('organisations').where({ id: organisationId }).first('id');
@@ -67,6 +72,7 @@ export function adminViewRouter(deps: PortalDeps): Router {
   });
 
   router.post('/dashboard/set-admin-domain', signedIn, async (req, res) => {
+    mustBePlatformAdmin(req);
     const { domain } = parseBody(domainBody, req.body);
     if (domain === '') return setOrganisation(req, res, null);
     const org = (await deps.database('organisations').whereRaw('lower(slug) = lower(?)', [domain]).first('id')) as
