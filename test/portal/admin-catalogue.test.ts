@@ -150,6 +150,18 @@ describe('the catalogue in the database', () => {
     await refuse({ ...good, models: [] }, 422, 'models');
 
     const acme = (await overview()).providers.find((p) => p.name === 'acme-eu')!;
+    // An update names only fields it may change: the name (the provider's identity), a misspelling
+    // or nothing at all is a 422 naming the problem, never a 200 that changed nothing.
+    for (const [body, text] of [
+      [{ name: 'renamed' }, 'name'],
+      [{ regoin: 'US' }, 'regoin'],
+      [{}, 'send at least one'],
+    ] as const) {
+      const res = await platform.client.postJson(`/dashboard/admin/providers/${acme.provider_id}/update`, body);
+      const answer = await res.text();
+      expect(res.status, answer).toBe(422);
+      expect(answer).toContain(text);
+    }
     const deleted = await platform.client.postJson(`/dashboard/admin/providers/${acme.provider_id}/delete`, {});
     expect(deleted.status).toBe(200);
     await waitFor(

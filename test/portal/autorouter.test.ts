@@ -171,6 +171,12 @@ describe('preferences reach the gateway', () => {
     await invalid('/dashboard/autorouter/user', { prefer: [{ id: 'mini' }] }, 'prefer');
     await invalid('/dashboard/autorouter/api-key', { mode: 'premium' }, 'key_id');
     await invalid('/dashboard/autorouter/api-key', { key_id: 'x', mode: 'premium' }, 'key_id');
+    // A misspelt field is refused, not read as an empty policy that clears the one in place.
+    await alice.client.postJson('/dashboard/autorouter/user', { mode: 'cheapest' });
+    await invalid('/dashboard/autorouter/user', { modee: 'premium' }, 'modee');
+    const kept = (await (await alice.client.get('/dashboard/api/autorouter', { accept: 'application/json' })).json()) as unknown;
+    expect(JSON.stringify(kept)).toContain('cheapest');
+    await alice.client.postJson('/dashboard/autorouter/user', { action: 'clear' });
     for (const query of ['days=0', 'days=367', 'days=abc', 'compare=nope', 'days=1&days=2', 'other=1']) {
       const res = await alice.client.get(`/dashboard/api/autorouter?${query}`, { accept: 'application/json' });
       expect(res.status, query).toBe(422);

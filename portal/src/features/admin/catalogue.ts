@@ -121,7 +121,12 @@ const createBody = z.object({ name: z.string().trim().max(63), ...providerFields
   api_key_env: true,
   credentials: true,
 });
-const updateBody = z.object(providerFields).partial();
+// Strict: a field it does not know (the name, which is the provider's identity, or a misspelling)
+// is a 422 naming it, not a 200 that changed nothing.
+const updateBody = z
+  .strictObject(providerFields)
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, { message: `send at least one of ${Object.keys(providerFields).join(', ')}` });
 const priceBody = z
   .object({
     provider_id: idField,

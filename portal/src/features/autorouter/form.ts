@@ -27,7 +27,7 @@ const modelList = z.union(
 );
 
 /** One layer's update. */
-export const layerBody = z.object({
+export const layerBody = z.strictObject({
   action: z.enum(['save', 'clear'], { message: 'must be save or clear' }).optional(),
   mode: z
     .union([z.enum(autorouterModes), z.literal(''), z.null()], { message: `must be ${autorouterModes.join(' or ')}, or empty to inherit` })
