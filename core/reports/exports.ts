@@ -33,7 +33,7 @@ export interface ExportView {
   format: 'csv';
   state: ExportState;
   /** 0 to 1 while running, 1 once succeeded; null before the rows were counted. */
-  progress: number | null;
+  progress: number;
   rows_written: number;
   total_rows: number | null;
   bytes_written: number;
@@ -75,7 +75,8 @@ function present(row: Row, now: Date): ExportView {
     report_id: row.report_id,
     format: row.format,
     state: row.state,
-    progress: row.state === 'succeeded' ? 1 : total === null ? null : total === 0 ? 0 : Math.min(1, written / total),
+    // 0 until the run has counted its rows (a queued job, or one just started).
+    progress: row.state === 'succeeded' ? 1 : total === null || total === 0 ? 0 : Math.min(1, written / total),
     rows_written: written,
     total_rows: total,
     bytes_written: Number(row.bytes_written),

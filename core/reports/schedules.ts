@@ -97,7 +97,8 @@ export interface ScheduleView {
   time_zone: string;
   recipient_user_ids: number[];
   enabled: boolean;
-  next_run_at: string;
+  /** When it runs next; null once disabled (a disabled schedule never runs again). */
+  next_run_at: string | null;
 }
 
 interface ScheduleRow {
@@ -128,7 +129,7 @@ const present = (row: ScheduleRow): ScheduleView => ({
   time_zone: row.time_zone,
   recipient_user_ids: userIds(row.recipient_user_ids),
   enabled: row.enabled,
-  next_run_at: new Date(row.next_run_at).toISOString(),
+  next_run_at: row.enabled ? new Date(row.next_run_at).toISOString() : null,
 });
 
 const specOf = (row: ScheduleRow): ScheduleSpec => ({

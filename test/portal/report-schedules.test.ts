@@ -161,7 +161,9 @@ describe('scheduled reports', () => {
     expect(portal.mail.length).toBe(before);
 
     // Disabled: never due again.
-    expect((await owner.client.postJson(`/dashboard/reports/schedules/${schedule.schedule_id}/disable`, {})).status).toBe(200);
+    const disabled = await owner.client.postJson(`/dashboard/reports/schedules/${schedule.schedule_id}/disable`, {});
+    expect(disabled.status).toBe(200);
+    expect(await disabled.json()).toMatchObject({ schedule: { enabled: false, next_run_at: null } });
     await knex()('report_schedules').where({ id: schedule.schedule_id }).update({ next_run_at: due });
     expect(await claimDueRuns(knex(), new Date())).toEqual([]);
   });

@@ -44,7 +44,7 @@ const job = async (client: PortalClient, id: string) =>
     (await (await client.get(`/dashboard/reports/exports/${id}`, { accept: 'application/json' })).json()) as {
       job: {
         state: string;
-        progress: number | null;
+        progress: number;
         rows_written: number;
         total_rows: number | null;
         bytes_written: number;
@@ -197,7 +197,8 @@ describe('export jobs', () => {
     const report = await create(owner.client, { name: 'Everything', kind: 'request_log', model: 'bulk-model', days: 7 });
     const started = await owner.client.postJson(`/dashboard/reports/${report.id}/exports`, {});
     expect(started.status, await started.clone().text()).toBe(202);
-    const { job: queued } = (await started.json()) as { job: { job_id: string } };
+    const { job: queued } = (await started.json()) as { job: { job_id: string; progress: number } };
+    expect(queued.progress).toBe(0);
     // Live heap, not garbage: collect before each sample (rows that were written are garbage at
     // once; a buffered export would be live). The heap only: the embedded database's WebAssembly
     // memory is outside it and is the database's, not the export's.
@@ -214,7 +215,7 @@ describe('export jobs', () => {
         'the export to succeed',
         async () => {
           const state = await job(owner.client, queued.job_id);
-          if (state.progress !== null) progress.push(state.progress);
+          progress.push(state.progress);
           heap.push(live());
           return state.state === 'succeeded';
         },

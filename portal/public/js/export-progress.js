@@ -11,7 +11,7 @@
     var state = box.querySelector('[data-testid=export-state]');
     state.textContent = job.state;
     state.className = 'status status-' + job.state;
-    box.querySelector('[data-testid=export-progress]').value = job.progress === null ? 0 : job.progress;
+    box.querySelector('[data-testid=export-progress]').value = job.progress;
     box.querySelector('[data-testid=export-counts]').textContent =
       job.rows_written.toLocaleString('en-US') +
       (job.total_rows === null ? '' : ' of ' + job.total_rows.toLocaleString('en-US')) +
