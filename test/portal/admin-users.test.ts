@@ -271,6 +271,18 @@ describe('status and deletion', () => {
     };
     expect(list.data.some((u) => u.id === user.id)).toBe(false);
     expect((await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'active' })).status).toBe(409);
+    // Nothing else about the tombstone changes either.
+    for (const [path, body] of [
+      ['role', { role: 'org_admin' }],
+      ['credit-limit', { credit_limit_usd: 1000 }],
+      ['department', { department_id: deptA2 }],
+      ['hard-delete', { confirm: 'delete' }],
+    ] as const)
+      expect((await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/${path}`, body)).status, path).toBe(409);
+    expect(await knex()('users').where({ id: user.id }).first('role', 'credit_limit_usd')).toMatchObject({
+      role: 'member',
+      credit_limit_usd: null,
+    });
   });
 
   it('departments stay within the organisation; platform admins move users between organisations with their keys', async () => {

@@ -99,13 +99,20 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     return user;
   };
 
+  /** As `target`, for a change: an anonymised (hard-deleted) account keeps its history and nothing else changes. */
+  const liveTarget = async (req: Request, action: Action): Promise<AdministeredUser> => {
+    const user = await target(req, action);
+    if (user.deleted) throw new ApiError('conflict', { humanMessage: 'This account was deleted; nothing about it can be changed' });
+    return user;
+  };
+
   /**
    * The user whose money limits change, never the caller: credit, exemption, spending limit and
    * monthly budget bound what someone may spend unpaid, so nobody sets their own — as nobody
    * changes their own status — and an org admin cannot grant themselves credit.
    */
   const moneyTarget = async (req: Request, action: Action, what: string): Promise<AdministeredUser> => {
-    const user = await target(req, action);
+    const user = await liveTarget(req, action);
     if (user.id === req.user!.id)
       throw new ApiError('forbidden', { humanMessage: `You cannot change your own ${what}; another administrator can` });
     return user;
@@ -190,10 +197,12 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/role', async (req, res) => {
-    const user = await target(req, 'admin.users.manage');
+    const user = await liveTarget(req, 'admin.users.manage');
     const { role } = parseBody(roleBody, req.body);
     await setUserRole(knex, req.user!, user, role, now());
-    await note(req, user, `Role changed from ${user.role} to ${role} by an administrator`, { from: user.role, to: role });
+    // The same role again changes nothing, so there is nothing to tell the user.
+    if (role !== user.role)
+      await note(req, user, `Role changed from ${user.role} to ${role} by an administrator`, { from: user.role, to: role });
     await answer(req, res, user.id, 'role');
   });
 
@@ -207,7 +216,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/department', async (req, res) => {
-    const user = await target(req, 'admin.organisation.manage');
+    const user = await liveTarget(req, 'admin.organisation.manage');
     const { department_id } = parseBody(departmentBody, req.body);
     await setUserDepartment(knex, user, department_id, now());
     await note(req, user, 'Department changed by an administrator', { from: user.department_id, to: department_id });
@@ -215,7 +224,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/org', async (req, res) => {
-    const user = await target(req, 'admin.platform.manage');
+    const user = await liveTarget(req, 'admin.platform.manage');
     const { org_id } = parseBody(organisationBody, req.body);
     await announcer.announceAll(await moveUserToOrganisation(knex, user, org_id, now()));
     await note(req, user, 'Organisation changed by a platform administrator', { from: user.organisation_id, to: org_id });
@@ -291,7 +300,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/hard-delete', async (req, res) => {
-    const user = await target(req, 'admin.organisation.manage');
+    const user = await liveTarget(req, 'admin.organisation.manage');
     parseBody(deleteBody, req.body);
     const revoked = await hardDeleteUser(knex, req.user!, user, now());
     await announcer.announceAll(revoked);
