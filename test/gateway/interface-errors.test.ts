@@ -312,6 +312,41 @@ describe('interface errors through raw HTTP and both SDKs', () => {
       assert.equal(one.choices.length, 1);
     });
 
+    test('an OpenAI field of the wrong type is a validation_error naming it, on every supplier, before any supplier call', async () => {
+      const messages = [{ role: 'user' as const, content: 'hi' }];
+      for (const [field, value] of [
+        ['store', 'yes'],
+        ['reasoning_effort', 5],
+        ['service_tier', 5],
+        ['logit_bias', 'x'],
+        ['logit_bias', { '50256': 101 }],
+        ['modalities', 'x'],
+        ['prediction', 5],
+        ['web_search_options', 5],
+        ['audio', 5],
+      ] as const) {
+        for (const model of ['claude-x', 'gpt-x']) {
+          const before = upstreamCalls();
+          expectError(await post('/v1/chat/completions', { model, messages, [field]: value }), {
+            status: 400,
+            code: 'validation_error',
+            param: new RegExp(`^${field}`),
+          });
+          assert.equal(upstreamCalls(), before, `${field} on ${model}: nothing reached a supplier`);
+        }
+      }
+      // The right types still pass through.
+      const fine = await post('/v1/chat/completions', {
+        model: 'gpt-x',
+        messages,
+        store: false,
+        service_tier: 'auto',
+        logit_bias: { '50256': -100 },
+        modalities: ['text'],
+      });
+      assert.equal(fine.status, 200);
+    });
+
     test('a forced tool call without that tool is a validation_error naming tool_choice, on every supplier', async () => {
       const messages = [{ role: 'user' as const, content: 'hi' }];
       const tools = [{ type: 'function' as const, function: { name: 'a', parameters: { type: 'object' } } }];

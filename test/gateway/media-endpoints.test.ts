@@ -288,6 +288,28 @@ describe('embeddings, rerank, transcription and speech', () => {
       'file',
     );
     expectError(await upload([{ name: 'model', value: 'whisper' }]), 400, 'missing_fields', 'file');
+    // One file, and one value per single-valued field: never a silently dropped second file, nor a
+    // response_format the gateway reads one way and the supplier another.
+    expectError(
+      await upload([
+        { name: 'file', value: new Blob([audio]), filename: 'a.wav' },
+        { name: 'file', value: new Blob([audio]), filename: 'b.wav' },
+      ]),
+      400,
+      'validation_error',
+      'file',
+    );
+    for (const name of ['model', 'response_format'])
+      expectError(
+        await upload([
+          { name, value: name === 'model' ? 'whisper' : 'json' },
+          { name, value: name === 'model' ? 'whisper' : 'text' },
+          { name: 'file', value: new Blob([audio]), filename: 'x.wav' },
+        ]),
+        400,
+        'validation_error',
+        name,
+      );
     expectError(await post('/v1/audio/transcriptions', { model: 'whisper' }), 415, 'unsupported_media_type');
   });
 

@@ -677,6 +677,19 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
     assert.equal(seen.path, '/v1/responses');
     assert.equal(asJson(seen.body).model, 'resp-x-upstream');
     assert.equal(asJson(seen.body).stream, true);
+
+    // The gateway's own metadata keys stay at the gateway, as on the chat lanes; the rest goes on.
+    const tagged = native.responses.stream({
+      model: 'resp-x',
+      input: [{ role: 'user', content: prompt }],
+      metadata: { session_id: 's-1', sticky_key: 'k-1', team: 'blue' },
+    });
+    await tagged.finalResponse();
+    assert.deepEqual(asJson(h.simulators.get('rs')!.requests.at(-1)!.body).metadata, { team: 'blue' });
+    await native.responses
+      .stream({ model: 'resp-x', input: [{ role: 'user', content: prompt }], metadata: { session_id: 's-1' } })
+      .finalResponse();
+    assert.equal(asJson(h.simulators.get('rs')!.requests.at(-1)!.body).metadata, undefined);
   });
 
   test('count_tokens: native for an anthropic-protocol model, a local count for an openai-protocol model', async () => {

@@ -10,8 +10,8 @@ import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
 import type { ChargedCall, SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
 
-/** Metadata keys the gateway reads for session affinity; not forwarded. */
-const gatewayMetadataKeys = new Set(['session_id', 'sticky_key']);
+/** Metadata keys the gateway reads for session affinity; never forwarded, on any lane. */
+export const gatewayMetadataKeys: ReadonlySet<string> = new Set(['session_id', 'sticky_key']);
 
 /**
  * OpenAI client → OpenAI-protocol supplier: the request passes through with the upstream model

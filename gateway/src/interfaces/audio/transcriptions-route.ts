@@ -35,11 +35,18 @@ interface TranscriptionForm {
 }
 
 /**
- * Checks the form's fields. Single-valued fields take their last value; repeated ones
- * (`timestamp_granularities[]`) are forwarded as they came. `model` and `region` are the
+ * Checks the form's fields. A field appears once, but for list fields (`timestamp_granularities[]`),
+ * which are forwarded as they came: a repeated `response_format` read one way here and another way
+ * by the supplier would bill and answer two different requests. `model` and `region` are the
  * gateway's; `language` goes upstream normalised to lower case.
  */
 function readForm(fields: readonly FormField[]): TranscriptionForm {
+  const seen = new Set<string>();
+  for (const [name] of fields) {
+    if (seen.has(name) && !name.endsWith('[]'))
+      throw new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is given more than once` });
+    seen.add(name);
+  }
   const last = (name: string) => fields.findLast(([n]) => n === name)?.[1];
   const model = last('model') || defaultTranscriptionModel;
   const region = last('region') || undefined;

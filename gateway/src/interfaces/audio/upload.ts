@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -132,6 +132,7 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
     let file: AudioFile | undefined;
     let spooling: Promise<void> | undefined;
     let fileStream: (NodeJS.ReadableStream & { destroy(): void }) | undefined;
+    let spoolFile: WriteStream | undefined;
     let failed = false;
     let idle: NodeJS.Timeout | undefined;
     const fail = (error: unknown) => {
@@ -142,6 +143,9 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
       // read and discarded, within a bound, so that it can receive the error.
       raw.unpipe(parser);
       fileStream?.destroy();
+      // Its own: a file part refused in the same chunk it began in (a second file) is destroyed
+      // before the pipeline below has started, and the pipeline then leaves its file open.
+      spoolFile?.destroy();
       let drained = 0;
       raw.on('data', (chunk: Buffer) => {
         drained += chunk.length;
@@ -193,7 +197,8 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
         bytes += chunk.length;
         if (bytes > maxAudioBytes) fail(tooLarge());
       });
-      spooling = pipeline(stream, sniffer, createWriteStream(path)).then(
+      spoolFile = createWriteStream(path);
+      spooling = pipeline(stream, sniffer, spoolFile).then(
         () => {
           if (failed) return;
           file = {
@@ -213,6 +218,10 @@ function parseParts(raw: IncomingMessage, dir: string, idleMs: number): Promise<
           ),
       );
     });
+    // A second file part is dropped by busboy without a word: say so instead of transcribing the first.
+    parser.on('filesLimit', () =>
+      fail(new ApiError('validation_error', { param: 'file', humanMessage: 'Send exactly one file, in the "file" field' })),
+    );
     parser.on('partsLimit', () => fail(new ApiError('validation_error', { humanMessage: 'The form has too many parts' })));
     parser.on('fieldsLimit', () => fail(new ApiError('validation_error', { humanMessage: 'The form has too many fields' })));
     parser.on('error', (cause: unknown) =>

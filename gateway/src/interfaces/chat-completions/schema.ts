@@ -92,6 +92,19 @@ export const chatCompletionRequest = z
     presence_penalty: z.number().min(-2).max(2).nullable().optional(),
     logprobs: z.boolean().nullable().optional(),
     top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
+    // Passed through to OpenAI-protocol suppliers as they are, but never of the wrong type: a
+    // supplier would refuse it (or ignore it), and the client deserves the gateway's own 400 naming it.
+    store: z.boolean().nullable().optional(),
+    reasoning_effort: z.string().max(32).nullable().optional(),
+    verbosity: z.string().max(32).nullable().optional(),
+    service_tier: z.string().max(32).nullable().optional(),
+    logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullable().optional(),
+    modalities: z.array(z.string().max(32)).max(8).nullable().optional(),
+    prediction: z.looseObject({ type: z.string() }).nullable().optional(),
+    audio: z.looseObject({}).nullable().optional(),
+    web_search_options: z.looseObject({}).optional(),
+    prompt_cache_key: z.string().max(1024).optional(),
+    safety_identifier: z.string().max(256).optional(),
   })
   .superRefine((request, ctx) => {
     // A forced tool call needs the tool: OpenAI refuses it too, and a translation would drop it silently.

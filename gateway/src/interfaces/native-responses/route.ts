@@ -1,3 +1,4 @@
+import { gatewayMetadataKeys } from '../../translate/openai-to-openai.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import type { ModelRoute } from '../../../../core/config/index.js';
@@ -69,6 +70,13 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
   const body = validateBody(nativeResponsesRequest, request.body);
   const upstreamBody: Record<string, unknown> = { ...body };
   delete upstreamBody.region;
+  // The gateway's own metadata keys stay here, as on the chat lanes (docs/interfaces.md).
+  const metadata = body.metadata as Record<string, unknown> | null | undefined;
+  if (metadata && Object.keys(metadata).some((k) => gatewayMetadataKeys.has(k))) {
+    const kept = Object.fromEntries(Object.entries(metadata).filter(([k]) => !gatewayMetadataKeys.has(k)));
+    if (Object.keys(kept).length > 0) upstreamBody.metadata = kept;
+    else delete upstreamBody.metadata;
+  }
   const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;
   const inputBytes = requestBytes(request);
   return serveRouted(deps, request, reply, {

@@ -54,7 +54,7 @@ function imageBlock(url: string, param: string): ContentBlock {
     return { type: 'image', source: { type: 'base64', media_type: parsed.mediaType, data: parsed.data } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
-  throw unsupported(param, 'Image URLs must be https URLs or base64 data URLs');
+  throw unsupported(param, 'Image URLs must be http(s) URLs or base64 data URLs');
 }
 
 /** A `file` part: only inline PDFs (`file_data` as a data URL) have an Anthropic equivalent. */
