@@ -143,6 +143,22 @@ describe('renderErrorBody', () => {
     });
   });
 
+  it('quotes request text with lone surrogates replaced, so strict JSON parsers read the refusal', () => {
+    const error = new ApiError('validation_error', {
+      param: 'metadata.\ud800',
+      humanMessage: 'unknown model "x\udc00" 😀',
+      details: { model: 'x\ud800', count: 2 },
+    });
+    const body = renderErrorBody(error);
+    assert.equal(body.error.param, 'metadata.\ufffd');
+    assert.equal(body.error.human_message, 'unknown model "x\ufffd" 😀');
+    assert.ok(!body.error.message.includes('\udc00'));
+    assert.deepEqual(body.error.details, { model: 'x\ufffd', count: 2, error_code: 'validation_error' });
+    // Valid UTF-8 both ways: what a strict parser (jq, Python's json with surrogates refused) accepts.
+    const wire = Buffer.from(JSON.stringify(body), 'utf8').toString('utf8');
+    assert.ok(!/\\ud[89ab]/i.test(wire));
+  });
+
   it('leaves out the optional fields when there is nothing to say', () => {
     const body = renderErrorBody(new ApiError('not_found'));
     assert.equal(body.error.param, null);

@@ -174,12 +174,12 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
     error: {
       code: error.code,
       type: error.type,
-      message: error.message,
-      human_message: error.humanMessage,
-      param: error.param ?? null,
+      message: wellFormed(error.message),
+      human_message: wellFormed(error.humanMessage),
+      param: error.param === undefined ? null : wellFormed(error.param),
       retryable: error.retryable,
       // error_code last so caller details cannot disguise the code.
-      details: { ...error.details, error_code: error.code },
+      details: { ...wellFormedValues(error.details), error_code: error.code },
     },
   };
   if (error.retryAfterSeconds !== undefined) body.error.retry_after_seconds = error.retryAfterSeconds;
@@ -189,6 +189,27 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
     body.request_id = requestId;
   }
   return body;
+}
+
+// A lone UTF-16 surrogate: JSON.stringify writes it as an escape that strict parsers refuse.
+const loneSurrogatePattern = '[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
+const loneSurrogate = new RegExp(loneSurrogatePattern);
+const loneSurrogates = new RegExp(loneSurrogatePattern, 'g');
+
+/**
+ * Text an error quotes from the request (a field name, a model id) with each lone surrogate
+ * replaced by U+FFFD: a refusal of invalid text must itself be valid text for every JSON parser.
+ */
+function wellFormed(text: string): string {
+  return loneSurrogate.test(text) ? text.replace(loneSurrogates, '\ufffd') : text;
+}
+
+function wellFormedValues(details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!details) return details;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(details))
+    if (typeof value === 'string' && loneSurrogate.test(value)) (copy ??= { ...details })[key] = wellFormed(value);
+  return copy ?? details;
 }
 
 /**
