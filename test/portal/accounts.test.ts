@@ -309,6 +309,12 @@ describe('validation and language', () => {
     const page = await fetch(`${harness.url}/verify-email?token=a&token=b`);
     expect(page.status).toBe(422);
     expect(await page.text()).toContain('<strong>token</strong> (query)');
+    // A missing one is said to be missing, and a body field of the wrong type to be the wrong type.
+    const signedIn = await signedInUser(uniqueEmail());
+    const missing = await signedIn.get('/api/billing/checkout-status', { accept: 'application/json' });
+    expect(await missing.json()).toMatchObject({ detail: [{ loc: ['query', 'session_id'], msg: 'is required' }] });
+    const numeric = await new PortalClient(harness.url).postJson('/auth/login', { email: uniqueEmail(), password: 12345 });
+    expect(JSON.stringify(await numeric.json())).toContain('must be text');
   });
 
   it('stores the language in a cookie, and in the profile when signed in', async () => {

@@ -106,7 +106,9 @@ export const sequenceId = z
 
 /** A query string value given at most once (a repeated parameter is refused, not guessed). */
 export const singleString = (max: number) =>
-  z.string({ message: 'must be given once, as text' }).max(max, `must be at most ${max} characters`);
+  z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be given once, as text') })
+    .max(max, `must be at most ${max} characters`);
 
 /**
  * A query parameter that is a whole number from 1 to `max`, given once: `limit`, `days`. `unit`

@@ -7,19 +7,21 @@ const email = z
   .trim()
   .max(320, 'must be at most 320 characters')
   .pipe(z.email({ message: 'must be an email address' }));
-const password = z.string({ message: 'is required' }).min(1, 'is required').max(1024, 'must be at most 1024 characters');
+/** "is required" when absent, "must be text" when present as something else (a number, a list). */
+const requiredText = { error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : 'must be text') };
+const password = z.string(requiredText).min(1, 'is required').max(1024, 'must be at most 1024 characters');
 /** true, "true", "on" (a checked box) mean yes; false/"false" no; absent stays undefined. */
 const yes = z.union([z.boolean(), z.enum(['true', 'on', 'false'])]).transform((v) => v === true || v === 'true' || v === 'on');
 
 export const registerBody = z.object({
   email,
   password,
-  name: z.string({ message: 'is required' }).trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
+  name: z.string(requiredText).trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
   accept_terms: yes.optional(),
   return_to: z.string().max(500).optional(),
 });
 export const loginBody = z.object({ email, password, return_to: z.string().max(500).optional() });
 export const emailBody = z.object({ email });
-export const resetBody = z.object({ token: z.string({ message: 'is required' }).min(1, 'is required').max(200), password });
-export const languageBody = z.object({ language: z.string({ message: 'is required' }), return_to: z.string().max(500).optional() });
+export const resetBody = z.object({ token: z.string(requiredText).min(1, 'is required').max(200), password });
+export const languageBody = z.object({ language: z.string(requiredText), return_to: z.string().max(500).optional() });
 export const acceptBody = z.object({ accept: yes, provider: z.enum(['sso-a', 'sso-b']).optional() });
