@@ -1,1 +1,2 @@
 export * from './administration.js';
+export * from './departments.js';

@@ -27,6 +27,7 @@ import { qualityRouter } from './features/quality/routes.js';
 import { autorouterRouter } from './features/autorouter/routes.js';
 import { adminInvitesRouter } from './features/admin/invites.js';
 import { adminUsersRouter } from './features/admin/users.js';
+import { adminDepartmentsRouter } from './features/admin/departments.js';
 import { adminOrganisationsRouter } from './features/admin/organisations.js';
 import { adminPromotionsRouter } from './features/admin/promotions.js';
 import { adminOperationsRouter } from './features/admin/operations.js';
@@ -155,6 +156,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(adminInvitesRouter(deps));
   app.use(adminUsersRouter(deps));
   app.use(adminOrganisationsRouter(deps));
+  app.use(adminDepartmentsRouter(deps));
   app.use(adminPromotionsRouter(deps));
   app.use(adminOperationsRouter(deps));
   app.use(adminConversationsRouter(deps));

@@ -91,4 +91,37 @@ describe('organisations in the browser', () => {
       await session.close();
     }
   });
+
+  it('an org admin creates a department from the nav, renames it and deletes it', async () => {
+    const knex = portal.database.knex;
+    const [org] = (await knex('organisations')
+      .insert({ name: 'Team Org', slug: `team-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const admin = await signUp(portal, { organisationId: org!.id, role: 'org_admin', password: 'browser password 45' });
+    const session = await signInPage(browser, portal.url, admin, '/dashboard');
+    try {
+      const page = session.page;
+      await page.click('nav.side-nav a[href="/dashboard/admin/departments"]');
+      await page.waitForURL('**/dashboard/admin/departments');
+      await page.fill('#new-department-name', 'Research');
+      await page.click('[data-testid=department-create] button[type=submit]');
+      await page.waitForURL('**/dashboard/admin/departments?notice=created');
+      const row = page.locator('[data-testid=departments-table] tr', { hasText: 'Research' });
+      expect(await row.locator('[data-field=members]').textContent()).toBe('0');
+      await row.locator('summary').click();
+      await row.locator('input[name=name]').fill('Research and Development');
+      await row.locator('button', { hasText: 'Rename' }).click();
+      await page.waitForURL('**/dashboard/admin/departments?notice=renamed');
+      expect(await page.textContent('[data-testid=departments-table]')).toContain('Research and Development');
+      await screenshot(page, 'admin-departments');
+      const renamed = page.locator('[data-testid=departments-table] tr', { hasText: 'Research and Development' });
+      await renamed.locator('summary').click();
+      await renamed.locator('button', { hasText: 'Delete' }).click();
+      await page.waitForURL('**/dashboard/admin/departments?notice=deleted');
+      expect(await page.textContent('main, body')).toContain('No department yet');
+      expect(session.problems).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
 });

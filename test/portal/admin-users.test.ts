@@ -109,6 +109,12 @@ describe('the admin permission table', () => {
       });
       path = path.replace(':invite_id', String(invite.id));
     }
+    if (path.includes(':department_id')) {
+      const [department] = (await knex()('departments')
+        .insert({ organisation_id: orgA, name: `matrix-${Math.random().toString(36).slice(2)}` })
+        .returning('id')) as { id: number }[];
+      path = path.replace(':department_id', String(department!.id));
+    }
     path = path.replace(':conv_id', 'matrix-conversation').replace(':provider_id', '999999');
     // A parameter this builder does not know would be refused as malformed before the guard runs.
     if (path.includes(':')) throw new Error(`the matrix has no value for a parameter of ${path}`);
@@ -563,5 +569,72 @@ describe('invites', () => {
       data: { id: number }[];
     };
     expect(others.data.some((i) => i.id === invite.id)).toBe(false);
+  });
+});
+
+describe('departments', () => {
+  type Department = { id: number; organisation_id: number; name: string; members: number };
+  const created = async (client: PortalClient, body: Record<string, unknown>) => {
+    const res = await client.postJson('/dashboard/admin/departments', body);
+    expect(res.status, await res.clone().text()).toBe(201);
+    return ((await res.json()) as { department: Department }).department;
+  };
+  const listed = async (client: PortalClient) =>
+    ((await (await client.get('/dashboard/admin/departments', { accept: 'application/json' })).json()) as { data: Department[] }).data;
+
+  it('org admins create, rename and delete their organisation’s departments; people, invites and tokens are placed in them', async () => {
+    const team = await created(actors.org_admin.client, { name: 'Platform' });
+    expect(team).toMatchObject({ organisation_id: orgA, name: 'Platform', members: 0 });
+    // One name per organisation, whatever its case; another organisation may use it.
+    expect((await actors.org_admin.client.postJson('/dashboard/admin/departments', { name: 'platform' })).status).toBe(409);
+    expect((await created(actors.other_org_admin.client, { name: 'Platform' })).organisation_id).toBe(orgB);
+    // Each org admin sees and touches their own organisation's only; another's is 404.
+    const mine = await listed(actors.org_admin.client);
+    expect(mine.every((d) => d.organisation_id === orgA)).toBe(true);
+    expect(mine.map((d) => d.name)).toEqual(expect.arrayContaining(['Research', 'Sales', 'Platform']));
+    expect((await actors.other_org_admin.client.postJson(`/dashboard/admin/departments/${team.id}`, { name: 'Mine now' })).status).toBe(
+      404,
+    );
+    expect((await actors.other_org_admin.client.request('DELETE', `/dashboard/admin/departments/${team.id}`)).status).toBe(404);
+    // An org admin cannot create in another organisation; a platform admin names one.
+    expect((await actors.org_admin.client.postJson('/dashboard/admin/departments', { name: 'Elsewhere', org_id: orgB })).status).toBe(403);
+    expect((await created(actors.platform_admin.client, { name: 'Support', org_id: orgB })).organisation_id).toBe(orgB);
+    expect((await actors.platform_admin.client.postJson('/dashboard/admin/departments', { name: 'Nowhere' })).status).toBe(422);
+    for (const bad of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 5 }, { name: 'ok', extra: 1 }])
+      expect((await actors.org_admin.client.postJson('/dashboard/admin/departments', bad)).status, JSON.stringify(bad)).toBe(422);
+
+    const renamed = await actors.org_admin.client.postJson(`/dashboard/admin/departments/${team.id}`, { name: 'Platform team' });
+    expect(((await renamed.json()) as { department: Department }).department.name).toBe('Platform team');
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/departments/${team.id}`, { name: 'research' })).status).toBe(409);
+
+    // In use: an invite into it, then a member moved into it — each holds the department.
+    const { invite } = await createInvite(actors.org_admin.client, { email: `team-${Date.now()}@example.com`, department_id: team.id });
+    const inUse = await actors.org_admin.client.request('DELETE', `/dashboard/admin/departments/${team.id}`);
+    expect(inUse.status).toBe(409);
+    expect(await inUse.text()).toContain('pending invite');
+    await actors.org_admin.client.postJson(`/dashboard/admin/users/invite/${invite.id}/revoke`, {});
+    const member = await makeTarget();
+    expect(
+      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${member.id}/department`, { department_id: team.id })).status,
+    ).toBe(200);
+    expect((await listed(actors.org_admin.client)).find((d) => d.id === team.id)?.members).toBe(1);
+    expect((await actors.org_admin.client.postJson(`/dashboard/admin/departments/${team.id}/delete`, {})).status).toBe(409);
+    await actors.org_admin.client.postJson(`/dashboard/admin/users/${member.id}/department`, { department_id: '' });
+    const removed = await actors.org_admin.client.postForm(`/dashboard/admin/departments/${team.id}/delete`, {});
+    expect([removed.status, removed.headers.get('location')]).toEqual([303, '/dashboard/admin/departments?notice=deleted']);
+    expect((await listed(actors.org_admin.client)).some((d) => d.id === team.id)).toBe(false);
+  });
+
+  it('the page lists them with a create form that works, names escaped', async () => {
+    const form = await actors.org_admin.client.postForm('/dashboard/admin/departments', { name: '<b>Ops</b>' });
+    expect([form.status, form.headers.get('location')]).toEqual([303, '/dashboard/admin/departments?notice=created']);
+    const page = await (await actors.org_admin.client.get('/dashboard/admin/departments?notice=created')).text();
+    expect(page).toContain('data-testid="departments-table"');
+    expect(page).toContain('Department created.');
+    expect(page).toContain('&lt;b&gt;Ops&lt;/b&gt;');
+    expect(page).not.toContain('<b>Ops</b>');
+    // Members never see the page, department admins neither (their team is given to them).
+    expect((await actors.member.client.get('/dashboard/admin/departments')).status).toBe(403);
+    expect((await actors.department_admin.client.get('/dashboard/admin/departments')).status).toBe(403);
   });
 });

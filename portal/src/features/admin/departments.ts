@@ -1,0 +1,113 @@
+// Departments (teams) of an organisation (docs/administration.md "Departments"), for org admins
+// (their organisation) and platform admins (any; the admin view's organisation, or `org_id`):
+//   GET    /dashboard/admin/departments                      list with members (HTML/JSON; ?org_id= for platform admins)
+//   POST   /dashboard/admin/departments                      create {name, org_id?}
+//   POST   /dashboard/admin/departments/{department_id}         rename {name}
+//   POST   /dashboard/admin/departments/{department_id}/delete  delete (a form's way)
+//   DELETE /dashboard/admin/departments/{department_id}         delete; 409 while members, pending invites or live tokens name it
+// The rules are core/organisations/departments.ts; a department outside the caller's reach is 404.
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { userScopeOf } from '../../../../core/identity/index.js';
+import {
+  createDepartment,
+  deleteDepartment,
+  findDepartment,
+  listDepartments,
+  noSuchDepartment,
+  renameDepartment,
+} from '../../../../core/organisations/index.js';
+import type { PortalDeps } from '../../deps.js';
+import { wantsJson } from '../../web/errors.js';
+import { applyPathParamRules } from '../../web/path-params.js';
+import { idField, targetOrganisation } from '../../web/target-organisation.js';
+import { parseBody, validate } from '../../web/validation.js';
+import { adminRoute } from './route-table.js';
+
+const name = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be text') })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+const createBody = z.strictObject({ name, org_id: z.union([idField, z.literal('').transform(() => undefined)]).optional() });
+const renameBody = z.strictObject({ name });
+const listQuery = z.strictObject({ org_id: idField.optional(), notice: z.string().max(20).optional() });
+
+const notices: Record<string, string> = {
+  created: 'Department created.',
+  renamed: 'Department renamed.',
+  deleted: 'Department deleted.',
+};
+
+export function adminDepartmentsRouter(deps: PortalDeps): Router {
+  const router = Router();
+  applyPathParamRules(router);
+  const knex = deps.database;
+  const now = () => new Date(deps.clock());
+
+  /** The organisation whose departments the caller sees: their own, or for platform admins the one chosen (all when none). */
+  const reach = (req: Request, requested?: number): number | undefined => {
+    const scope = userScopeOf(req.user!, requested ?? req.session?.adminOrgId);
+    return scope.organisationId;
+  };
+
+  /** The department of `:department_id` when it is within the caller's reach; otherwise 404. */
+  const target = async (req: Request) => {
+    const department = await findDepartment(knex, Number(req.params.department_id));
+    const organisation = reach(req);
+    if (!department || (organisation !== undefined && department.organisation_id !== organisation)) throw noSuchDepartment();
+    return department;
+  };
+
+  const answer = async (req: Request, res: Response, organisationId: number, notice: string, status = 200, id?: number) => {
+    if (wantsJson(req)) {
+      const department = id === undefined ? null : ((await listDepartments(knex, organisationId)).find((d) => d.id === id) ?? null);
+      return res.status(status).json({ ok: true, department });
+    }
+    res.redirect(303, `/dashboard/admin/departments?notice=${notice}`);
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/departments', validate({ query: listQuery }), async (req, res) => {
+    const query = req.valid!.query as z.infer<typeof listQuery>;
+    const organisationId = reach(req, query.org_id);
+    const departments = await listDepartments(knex, organisationId);
+    if (wantsJson(req)) return res.json({ data: departments, organisation_id: organisationId ?? null });
+    // Platform admins pick the organisation of a new department; others create in their own.
+    const organisations =
+      organisationId === undefined
+        ? ((await knex('organisations').orderBy('name').limit(1_000).select('id', 'name')) as { id: number; name: string }[])
+        : [];
+    res.render('dashboard/admin/departments/index', {
+      title: 'Departments',
+      section: 'admin-departments',
+      departments,
+      organisations,
+      organisationId: organisationId ?? null,
+      notice: query.notice ? notices[query.notice] : undefined,
+    });
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/departments', async (req, res) => {
+    const body = parseBody(createBody, req.body);
+    const organisationId = targetOrganisation(req, body.org_id ?? req.session?.adminOrgId);
+    const id = await createDepartment(knex, organisationId, body.name, now());
+    await answer(req, res, organisationId, 'created', 201, id);
+  });
+
+  adminRoute(router, 'POST', '/dashboard/admin/departments/:department_id', async (req, res) => {
+    const department = await target(req);
+    const { name: newName } = parseBody(renameBody, req.body);
+    await renameDepartment(knex, department.id, newName);
+    await answer(req, res, department.organisation_id, 'renamed', 200, department.id);
+  });
+
+  const remove = async (req: Request, res: Response) => {
+    const department = await target(req);
+    await deleteDepartment(knex, department.id, now());
+    await answer(req, res, department.organisation_id, 'deleted');
+  };
+  adminRoute(router, 'POST', '/dashboard/admin/departments/:department_id/delete', remove);
+  adminRoute(router, 'DELETE', '/dashboard/admin/departments/:department_id', remove);
+
+  return router;
+}
