@@ -207,6 +207,13 @@ describe('roles', () => {
     expect((await role(second.client, actors.owner.id, 'member')).status).toBe(404); // a platform admin cannot reach an owner
     await knex()('users').where({ id: second.id }).update({ role: 'owner' });
     expect((await role(second.client, second.id, 'member')).status).toBe(200); // the other owner may step down
+    // Their own step, in their activity: not "by an administrator".
+    const [stepped] = (
+      (await (await second.client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
+        data: { kind: string; summary: string; by_administrator: boolean }[];
+      }
+    ).data.filter((a) => a.kind === 'account_administered');
+    expect(stepped).toMatchObject({ summary: 'Role changed from owner to member', by_administrator: false });
     const demoteLast = await role(actors.owner.client, actors.owner.id, 'platform_admin');
     expect(demoteLast.status).toBe(409);
     expect(await demoteLast.text()).toContain('last active owner');

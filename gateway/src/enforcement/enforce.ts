@@ -117,7 +117,8 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         humanMessage:
           `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD has ${usdText(remainingNano)} USD left ` +
           `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case ` +
-          `(its max_tokens at the model's prices); lower max_tokens or raise the budget${resets}`,
+          `(its input and its output cap at the model's prices: max_tokens, or the gateway's default cap when none is sent); ` +
+          `set a lower max_tokens or raise the budget${resets}`,
         details: {
           budget_limit: key.budgetLimitUsd,
           budget_used: verdict.usedNano / nanoPerUsd,

@@ -126,8 +126,15 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     res.redirect(303, notice === 'deleted' ? '/dashboard/admin/users?notice=deleted' : `/dashboard/admin/users/${userId}?notice=${notice}`);
   };
 
+  // Another's change names its actor; one's own (stepping down a role) does not, as on every other page.
   const note = (req: Request, user: AdministeredUser, summary: string, details: Record<string, string | number | boolean | null>) =>
-    noteActivity(deps, { userId: user.id, actorUserId: req.user!.id, kind: 'account_administered', summary, details });
+    noteActivity(deps, {
+      userId: user.id,
+      actorUserId: req.user!.id === user.id ? null : req.user!.id,
+      kind: 'account_administered',
+      summary: req.user!.id === user.id ? summary.replace(/ by an administrator$/, '') : summary,
+      details,
+    });
 
   adminRoute(router, 'GET', '/dashboard/admin/users', validate({ query: listQuery }), async (req, res) => {
     const q = req.valid!.query as z.infer<typeof listQuery>;
