@@ -77,7 +77,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // Large: one at a time, a turn of the event loop before each step (large-bodies.ts); the body
     // of a client that left while it waited is not parsed at all.
     largeBodies
-      .run(async () => {
+      .run(bytes.length, async () => {
         await nextTurn();
         // The socket, not the request stream: a request stream is destroyed once its body was read.
         if (request.socket.destroyed) return undefined;
