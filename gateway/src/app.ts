@@ -164,7 +164,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     finish(request, reply, reply.statusCode);
   });
 
-  app.setErrorHandler(async (error, request, reply) => {
+  app.setErrorHandler((error, request, reply) => {
     if (!(error instanceof ApiError) || error.status >= 500) {
       request.log.warn({ request_id: request.id, err: error instanceof ApiError ? (error.cause ?? error) : error }, 'request failed');
     }
@@ -172,8 +172,9 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     request.errorCode = apiError.code;
     // Refused before its body was read (a key refused, a body over the limit): the connection
     // stays open only if the body is in, and the answer says which (the client must read it).
-    await settleEarlyAnswer(request.raw, reply);
-    return sendError(reply, apiError);
+    // Synchronous unless a declared body may still be in the bytes received (one turn's wait).
+    const settling = settleEarlyAnswer(request.raw, reply);
+    return settling ? settling.then(() => sendError(reply, apiError)) : sendError(reply, apiError);
   });
 
   // Created before any route is registered: it learns each path's methods as routes are added.

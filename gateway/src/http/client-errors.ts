@@ -119,12 +119,23 @@ export function closeAfterEarlyAnswer(request: IncomingMessage, drain: { maxByte
  * — a keep-alive answer followed by a close makes a pooled client send its next request into a
  * dead socket.
  */
-export async function settleEarlyAnswer(request: IncomingMessage, reply: { header(name: string, value: string): unknown }): Promise<void> {
-  if (request.complete) return;
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  if (request.complete) return;
-  reply.header('connection', 'close');
-  keepReadingAfterClose(request);
+export function settleEarlyAnswer(
+  request: IncomingMessage,
+  reply: { header(name: string, value: string): unknown },
+): Promise<void> | undefined {
+  if (request.complete) return undefined;
+  // Only a declared body can be waiting in the bytes received. A request without one that is still
+  // not complete (an HTTP/0.9-style line, read until the client closes) is answered at once, in
+  // the same turn, before its client's close can take the connection.
+  if (request.headers['content-length'] === undefined && request.headers['transfer-encoding'] === undefined) {
+    keepReadingAfterClose(request);
+    return undefined;
+  }
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    if (request.complete) return;
+    reply.header('connection', 'close');
+    keepReadingAfterClose(request);
+  });
 }
 
 /**
