@@ -16,17 +16,29 @@ export interface DepartmentView {
   created_at: string;
 }
 
-/** Departments of one organisation, or of every organisation (`undefined`), by organisation then name. */
-export async function listDepartments(knex: Knex, organisationId: number | undefined): Promise<DepartmentView[]> {
-  let query = knex('departments as d')
+type ViewRow = Omit<DepartmentView, 'members' | 'created_at'> & { members: string | number; created_at: Date };
+
+const selectViews = (knex: Knex) =>
+  knex('departments as d')
     .join('organisations as o', 'o.id', 'd.organisation_id')
     .select('d.id', 'd.organisation_id', 'o.name as organisation_name', 'd.name', 'd.created_at')
-    .select(knex('users as u').count('*').where('u.department_id', knex.ref('d.id')).whereNull('u.deleted_at').as('members'))
+    .select(knex('users as u').count('*').where('u.department_id', knex.ref('d.id')).whereNull('u.deleted_at').as('members'));
+
+const present = (r: ViewRow): DepartmentView => ({ ...r, members: Number(r.members), created_at: new Date(r.created_at).toISOString() });
+
+/** Departments of one organisation, or of every organisation (`undefined`), by organisation then name. */
+export async function listDepartments(knex: Knex, organisationId: number | undefined): Promise<DepartmentView[]> {
+  let query = selectViews(knex)
     .orderBy([{ column: 'o.name' }, { column: 'd.name' }, { column: 'd.id' }])
     .limit(1_000);
   if (organisationId !== undefined) query = query.where('d.organisation_id', organisationId);
-  const rows = (await query) as (Omit<DepartmentView, 'members' | 'created_at'> & { members: string | number; created_at: Date })[];
-  return rows.map((r) => ({ ...r, members: Number(r.members), created_at: new Date(r.created_at).toISOString() }));
+  return ((await query) as ViewRow[]).map(present);
+}
+
+/** One department as the pages show it, or null. */
+export async function viewDepartment(knex: Knex, id: number): Promise<DepartmentView | null> {
+  const row = (await selectViews(knex).where('d.id', id).first()) as ViewRow | undefined;
+  return row ? present(row) : null;
 }
 
 /** The department with this id, or undefined. */
@@ -61,6 +73,11 @@ export async function renameDepartment(knex: Knex, id: number, name: string): Pr
     await trx('organisations').where({ id: department.organisation_id }).forUpdate().first('id');
     if (await sameName(trx, department.organisation_id, name, id)) throw nameTaken(name);
     await trx('departments').where({ id }).update({ name });
+    // Team tokens carry their team's name (api-tokens): it follows the department's.
+    await trx('api_keys')
+      .where({ kind: 'token' })
+      .whereRaw("metadata->>'department_id' = ?", [String(id)])
+      .update({ metadata: trx.raw("jsonb_set(metadata, '{team}', to_jsonb(?::text))", [name]) });
   });
 }
 

@@ -610,8 +610,23 @@ describe('departments', () => {
     for (const bad of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 5 }, { name: 'ok', extra: 1 }])
       expect((await actors.org_admin.client.postJson('/dashboard/admin/departments', bad)).status, JSON.stringify(bad)).toBe(422);
 
+    // A team token issued for it, whose team name follows a rename.
+    const issued = await actors.org_admin.client.postJson('/dashboard/settings/api-tokens', { name: 'ci', department_id: team.id });
+    expect(issued.status, await issued.clone().text()).toBe(201);
     const renamed = await actors.org_admin.client.postJson(`/dashboard/admin/departments/${team.id}`, { name: 'Platform team' });
     expect(((await renamed.json()) as { department: Department }).department.name).toBe('Platform team');
+    type Token = { token_id: number; team: string | null; department_id: number | null };
+    const tokens = (
+      (await (await actors.org_admin.client.get('/dashboard/settings/api-tokens', { accept: 'application/json' })).json()) as {
+        data: Token[];
+      }
+    ).data.filter((t) => t.department_id === team.id);
+    expect(tokens.map((t) => t.team)).toEqual(['Platform team']);
+    const liveToken = await actors.org_admin.client.request('DELETE', `/dashboard/admin/departments/${team.id}`, {
+      headers: { accept: 'application/json' },
+    });
+    expect([liveToken.status, (await liveToken.json()) as unknown]).toMatchObject([409, { error: { details: { live_tokens: 1 } } }]);
+    expect((await actors.org_admin.client.postJson(`/dashboard/settings/api-tokens/${tokens[0]!.token_id}/revoke`, {})).status).toBe(200);
     expect((await actors.org_admin.client.postJson(`/dashboard/admin/departments/${team.id}`, { name: 'research' })).status).toBe(409);
 
     // In use: an invite into it, then a member moved into it — each holds the department.
@@ -643,5 +658,11 @@ describe('departments', () => {
     // Members never see the page, department admins neither (their team is given to them).
     expect((await actors.member.client.get('/dashboard/admin/departments')).status).toBe(403);
     expect((await actors.department_admin.client.get('/dashboard/admin/departments')).status).toBe(403);
+    // An org admin in no organisation reaches no department (not every organisation's).
+    const adrift = await signUp(portal, { role: 'org_admin' });
+    const someone = (await listed(actors.org_admin.client))[0]!;
+    expect((await adrift.client.get('/dashboard/admin/departments', { accept: 'application/json' })).status).toBe(403);
+    expect((await adrift.client.postJson(`/dashboard/admin/departments/${someone.id}`, { name: 'Taken over' })).status).toBe(403);
+    expect((await adrift.client.request('DELETE', `/dashboard/admin/departments/${someone.id}`)).status).toBe(403);
   });
 });

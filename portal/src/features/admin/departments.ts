@@ -16,7 +16,9 @@ import {
   listDepartments,
   noSuchDepartment,
   renameDepartment,
+  viewDepartment,
 } from '../../../../core/organisations/index.js';
+import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
@@ -48,6 +50,9 @@ export function adminDepartmentsRouter(deps: PortalDeps): Router {
   /** The organisation whose departments the caller sees: their own, or for platform admins the one chosen (all when none). */
   const reach = (req: Request, requested?: number): number | undefined => {
     const scope = userScopeOf(req.user!, requested ?? req.session?.adminOrgId);
+    // An org admin outside any organisation reaches none (not, as `undefined` would say, every one).
+    if (scope.nobody)
+      throw new ApiError('forbidden', { humanMessage: 'You are not in an organisation, so there are no departments of yours' });
     return scope.organisationId;
   };
 
@@ -59,11 +64,8 @@ export function adminDepartmentsRouter(deps: PortalDeps): Router {
     return department;
   };
 
-  const answer = async (req: Request, res: Response, organisationId: number, notice: string, status = 200, id?: number) => {
-    if (wantsJson(req)) {
-      const department = id === undefined ? null : ((await listDepartments(knex, organisationId)).find((d) => d.id === id) ?? null);
-      return res.status(status).json({ ok: true, department });
-    }
+  const answer = async (req: Request, res: Response, notice: string, status = 200, id?: number) => {
+    if (wantsJson(req)) return res.status(status).json({ ok: true, department: id === undefined ? null : await viewDepartment(knex, id) });
     res.redirect(303, `/dashboard/admin/departments?notice=${notice}`);
   };
 
@@ -91,20 +93,20 @@ export function adminDepartmentsRouter(deps: PortalDeps): Router {
     const body = parseBody(createBody, req.body);
     const organisationId = targetOrganisation(req, body.org_id ?? req.session?.adminOrgId);
     const id = await createDepartment(knex, organisationId, body.name, now());
-    await answer(req, res, organisationId, 'created', 201, id);
+    await answer(req, res, 'created', 201, id);
   });
 
   adminRoute(router, 'POST', '/dashboard/admin/departments/:department_id', async (req, res) => {
     const department = await target(req);
     const { name: newName } = parseBody(renameBody, req.body);
     await renameDepartment(knex, department.id, newName);
-    await answer(req, res, department.organisation_id, 'renamed', 200, department.id);
+    await answer(req, res, 'renamed', 200, department.id);
   });
 
   const remove = async (req: Request, res: Response) => {
     const department = await target(req);
     await deleteDepartment(knex, department.id, now());
-    await answer(req, res, department.organisation_id, 'deleted');
+    await answer(req, res, 'deleted');
   };
   adminRoute(router, 'POST', '/dashboard/admin/departments/:department_id/delete', remove);
   adminRoute(router, 'DELETE', '/dashboard/admin/departments/:department_id', remove);
