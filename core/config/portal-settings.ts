@@ -50,6 +50,8 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5),
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   SVC_LOGIN_WINDOW_MS: ms(15 * 60_000),
+  /** The most credit (USD) an organisation admin may give one user; platform admins are not bounded. */
+  SVC_ORG_ADMIN_MAX_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(100),
   /**
    * Emails a signed-out request may have sent (password reset, verification link), per recipient
    * and kind, and per client address, in one SVC_LOGIN_WINDOW_MS window.

@@ -345,6 +345,19 @@ describe('user billing', () => {
     // Org admins and above set it for users within their reach (the route table of the portal's spec).
     const byOrgAdmin = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 1 });
     expect(byOrgAdmin.status, await byOrgAdmin.clone().text()).toBe(200);
+    // Bounded for org admins: SVC_ORG_ADMIN_MAX_CREDIT_USD (100) per user, and never the wallet
+    // that pays for their own keys (the organisation's billing user).
+    const overCeiling = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 101 });
+    expect(overCeiling.status).toBe(403);
+    expect(await overCeiling.text()).toContain('at most 100 USD');
+    await knex()('organisations').where({ id: orgA }).update({ billing_user_id: user.id });
+    try {
+      const ownPayer = await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 5 });
+      expect(ownPayer.status).toBe(403);
+      expect(await ownPayer.text()).toContain('pays for your own keys');
+    } finally {
+      await knex()('organisations').where({ id: orgA }).update({ billing_user_id: null });
+    }
     await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: '' });
     expect(
       (await actors.platform_admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: 'lots' })).status,

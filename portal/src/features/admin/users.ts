@@ -22,6 +22,7 @@ import {
   mayAdminister,
   moveUserToOrganisation,
   noSuchUser,
+  roleAtLeast,
   roles,
   setUserDepartment,
   setUserRole,
@@ -31,7 +32,13 @@ import {
   type Action,
   type AdministeredUser,
 } from '../../../../core/identity/index.js';
-import { billingConfigOf, repointPortalKeys, setCreditLimit, setMonthlyBudget } from '../../../../core/billing/index.js';
+import {
+  billingConfigOf,
+  repointPortalKeys,
+  resolveEffectivePayer,
+  setCreditLimit,
+  setMonthlyBudget,
+} from '../../../../core/billing/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
@@ -116,6 +123,26 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     if (user.id === req.user!.id)
       throw new ApiError('forbidden', { humanMessage: `You cannot change your own ${what}; another administrator can` });
     return user;
+  };
+
+  /**
+   * What an org admin may advance is bounded (the platform carries it; platform admins are not
+   * bounded): at most SVC_ORG_ADMIN_MAX_CREDIT_USD per user, and never to the wallet that pays for
+   * the admin's own keys (their organisation's billing user or their delegate) — credit the admin
+   * would spend themselves.
+   */
+  const boundOrgAdminCredit = async (req: Request, user: AdministeredUser, usd: number | null) => {
+    const ceiling = deps.settings.SVC_ORG_ADMIN_MAX_CREDIT_USD;
+    if (usd !== null && usd > ceiling)
+      throw new ApiError('forbidden', {
+        param: 'credit_limit_usd',
+        humanMessage: `An organisation admin may give at most ${ceiling} USD of credit; a platform administrator can give more`,
+      });
+    const ownPayer = await resolveEffectivePayer(knex, req.user!.id);
+    if (usd !== null && usd > 0 && ownPayer.userId === user.id)
+      throw new ApiError('forbidden', {
+        humanMessage: 'This wallet pays for your own keys, so its credit is not yours to set; another administrator can',
+      });
   };
 
   /** Every key of the user (a status change concerns them all). */
@@ -266,6 +293,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
     const user = await moneyTarget(req, 'admin.organisation.manage', 'credit limit');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
+    if (!roleAtLeast(req.user!.role, 'platform_admin')) await boundOrgAdminCredit(req, user, credit_limit_usd);
     // The gateways read the credit with each key the wallet pays for.
     await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
     await note(req, user, `Credit limit set to ${usdNote(credit_limit_usd)} by an administrator`, { credit_limit_usd });
