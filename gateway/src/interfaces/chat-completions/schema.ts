@@ -58,6 +58,25 @@ const responseFormat = z.discriminatedUnion('type', [
 ]);
 
 /**
+ * OpenAI fields the gateway passes through to OpenAI-protocol suppliers as they are, but never of
+ * the wrong type: a supplier would refuse (or ignore) them, and the client deserves the gateway's
+ * own 400 naming the field. `null` is allowed where OpenAI allows it.
+ */
+const passedThrough: Record<string, z.ZodType> = {
+  store: z.boolean().nullable(),
+  reasoning_effort: z.string().max(32).nullable(),
+  verbosity: z.string().max(32).nullable(),
+  service_tier: z.string().max(32).nullable(),
+  logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullable(),
+  modalities: z.array(z.string().max(32)).max(8).nullable(),
+  prediction: z.looseObject({ type: z.string() }).nullable(),
+  audio: z.looseObject({}).nullable(),
+  web_search_options: z.looseObject({}).nullable(),
+  prompt_cache_key: z.string().max(1024).nullable(),
+  safety_identifier: z.string().max(256).nullable(),
+};
+
+/**
  * `POST /v1/chat/completions` request. Fields the gateway acts on are checked here; other
  * OpenAI fields pass through untouched to OpenAI-protocol suppliers (loose objects).
  */
@@ -92,21 +111,17 @@ export const chatCompletionRequest = z
     presence_penalty: z.number().min(-2).max(2).nullable().optional(),
     logprobs: z.boolean().nullable().optional(),
     top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
-    // Passed through to OpenAI-protocol suppliers as they are, but never of the wrong type: a
-    // supplier would refuse it (or ignore it), and the client deserves the gateway's own 400 naming it.
-    store: z.boolean().nullable().optional(),
-    reasoning_effort: z.string().max(32).nullable().optional(),
-    verbosity: z.string().max(32).nullable().optional(),
-    service_tier: z.string().max(32).nullable().optional(),
-    logit_bias: z.record(z.string(), z.number().min(-100).max(100)).nullable().optional(),
-    modalities: z.array(z.string().max(32)).max(8).nullable().optional(),
-    prediction: z.looseObject({ type: z.string() }).nullable().optional(),
-    audio: z.looseObject({}).nullable().optional(),
-    web_search_options: z.looseObject({}).optional(),
-    prompt_cache_key: z.string().max(1024).optional(),
-    safety_identifier: z.string().max(256).optional(),
   })
   .superRefine((request, ctx) => {
+    // Fields passed through as they are, type-checked only when present (a member of the object
+    // schema would cost every request the check, present or not: ~1 µs, measured in review).
+    for (const field in passedThrough) {
+      const value = (request as Record<string, unknown>)[field];
+      if (value === undefined) continue;
+      const checked = passedThrough[field]!.safeParse(value);
+      if (!checked.success)
+        for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', path: [field, ...issue.path], message: issue.message });
+    }
     // A forced tool call needs the tool: OpenAI refuses it too, and a translation would drop it silently.
     const choice = request.tool_choice;
     if (choice === 'required' && !request.tools?.length) {
