@@ -191,25 +191,23 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
   return body;
 }
 
-// A lone UTF-16 surrogate: JSON.stringify writes it as an escape that strict parsers refuse.
-const loneSurrogatePattern = '[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
-const loneSurrogate = new RegExp(loneSurrogatePattern);
-const loneSurrogates = new RegExp(loneSurrogatePattern, 'g');
-
 /**
- * Text an error quotes from the request (a field name, a model id) with each lone surrogate
- * replaced by U+FFFD: a refusal of invalid text must itself be valid text for every JSON parser.
+ * Text an error quotes from the request (a field name, a model id) with each lone UTF-16
+ * surrogate replaced by U+FFFD: JSON.stringify writes a lone surrogate as an escape that strict
+ * parsers (jq, Python's json) refuse, and a refusal of invalid text must itself be valid text.
+ * `String.prototype.toWellFormed` (ES2024, Node 20+) is typed here because the project's lib is ES2023.
  */
 function wellFormed(text: string): string {
-  return loneSurrogate.test(text) ? text.replace(loneSurrogates, '\ufffd') : text;
+  return (text as string & { toWellFormed(): string }).toWellFormed();
 }
 
-function wellFormedValues(details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (!details) return details;
-  let copy: Record<string, unknown> | undefined;
-  for (const [key, value] of Object.entries(details))
-    if (typeof value === 'string' && loneSurrogate.test(value)) (copy ??= { ...details })[key] = wellFormed(value);
-  return copy ?? details;
+/** The same through the details' nested values (a validation error's `detail[].msg` and `loc`). */
+function wellFormedValues<T>(value: T): T {
+  if (typeof value === 'string') return wellFormed(value) as T;
+  if (Array.isArray(value)) return value.map(wellFormedValues) as T;
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormed(k), wellFormedValues(v)])) as T;
+  return value;
 }
 
 /**

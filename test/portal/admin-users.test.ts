@@ -622,6 +622,12 @@ describe('departments', () => {
     expect((await actors.platform_admin.client.postJson('/dashboard/admin/departments', { name: 'Nowhere' })).status).toBe(422);
     for (const bad of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 5 }, { name: 'ok', extra: 1 }])
       expect((await actors.org_admin.client.postJson('/dashboard/admin/departments', bad)).status, JSON.stringify(bad)).toBe(422);
+    // A refusal quoting a field name with a lone surrogate quotes it as valid text, at every level.
+    const oddKey = await actors.org_admin.client.postJson('/dashboard/admin/departments', { name: 'ok', '\ud800zz': 1 });
+    expect(oddKey.status).toBe(422);
+    const oddText = await oddKey.text();
+    expect(oddText).toContain('\ufffdzz');
+    expect(oddText).not.toMatch(/\\ud800/i);
 
     // A team token issued for it, whose team name follows a rename.
     const issued = await actors.org_admin.client.postJson('/dashboard/settings/api-tokens', { name: 'ci', department_id: team.id });

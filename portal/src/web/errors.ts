@@ -18,13 +18,15 @@ export function wantsJson(req: Request): boolean {
  * the failing parameters of a validation error.
  */
 export function portalErrorBody(error: ApiError, requestId: string): Record<string, unknown> {
+  // The top-level copies come from the rendered body, so they carry its well-formed text too.
+  const rendered = renderErrorBody(error, requestId);
   const body: Record<string, unknown> = {
-    ...renderErrorBody(error, requestId),
-    code: error.code,
-    message: error.message,
-    human_message: error.humanMessage,
+    ...rendered,
+    code: rendered.error.code,
+    message: rendered.error.message,
+    human_message: rendered.error.human_message,
   };
-  const detail = error.details?.detail;
+  const detail = rendered.error.details?.detail;
   if (detail !== undefined) body.detail = detail;
   return body;
 }
