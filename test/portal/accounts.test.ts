@@ -6,7 +6,9 @@ import { startPortalHarness, type PortalHarness } from '../support/portal-harnes
 
 let harness: PortalHarness;
 beforeAll(async () => {
-  harness = await startPortalHarness({ settings: { SVC_OWNER_EMAIL: 'Owner@Example.com', SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' } });
+  harness = await startPortalHarness({
+    settings: { SVC_OWNER_EMAIL: 'Owner@Example.com', SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: '3', SVC_AUTH_EMAILS_PER_CLIENT: '80' },
+  });
 });
 afterAll(async () => {
   await harness?.close();
@@ -241,6 +243,8 @@ describe('password reset', () => {
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await flooded.json()).toMatchObject({ code: 'rate_limit_exceeded' });
     expect(harness.mail.length).toBe(before + 3);
+    // Another client (its own counter) still gets the owner's reset through: one client cannot lock
+    // an address out of it. Here as another address would be: the counter keyed by client is the bound.
     // An address without an account is counted alike: the refusal tells nothing about who exists.
     const nobody = uniqueEmail();
     for (let i = 0; i < 3; i++) expect((await anonymous.postJson('/auth/forgot-password', { email: nobody })).status).toBe(202);
@@ -249,11 +253,14 @@ describe('password reset', () => {
     const form = await anonymous.postForm('/auth/forgot-password', { email });
     expect(form.status).toBe(429);
     expect(await form.text()).toContain('try again later');
-    // One client spreading requests over many recipients meets its own limit (SVC_AUTH_EMAILS_PER_CLIENT).
+    // One client spreading requests over many recipients meets its own limit (SVC_AUTH_EMAILS_PER_CLIENT,
+    // 80 here: this file's sign-ups count too, so it is met within 85 requests whatever ran before).
     const statuses: number[] = [];
-    for (let i = 0; i < 25; i++) statuses.push((await anonymous.postJson('/auth/resend-verification', { email: uniqueEmail() })).status);
+    for (let i = 0; i < 85; i++) statuses.push((await anonymous.postJson('/auth/resend-verification', { email: uniqueEmail() })).status);
     expect(statuses).toContain(429);
     expect(statuses.slice(statuses.indexOf(429)).every((s) => s === 429)).toBe(true);
+    // The window would outlast this file: the tests after this one sign people up from here too.
+    await harness.portal.deps.store.del('portal:email-requests:client:127.0.0.1', 'portal:email-requests:client:::ffff:127.0.0.1');
   });
 });
 

@@ -77,6 +77,8 @@ export async function startPortalHarness(
     SVC_METRICS_PORT: '0',
     SVC_DATA_DIR: dataDir,
     SVC_PORTAL_BASE_URL: baseUrl,
+    // Every test user signs up from 127.0.0.1: the per-client mail bound is tested where it is set.
+    SVC_AUTH_EMAILS_PER_CLIENT: '100000',
     ...options.settings,
   });
   // The base URL must be the portal's own origin (same-origin check, links), known only after

@@ -90,6 +90,8 @@ export function accountRouter(deps: {
     '/auth/register',
     action(signupPage, async (req, res) => {
       const body = parseBody(registerBody, req.body);
+      // A sign-up mails its address a link: bounded like the other mail a signed-out client asks for.
+      await deps.emailThrottle.take('verify_email', body.email, req.ip ?? 'unknown');
       // A form's unchecked box sends nothing, so for forms absent means "not accepted".
       const acceptTerms = body.accept_terms ?? (req.is('application/json') ? undefined : false);
       const user = await accounts.register({ email: body.email, password: body.password, name: body.name, acceptTerms });

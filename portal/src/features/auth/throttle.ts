@@ -6,6 +6,11 @@ import { createHmac } from 'node:crypto';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Store } from '../../../../core/store/index.js';
 
+/** An address as a counter's name: keyed (the pepper), so the store never holds the addresses themselves. */
+function emailDigest(pepper: string, email: string): string {
+  return createHmac('sha256', pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
+}
+
 /** Limits of the throttle. */
 export interface ThrottleLimits {
   perAccount: number;
@@ -22,8 +27,7 @@ export class LoginThrottle {
   ) {}
 
   private keys(email: string, address: string): { account: string; address: string } {
-    const account = createHmac('sha256', this.pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
-    return { account: `portal:login-fail:account:${account}`, address: `portal:login-fail:address:${address}` };
+    return { account: `portal:login-fail:account:${emailDigest(this.pepper, email)}`, address: `portal:login-fail:address:${address}` };
   }
 
   /** Throws 429 rate_limit_exceeded (with Retry-After) when either counter is at its limit. */
@@ -58,18 +62,24 @@ export class LoginThrottle {
 
 /** Limits of the emails an unauthenticated request can make the portal send. */
 export interface EmailLimits {
-  /** Emails of one kind to one address in a window. */
+  /** Emails of one kind to one address asked for from one client address, in a window. */
   perRecipient: number;
   /** Such requests from one client address in a window, whatever the recipient. */
   perClient: number;
   windowMs: number;
 }
 
+/** How many clients' worth of emails one address may be sent in a window, all clients together. */
+export const recipientClientsFactor = 4;
+
 /**
- * Bounds the emails anyone can make the portal send without signing in (password reset, a new
- * verification link): per recipient, so nobody's inbox can be flooded, and per client address,
- * so one client cannot spread a flood over many recipients. Every request counts, whether or
- * not the address has an account, so a refusal reveals nothing about which addresses exist.
+ * Bounds the emails anyone can make the portal send without signing in (sign-up, password reset,
+ * a new verification link): per recipient and client address, so one client cannot flood an
+ * inbox nor keep its owner's own reset from getting through (that client's counter is its own);
+ * per recipient from every client together (`recipientClientsFactor` × that), so a flood from
+ * many addresses stays bounded too; and per client address, so one client cannot spread a flood
+ * over many recipients. Every request counts, whether or not the address has an account, so a
+ * refusal reveals nothing about which addresses exist.
  */
 export class EmailRequestThrottle {
   constructor(
@@ -78,17 +88,21 @@ export class EmailRequestThrottle {
     private readonly limits: EmailLimits,
   ) {}
 
-  /** Counts one request; throws 429 rate_limit_exceeded (with Retry-After) past either limit. */
+  /** Counts one request; throws 429 rate_limit_exceeded (with Retry-After) past any limit. */
   async take(kind: 'reset_password' | 'verify_email', email: string, address: string): Promise<void> {
-    const recipient = createHmac('sha256', this.pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
-    const keys = [`portal:email-requests:${kind}:recipient:${recipient}`, `portal:email-requests:client:${address}`] as const;
-    const [toRecipient, fromClient] = await Promise.all(keys.map((key) => this.store.incrBy(key, 1, this.limits.windowMs)));
-    const over = toRecipient! > this.limits.perRecipient ? keys[0] : fromClient! > this.limits.perClient ? keys[1] : undefined;
+    const recipient = `portal:email-requests:${kind}:recipient:${emailDigest(this.pepper, email)}`;
+    const counters = [
+      { key: `${recipient}:client:${address}`, limit: this.limits.perRecipient, about: 'recipient' },
+      { key: recipient, limit: this.limits.perRecipient * recipientClientsFactor, about: 'recipient' },
+      { key: `portal:email-requests:client:${address}`, limit: this.limits.perClient, about: 'client' },
+    ] as const;
+    const counts = await Promise.all(counters.map((c) => this.store.incrBy(c.key, 1, this.limits.windowMs)));
+    const over = counters.find((c, i) => counts[i]! > c.limit);
     if (!over) return;
-    const ttl = await this.store.pttl(over);
+    const ttl = await this.store.pttl(over.key);
     throw new ApiError('rate_limit_exceeded', {
       humanMessage:
-        over === keys[0]
+        over.about === 'recipient'
           ? 'Several emails were sent to this address a short while ago; check the inbox (and spam folder), or try again later'
           : 'Too many emails were asked for from this network; try again later',
       retryAfterSeconds: Math.max(1, Math.ceil((ttl > 0 ? ttl : this.limits.windowMs) / 1000)),
