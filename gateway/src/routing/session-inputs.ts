@@ -39,3 +39,14 @@ export function messagesSessionInputs(headers: IncomingHttpHeaders, body: Messag
     conversationSeed: firstUser ? `${system}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
   };
 }
+
+/**
+ * Session inputs of a native Responses request: the header and metadata only (its input is not
+ * read). A conversation continued with `previous_response_id` lives at the supplier that answered
+ * it, so a session named by the client keeps it there.
+ */
+export function nativeSessionInputs(headers: IncomingHttpHeaders, metadata: unknown): SessionInputs {
+  const fields = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : {};
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  return { header: header(headers), sessionId: text(fields.session_id), stickyKey: text(fields.sticky_key), conversationSeed: undefined };
+}

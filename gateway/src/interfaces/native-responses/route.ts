@@ -1,4 +1,6 @@
 import { gatewayMetadataKeys } from '../../translate/openai-to-openai.js';
+import { sessionOf } from '../../routing/session-affinity.js';
+import { nativeSessionInputs } from '../../routing/session-inputs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import type { ModelRoute } from '../../../../core/config/index.js';
@@ -84,6 +86,7 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     model: body.model,
     region: body.region,
     needs: { protocols: ['openai-responses'], capability: 'chat' },
+    session: sessionOf(nativeSessionInputs(request.headers, body.metadata)),
     worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, fallbackMaxTokens),
     attempt: (route, _index, signal) =>
       relayResponses(deps, request, reply, route, signal, {
