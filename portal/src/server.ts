@@ -1,7 +1,8 @@
 // Opens what the portal needs (database, store, metrics), builds the app and listens.
 import { openJobRunner, workPortalJobs } from './jobs.js';
 import { expireDuePromotions } from './features/admin/promotions.js';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { ApiError, errorResponseHeaders, renderErrorBody } from '../../core/errors/index.js';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import {
@@ -61,6 +62,9 @@ export interface PortalOverrides {
  */
 export async function startPortal(given: PortalSettings, overrides: PortalOverrides = {}): Promise<RunningPortal> {
   const server: Server = createServer();
+  // Until the app is attached (migrations, billing, … take seconds), a request is told so at once
+  // instead of being held on an accepted connection that nothing answers.
+  server.on('request', answerStarting);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(given.PORTAL_PORT, given.SVC_HOST, () => resolve());
@@ -146,6 +150,7 @@ async function startOnServer(
     expireDuePromotions(deps).catch((error: unknown) => logger.warn({ err: error }, 'promotion expiry sweep failed; retried next minute'));
   }, 60_000);
   promotions.unref();
+  server.off('request', answerStarting);
   server.on('request', app);
   const metricsServer: MetricsServer | undefined =
     overrides.metricsOnEphemeralPort || settings.SVC_METRICS_PORT !== 0
@@ -180,4 +185,25 @@ async function startOnServer(
         if (!overrides.database) await database.close();
       })()),
   };
+}
+
+/** 503 service_unavailable (Retry-After 2) while the portal starts: a page that reloads itself, or the catalogue JSON. */
+function answerStarting(request: IncomingMessage, response: ServerResponse): void {
+  const error = new ApiError('service_unavailable', {
+    humanMessage: 'The portal is starting; try again in a moment',
+    retryAfterSeconds: 2,
+  });
+  const html = (request.headers.accept ?? '').includes('text/html');
+  response.writeHead(error.status, {
+    ...errorResponseHeaders(error),
+    'content-type': html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    connection: 'close',
+  });
+  response.end(
+    html
+      ? '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="2"><title>Starting</title><p>The portal is starting; this page reloads in a moment.</p>'
+      : JSON.stringify(renderErrorBody(error)),
+  );
+  request.resume();
 }

@@ -2,6 +2,7 @@
 // content; static assets carry cache headers; unknown paths are a 404 page, never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The seed's public and session pages (the invite landing is tested with the invites). */
 export const publicPages = [
@@ -127,6 +128,62 @@ describe('without SVC_PORTAL_BASE_URL', () => {
       });
       expect(response.status).toBe(202);
     } finally {
+      await portal.stop();
+      await store.close();
+      await database.close();
+    }
+  });
+});
+
+describe('while starting', () => {
+  it('answers 503 with Retry-After at once (a page that reloads itself, or JSON), never an accepted connection left unanswered', async () => {
+    const { createTestDatabase } = await import('../../core/db/testing.js');
+    const { MemoryStore } = await import('../../core/store/index.js');
+    const { parsePortalSettings } = await import('../../core/config/index.js');
+    const { startPortal } = await import('../../portal/src/server.js');
+    const { harnessSecrets } = await import('../support/portal-harness.js');
+    const { freePort } = await import('../support/free-port.js');
+    const database = await createTestDatabase();
+    const store = new MemoryStore('t:');
+    const port = await freePort();
+    // Migrations held until the test has seen the portal answer while starting.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const starting = startPortal(
+      parsePortalSettings({
+        ...harnessSecrets,
+        SVC_CATALOG: 'unused.yaml',
+        SVC_HOST: '127.0.0.1',
+        PORTAL_PORT: String(port),
+        SVC_METRICS_PORT: '0',
+      }),
+      {
+        database: { ...database, migrate: () => held.then(() => database.migrate()) },
+        store,
+        catalogue: harness.portal.deps.catalogue,
+        announce: () => {},
+      },
+    ).then((portal) => ((started = true), portal));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      let json: Response | undefined;
+      await waitFor('the port to answer', async () => {
+        json = await fetch(`${url}/login`, { headers: { accept: 'application/json' } }).catch(() => undefined);
+        return json !== undefined;
+      });
+      if (!json) throw new Error('unreachable');
+      expect(started).toBe(false);
+      expect(json.status).toBe(503);
+      expect(json.headers.get('retry-after')).toBe('2');
+      expect(await json.json()).toMatchObject({ error: { code: 'service_unavailable' } });
+      const page = await fetch(`${url}/login`, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(503);
+      expect(await page.text()).toContain('http-equiv="refresh"');
+    } finally {
+      release();
+      const portal = await starting;
+      expect((await fetch(`${portal.url}/login`)).status).toBe(200);
       await portal.stop();
       await store.close();
       await database.close();
