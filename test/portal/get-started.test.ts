@@ -56,7 +56,13 @@ describe('get started', () => {
     expect((await client.postJson('/dashboard/get-started/hide', { action: 'reset' })).status).toBe(422);
 
     // The addresses of the portal's page table: …/hide, …/resume, …/reset, as forms and as JSON.
-    expect(await (await client.get('/dashboard')).text()).toContain('data-testid="overview-checklist"');
+    const overview = await (await client.get('/dashboard')).text();
+    expect(overview).toContain('data-testid="overview-checklist"');
+    // Each SDK's own base URL: the Anthropic SDK adds /v1 itself (/v1/v1/messages is a 404).
+    const baseUrl = (testid: string) => new RegExp(`data-testid="${testid}">([^<]+)<`).exec(overview)?.[1];
+    expect(baseUrl('base-url-openai')).toMatch(/\/v1$/);
+    expect(baseUrl('base-url-anthropic')).toBe(baseUrl('base-url-openai')!.replace(/\/v1$/, ''));
+    expect(overview).toContain(`model: 'claude-haiku-4-5'`);
     const hidden = await client.postForm('/dashboard/get-started/hide', {});
     expect([hidden.status, hidden.headers.get('location')]).toEqual([303, '/dashboard']);
     expect((await state()).hidden).toBe(true);

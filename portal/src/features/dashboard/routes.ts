@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import type { PortalDeps } from '../../deps.js';
 import { checklistFor } from '../get-started/checklist.js';
+import { exampleChatModel } from '../pages/catalogue-view.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 
@@ -23,6 +24,7 @@ export function dashboardRouter(deps: PortalDeps): Router {
         legalVersion: deps.settings.SVC_LEGAL_VERSION,
       },
       gatewayUrl: deps.gatewayUrlHint,
+      model: exampleChatModel(deps.catalogue),
       checklist,
     });
   });

@@ -11,7 +11,7 @@ import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody } from '../../web/validation.js';
-import { publicModels } from '../pages/catalogue-view.js';
+import { exampleChatModel } from '../pages/catalogue-view.js';
 import { applyChecklistAction, checklistFor, manualSteps, type ChecklistAction } from './checklist.js';
 
 const actionBody = z.discriminatedUnion(
@@ -29,7 +29,6 @@ const actionBody = z.discriminatedUnion(
 export function getStartedRouter(deps: PortalDeps): Router {
   const router = Router();
   const guard = requireAction('dashboard.view');
-  const chatModel = publicModels(deps.catalogue).find((m) => m.capabilities.includes('chat'))?.id ?? 'gpt-4o-mini';
 
   router.get('/dashboard/get-started', guard, async (req, res) => {
     const checklist = await checklistFor(deps.database, req.user!);
@@ -65,7 +64,7 @@ export function getStartedRouter(deps: PortalDeps): Router {
       title: 'Guide',
       section: 'guide',
       gatewayUrl: deps.gatewayUrlHint,
-      model: chatModel,
+      model: exampleChatModel(deps.catalogue),
       projectsHelp: helpPanels.projects,
       projectsHelpHidden: await isHelpHidden(deps.database, req.user!.id, 'projects'),
     });

@@ -23,6 +23,7 @@ import { parseBody, singleString, validate, wholeNumberParam } from '../../web/v
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { formatUsd, presentKey } from './present.js';
+import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 
 const listQuery = z.strictObject({
@@ -142,7 +143,14 @@ export function keysRouter(deps: PortalDeps): Router {
     res.status(201);
     if (wantsJson(req)) return res.json({ key, secret });
     res.set('cache-control', 'no-store');
-    res.render('dashboard/keys/created', { title: 'Key created', section: 'keys', key, secret, gatewayUrl: deps.gatewayUrlHint });
+    res.render('dashboard/keys/created', {
+      title: 'Key created',
+      section: 'keys',
+      key,
+      secret,
+      gatewayUrl: deps.gatewayUrlHint,
+      model: exampleChatModel(deps.catalogue),
+    });
   });
 
   router.get('/dashboard/keys/:key_id', requireAction('keys.manage'), async (req, res) => {

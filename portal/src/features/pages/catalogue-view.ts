@@ -46,3 +46,8 @@ export function publicModels(catalogue: Catalogue): PublicModel[] {
   }
   return models.sort((a, b) => a.id.localeCompare(b.id));
 }
+
+/** The model the portal's code examples call: the catalogue's first chat model (any deployment's, not only the demo's). */
+export function exampleChatModel(catalogue: Catalogue): string {
+  return publicModels(catalogue).find((m) => m.capabilities.includes('chat'))?.id ?? 'gpt-4o-mini';
+}
