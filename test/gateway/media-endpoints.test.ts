@@ -15,6 +15,7 @@ import OpenAI, { toFile } from 'openai';
 import { countTokens } from 'gpt-tokenizer';
 import { request as undiciRequest } from 'undici';
 import { eventually, expectError, type Reply } from '../support/http-assertions.js';
+import { scrape } from '../observability/scrape.js';
 import { waitFor } from '../support/wait-for.js';
 import { startGatewayHarness, type GatewayHarness, type HarnessSupplier } from '../support/gateway-harness.js';
 import { wavHeader } from '../support/wav.js';
@@ -90,7 +91,7 @@ describe('embeddings, rerank, transcription and speech', () => {
         { name: 'sim-us', region: 'US', models, simulator: { embeddingDimensions: 8 } },
         // The failover test fails the primary once per endpoint; the circuit must stay closed for all four.
       ],
-      { settings: { SVC_CIRCUIT_FAILURES: '10', SVC_UPLOAD_IDLE_TIMEOUT_MS: '800' } },
+      { settings: { SVC_CIRCUIT_FAILURES: '10', SVC_UPLOAD_IDLE_TIMEOUT_MS: '800' }, metrics: true },
     );
     base = h.gateway.url;
     const created = await fetch(`${base}/v1/manage/keys`, {
@@ -456,12 +457,22 @@ describe('embeddings, rerank, transcription and speech', () => {
   });
 
   test('audio.speech.create in mp3 and wav: audio content types, streamed bytes, cost per character', async () => {
+    const before = await scrape(h.gateway.metricsUrl!);
     const mp3 = await client.audio.speech.create({ model: 'tts-1', input: 'Hello from the gateway.', voice: 'alloy' }).withResponse();
     assert.equal(mp3.response.headers.get('content-type'), 'audio/mpeg', 'mp3 by default');
     assert.equal(mp3.response.headers.get('x-svc-supplier'), 'sim-eu', 'routing header');
     const mp3Bytes = Buffer.from(await mp3.data.arrayBuffer());
     assert.ok(mp3Bytes.length > 0 && mp3Bytes[0] === 0xff && (mp3Bytes[1]! & 0xe0) === 0xe0, 'MPEG frames');
     assert.equal(Number(mp3.response.headers.get('x-svc-cost-usd')), (23 * 15) / 1e6, 'cost per character');
+    // Counted against the supplier that spoke it, as its routing headers say (it read "none").
+    const labels = { interface: 'audio.speech', supplier: 'sim-eu', region: 'EU', status: '200' };
+    await waitFor('the speech request in the metrics', async () => {
+      const after = await scrape(h.gateway.metricsUrl!);
+      return after.sum('svc_gateway_requests_total', labels) - before.sum('svc_gateway_requests_total', labels) === 1;
+    });
+    const unattributed = { interface: 'audio.speech', supplier: 'none', status: '200' };
+    const after = await scrape(h.gateway.metricsUrl!);
+    assert.equal(after.sum('svc_gateway_requests_total', unattributed) - before.sum('svc_gateway_requests_total', unattributed), 0);
 
     const wavReply = await client.audio.speech
       .create({ model: 'tts-1', input: 'Hello', voice: 'alloy', response_format: 'wav' })

@@ -59,8 +59,14 @@ function speechAttempt(
     try {
       // Backpressure both ways; a supplier failure destroys the response: binary audio has no
       // in-band error, so a cut connection (no final chunk) is the honest signal.
-      await pipeline(upstream.body, raw);
+      // Ended here, not by the pipeline: the response's 'finish' (which records the request's
+      // metrics) must come after the attempt is recorded, as for chat streams; ended by the
+      // pipeline it came first, and speech was counted against supplier "none".
+      await pipeline(upstream.body, raw, { end: false });
+      raw.end();
     } catch (cause) {
+      // Binary audio has no in-band error: the cut connection (no final chunk) is the signal.
+      raw.destroy();
       lateError = new ApiError('stream_interrupted', { cause, details: { supplier: route.supplier.name } });
     }
     return { value: reply, lateError };
