@@ -173,6 +173,12 @@ describe('a key created in the dashboard', () => {
       budget_period: 'daily',
       rate_limit_rpm: 2,
     });
+    // Its window is known from the start: the creation's answer names the reset (it was null).
+    const fresh = (await (await client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' })).json()) as {
+      resets_at: string;
+    };
+    expect((key as unknown as { resets_at: string | null }).resets_at).toBe(fresh.resets_at);
+    expect(fresh.resets_at).not.toBeNull();
     const renamed = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', name: 'capped, renamed' });
     expect(renamed.status, await renamed.clone().text()).toBe(200);
     expect(await renamed.json()).toMatchObject({

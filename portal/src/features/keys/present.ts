@@ -1,7 +1,7 @@
 // A key as the dashboard shows it (HTML and JSON alike): the Management API's fields, with the
 // portal's integer id, the owner and whether the page may change it. Never the secret or its hash.
 import type { Knex } from 'knex';
-import { readBudgetUsage, spendFromAuditLog } from '../../../../core/budget/index.js';
+import { readBudgetUsage, spendFromAuditLog, unspentBudget } from '../../../../core/budget/index.js';
 import type { KeyRecord } from '../../../../core/keys/index.js';
 import type { Store } from '../../../../core/store/index.js';
 
@@ -36,9 +36,10 @@ export interface KeyPresentation {
 /** Presents a key with its budget usage (store counters, the audit log when the store lost them). */
 export async function presentKey(store: Store, database: Knex, key: KeyRecord, now: Date, withUsage = true): Promise<KeyPresentation> {
   const period = key.budgetPeriod ?? 'monthly';
+  // A key just created has spent nothing: its window (and so its reset) is known without a read.
   const usage = withUsage
     ? await readBudgetUsage(store, key, now, () => spendFromAuditLog(database, key.id, period, now)).catch(() => undefined)
-    : undefined;
+    : unspentBudget(key, now);
   const status = key.status === 'active' && usage?.exhausted ? 'budget_exhausted' : key.status;
   return {
     key_id: key.number,
@@ -50,9 +51,9 @@ export async function presentKey(store: Store, database: Knex, key: KeyRecord, n
     allowed_regions: key.allowedRegions,
     budget_limit: key.budgetLimitUsd,
     budget_period: key.budgetLimitUsd === null ? key.budgetPeriod : period,
-    budget_used: usage ? usage.usedUsd : withUsage ? null : 0,
-    budget_remaining: usage ? usage.remainingUsd : withUsage ? null : key.budgetLimitUsd,
-    budget_reserved: usage ? usage.reservedUsd : withUsage ? null : 0,
+    budget_used: usage ? usage.usedUsd : null,
+    budget_remaining: usage ? usage.remainingUsd : null,
+    budget_reserved: usage ? usage.reservedUsd : null,
     resets_at: usage?.resetsAt?.toISOString() ?? null,
     rate_limit_rpm: key.rateLimitRpm,
     source: key.source,
