@@ -75,10 +75,11 @@ async function main(): Promise<void> {
     STRIPE_WEBHOOK_SECRET: payments.webhookSecret,
     SVC_STRIPE_API_URL: payments.url,
   };
-  // The portal on the same database (PORTAL_PORT, default 3000; metrics only on the gateway's port).
+  // The portal on the same database (PORTAL_PORT, default 3000). Its metrics on a port of their own
+  // (the gateway has SVC_METRICS_PORT), printed below; with SVC_METRICS_PORT=0 there are none.
   const portal = await startPortal(
     parsePortalSettings({ SVC_GATEWAY_PUBLIC_URL: gateway.url, ...env, ...paymentSettings, SVC_METRICS_PORT: '0' }),
-    { database, catalogue: config.catalogue, store },
+    { database, catalogue: config.catalogue, store, metricsOnEphemeralPort: gateway.metricsUrl !== undefined },
   );
   payments?.setWebhookUrl(`${portal.url}${webhookPath}`);
   const ownerEmail = 'owner@demo.local';
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     new Date(),
   );
   console.log(`Portal: ${portal.url}   sign in as ${ownerEmail} / ${ownerPassword} (owner); emails go to ${dataDir}/outbox`);
+  if (portal.metricsUrl) console.log(`Portal metrics: ${portal.metricsUrl}`);
   if (payments)
     console.log(
       `Payments: local TEST processor at ${payments.url} (no STRIPE_SECRET_KEY set): top up with card 4242 4242 4242 4242; no money moves`,
@@ -121,7 +123,7 @@ async function main(): Promise<void> {
       await tracing.shutdown();
       // Two drains one after the other (portal, gateway), then the embedded database's clean close.
     },
-    'stopping the gateway and the simulator',
+    'stopping the portal, the gateway, the payment processor and the simulator',
     2 * config.settings.SVC_SHUTDOWN_GRACE_MS + 60_000,
   );
 }
