@@ -300,6 +300,14 @@ describe('embeddings, rerank, transcription and speech', () => {
       'validation_error',
       'file',
     );
+    // A list field may repeat with or without its brackets (curl -F timestamp_granularities=word -F …=segment).
+    const bare = await upload([
+      { name: 'response_format', value: 'verbose_json' },
+      { name: 'timestamp_granularities', value: 'word' },
+      { name: 'timestamp_granularities', value: 'segment' },
+      { name: 'file', value: new Blob([audio]), filename: 'x.wav' },
+    ]);
+    assert.equal(bare.status, 200, JSON.stringify(bare.body));
     for (const name of ['model', 'response_format'])
       expectError(
         await upload([

@@ -34,6 +34,9 @@ interface TranscriptionForm {
   forwarded: FormField[];
 }
 
+/** Fields OpenAI's form takes several times, with or without `[]` after the name (curl sends both). */
+const listFields = new Set(['timestamp_granularities', 'include']);
+
 /**
  * Checks the form's fields. A field appears once, but for list fields (`timestamp_granularities[]`),
  * which are forwarded as they came: a repeated `response_format` read one way here and another way
@@ -43,7 +46,7 @@ interface TranscriptionForm {
 function readForm(fields: readonly FormField[]): TranscriptionForm {
   const seen = new Set<string>();
   for (const [name] of fields) {
-    if (seen.has(name) && !name.endsWith('[]'))
+    if (seen.has(name) && !listFields.has(name.replace(/\[\]$/, '')))
       throw new ApiError('validation_error', { param: name, humanMessage: `The "${name}" field is given more than once` });
     seen.add(name);
   }
