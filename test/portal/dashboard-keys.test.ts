@@ -197,6 +197,17 @@ describe('a key created in the dashboard', () => {
     });
     const refused = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', name: '' });
     expect(refused.status).toBe(422);
+    // A model the catalogue has since dropped, in a list the update leaves alone, does not stop a rename.
+    await portal.database
+      .knex('api_keys')
+      .where({ id: key.gateway_key_id })
+      .update({ allowed_models: JSON.stringify(['retired-model']) });
+    const kept = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', name: 'after a catalogue change' });
+    expect(kept.status, await kept.clone().text()).toBe(200);
+    expect(await kept.json()).toMatchObject({ allowed_models: ['retired-model'] });
+    expect((await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', allowed_models: ['retired-model'] })).status).toBe(
+      422,
+    );
   });
 
   it('shows the secret once in the HTML flow, with no-store caching', async () => {

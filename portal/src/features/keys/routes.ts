@@ -76,7 +76,14 @@ export function keysRouter(deps: PortalDeps): Router {
   ): { form: KeyForm; issues?: undefined } | { form?: undefined; issues: FormIssue[] } => {
     try {
       const form = parseBody(keyForm, body);
-      checkAgainstCatalogue(deps.catalogue, form);
+      // Only what the request sent meets the catalogue: a model the catalogue has since dropped
+      // from a list the update leaves alone does not stop a rename.
+      const sent = (field: string) => req.body !== null && typeof req.body === 'object' && field in (req.body as object);
+      checkAgainstCatalogue(deps.catalogue, {
+        ...form,
+        allowed_models: sent('allowed_models') ? form.allowed_models : null,
+        allowed_regions: sent('allowed_regions') ? form.allowed_regions : null,
+      });
       return { form };
     } catch (error) {
       if (wantsJson(req) || !(error instanceof ApiError)) throw error;
