@@ -152,7 +152,9 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       });
     case 'wallet_empty':
       throw new ApiError('billing_limit_reached', {
-        humanMessage: `The payer ${key.payerId} has not enough funds for this request; fund the payer or ask its billing administrator`,
+        humanMessage:
+          `The wallet paying for this key (${key.payerId}) has not enough funds for this request; ` +
+          'top it up (in the portal: Billing, Add funds) or ask its billing administrator',
         details: { payer: key.payerId },
       });
     case 'wallet_unknown':
