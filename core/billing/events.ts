@@ -228,6 +228,30 @@ async function setupCompleted(trx: Knex.Transaction, session: Obj, now: Date): P
 }
 
 /**
+ * A refund or a dispute proves its charge was paid, and may arrive before the checkout's
+ * completion (events are not ordered): the payment is credited first, under the completion's own
+ * reference, so the reversal takes back only what was credited and the completion, when it comes,
+ * is the duplicate it now is. Returns the payment as it then stands.
+ */
+async function creditedFirst(trx: Knex.Transaction, payment: PaymentRow, now: Date): Promise<PaymentRow> {
+  if (payment.kind !== 'checkout' || !creditablePaymentStatuses.has(payment.status) || payment.checkout_session_id === null) return payment;
+  await postReferencedEntry(trx, {
+    payerId: payment.payer_id,
+    amountNano: Number(payment.credit_nano),
+    reason: `card top-up (payment ${String(payment.id)})`,
+    reference: `checkout:${payment.checkout_session_id}`,
+    actor: payment.user_id === null ? 'processor' : `user:${payment.user_id}`,
+  });
+  await trx('billing_payments')
+    .where({ id: payment.id })
+    .update({ status: 'succeeded', failure_code: null, failure_message: null, completed_at: now, updated_at: now });
+  await trx('billing_checkout_sessions')
+    .where({ session_id: payment.checkout_session_id })
+    .update({ status: 'complete', completed_at: now });
+  return { ...payment, status: 'succeeded' };
+}
+
+/**
  * charge.refunded: the charge reports its cumulative `amount_refunded`; the part not yet
  * reversed is taken from the wallet (a partial refund reverses that many dollars, the last
  * refund whatever is left of the credit — the fee is not credited, so never reversed).
@@ -236,9 +260,10 @@ async function setupCompleted(trx: Knex.Transaction, session: Obj, now: Date): P
 async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Promise<EventResult> {
   const chargeId = str(charge, 'id') ?? '';
   const intentId = ref(charge, 'payment_intent');
-  const payment = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge));
-  if (!payment || payment.kind === 'refund')
+  const found = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge));
+  if (!found || found.kind === 'refund')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for charge ${chargeId}` };
+  const payment = await creditedFirst(trx, found, now);
   const paymentId = Number(payment.id);
   // Never more than was paid, whatever the event says (a refund cannot exceed its charge).
   const cumulative = Math.min(Math.max(int(charge, 'amount_refunded') ?? 0, 0), payment.amount_cents);
@@ -343,11 +368,13 @@ async function paymentFailed(trx: Knex.Transaction, intent: Obj, now: Date): Pro
 async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
   const disputeId = str(dispute, 'id');
   if (!disputeId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'dispute without an id' };
-  const payment = await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute));
-  if (!payment || (payment.kind !== 'checkout' && payment.kind !== 'auto_topup'))
+  const found = await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute));
+  if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for dispute ${disputeId}` };
+  // Held, or already closed (a close delivered first applied its outcome): once per dispute.
   if (await trx('billing_payments').where({ dispute_id: disputeId }).first('id'))
-    return { outcome: 'ignored', paymentId: Number(payment.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already held` };
+    return { outcome: 'ignored', paymentId: Number(found.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already applied` };
+  const payment = await creditedFirst(trx, found, now);
   const paymentId = Number(payment.id);
   const amountCents = Math.min(int(dispute, 'amount') ?? payment.amount_cents, payment.amount_cents);
   if (amountCents <= 0)
@@ -397,7 +424,7 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
   const disputeId = str(dispute, 'id') ?? '';
   const row = (await trx('billing_payments').where({ kind: 'dispute', dispute_id: disputeId }).forUpdate().first()) as
     (PaymentRow & { dispute_id: string }) | undefined;
-  if (!row) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no open dispute ${disputeId}` };
+  if (!row) return closedBeforeCreated(trx, dispute, now);
   if (row.status !== 'open')
     return { outcome: 'ignored', paymentId: Number(row.id), entryIds: [], followUps: [], detail: `dispute already ${row.status}` };
   const won = str(dispute, 'status') === 'won';
@@ -435,6 +462,55 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
     entryIds: entryId === undefined ? [] : [entryId],
     followUps: [],
   };
+}
+
+/**
+ * A dispute's close delivered before its creation: its outcome is applied at once — lost, the
+ * disputed part of the credit is taken back (under the reference the creation's hold would have
+ * used); won, nothing moves — and the dispute is recorded closed, so its creation arriving later
+ * holds nothing (a hold no close would ever release).
+ */
+async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
+  const disputeId = str(dispute, 'id') ?? '';
+  const found = disputeId ? await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute)) : undefined;
+  if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no dispute or payment for ${disputeId}` };
+  const payment = await creditedFirst(trx, found, now);
+  const paymentId = Number(payment.id);
+  const amountCents = Math.min(Math.max(int(dispute, 'amount') ?? payment.amount_cents, 0), payment.amount_cents);
+  const won = str(dispute, 'status') === 'won';
+  const left = Number(payment.credit_nano) - Number(payment.reversed_nano);
+  const taken = won ? 0 : Math.max(0, Math.min(centsToNano(amountCents), left));
+  const entryId =
+    taken > 0
+      ? await postReferencedEntry(trx, {
+          payerId: payment.payer_id,
+          amountNano: -taken,
+          reason: `payment ${paymentId} disputed and lost`,
+          reference: `dispute:${disputeId}`,
+          actor: 'processor',
+        })
+      : undefined;
+  await trx('billing_payments').insert({
+    payer_id: payment.payer_id,
+    user_id: payment.user_id,
+    kind: 'dispute',
+    status: won ? 'won' : 'lost',
+    credit_nano: -taken,
+    amount_cents: amountCents,
+    fee_cents: 0,
+    charge_id: (ref(dispute, 'charge') ?? payment.charge_id ?? '').slice(0, 255) || null,
+    dispute_id: disputeId.slice(0, 255),
+    original_payment_id: payment.id,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+  });
+  if (taken > 0)
+    await trx('billing_payments')
+      .where({ id: payment.id })
+      .update({ status: 'disputed', reversed_nano: Number(payment.reversed_nano) + taken, updated_at: now });
+  return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps: [] };
 }
 
 /**

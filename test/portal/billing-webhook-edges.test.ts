@@ -195,3 +195,77 @@ describe('signed events that would count money twice or break the endpoint (outs
     expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
   });
 });
+
+describe('events out of order (outside probe)', () => {
+  const knex = () => world.portal.database.knex;
+  // The charge and dispute objects carry the payment's metadata, as the processor copies it from
+  // the payment intent: before the completion, that is how they find their payment.
+  const withMeta = (shown: { payment_intent?: unknown; metadata?: unknown }) => ({
+    payment_intent: shown.payment_intent,
+    metadata: shown.metadata,
+  });
+  const refundOf = (shown: { payment_intent?: unknown; metadata?: unknown }, id: string, cents: number) => ({
+    id,
+    object: 'charge',
+    amount_refunded: cents,
+    ...withMeta(shown),
+  });
+  const disputeOf = (
+    shown: { payment_intent?: unknown; amount_total?: unknown; metadata?: unknown },
+    id: string,
+    status = 'needs_response',
+  ) => ({
+    id,
+    object: 'dispute',
+    amount: shown.amount_total,
+    charge: `ch_${id}`,
+    status,
+    ...withMeta(shown),
+  });
+
+  it('a refund before the completion takes back only what the payment credits, and the completion then credits nothing more', async () => {
+    for (const [cents, balance] of [
+      [undefined, 0],
+      [300, 7e9],
+    ] as const) {
+      const { id: userId, paymentId, shown } = await paidSession(10);
+      expect(await deliver('charge.refunded', refundOf(shown, `ch_early_${paymentId}`, cents ?? Number(shown.amount_total)))).toBe(
+        'reversed',
+      );
+      expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
+      expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
+      expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
+      expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({
+        status: cents === undefined ? 'refunded' : 'partially_refunded',
+      });
+    }
+  });
+
+  it('a dispute before the completion holds the credit, and winning it gives the credit back once', async () => {
+    const { id: userId, shown } = await paidSession(10);
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_early'))).toBe('held');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(0);
+    expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
+    expect(await deliver('charge.dispute.closed', disputeOf(shown, 'dp_early', 'won'))).toBe('dispute_won');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+  });
+
+  it("a dispute's close before its creation applies the outcome once; the creation then holds nothing", async () => {
+    for (const [outcome, balance] of [
+      ['lost', 0],
+      ['won', 10e9],
+    ] as const) {
+      const { id: userId, paymentId, shown } = await paidSession(10);
+      expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+      const id = `dp_close_first_${outcome}`;
+      expect(await deliver('charge.dispute.closed', disputeOf(shown, id, outcome))).toBe(`dispute_${outcome}`);
+      expect(await deliver('charge.dispute.created', disputeOf(shown, id))).toBe('ignored');
+      expect(await deliver('charge.dispute.closed', disputeOf(shown, id, outcome))).toBe('ignored');
+      expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
+      expect(await knex()('billing_payments').where({ dispute_id: id }).first('status')).toEqual({ status: outcome });
+      expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({
+        status: outcome === 'lost' ? 'disputed' : 'succeeded',
+      });
+    }
+  });
+});
