@@ -97,6 +97,10 @@ export async function repointPortalKeys(trx: Knex, owners: { organisationId: num
     .where('userId' in owners ? { 'u.id': owners.userId } : { 'u.organisation_id': owners.organisationId })
     .andWhere('k.source', 'portal')
     .andWhereNot('k.status', 'revoked')
+    // A project's tokens are paid by the project whoever issued them (docs/projects.md): they
+    // follow no change of who pays for their issuer.
+    .andWhereRaw("coalesce(k.metadata->>'project', '') = ''")
+    .andWhereRaw("coalesce(k.payer_id, '') not like 'project:%'")
     .select('k.id', 'k.owner_user_id', 'k.payer_id', 'k.secret_hash')) as {
     id: string;
     owner_user_id: number;

@@ -183,6 +183,22 @@ describe('projects', () => {
       return body.project.spent_this_month_usd > 0 && body.project.active_tokens === 1 && body.project.balance_usd < 5;
     });
 
+    // The organisation naming a billing user moves its members' keys to that wallet — not the
+    // project's token, which the project pays whoever issued it (it moved, and left the project's page).
+    const nominate = (userId: number | '') =>
+      people.org_admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: userId });
+    expect((await nominate(people.org_admin.id)).status).toBe(200);
+    try {
+      const token = (await knex()('api_keys').where({ number: created.token_id }).first('payer_id')) as { payer_id: string };
+      expect(token.payer_id).toBe(project.payer_id);
+      const after = (await (await admin.get(`/dashboard/projects/${project.id}`, { accept: 'application/json' })).json()) as {
+        project: Project;
+      };
+      expect(after.project.active_tokens).toBe(1);
+    } finally {
+      expect((await nominate('')).status).toBe(200);
+    }
+
     const revoked = await admin.postJson(`/dashboard/projects/${project.id}/tokens/${created.token_id}/revoke`, {});
     expect(revoked.status).toBe(200);
     await waitFor('the gateway to refuse the revoked token', async () => (await chat()).startsWith('401'), 2_000, 25);
