@@ -200,6 +200,29 @@ async function recipientsOf(knex: Knex, policy: BudgetPolicy): Promise<{ id: num
 }
 
 /**
+ * Whether this month's alert for the threshold already went to the recipient under an earlier
+ * version of the same policy (same subject, same amount): saving a policy again replaces its row,
+ * and without this every threshold already crossed was announced a second time.
+ */
+async function alertedUnderAnotherVersion(
+  knex: Knex,
+  policy: BudgetPolicy,
+  subjectId: number,
+  period: string,
+  threshold: number,
+  recipientUserId: number,
+): Promise<boolean> {
+  const row = await knex('budget_alerts as a')
+    .join('budget_policies as p', 'p.id', 'a.policy_id')
+    .where({ 'p.scope': policy.scope, [policy.scope === 'user' ? 'p.user_id' : 'p.organisation_id']: subjectId })
+    .whereNot('p.id', policy.policy_id)
+    .where({ 'a.period': period, 'a.threshold': threshold, 'a.recipient_user_id': recipientUserId })
+    .whereRaw('a.amount_usd = ?::numeric', [policy.amount_usd.toFixed(6)])
+    .first('a.id');
+  return row !== undefined;
+}
+
+/**
  * Every threshold an active policy's month has crossed, for each consenting recipient, recorded
  * once (a row per policy, month, threshold and recipient): returns only the rows this call
  * created, to be delivered by the caller.
@@ -219,6 +242,7 @@ export async function claimDueAlerts(knex: Knex, now: Date): Promise<DueAlert[]>
       .first(policy.scope === 'user' ? 'display_name as name' : 'name')) as { name: string };
     for (const threshold of crossed)
       for (const r of recipients) {
+        if (await alertedUnderAnotherVersion(knex, policy, subjectId, period, threshold, r.id)) continue;
         const [row] = (await knex('budget_alerts')
           .insert({
             policy_id: policy.policy_id,

@@ -83,6 +83,11 @@ describe('budget policies and alerts', () => {
     expect(mailsTo(consenting.email)).toBe(1);
     expect(mailsTo(silent.email)).toBe(0);
     expect(await deliverBudgetAlerts(jobDeps())).toBe(0);
+    // Saving the same policy again (a new version of it) announces nothing already announced.
+    const again = await consenting.client.postJson('/dashboard/budgets/activate', { amount_usd: (unit * 5).toFixed(6), thresholds: '80' });
+    expect(again.status).toBe(201);
+    expect(await deliverBudgetAlerts(jobDeps())).toBe(0);
+    expect(mailsTo(consenting.email)).toBe(1);
     // Small amounts in the portal's money format, not rounded to cents ("$0.00 spent").
     const entry = world.portal.mail.find((m) => m.includes(`email to ${consenting.email}`) && m.includes('/dashboard/budgets'))!;
     // The message as written to the outbox, quoted-printable decoded.
@@ -118,6 +123,9 @@ describe('budget policies and alerts', () => {
     expect((await member.client.postJson('/dashboard/budgets/activate', { scope: 'organisation', amount_usd: 1 })).status).toBe(403);
     for (const bad of [
       { amount_usd: 0 },
+      // Finer than the column's 6 decimals: 1e-7 was stored as $0, and every alert fired at once.
+      { amount_usd: 1e-7 },
+      { amount_usd: 1.23456789 },
       { amount_usd: 'lots' },
       { amount_usd: 5, thresholds: '0,80' },
       { amount_usd: 5, thresholds: '150' },

@@ -22,6 +22,7 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
+import { hasAtMostDecimals } from '../../../../core/budget/usage.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]);
@@ -29,7 +30,8 @@ const activateBody = z.object({
   scope: z.enum(['user', 'organisation'], { message: 'must be user or organisation' }).default('user'),
   amount_usd: z
     .union([
-      z.number(),
+      // Up to 6 decimals, as the column keeps: 1e-7 was stored as $0 (every alert then fired at once).
+      z.number().refine((n) => hasAtMostDecimals(n, 6), 'must be an amount in US dollars (up to 6 decimals)'),
       z
         .string()
         .trim()
