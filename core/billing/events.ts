@@ -374,40 +374,18 @@ async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): P
   // Held, or already closed (a close delivered first applied its outcome): once per dispute.
   if (await trx('billing_payments').where({ dispute_id: disputeId }).first('id'))
     return { outcome: 'ignored', paymentId: Number(found.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already applied` };
-  const payment = await creditedFirst(trx, found, now);
-  const paymentId = Number(payment.id);
-  const amountCents = Math.min(int(dispute, 'amount') ?? payment.amount_cents, payment.amount_cents);
+  const paymentId = Number(found.id);
+  const amountCents = Math.min(int(dispute, 'amount') ?? found.amount_cents, found.amount_cents);
   if (amountCents <= 0)
     return { outcome: 'mismatch', paymentId, entryIds: [], followUps: [], detail: `dispute ${disputeId} is for ${amountCents} cents` };
-  const left = Number(payment.credit_nano) - Number(payment.reversed_nano);
-  const held = Math.max(0, Math.min(centsToNano(amountCents), left));
-  const entryId =
-    held > 0
-      ? await postReferencedEntry(trx, {
-          payerId: payment.payer_id,
-          amountNano: -held,
-          reason: `payment ${paymentId} disputed (held while the dispute is open)`,
-          reference: `dispute:${disputeId}`,
-          actor: 'processor',
-        })
-      : undefined;
-  await trx('billing_payments').insert({
-    payer_id: payment.payer_id,
-    user_id: payment.user_id,
-    kind: 'dispute',
+  const payment = await creditedFirst(trx, found, now);
+  const { taken: held, entryId } = await takeForDispute(trx, payment, dispute, now, {
+    disputeId,
+    amountCents,
+    take: true,
     status: 'open',
-    credit_nano: -held,
-    amount_cents: amountCents,
-    fee_cents: 0,
-    charge_id: (ref(dispute, 'charge') ?? payment.charge_id ?? '').slice(0, 255) || null,
-    dispute_id: disputeId.slice(0, 255),
-    original_payment_id: payment.id,
-    created_at: now,
-    updated_at: now,
+    reason: `payment ${paymentId} disputed (held while the dispute is open)`,
   });
-  await trx('billing_payments')
-    .where({ id: payment.id })
-    .update({ status: 'disputed', reversed_nano: Number(payment.reversed_nano) + held, updated_at: now });
   const followUps = activityFollowUp(payment.user_id, {
     kind: 'payment_refunded',
     summary: `Payment ${paymentId} is disputed at the card issuer; ${formatCents(Math.round(held / centsToNano(1)))} is held back from the wallet until it is decided`,
@@ -479,15 +457,37 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
   const paymentId = Number(payment.id);
   const amountCents = Math.min(Math.max(int(dispute, 'amount') ?? payment.amount_cents, 0), payment.amount_cents);
   const won = str(dispute, 'status') === 'won';
+  const { entryId } = await takeForDispute(trx, payment, dispute, now, {
+    disputeId,
+    amountCents,
+    take: !won,
+    status: won ? 'won' : 'lost',
+    reason: `payment ${paymentId} disputed and lost`,
+  });
+  return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps: [] };
+}
+
+/**
+ * Records a dispute of `payment` and, when `take`, takes its part of the credit from the wallet
+ * (at most what refunds left of it; the fee was never credited) under the dispute's reference —
+ * the one place both an opened dispute's hold and a lost dispute closed before it was opened do so.
+ */
+async function takeForDispute(
+  trx: Knex.Transaction,
+  payment: PaymentRow,
+  dispute: Obj,
+  now: Date,
+  what: { disputeId: string; amountCents: number; take: boolean; status: 'open' | 'won' | 'lost'; reason: string },
+): Promise<{ taken: number; entryId: number | undefined }> {
   const left = Number(payment.credit_nano) - Number(payment.reversed_nano);
-  const taken = won ? 0 : Math.max(0, Math.min(centsToNano(amountCents), left));
+  const taken = what.take ? Math.max(0, Math.min(centsToNano(what.amountCents), left)) : 0;
   const entryId =
     taken > 0
       ? await postReferencedEntry(trx, {
           payerId: payment.payer_id,
           amountNano: -taken,
-          reason: `payment ${paymentId} disputed and lost`,
-          reference: `dispute:${disputeId}`,
+          reason: what.reason,
+          reference: `dispute:${what.disputeId}`,
           actor: 'processor',
         })
       : undefined;
@@ -495,22 +495,22 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
     payer_id: payment.payer_id,
     user_id: payment.user_id,
     kind: 'dispute',
-    status: won ? 'won' : 'lost',
+    status: what.status,
     credit_nano: -taken,
-    amount_cents: amountCents,
+    amount_cents: what.amountCents,
     fee_cents: 0,
     charge_id: (ref(dispute, 'charge') ?? payment.charge_id ?? '').slice(0, 255) || null,
-    dispute_id: disputeId.slice(0, 255),
+    dispute_id: what.disputeId.slice(0, 255),
     original_payment_id: payment.id,
     created_at: now,
     updated_at: now,
-    completed_at: now,
+    ...(what.status !== 'open' && { completed_at: now }),
   });
-  if (taken > 0)
+  if (taken > 0 || what.status === 'open')
     await trx('billing_payments')
       .where({ id: payment.id })
       .update({ status: 'disputed', reversed_nano: Number(payment.reversed_nano) + taken, updated_at: now });
-  return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps: [] };
+  return { taken, entryId };
 }
 
 /**
