@@ -128,8 +128,15 @@ describe('saved reports', () => {
       { name: 'x', kind: 'usage', status: 404 },
       { name: 'x', kind: 'usage', model: 'gpt-4o' },
       { name: 'x', kind: 'request_log', group_by: 'model' },
+      // A field reports do not have, and a key that is not the owner's.
+      { name: 'x', kind: 'usage', extra: 1 },
+      { name: 'x', kind: 'request_log', key_id: 999_999 },
     ])
       await create(owner.client, bad, 422);
+    // The owner's own key is a filter it may name.
+    const ownKey = (await knex()('api_keys').where({ id: keyId }).first('number')) as { number: number };
+    await create(owner.client, { name: 'One key', kind: 'request_log', key_id: ownKey.number });
+    await create(stranger.client, { name: 'Not mine', kind: 'request_log', key_id: ownKey.number }, 422);
     // An empty optional field of the form is the default, as when it is left out.
     await create(owner.client, { name: 'From the form', kind: 'usage', days: '', group_by: 'none', model: '', status: '' });
     const report = await create(owner.client, { name: 'Daily spend', kind: 'usage', days: 7, group_by: 'model' });

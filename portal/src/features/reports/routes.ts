@@ -49,6 +49,7 @@ import {
 import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { exportQueue, ownerScope } from '../../jobs.js';
+import { keysInScope } from '../../../../core/usage/index.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
@@ -77,7 +78,7 @@ const optionalText = (max: number) =>
     .max(max)
     .optional()
     .transform((v) => (v ? v : undefined));
-const createBody = z.object({
+const createBody = z.strictObject({
   name,
   kind: z.enum(reportKinds, { message: `must be one of ${reportKinds.join(', ')}` }),
   days: optionalWhole(1, 366),
@@ -241,6 +242,14 @@ export function reportsRouter(deps: PortalDeps): Router {
     if (ignored.length > 0) {
       const other = body.kind === 'usage' ? 'request_log' : 'usage';
       throw validationError(ignored.map((name) => ({ loc: ['body', name], msg: `applies to ${other} reports only`, type: 'value_error' })));
+    }
+    // A key filter names one of the keys the report's owner may see: another's would save a report
+    // that always shows nothing, and its 404-or-not would tell which key numbers exist.
+    if (body.key_id !== undefined) {
+      const mine = await keysInScope(knex, await ownerScope(knex, req.user!.id))
+        .where({ number: body.key_id })
+        .first('id');
+      if (!mine) throw validationError([{ loc: ['body', 'key_id'], msg: 'is not one of the keys you can see', type: 'value_error' }]);
     }
     const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
     if (wantsJson(req)) return void res.status(201).json({ report: saved });
