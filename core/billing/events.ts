@@ -149,26 +149,7 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
       detail: `session ${sessionId} says ${total} ${str(session, 'currency')} for ${metadata(session).payer_id}, payment ${paymentId} expects ${payment.amount_cents} ${currency} for ${payment.payer_id}`,
     };
   const creditNano = Number(payment.credit_nano);
-  const entryId = await postReferencedEntry(trx, {
-    payerId: payment.payer_id,
-    amountNano: creditNano,
-    reason: `card top-up (payment ${paymentId})`,
-    reference: `checkout:${sessionId}`,
-    actor: payment.user_id === null ? 'processor' : `user:${payment.user_id}`,
-  });
-  const intentId = ref(session, 'payment_intent') ?? null;
-  await trx('billing_payments')
-    .where({ id: payment.id })
-    .update({
-      status: 'succeeded',
-      checkout_session_id: sessionId,
-      payment_intent_id: payment.payment_intent_id ?? intentId,
-      failure_code: null,
-      failure_message: null,
-      completed_at: now,
-      updated_at: now,
-    });
-  await trx('billing_checkout_sessions').where({ session_id: sessionId }).update({ status: 'complete', completed_at: now });
+  const entryId = await creditCheckout(trx, payment, sessionId, ref(session, 'payment_intent') ?? null, now);
   if (entryId === undefined) return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: 'already credited' };
   const followUps = activityFollowUp(payment.user_id, {
     kind: 'payment_succeeded',
@@ -235,20 +216,42 @@ async function setupCompleted(trx: Knex.Transaction, session: Obj, now: Date): P
  */
 async function creditedFirst(trx: Knex.Transaction, payment: PaymentRow, now: Date): Promise<PaymentRow> {
   if (payment.kind !== 'checkout' || !creditablePaymentStatuses.has(payment.status) || payment.checkout_session_id === null) return payment;
-  await postReferencedEntry(trx, {
+  await creditCheckout(trx, payment, payment.checkout_session_id, null, now);
+  return { ...payment, status: 'succeeded' };
+}
+
+/**
+ * Credits a checkout payment through its session and marks both done: the one place a top-up
+ * reaches the wallet, whichever event proves it paid. The reference `checkout:<session>` makes it
+ * once: undefined when it was credited already.
+ */
+async function creditCheckout(
+  trx: Knex.Transaction,
+  payment: PaymentRow,
+  sessionId: string,
+  intentId: string | null,
+  now: Date,
+): Promise<number | undefined> {
+  const entryId = await postReferencedEntry(trx, {
     payerId: payment.payer_id,
     amountNano: Number(payment.credit_nano),
     reason: `card top-up (payment ${String(payment.id)})`,
-    reference: `checkout:${payment.checkout_session_id}`,
+    reference: `checkout:${sessionId}`,
     actor: payment.user_id === null ? 'processor' : `user:${payment.user_id}`,
   });
   await trx('billing_payments')
     .where({ id: payment.id })
-    .update({ status: 'succeeded', failure_code: null, failure_message: null, completed_at: now, updated_at: now });
-  await trx('billing_checkout_sessions')
-    .where({ session_id: payment.checkout_session_id })
-    .update({ status: 'complete', completed_at: now });
-  return { ...payment, status: 'succeeded' };
+    .update({
+      status: 'succeeded',
+      checkout_session_id: sessionId,
+      payment_intent_id: payment.payment_intent_id ?? intentId,
+      failure_code: null,
+      failure_message: null,
+      completed_at: now,
+      updated_at: now,
+    });
+  await trx('billing_checkout_sessions').where({ session_id: sessionId }).update({ status: 'complete', completed_at: now });
+  return entryId;
 }
 
 /**

@@ -32,7 +32,7 @@ export interface ExportView {
   report_id: number;
   format: 'csv';
   state: ExportState;
-  /** 0 to 1 while running, 1 once succeeded; null before the rows were counted. */
+  /** 0 to 1 while running (0 until the rows are counted), 1 once succeeded. */
   progress: number;
   rows_written: number;
   total_rows: number | null;

@@ -155,8 +155,18 @@ export async function listRequests(
   filters: RequestLogFilters,
   page: { limit: number; cursor?: string },
 ): Promise<{ data: RequestLogEntry[]; next: string | null }> {
+  return readPage(knex, scope, filters, page, await fewKeysOf(knex, scope, filters));
+}
+
+/** A page, with the scope's keys already resolved (fewKeysOf): an export resolves them once. */
+async function readPage(
+  knex: Knex,
+  scope: KeyScope,
+  filters: RequestLogFilters,
+  page: { limit: number; cursor?: string },
+  keys: string[] | undefined,
+): Promise<{ data: RequestLogEntry[]; next: string | null }> {
   const cursor = page.cursor ? decodeCursor(page.cursor) : undefined;
-  const keys = await fewKeysOf(knex, scope, filters);
   let rows: Row[];
   if (keys === undefined) {
     rows = (await afterCursor(filtered(knex, scope, filters), cursor)
@@ -195,9 +205,10 @@ export async function countRequests(knex: Knex, scope: KeyScope, filters: Reques
 
 /** The rows of `filters` in pages of `batch` (for a streamed export: memory stays flat). */
 export async function* eachRequest(knex: Knex, scope: KeyScope, filters: RequestLogFilters, batch = 1000): AsyncGenerator<RequestLogEntry> {
+  const keys = await fewKeysOf(knex, scope, filters);
   let cursor: string | undefined;
   do {
-    const page = await listRequests(knex, scope, filters, { limit: batch, cursor });
+    const page = await readPage(knex, scope, filters, { limit: batch, cursor }, keys);
     yield* page.data;
     cursor = page.next ?? undefined;
   } while (cursor);

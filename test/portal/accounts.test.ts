@@ -243,8 +243,7 @@ describe('password reset', () => {
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await flooded.json()).toMatchObject({ code: 'rate_limit_exceeded' });
     expect(harness.mail.length).toBe(before + 3);
-    // Another client (its own counter) still gets the owner's reset through: one client cannot lock
-    // an address out of it. Here as another address would be: the counter keyed by client is the bound.
+    // (Another client's own counter lets the owner's reset through: portal/src/features/auth/throttle.test.ts.)
     // An address without an account is counted alike: the refusal tells nothing about who exists.
     const nobody = uniqueEmail();
     for (let i = 0; i < 3; i++) expect((await anonymous.postJson('/auth/forgot-password', { email: nobody })).status).toBe(202);

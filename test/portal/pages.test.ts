@@ -102,23 +102,40 @@ describe('public pages', () => {
   });
 });
 
+/**
+ * A portal of its own beside the harness's (its own database and store), on `port` (0: any), for
+ * what the harness hides: the address it takes, the moments before it is ready.
+ */
+async function ownPortal(port = 0) {
+  const { createTestDatabase } = await import('../../core/db/testing.js');
+  const { MemoryStore } = await import('../../core/store/index.js');
+  const { parsePortalSettings } = await import('../../core/config/index.js');
+  const { startPortal } = await import('../../portal/src/server.js');
+  const { harnessSecrets } = await import('../support/portal-harness.js');
+  const database = await createTestDatabase();
+  const store = new MemoryStore('t:');
+  const settings = parsePortalSettings({
+    ...harnessSecrets,
+    SVC_CATALOG: 'unused.yaml',
+    SVC_HOST: '127.0.0.1',
+    PORTAL_PORT: String(port),
+    SVC_METRICS_PORT: '0',
+  });
+  return {
+    database,
+    start: (db: typeof database = database) =>
+      startPortal(settings, { database: db, store, catalogue: harness.portal.deps.catalogue, announce: () => {} }),
+    close: async () => {
+      await store.close();
+      await database.close();
+    },
+  };
+}
+
 describe('without SVC_PORTAL_BASE_URL', () => {
   it('takes its public address from the port it bound, and accepts same-origin posts to it', async () => {
-    const { createTestDatabase } = await import('../../core/db/testing.js');
-    const { MemoryStore } = await import('../../core/store/index.js');
-    const { parsePortalSettings } = await import('../../core/config/index.js');
-    const { startPortal } = await import('../../portal/src/server.js');
-    const { harnessSecrets } = await import('../support/portal-harness.js');
-    const database = await createTestDatabase();
-    const store = new MemoryStore('t:');
-    const settings = parsePortalSettings({
-      ...harnessSecrets,
-      SVC_CATALOG: 'unused.yaml',
-      SVC_HOST: '127.0.0.1',
-      PORTAL_PORT: '0',
-      SVC_METRICS_PORT: '0',
-    });
-    const portal = await startPortal(settings, { database, store, catalogue: harness.portal.deps.catalogue, announce: () => {} });
+    const own = await ownPortal();
+    const portal = await own.start();
     try {
       expect(portal.deps.settings.SVC_PORTAL_BASE_URL).toBe(portal.url);
       const response = await fetch(`${portal.url}/auth/forgot-password`, {
@@ -129,42 +146,24 @@ describe('without SVC_PORTAL_BASE_URL', () => {
       expect(response.status).toBe(202);
     } finally {
       await portal.stop();
-      await store.close();
-      await database.close();
+      await own.close();
     }
   });
 });
 
 describe('while starting', () => {
   it('answers 503 with Retry-After at once (a page that reloads itself, or JSON), never an accepted connection left unanswered', async () => {
-    const { createTestDatabase } = await import('../../core/db/testing.js');
-    const { MemoryStore } = await import('../../core/store/index.js');
-    const { parsePortalSettings } = await import('../../core/config/index.js');
-    const { startPortal } = await import('../../portal/src/server.js');
-    const { harnessSecrets } = await import('../support/portal-harness.js');
     const { freePort } = await import('../support/free-port.js');
-    const database = await createTestDatabase();
-    const store = new MemoryStore('t:');
     const port = await freePort();
+    const own = await ownPortal(port);
+    const { database } = own;
     // Migrations held until the test has seen the portal answer while starting.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let started = false;
-    const starting = startPortal(
-      parsePortalSettings({
-        ...harnessSecrets,
-        SVC_CATALOG: 'unused.yaml',
-        SVC_HOST: '127.0.0.1',
-        PORTAL_PORT: String(port),
-        SVC_METRICS_PORT: '0',
-      }),
-      {
-        database: { ...database, migrate: () => held.then(() => database.migrate()) },
-        store,
-        catalogue: harness.portal.deps.catalogue,
-        announce: () => {},
-      },
-    ).then((portal) => ((started = true), portal));
+    const starting = own
+      .start({ ...database, migrate: () => held.then(() => database.migrate()) })
+      .then((portal) => ((started = true), portal));
     try {
       const url = `http://127.0.0.1:${port}`;
       let json: Response | undefined;
@@ -185,8 +184,7 @@ describe('while starting', () => {
       const portal = await starting;
       expect((await fetch(`${portal.url}/login`)).status).toBe(200);
       await portal.stop();
-      await store.close();
-      await database.close();
+      await own.close();
     }
   });
 });

@@ -50,3 +50,13 @@ export function nativeSessionInputs(headers: IncomingHttpHeaders, metadata: unkn
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   return { header: header(headers), sessionId: text(fields.session_id), stickyKey: text(fields.sticky_key), conversationSeed: undefined };
 }
+
+/** Metadata keys the gateway reads for session affinity; never forwarded, on any lane. */
+const gatewayMetadataKeys: ReadonlySet<string> = new Set(['session_id', 'sticky_key']);
+
+/** The client's metadata without the gateway's own keys; undefined when nothing is left to forward. */
+export function forwardedMetadata(metadata: Readonly<Record<string, unknown>> | null | undefined): Record<string, unknown> | undefined {
+  if (!metadata) return undefined;
+  const kept = Object.fromEntries(Object.entries(metadata).filter(([k]) => !gatewayMetadataKeys.has(k)));
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}

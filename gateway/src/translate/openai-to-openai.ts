@@ -2,6 +2,7 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import { isCompleteUsage, type TokenUsage } from '../routing/cost.js';
 import { reportedTotals } from '../routing/routing-headers.js';
+import { forwardedMetadata } from '../routing/session-inputs.js';
 import type { OpenAiChatChunk } from '../wire/openai-chat.js';
 import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
@@ -9,9 +10,6 @@ import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
 import type { ChargedCall, SseEvent, TranslationContext, Translator, UpstreamCall } from './types.js';
-
-/** Metadata keys the gateway reads for session affinity; never forwarded, on any lane. */
-export const gatewayMetadataKeys: ReadonlySet<string> = new Set(['session_id', 'sticky_key']);
 
 /**
  * OpenAI client → OpenAI-protocol supplier: the request passes through with the upstream model
@@ -43,11 +41,10 @@ export class OpenAiToOpenAi implements Translator {
   request(): UpstreamCall {
     const body: Record<string, unknown> = { ...this.request_, model: this.context.route.model.upstream };
     delete body.region;
-    const metadata = this.request_.metadata;
-    if (metadata) {
-      const kept = Object.fromEntries(Object.entries(metadata).filter(([k]) => !gatewayMetadataKeys.has(k)));
+    if (this.request_.metadata) {
+      const kept = forwardedMetadata(this.request_.metadata);
       // OpenAI refuses metadata unless `store` is on; send it only where the client meant it.
-      if (Object.keys(kept).length > 0 && this.request_.store === true) body.metadata = kept;
+      if (kept && this.request_.store === true) body.metadata = kept;
       else delete body.metadata;
     }
     if (this.request_.stream === true) body.stream_options = { ...(this.request_.stream_options ?? {}), include_usage: true };

@@ -30,7 +30,6 @@ const specialTokensPerInput = 4;
  * strings are tokenized, by `check`, in slices on the shared counting lane and stopping at 2,049
  * tokens — so the work is bounded by the limit, not by the input. Token arrays count their length.
  */
-
 export function measureInputs(input: EmbeddingsRequest['input']): MeasuredInputs {
   const { items, single } = inputsOf(input);
   const paramOf = (index: number) => (single ? 'input' : `input[${index}]`);

@@ -1,6 +1,5 @@
-import { gatewayMetadataKeys } from '../../translate/openai-to-openai.js';
 import { sessionOf } from '../../routing/session-affinity.js';
-import { nativeSessionInputs } from '../../routing/session-inputs.js';
+import { forwardedMetadata, nativeSessionInputs } from '../../routing/session-inputs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createParser } from 'eventsource-parser';
 import type { ModelRoute } from '../../../../core/config/index.js';
@@ -73,10 +72,10 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
   const upstreamBody: Record<string, unknown> = { ...body };
   delete upstreamBody.region;
   // The gateway's own metadata keys stay here, as on the chat lanes (docs/interfaces.md).
-  const metadata = body.metadata as Record<string, unknown> | null | undefined;
-  if (metadata && Object.keys(metadata).some((k) => gatewayMetadataKeys.has(k))) {
-    const kept = Object.fromEntries(Object.entries(metadata).filter(([k]) => !gatewayMetadataKeys.has(k)));
-    if (Object.keys(kept).length > 0) upstreamBody.metadata = kept;
+  const metadata = body.metadata;
+  if (metadata !== null && typeof metadata === 'object') {
+    const kept = forwardedMetadata(metadata as Record<string, unknown>);
+    if (kept) upstreamBody.metadata = kept;
     else delete upstreamBody.metadata;
   }
   const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;

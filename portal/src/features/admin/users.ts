@@ -153,15 +153,26 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     res.redirect(303, notice === 'deleted' ? '/dashboard/admin/users?notice=deleted' : `/dashboard/admin/users/${userId}?notice=${notice}`);
   };
 
-  // Another's change names its actor; one's own (stepping down a role) does not, as on every other page.
-  const note = (req: Request, user: AdministeredUser, summary: string, details: Record<string, string | number | boolean | null>) =>
-    noteActivity(deps, {
+  /**
+   * The change in the user's activity: `what` happened, "by" whom when another made it; one's own
+   * (stepping down a role, say) names no actor, as on every other page.
+   */
+  const note = (
+    req: Request,
+    user: AdministeredUser,
+    what: string,
+    details: Record<string, string | number | boolean | null>,
+    by = 'an administrator',
+  ) => {
+    const own = req.user!.id === user.id;
+    return noteActivity(deps, {
       userId: user.id,
-      actorUserId: req.user!.id === user.id ? null : req.user!.id,
+      actorUserId: own ? null : req.user!.id,
       kind: 'account_administered',
-      summary: req.user!.id === user.id ? summary.replace(/ by an administrator$/, '') : summary,
+      summary: own ? what : `${what} by ${by}`,
       details,
     });
+  };
 
   adminRoute(router, 'GET', '/dashboard/admin/users', validate({ query: listQuery }), async (req, res) => {
     const q = req.valid!.query as z.infer<typeof listQuery>;
@@ -235,8 +246,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const { role } = parseBody(roleBody, req.body);
     await setUserRole(knex, req.user!, user, role, now());
     // The same role again changes nothing, so there is nothing to tell the user.
-    if (role !== user.role)
-      await note(req, user, `Role changed from ${user.role} to ${role} by an administrator`, { from: user.role, to: role });
+    if (role !== user.role) await note(req, user, `Role changed from ${user.role} to ${role}`, { from: user.role, to: role });
     await answer(req, res, user.id, 'role');
   });
 
@@ -245,7 +255,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const { status } = parseBody(statusBody, req.body);
     await setUserStatus(knex, req.user!, user, status, now());
     await announcer.announceAll(await keysOf(user.id));
-    await note(req, user, `Account ${status === 'active' ? 'reactivated' : status} by an administrator`, { from: user.status, to: status });
+    await note(req, user, `Account ${status === 'active' ? 'reactivated' : status}`, { from: user.status, to: status });
     await answer(req, res, user.id, 'status');
   });
 
@@ -253,7 +263,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const user = await liveTarget(req, 'admin.organisation.manage');
     const { department_id } = parseBody(departmentBody, req.body);
     await setUserDepartment(knex, user, department_id, now());
-    await note(req, user, 'Department changed by an administrator', { from: user.department_id, to: department_id });
+    await note(req, user, 'Department changed', { from: user.department_id, to: department_id });
     await answer(req, res, user.id, 'department');
   });
 
@@ -261,7 +271,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const user = await liveTarget(req, 'admin.platform.manage');
     const { org_id } = parseBody(organisationBody, req.body);
     await announcer.announceAll(await moveUserToOrganisation(knex, user, org_id, now()));
-    await note(req, user, 'Organisation changed by a platform administrator', { from: user.organisation_id, to: org_id });
+    await note(req, user, 'Organisation changed', { from: user.organisation_id, to: org_id }, 'a platform administrator');
     await answer(req, res, user.id, 'org');
   });
 
@@ -279,10 +289,9 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     await note(
       req,
       user,
-      exempt ? 'Exempted from billing by a platform administrator' : 'Billing exemption removed by a platform administrator',
-      {
-        billing_exempt: exempt,
-      },
+      exempt ? 'Exempted from billing' : 'Billing exemption removed',
+      { billing_exempt: exempt },
+      'a platform administrator',
     );
     await answer(req, res, user.id, 'exempt');
   });
@@ -296,7 +305,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     if (!roleAtLeast(req.user!.role, 'platform_admin')) await boundOrgAdminCredit(req, user, credit_limit_usd);
     // The gateways read the credit with each key the wallet pays for.
     await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
-    await note(req, user, `Credit limit set to ${usdNote(credit_limit_usd)} by an administrator`, { credit_limit_usd });
+    await note(req, user, `Credit limit set to ${usdNote(credit_limit_usd)}`, { credit_limit_usd });
     await answer(req, res, user.id, 'credit');
   });
 
@@ -311,7 +320,7 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const user = await moneyTarget(req, 'admin.platform.manage', 'monthly budget');
     const { monthly_budget_usd } = parseBody(monthlyBudgetBody, req.body);
     await saveMonthlyBudget(user, monthly_budget_usd);
-    await note(req, user, `Monthly budget set to ${usdNote(monthly_budget_usd)} by a platform administrator`, { monthly_budget_usd });
+    await note(req, user, `Monthly budget set to ${usdNote(monthly_budget_usd)}`, { monthly_budget_usd }, 'a platform administrator');
     await answer(req, res, user.id, 'budget');
   });
 
@@ -326,8 +335,9 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     await note(
       req,
       user,
-      `Spending limit set to ${usdNote(spending_limit_usd)} (${config.mode.replaceAll('_', ' ')}: ${config.applied_as.replace('_', ' ')}) by a platform administrator`,
+      `Spending limit set to ${usdNote(spending_limit_usd)} (${config.mode.replaceAll('_', ' ')}: ${config.applied_as.replace('_', ' ')})`,
       { spending_limit_usd, mode: config.mode, applied_as: config.applied_as },
+      'a platform administrator',
     );
     if (wantsJson(req))
       return res.json({ ok: true, user: await findAdministeredUser(knex, user.id), billing: await billingConfigOf(knex, user.id) });

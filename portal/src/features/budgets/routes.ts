@@ -22,7 +22,7 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
-import { hasAtMostDecimals } from '../../../../core/budget/usage.js';
+import { hasAtMostDecimals } from '../../../../core/budget/index.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]);
