@@ -10,7 +10,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' = 'redirect';
+let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
 const chunkFrame = (delta: object, finish_reason: string | null = null) =>
@@ -40,6 +40,12 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`${chunkFrame({ role: 'assistant', content: 'Whole answer' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
         return void setTimeout(() => res.socket?.destroy(), 20);
+      }
+      if (behaviour === 'tools-no-finish') {
+        // A tool call, then [DONE] with no finish_reason anywhere (some compatible suppliers do this).
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+        return res.end(`${chunkFrame({ role: 'assistant', tool_calls: [call] })}data: [DONE]\n\n`);
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -173,5 +179,20 @@ describe('a supplier answering with something that is not an answer', () => {
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'Whole answer' });
     expect(message.stop_reason).toBe('end_turn');
     expect(message.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  test('a tool call streamed without a finish_reason ends the Anthropic turn as tool_use, so agent loops run the tool', async () => {
+    behaviour = 'tools-no-finish';
+    const secret = await h.createKey();
+    const message = await new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 }).messages
+      .stream({
+        model: 'whole',
+        max_tokens: 50,
+        tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+        messages: [{ role: 'user', content: 'weather in Paris?' }],
+      })
+      .finalMessage();
+    expect(message.content[0]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } });
+    expect(message.stop_reason).toBe('tool_use');
   });
 });

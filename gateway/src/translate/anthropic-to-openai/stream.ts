@@ -84,7 +84,7 @@ export class OpenAiToAnthropicStream {
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
       out += this.closeOpen();
       // A refusal the model gave (OpenAI keeps it apart from the text) is Anthropic's `refusal`.
-      this.heldStop = this.refused ? 'refusal' : stopReasonFromOpenAi(choice.finish_reason);
+      this.heldStop = this.refused ? 'refusal' : stopReasonFromOpenAi(choice.finish_reason, this.tools.size > 0);
     }
     return out;
   }
@@ -130,10 +130,15 @@ export class OpenAiToAnthropicStream {
   private closingFrames(usage: TokenUsage | undefined, totals: UsageTotals | undefined): string {
     const delta: AnthropicStreamEvent = {
       type: 'message_delta',
-      delta: { stop_reason: this.heldStop ?? 'end_turn', stop_sequence: null },
+      delta: { stop_reason: this.heldStop ?? this.inferredStop(), stop_sequence: null },
       usage: usage === undefined ? { output_tokens: 0 } : anthropicUsageFrom(usage),
     };
     return eventFrame(delta.type, totals === undefined ? delta : { ...delta, svc: totals }) + frame({ type: 'message_stop' });
+  }
+
+  /** The stop reason of a stream that ended (`[DONE]`) without a finish_reason. */
+  private inferredStop(): AnthropicStopReason {
+    return this.refused ? 'refusal' : stopReasonFromOpenAi(undefined, this.tools.size > 0);
   }
 
   private ensureStarted(): string {

@@ -33,6 +33,9 @@ describe('stop reasons', () => {
       assert.equal(stopReasonFromOpenAi(finish as OpenAiFinishReason), reason, finish);
     }
     assert.equal(stopReasonFromOpenAi(null), 'end_turn');
+    assert.equal(stopReasonFromOpenAi(null, true), 'tool_use');
+    assert.equal(stopReasonFromOpenAi('stop', true), 'tool_use');
+    assert.equal(stopReasonFromOpenAi('length', true), 'max_tokens');
   });
 
   it('never passes an unknown raw value across', () => {

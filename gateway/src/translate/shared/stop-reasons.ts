@@ -31,12 +31,15 @@ export function finishReasonFromAnthropic(reason: AnthropicStopReason | null | u
   }
 }
 
-/** OpenAI `finish_reason` → Anthropic `stop_reason`; a missing or unknown reason reads as `end_turn`. */
-export function stopReasonFromOpenAi(reason: OpenAiFinishReason | null | undefined): AnthropicStopReason {
-  if (reason === null || reason === undefined) return 'end_turn';
+/**
+ * OpenAI `finish_reason` → Anthropic `stop_reason`. A turn that called tools and stopped without
+ * saying so — no reason, or `stop` (some compatible servers say that for tool calls) — is
+ * `tool_use`: SDK agent loops run the tools only then. Otherwise a missing or unknown reason
+ * reads as `end_turn`.
+ */
+export function stopReasonFromOpenAi(reason: OpenAiFinishReason | null | undefined, calledTools = false): AnthropicStopReason {
+  if (reason === null || reason === undefined || reason === 'stop') return calledTools ? 'tool_use' : 'end_turn';
   switch (reason) {
-    case 'stop':
-      return 'end_turn';
     // The answer was withheld or cut by the supplier's filter: not a complete turn.
     case 'content_filter':
       return 'refusal';
