@@ -51,7 +51,10 @@ export function anthropicMessageFrom(
     model: publicModel,
     content,
     // A refusal the model gave (OpenAI keeps it apart from the text) is Anthropic's `refusal`.
-    stop_reason: text === '' && choice.message.refusal ? 'refusal' : stopReasonFromOpenAi(choice.finish_reason, (choice.message.tool_calls ?? []).length > 0),
+    stop_reason:
+      text === '' && choice.message.refusal
+        ? 'refusal'
+        : stopReasonFromOpenAi(choice.finish_reason, (choice.message.tool_calls ?? []).length > 0),
     // OpenAI reports a matched stop string as plain `stop`, so which one matched is unknown.
     stop_sequence: null,
     usage: anthropicUsageFrom(usage),
