@@ -52,6 +52,8 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_LOGIN_WINDOW_MS: ms(15 * 60_000),
   /** The most credit (USD) an organisation admin may give one user; platform admins are not bounded. */
   SVC_ORG_ADMIN_MAX_CREDIT_USD: z.coerce.number().min(0).max(1_000_000).default(100),
+  /** The most credit (USD) an organisation admin may bring all of their organisation's users to together. */
+  SVC_ORG_ADMIN_MAX_ORG_CREDIT_USD: z.coerce.number().min(0).max(10_000_000).default(1_000),
   /**
    * Emails a signed-out request may have sent (password reset, verification link), per recipient
    * and kind, and per client address, in one SVC_LOGIN_WINDOW_MS window.

@@ -35,7 +35,8 @@ async function createInvite(client: PortalClient, body: Record<string, unknown>,
 }
 
 beforeAll(async () => {
-  world = await startPortalWithGateway();
+  // The organisation-wide credit bound is lowered so that a few grants reach it.
+  world = await startPortalWithGateway(undefined, { settings: { SVC_ORG_ADMIN_MAX_ORG_CREDIT_USD: '150' } });
   ({ portal, gateway } = world);
   const orgs = (await knex()('organisations')
     .insert([
@@ -409,6 +410,34 @@ describe('user billing', () => {
     );
     await waitFor('the wallet to pay again', async () => (await chat()) === 'billing_limit_reached', 5_000, 25);
   });
+  it("an org admin's credit is bounded for the organisation as a whole, concurrent grants included", async () => {
+    const [org] = (await knex()('organisations')
+      .insert({ name: 'Credit Org', slug: `credit-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const orgC = org!.id;
+    const admin = await signUp(portal, { organisationId: orgC, role: 'org_admin' });
+    const [u1, u2, u3, u4] = await Promise.all([1, 2, 3, 4].map(() => signUp(portal, { organisationId: orgC })));
+    const grant = (user: SignedInUser, usd: number) =>
+      admin.client.postJson(`/dashboard/admin/users/${user.id}/credit-limit`, { credit_limit_usd: usd });
+    expect((await grant(u1!, 100)).status).toBe(200);
+    // 100 + 60 is past the organisation's 150: refused, saying how much is left.
+    const over = await grant(u2!, 60);
+    expect(over.status).toBe(403);
+    expect(((await over.json()) as { human_message: string }).human_message).toContain('at most $50 for this user');
+    expect((await grant(u2!, 50)).status).toBe(200);
+    // Lowering is always allowed, and frees room for others.
+    expect((await grant(u1!, 0)).status).toBe(200);
+    // Two grants at once, each within the room alone but not together: one passes.
+    const statuses = (await Promise.all([grant(u3!, 80), grant(u4!, 80)])).map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 403]);
+    const total = (await knex()('users').where({ organisation_id: orgC }).sum({ usd: 'credit_limit_usd' }).first()) as { usd: string };
+    expect(Number(total.usd)).toBe(130);
+    // A platform administrator is not bounded by it.
+    expect(
+      (await actors.platform_admin.client.postJson(`/dashboard/admin/users/${u1!.id}/credit-limit`, { credit_limit_usd: 500 })).status,
+    ).toBe(200);
+  });
+
   it("a user's monthly budget caps their keys together at the gateway, concurrent requests included", async () => {
     const user = await makeTarget();
     await fundWallet(gateway, `user:${user.id}`, 50);

@@ -13,6 +13,7 @@
 // The rules (reach, roles, last owner, anonymisation) are core/identity/administration.ts; the
 // guard of each route comes from the admin route table.
 import { Router, type Request, type Response } from 'express';
+import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import {
@@ -142,6 +143,30 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     if (usd !== null && usd > 0 && ownPayer.userId === user.id)
       throw new ApiError('forbidden', {
         humanMessage: 'This wallet pays for your own keys, so its credit is not yours to set; another administrator can',
+      });
+  };
+
+  /**
+   * Per user is not enough (an org admin could invite many accounts and give each the most): the
+   * credit of all of the organisation's users together stays within
+   * SVC_ORG_ADMIN_MAX_ORG_CREDIT_USD when an org admin raises it. Lowering is always allowed.
+   */
+  const boundOrganisationCredit = async (trx: Knex.Transaction, user: AdministeredUser, usd: number | null) => {
+    if (usd === null || usd <= (user.credit_limit_usd ?? 0) || user.organisation_id === null) return;
+    await trx('organisations').where({ id: user.organisation_id }).forUpdate().first('id');
+    const row = (await trx('users')
+      .where({ organisation_id: user.organisation_id })
+      .whereNot({ id: user.id })
+      .sum({ total: 'credit_limit_usd' })
+      .first()) as { total: string | number | null } | undefined;
+    // In whole micro-dollars (amounts have at most 6 decimals), so the comparison is exact.
+    const micros = (amount: number) => Math.round(amount * 1e6);
+    const others = micros(Number(row?.total ?? 0));
+    const ceiling = micros(deps.settings.SVC_ORG_ADMIN_MAX_ORG_CREDIT_USD);
+    if (others + micros(usd) > ceiling)
+      throw new ApiError('forbidden', {
+        param: 'credit_limit_usd',
+        humanMessage: `The organisation's other users have $${others / 1e6} of credit; an organisation admin may bring the total to at most $${ceiling / 1e6}, so at most $${Math.max(0, ceiling - others) / 1e6} for this user; a platform administrator can give more`,
       });
   };
 
@@ -302,9 +327,16 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/credit-limit', async (req, res) => {
     const user = await moneyTarget(req, 'admin.organisation.manage', 'credit limit');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
-    if (!roleAtLeast(req.user!.role, 'platform_admin')) await boundOrgAdminCredit(req, user, credit_limit_usd);
+    const bounded = !roleAtLeast(req.user!.role, 'platform_admin');
+    if (bounded) await boundOrgAdminCredit(req, user, credit_limit_usd);
+    // The organisation's total is checked and the limit set under a lock on the organisation's row,
+    // so two admins' concurrent grants cannot pass the bound together.
+    const hashes = await knex.transaction(async (trx) => {
+      if (bounded) await boundOrganisationCredit(trx, user, credit_limit_usd);
+      return setCreditLimit(trx, user.id, credit_limit_usd, now());
+    });
     // The gateways read the credit with each key the wallet pays for.
-    await announcer.announceAll(await setCreditLimit(knex, user.id, credit_limit_usd, now()));
+    await announcer.announceAll(hashes);
     await note(req, user, `Credit limit set to ${usdNote(credit_limit_usd)}`, { credit_limit_usd });
     await answer(req, res, user.id, 'credit');
   });
