@@ -302,6 +302,29 @@ describe('login throttling', () => {
     expect(await blocked.json()).toMatchObject({ code: 'rate_limit_exceeded' });
     expect((await viaA.postJson('/auth/login', { email, password })).status).toBe(429);
   });
+
+  it('a burst of concurrent guesses checks no more passwords than the limit (each attempt is counted before its check)', async () => {
+    const email = uniqueEmail();
+    await signedInUser(email);
+    // 30 at once, the right password among them: at most 3 (the per-account limit) are checked.
+    const attempts = Array.from({ length: 30 }, (_, i) =>
+      new PortalClient(harness.url).postJson('/auth/login', { email, password: i === 12 ? password : `wrong guess ${i}x` }),
+    );
+    const statuses = (await Promise.all(attempts)).map((r) => r.status);
+    const checked = statuses.filter((s) => s !== 429);
+    expect(checked.length, statuses.join(' ')).toBeLessThanOrEqual(3);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(27);
+  });
+
+  it('a right password forgives the failures before it', async () => {
+    const email = uniqueEmail();
+    await signedInUser(email);
+    const client = new PortalClient(harness.url);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 2; i++) expect((await client.postJson('/auth/login', { email, password: `wrong ${i}x` })).status).toBe(401);
+      expect((await client.postJson('/auth/login', { email, password })).status).toBe(200);
+    }
+  });
 });
 
 describe('validation and language', () => {

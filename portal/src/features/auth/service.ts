@@ -82,17 +82,13 @@ export class AccountService {
 
   /** Checks a password sign-in; the answer never says whether an unknown address exists. */
   async signIn(input: { email: string; password: string; address: string }): Promise<User> {
-    await this.deps.throttle.check(input.email, input.address);
+    // Every attempt is counted before its password is checked; a right password un-counts it.
+    await this.deps.throttle.begin(input.email, input.address);
     const found = await this.deps.users.findForSignIn(input.email);
-    if (found && !found.user.hasPassword) {
-      await this.deps.throttle.recordFailure(input.email, input.address);
-      throw new ApiError('sso_only');
-    }
+    if (found && !found.user.hasPassword) throw new ApiError('sso_only');
     const ok = await verifyPassword(found?.passwordHash ?? null, input.password);
-    if (!found || !ok) {
-      await this.deps.throttle.recordFailure(input.email, input.address);
-      throw new ApiError('invalid_credentials');
-    }
+    if (!found || !ok) throw new ApiError('invalid_credentials');
+    await this.deps.throttle.succeeded(input.email, input.address);
     const { user } = found;
     if (user.status !== 'active') {
       throw new ApiError('account_status', {
@@ -101,7 +97,6 @@ export class AccountService {
       });
     }
     if (!user.emailVerified) throw new ApiError('email_not_verified');
-    await this.deps.throttle.recordSuccess(input.email, input.address);
     return user;
   }
 

@@ -30,33 +30,36 @@ export class LoginThrottle {
     return { account: `portal:login-fail:account:${emailDigest(this.pepper, email)}`, address: `portal:login-fail:address:${address}` };
   }
 
-  /** Throws 429 rate_limit_exceeded (with Retry-After) when either counter is at its limit. */
-  async check(email: string, address: string): Promise<void> {
+  /**
+   * Counts an attempt against both counters before its password is checked, and throws 429
+   * rate_limit_exceeded (with Retry-After) when either is past its limit. Counting first is what
+   * bounds a burst: checking, hashing, then counting let 30 concurrent guesses all pass a check
+   * that saw none of them. A correct password is un-counted by `succeeded`.
+   */
+  async begin(email: string, address: string): Promise<void> {
     const keys = this.keys(email, address);
-    const [account, byAddress] = await Promise.all([this.store.get(keys.account), this.store.get(keys.address)]);
-    const blocked =
-      Number(account ?? 0) >= this.limits.perAccount
-        ? keys.account
-        : Number(byAddress ?? 0) >= this.limits.perAddress
-          ? keys.address
-          : undefined;
+    const [account, byAddress] = await Promise.all([
+      this.store.incrBy(keys.account, 1, this.limits.windowMs),
+      this.store.incrBy(keys.address, 1, this.limits.windowMs),
+    ]);
+    const blocked = account > this.limits.perAccount ? keys.account : byAddress > this.limits.perAddress ? keys.address : undefined;
     if (!blocked) return;
-    const ttl = await this.store.pttl(blocked);
+    // A refused attempt checked no password: it is not a failure to count (nor does it lengthen the wait).
+    const [ttl] = await Promise.all([
+      this.store.pttl(blocked),
+      this.store.incrBy(keys.account, -1, this.limits.windowMs),
+      this.store.incrBy(keys.address, -1, this.limits.windowMs),
+    ]);
     throw new ApiError('rate_limit_exceeded', {
       humanMessage: 'Too many failed sign-in attempts; wait a few minutes before trying again',
       retryAfterSeconds: Math.max(1, Math.ceil((ttl > 0 ? ttl : this.limits.windowMs) / 1000)),
     });
   }
 
-  /** Records a failed attempt against both counters. */
-  async recordFailure(email: string, address: string): Promise<void> {
+  /** The password was right: the account's failures are forgiven, and this attempt is not the address's failure. */
+  async succeeded(email: string, address: string): Promise<void> {
     const keys = this.keys(email, address);
-    await Promise.all([this.store.incrBy(keys.account, 1, this.limits.windowMs), this.store.incrBy(keys.address, 1, this.limits.windowMs)]);
-  }
-
-  /** A successful sign-in clears the account's counter (not the address's). */
-  async recordSuccess(email: string, address: string): Promise<void> {
-    await this.store.del(this.keys(email, address).account);
+    await Promise.all([this.store.del(keys.account), this.store.incrBy(keys.address, -1, this.limits.windowMs)]);
   }
 }
 
