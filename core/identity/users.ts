@@ -129,6 +129,25 @@ export class UserRepository {
     return toUser(row as UserRow);
   }
 
+  /**
+   * An identity provider vouched for the address of an account whose address was never verified.
+   * Whoever signed that account up with a password need not own the address (anyone can register
+   * another's address first, then wait for its owner to sign in with SSO), so the password, the
+   * account's sessions and its unused emailed links end here, and the address counts as verified.
+   * Nothing changes for an account already verified.
+   */
+  async claimUnverifiedForProvider(id: number, now: Date): Promise<void> {
+    await this.knex.transaction(async (trx) => {
+      const claimed = await trx('users')
+        .where({ id })
+        .whereNull('email_verified_at')
+        .update({ password_hash: null, email_verified_at: now, updated_at: now });
+      if (claimed === 0) return;
+      await trx('portal_sessions').where({ user_id: id }).delete();
+      await trx('one_time_tokens').where({ user_id: id }).whereNull('used_at').update({ used_at: now });
+    });
+  }
+
   /** Replaces the password hash. */
   async setPasswordHash(id: number, passwordHash: string, now: Date): Promise<void> {
     await this.knex('users').where({ id }).update({ password_hash: passwordHash, updated_at: now });

@@ -126,6 +126,48 @@ describe('SSO sign-in', () => {
     expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
   });
 
+  it('makes no account on an address the provider has not verified', async () => {
+    const person = account('unverified', false);
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/accept-tos', { accept: true });
+    const refused = await ssoSignIn(client, 'sso-a', person);
+    expect(refused.status).toBe(403);
+    expect(await harness.portal.deps.users.findByEmail(person.email)).toBeUndefined();
+  });
+
+  it('a verified sign-in to an account whose address was never verified ends the password someone else may have set', async () => {
+    // Someone registers the address first with a password of their own and never verifies it.
+    const email = `claimed-${Date.now()}@example.com`;
+    const squatter = new PortalClient(harness.url);
+    expect((await squatter.postJson('/auth/register', { email, password: 'squatter pass 77', name: 'Squatter' })).status).toBe(201);
+    const squattersLink = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    // The address's owner signs in with a provider that vouches for it: the account is theirs.
+    const owner = new PortalClient(harness.url);
+    const signedIn = await ssoSignIn(owner, 'sso-a', { sub: `owner-${Date.now()}`, email, emailVerified: true, name: 'Owner' });
+    expect(signedIn.headers.get('location')).toBe('/dashboard');
+    expect(await harness.portal.deps.users.findByEmail(email)).toMatchObject({ hasPassword: false, emailVerified: true });
+    // The squatter's password and emailed link no longer work.
+    const login = await squatter.postJson('/auth/login', { email, password: 'squatter pass 77' });
+    expect(await login.json()).toMatchObject({ code: 'sso_only' });
+    const link = await new PortalClient(harness.url).get(squattersLink.pathname + squattersLink.search, { accept: 'application/json' });
+    expect(link.status).toBe(401);
+    expect((await owner.get('/dashboard')).status).toBe(200);
+  });
+
+  it('links no provider to a suspended account', async () => {
+    const email = `suspended-${Date.now()}@example.com`;
+    const user = await harness.portal.deps.users.create(
+      { email, displayName: 'Suspended', passwordHash: null, legalVersion: '1', emailVerified: true },
+      new Date(),
+    );
+    await harness.portal.deps.users.setStatus(user.id, 'suspended', new Date());
+    const sub = `s-${Date.now()}`;
+    const refused = await ssoSignIn(new PortalClient(harness.url), 'sso-b', { sub, email, emailVerified: true, name: 'S' });
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get('location')).toContain('suspended');
+    expect(await harness.portal.deps.users.findByIdentity('sso-b', sub)).toBeUndefined();
+  });
+
   it('refuses a callback whose state was not started in this browser', async () => {
     const client = new PortalClient(harness.url);
     providers['sso-a']!.signInAs(account('csrf'));

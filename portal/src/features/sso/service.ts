@@ -1,6 +1,6 @@
 // Who an SSO sign-in is: the user linked to the provider's subject; else the account with the
 // same email, linked only when the provider vouches for the email; else a new account, only
-// once its person has accepted the terms.
+// when the provider vouches for the email and once its person has accepted the terms.
 import { ApiError } from '../../../../core/errors/index.js';
 import type { User, UserRepository } from '../../../../core/identity/index.js';
 import type { SsoIdentity } from './oidc.js';
@@ -24,9 +24,20 @@ export async function resolveSsoUser(
       throw new ApiError('email_taken', {
         humanMessage: 'An account with this email exists; sign in with your password (the identity provider has not verified this address)',
       });
+    // A suspended or archived account gains no new way in: the caller refuses it as it stands.
+    if (existing.status !== 'active') return { user: existing, created: false };
+    // Its address never verified, the account may be someone else's claim on it: the provider's
+    // word settles whose it is (its password and sessions end).
+    if (!existing.emailVerified) await users.claimUnverifiedForProvider(existing.id, options.now);
     await users.linkIdentity(existing.id, provider, identity.subject, options.now);
-    return { user: existing, created: false };
+    return { user: (await users.findById(existing.id)) ?? existing, created: false };
   }
+  // A new account takes the address only on the provider's word that it is the person's: else
+  // anyone could hold another's address before its owner signs up.
+  if (!identity.emailVerified)
+    throw new ApiError('email_not_verified', {
+      humanMessage: `Your identity provider has not verified ${identity.email}; verify it there, or sign up with a password (we email you a link)`,
+    });
   if (!options.termsAccepted)
     throw new ApiError('tos_not_accepted', { humanMessage: 'Accept the terms of service to finish creating your account' });
   const user = await users.create(
@@ -35,7 +46,7 @@ export async function resolveSsoUser(
       displayName: identity.name ?? identity.email.split('@')[0]!,
       passwordHash: null,
       legalVersion: options.legalVersion,
-      emailVerified: identity.emailVerified,
+      emailVerified: true,
     },
     options.now,
   );
