@@ -69,6 +69,8 @@ export function createPortal(deps: PortalDeps): Express {
 
   app.use(observeRequests(deps.logger, deps.metrics, deps.clock));
   if (deps.tracer) app.use(traceRequests(deps.tracer));
+  // First of all the rest: an error page for a request the body parsers refuse needs the layout too.
+  app.use(layoutLocals);
   // Assets are fingerprint-free, so a day of caching with revalidation rather than immutable.
   app.use('/static', express.static(publicDir, { maxAge: '1d', etag: true, index: false, fallthrough: true }));
   app.get('/static/vendor/chart.umd.min.js', (_req, res) => res.sendFile('chart.umd.min.js', { root: chartJsDir, maxAge: '1d' }));
@@ -85,7 +87,6 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(express.urlencoded({ extended: false, limit: '64kb' }));
   app.use(express.json({ limit: '256kb' }));
   app.use(refuseNulCharacters);
-  app.use(layoutLocals);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });

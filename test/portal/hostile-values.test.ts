@@ -76,3 +76,39 @@ describe('values the database cannot hold', () => {
     await expect422(await user.client.get('/dashboard/request-log?from=2026-11-28&to=2026-11-01', json), 'from');
   });
 });
+
+describe('a browser refused before any route', () => {
+  it("gets the portal's error page, never the template engine's stack, for bodies and queries the parsers refuse", async () => {
+    const page = { accept: 'text/html' };
+    const refusals: [string, Promise<Response>][] = [
+      ['NUL in a query', fetch(`${portal.url}/?a=%00`, { headers: page })],
+      ['NUL in the return address', fetch(`${portal.url}/login?return_to=%00`, { headers: page })],
+      ['a form over 64 kB', user.client.postForm('/dashboard/settings', { display_name: 'x'.repeat(70_000) }, page)],
+      [
+        'an unknown charset',
+        fetch(`${portal.url}/auth/login`, {
+          method: 'POST',
+          headers: { ...page, 'content-type': 'application/x-www-form-urlencoded; charset=koi9', origin: portal.url },
+          body: 'email=a',
+        }),
+      ],
+      [
+        'a gzip body that is not gzip',
+        fetch(`${portal.url}/auth/login`, {
+          method: 'POST',
+          headers: { ...page, 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip', origin: portal.url },
+          body: 'not gzip at all',
+        }),
+      ],
+    ];
+    for (const [what, pending] of refusals) {
+      const response = await pending;
+      const html = await response.text();
+      expect(response.status, what).toBeGreaterThanOrEqual(400);
+      expect(response.status, what).toBeLessThan(500);
+      expect(response.headers.get('content-type'), what).toContain('text/html');
+      expect(html, what).toContain('Something needs attention');
+      expect(html, what).not.toMatch(/ReferenceError|node_modules|\.ejs|at eval/);
+    }
+  });
+});

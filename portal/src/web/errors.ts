@@ -32,7 +32,7 @@ export function portalErrorBody(error: ApiError, requestId: string): Record<stri
 }
 
 /** Sends `error` negotiated as JSON or the error page. */
-export function sendError(req: Request, res: Response, error: ApiError): void {
+export function sendError(req: Request, res: Response, error: ApiError, logger?: Logger): void {
   res.status(error.status).set(errorResponseHeaders(error));
   // The request's span names the catalogue code as its error.type (web/trace.ts).
   res.locals.errorCode = error.code;
@@ -41,13 +41,22 @@ export function sendError(req: Request, res: Response, error: ApiError): void {
     return;
   }
   const detail = (error.details?.detail as { loc: (string | number)[]; msg: string }[] | undefined) ?? [];
-  res.render('errors/error', {
-    title: error.status === 404 ? 'Page not found' : 'Something needs attention',
-    status: error.status,
-    code: error.code,
-    humanMessage: error.humanMessage,
-    issues: detail.map((d) => ({ name: d.loc.slice(1).join('.'), where: String(d.loc[0]), msg: d.msg })),
-  });
+  res.render(
+    'errors/error',
+    {
+      title: error.status === 404 ? 'Page not found' : 'Something needs attention',
+      status: error.status,
+      code: error.code,
+      humanMessage: error.humanMessage,
+      issues: detail.map((d) => ({ name: d.loc.slice(1).join('.'), where: String(d.loc[0]), msg: d.msg })),
+    },
+    (renderError, html) => {
+      if (!renderError) return void res.send(html);
+      // The page itself failed: a plain answer with the error's words, never the template's stack.
+      logger?.error({ err: renderError, request_id: res.locals.requestId }, 'error page failed to render');
+      res.type('text/plain').send(`${error.code} - ${error.humanMessage}\n`);
+    },
+  );
 }
 
 /**
@@ -114,6 +123,6 @@ export function errorHandler(logger: Logger) {
       res.destroy(error);
       return;
     }
-    sendError(req, res, error);
+    sendError(req, res, error, logger);
   };
 }
