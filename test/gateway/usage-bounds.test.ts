@@ -14,6 +14,7 @@ let h: GatewayHarness;
 const claims: Record<string, { prompt_tokens: number; completion_tokens: number }> = {
   'over-output': { prompt_tokens: 10, completion_tokens: 2_000 },
   'over-input': { prompt_tokens: 3_000_000_000, completion_tokens: 5 },
+  'over-input-wide': { prompt_tokens: 3_000_000_000, completion_tokens: 5 },
 };
 
 beforeAll(async () => {
@@ -60,6 +61,7 @@ beforeAll(async () => {
       models: [
         { id: 'over-output', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
         { id: 'over-input', input_usd_per_mtok: 1, output_usd_per_mtok: 2, context_window: 1_000 },
+        { id: 'over-input-wide', input_usd_per_mtok: 1, output_usd_per_mtok: 2, context_window: 100_000 },
       ],
     },
   ]);
@@ -135,18 +137,54 @@ describe('a supplier over-reporting its usage', () => {
     await one.arrayBuffer();
   });
 
-  test('3,000,000,000 prompt tokens: charged at the context window, and the audit record lands', async () => {
+  test('3,000,000,000 prompt tokens: charged at most what the request can amount to, and the audit record lands', async () => {
     const { id, secret } = await h.createKeyWithId();
-    for (const stream of [false, true]) {
-      const answer = await chat(secret, 'over-input', stream);
+    // Text only: a token covers at least one byte, so the request's bytes bound its input.
+    const bodies = [false, true].map((stream) => ({
+      model: 'over-input-wide',
+      max_tokens: 50,
+      stream,
+      messages: [{ role: 'user', content: 'hello' }],
+    }));
+    // An image may cost more tokens than its bytes (a URL): an allowance of 3,000 each.
+    const image = { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } };
+    bodies.push({ ...bodies[0]!, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, image, image] }] } as never);
+    for (const body of bodies) {
+      const answer = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       expect(answer.status).toBe(200);
       await answer.arrayBuffer();
     }
-    await waitFor('both requests audited', async () => (await auditOf(id)).length === 2);
-    for (const row of await auditOf(id)) {
-      expect(row).toMatchObject({ status: 200, input_tokens: 1_000, output_tokens: 5 });
-      expect(row.cost_usd).toBeCloseTo(0.00101, 9);
-    }
+    // A file (a PDF) has no bound the request shows: the context window bounds it.
+    const file = await chat(secret, 'over-input-wide', false, {
+      messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-1' } }] }],
+    });
+    expect(file.status).toBe(200);
+    await file.arrayBuffer();
+    await waitFor('every request audited', async () => (await auditOf(id)).length === 4);
+    const inputs = (await auditOf(id)).map((row) => row.input_tokens).sort((a, b) => a - b);
+    const bytes = bodies.map((body) => Buffer.byteLength(JSON.stringify(body)));
+    expect(inputs).toEqual([bytes[0]!, bytes[1]!, bytes[2]! + 6_000, 100_000].sort((a, b) => a - b));
+    // Within a context window smaller than the request, the window.
+    const narrow = await chat(secret, 'over-input', false, { messages: [{ role: 'user', content: 'x'.repeat(5_000) }] });
+    expect(narrow.headers.get('x-svc-input-tokens')).toBe('1000');
+    await narrow.arrayBuffer();
+  });
+
+  test('3,000,000,000 prompt tokens on 60 concurrent requests: the budget holds (the charge stays within what was reserved)', async () => {
+    // Charged at the 100,000-token window, each call cost $0.1 against the ~$0.0002 it had reserved: 84× a budget was spent.
+    const { id, secret } = await h.createKeyWithId({ budgetLimitUsd: 0.005, budgetPeriod: 'daily' });
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => chat(secret, 'over-input-wide', i % 2 === 0)));
+    expect(answers.every((a) => a.status === 200 || a.status === 402)).toBe(true);
+    const served = answers.filter((a) => a.status === 200).length;
+    await Promise.all(answers.map((a) => a.arrayBuffer()));
+    expect(served).toBeGreaterThan(0);
+    await waitFor('every served request audited', async () => (await auditOf(id)).filter((r) => r.status === 200).length === served);
+    const spent = (await auditOf(id)).reduce((sum, r) => sum + r.cost_usd, 0);
+    expect(spent).toBeLessThanOrEqual(0.005);
   });
 
   test("a stream's own usage event carries the totals as charged, the same as its closing comment", async () => {

@@ -18,6 +18,7 @@ import type { Store } from '../../../core/store/index.js';
 import { walletKey } from '../../../core/wallets/index.js';
 import { moneyKeys, reservationParts, reservePlan, settlePart, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
 import type { SpendRecovery } from './spend-recovery.js';
+import { inputTokenLimit } from '../routing/cost.js';
 
 /** A reservation made before the supplier call; settle it exactly once with the actual cost. */
 export interface Reservation {
@@ -35,21 +36,24 @@ export interface EnforcementDeps {
 }
 
 /**
- * Upper bound of a request's cost over the routes it may take: input tokens bounded by the body's
- * UTF-8 bytes (a token always covers at least one byte), output by the request's max tokens (or
- * the model's max output, or the fallback cap), each at the most expensive candidate's price.
+ * Upper bound of a request's cost over the routes it may take: input tokens bounded by the
+ * request's input cap (its UTF-8 bytes — a token always covers at least one — plus an allowance per
+ * image; tokens/input-cap.ts) within each model's context window, output by the request's max
+ * tokens (or the model's max output, or the fallback cap), each at the most expensive candidate's
+ * price. The charge is held to the same bounds (routing/cost.ts, boundedUsage).
  */
 export function worstCaseUsd(
   routes: readonly ModelRoute[],
-  inputBytes: number,
+  inputCap: number | undefined,
   maxOutputTokens: number | undefined,
   fallbackOutput: number,
   choices = 1,
 ): number {
   let worst = 0;
   for (const route of routes) {
+    const input = inputTokenLimit(route.model, inputCap);
     const output = (maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput) * choices;
-    worst = Math.max(worst, (inputBytes * route.model.inputUsdPerMtok + output * route.model.outputUsdPerMtok) / 1e6);
+    worst = Math.max(worst, (input * route.model.inputUsdPerMtok + output * route.model.outputUsdPerMtok) / 1e6);
   }
   return worst;
 }

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditAttempt } from '../../../core/audit/index.js';
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
-import { boundedUsage, callCostUsd, type MediaUsage, type TokenUsage } from '../routing/cost.js';
+import { boundedUsage, callCostUsd, type MediaUsage, type TokenUsage, type UsageBounds } from '../routing/cost.js';
 import type { CountedSide } from './charged-usage.js';
 
 /** One supplier attempt of a request, failed or not; all of them go to the request's audit record. */
@@ -106,20 +106,20 @@ export function finishAttempt(clock: AttemptClock, error: ApiError | undefined, 
 
 /**
  * Records the usage of the answering route, within what the call can have used (boundedUsage:
- * `outputCap` is the request's max output tokens, if it set one, per each of its `choices`), and its cost at the
- * catalogue's prices. What a supplier over-reported is kept in `usageCapped` for the request log.
+ * the request's input cap, its max output tokens per each of its answers, the model's window), and
+ * its cost at the catalogue's prices. What a supplier over-reported is kept in `usageCapped` for
+ * the request log.
  */
 export function noteUsage(
   record: RoutingRecord,
   route: ModelRoute,
   reported: TokenUsage | undefined,
   media?: MediaUsage,
-  outputCap?: number,
-  choices = 1,
+  bounds: UsageBounds = {},
 ): void {
   let usage = reported;
   if (reported) {
-    const bounded = boundedUsage(route.model, reported, outputCap, choices);
+    const bounded = boundedUsage(route.model, reported, bounds);
     usage = bounded.usage;
     if (bounded.capped) record.usageCapped = { inputTokens: reported.inputTokens, outputTokens: reported.outputTokens };
   }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { ModelRoute } from '../../../core/config/index.js';
-import { isCompleteUsage, type TokenUsage } from '../routing/cost.js';
+import { isCompleteUsage, type TokenUsage, type UsageBounds } from '../routing/cost.js';
 import { countOrBound, countTokensSliced } from '../tokens/count.js';
 import type { Countable } from '../tokens/tokenizer.js';
 import { noteUsage, type RoutingRecord } from './attempts.js';
@@ -9,7 +9,7 @@ import { noteUsage, type RoutingRecord } from './attempts.js';
 export interface CallCountables {
   /** The client's request: its messages, tools and schema. */
   input: () => Iterable<Countable>;
-  /** Upper bound of the input tokens (the request's bytes), charged if counting fails. */
+  /** Upper bound of the input tokens (the request's input cap within the window), charged if counting fails. */
   inputBound: number;
   /** The supplier's answer as far as it came (answer-tally.ts). */
   output: () => Iterable<Countable>;
@@ -52,7 +52,7 @@ export async function chargedUsage(
 
 /**
  * Charges the call (chargedUsage) and notes it on the request's routing record: the usage within
- * bounds and its cost (noteUsage, `outputCap` the client's own cap), and which sides were counted.
+ * the bounds its reservation assumed and its cost (noteUsage), and which sides were counted.
  */
 export async function noteChargedUsage(
   record: RoutingRecord,
@@ -60,10 +60,9 @@ export async function noteChargedUsage(
   reported: TokenUsage | undefined,
   call: CallCountables,
   request: FastifyRequest,
-  outputCap: number | undefined,
-  choices = 1,
+  bounds: UsageBounds,
 ): Promise<void> {
   const { usage, counted } = await chargedUsage(reported, call, request);
-  noteUsage(record, route, usage, undefined, outputCap, choices);
+  noteUsage(record, route, usage, undefined, bounds);
   if (counted.length > 0) record.usageCounted = counted;
 }

@@ -4,7 +4,7 @@ import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
-import { fallbackMaxTokens } from '../routing/cost.js';
+import { fallbackMaxTokens, inputTokenLimit } from '../routing/cost.js';
 import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
@@ -29,8 +29,10 @@ export interface ChatInference {
   /** Capabilities beyond `chat` this request needs (tools, vision); only computed for `auto`. */
   needs: () => readonly ModelCapability[];
   session: SessionInputs;
-  /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
+  /** The request's size in UTF-8 bytes (a rough prompt size for `auto`). */
   inputBytes: number;
+  /** The most input tokens the request can amount to (tokens/input-cap.ts); none: the context window. */
+  inputCap: number | undefined;
   /** The client's output cap, if it set one: per answer. */
   maxOutputTokens: number | undefined;
   /** How many answers the client asked for (OpenAI's `n`; 1 otherwise): the output bounds are per answer. */
@@ -65,7 +67,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
     needs: { protocols: chatProtocols, capability: 'chat' },
     session: sessionOf(inference.session),
     worstCaseUsd: (compliant) =>
-      worstCaseUsd(compliant, inference.inputBytes, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
+      worstCaseUsd(compliant, inference.inputCap, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
     attempt: async (route, _index, signal) => {
       const tally = new AnswerTally();
       const translator = createTranslator(
@@ -77,6 +79,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           defaultMaxTokens: route.model.maxOutputTokens ?? fallbackMaxTokens,
           outputCap: inference.maxOutputTokens,
           choices: inference.choices,
+          inputCap: inference.inputCap,
         },
         tally,
       );
@@ -100,13 +103,12 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           translator.usage(),
           {
             input: () => (inference.client.family === 'openai' ? chatItems(inference.client.body) : messagesItems(inference.client.body)),
-            inputBound: inference.inputBytes,
+            inputBound: inputTokenLimit(route.model, inference.inputCap),
             output: () => tally.items(),
             outputBound: (inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens) * inference.choices,
           },
           request,
-          inference.maxOutputTokens,
-          inference.choices,
+          { outputCap: inference.maxOutputTokens, choices: inference.choices, inputCap: inference.inputCap },
         ));
       if (inference.stream) {
         const outcome = await streamToClient(reply, upstream, translator, {

@@ -26,24 +26,43 @@ export const fallbackMaxTokens = 4096;
 /** The context window assumed for a model whose catalogue entry gives none: the largest offered today. */
 export const largestContextWindow = 2_000_000;
 
-/**
- * A supplier's token counts within what the call can have used: input at most the model's context
- * window, output at most the request's output cap (the client's max tokens, else the catalogue's
- * max output) and the context window, cached input at most the input. A supplier reporting more —
- * 3,000,000,000 prompt tokens, or 2,000 completion tokens for max_tokens 50 — is wrong; charging
- * it would overflow the audit log's counts and let concurrent requests overspend a budget whose
- * reservations assumed the cap. `capped` says whether anything was cut. A request for `choices`
- * answers (OpenAI's `n`) may use the cap once per answer.
- */
-export function boundedUsage(
-  model: SupplierModel,
-  usage: TokenUsage,
-  outputCap: number | undefined,
-  choices = 1,
-): { usage: TokenUsage; capped: boolean } {
+/** What a call can have used, as its reservation assumed it. */
+export interface UsageBounds {
+  /** The client's own output cap, if it set one: per answer. */
+  outputCap?: number | undefined;
+  /** How many answers the client asked for (OpenAI's `n`): each may use the output cap. */
+  choices?: number | undefined;
+  /**
+   * The most input tokens the request can amount to (tokens/input-cap.ts: its bytes, plus an
+   * allowance per image); none when it holds a file or document, which only the context window bounds.
+   */
+  inputCap?: number | undefined;
+}
+
+/** The most input tokens a call on `model` can be charged: the request's cap, within the context window. */
+export function inputTokenLimit(model: SupplierModel, inputCap: number | undefined): number {
   const context = model.contextWindow ?? largestContextWindow;
-  const inputTokens = Math.min(usage.inputTokens, context);
-  const outputTokens = Math.min(usage.outputTokens, Math.min(outputCap ?? model.maxOutputTokens ?? context, context) * choices);
+  return inputCap === undefined ? context : Math.min(inputCap, context);
+}
+
+/**
+ * A supplier's token counts within what the call can have used: input at most the request's input
+ * cap and the model's context window, output at most the request's output cap (the client's max
+ * tokens, else the catalogue's max output) and the context window, cached input at most the input.
+ * A supplier reporting more — 3,000,000,000 prompt tokens, or 2,000 completion tokens for
+ * max_tokens 50 — is wrong; charging it would overflow the audit log's counts and let concurrent
+ * requests overspend a budget whose reservations assumed these bounds (enforce.ts, worstCaseUsd,
+ * takes the same ones). `capped` says whether anything was cut. A request for `choices` answers
+ * (OpenAI's `n`) may use the output cap once per answer.
+ */
+export function boundedUsage(model: SupplierModel, usage: TokenUsage, bounds: UsageBounds = {}): { usage: TokenUsage; capped: boolean } {
+  const context = model.contextWindow ?? largestContextWindow;
+  const inputTokens = Math.min(usage.inputTokens, inputTokenLimit(model, bounds.inputCap));
+  const outputCap = bounds.outputCap;
+  const outputTokens = Math.min(
+    usage.outputTokens,
+    Math.min(outputCap ?? model.maxOutputTokens ?? context, context) * (bounds.choices ?? 1),
+  );
   const cachedInputTokens = Math.min(usage.cachedInputTokens, inputTokens);
   const capped = inputTokens !== usage.inputTokens || outputTokens !== usage.outputTokens || cachedInputTokens !== usage.cachedInputTokens;
   return { usage: capped ? { inputTokens, outputTokens, cachedInputTokens } : usage, capped };

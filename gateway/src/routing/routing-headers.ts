@@ -1,6 +1,6 @@
 import { exactUsdText } from '../../../core/budget/usage.js';
 import type { ModelRoute } from '../../../core/config/index.js';
-import { boundedUsage, callCostUsd, isCompleteUsage, type MediaUsage, type TokenUsage } from './cost.js';
+import { boundedUsage, callCostUsd, isCompleteUsage, type MediaUsage, type TokenUsage, type UsageBounds } from './cost.js';
 
 /** Whether the answer came after a failover, and how long the request and its answering attempt took (ms). */
 export interface AnswerTiming {
@@ -55,14 +55,9 @@ export function usageTotals(route: ModelRoute, usage: TokenUsage | undefined, me
  * gateway counts once the stream ended (pipeline/charged-usage.ts) and the `: svc-totals` comment
  * and trailers carry. So `svc`, the comment, the trailers and the charge never disagree.
  */
-export function reportedTotals(
-  route: ModelRoute,
-  usage: TokenUsage | undefined,
-  outputCap: number | undefined,
-  choices = 1,
-): UsageTotals | undefined {
+export function reportedTotals(route: ModelRoute, usage: TokenUsage | undefined, bounds: UsageBounds): UsageTotals | undefined {
   if (usage === undefined || !isCompleteUsage(usage)) return undefined;
-  return usageTotals(route, boundedUsage(route.model, usage, outputCap, choices).usage);
+  return usageTotals(route, boundedUsage(route.model, usage, bounds).usage);
 }
 
 /** The usage headers (or stream trailers) carrying totals; empty when they are not known. */

@@ -66,7 +66,7 @@ export class AnthropicToAnthropic implements Translator {
         this.outputTokens = data.usage.output_tokens;
         if (data.usage.input_tokens !== undefined) this.input = { ...this.input, ...data.usage };
         // The call's totals so far, with their cost, for clients that cannot read trailers (docs/interfaces.md).
-        out = JSON.stringify({ ...data, svc: reportedTotals(this.context.route, this.usage(), this.context.outputCap) });
+        out = JSON.stringify({ ...data, svc: reportedTotals(this.context.route, this.usage(), this.context) });
         break;
       case 'message_stop':
         this.stopped = true;

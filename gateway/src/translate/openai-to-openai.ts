@@ -97,7 +97,7 @@ export class OpenAiToOpenAi implements Translator {
     // A complete usage settles one held before it (one usage chunk), and carries the call's
     // totals with its cost (`svc`, docs/interfaces.md).
     this.owedUsage = undefined;
-    return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context.outputCap, this.context.choices) });
+    return dataFrame({ ...chunk, svc: reportedTotals(this.context.route, this.seenUsage, this.context) });
   }
 
   streamEnd(): string {

@@ -1,6 +1,6 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import type { ApiError } from '../../../core/errors/index.js';
-import type { TokenUsage } from '../routing/cost.js';
+import type { TokenUsage, UsageBounds } from '../routing/cost.js';
 import type { UsageTotals } from '../routing/routing-headers.js';
 
 /** The client-facing interface family of a request. */
@@ -18,17 +18,16 @@ export interface UpstreamCall {
   body: Record<string, unknown>;
 }
 
-/** Per-request facts a translator needs beyond the client's body. */
-export interface TranslationContext {
+/**
+ * Per-request facts a translator needs beyond the client's body; its usage bounds are those the
+ * totals in a stream's usage event are charged within.
+ */
+export interface TranslationContext extends UsageBounds {
   route: ModelRoute;
   /** The public model id reported to the client (the one it asked for, or what `auto` chose). */
   publicModel: string;
   /** Used for `max_tokens` when an OpenAI client sent none and the supplier requires it. */
   defaultMaxTokens: number;
-  /** The client's own output cap, if it set one: the bound the totals in a stream's usage event are charged within. */
-  outputCap?: number | undefined;
-  /** How many answers the client asked for (OpenAI's `n`): each may use the output cap. */
-  choices?: number | undefined;
 }
 
 /** What a call is charged once its stream ended: the usage (the supplier's, or the gateway's count) and its totals. */

@@ -3,6 +3,7 @@ import type { ModelCapability } from '../../../../core/config/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody } from '../../http/validate.js';
 import { requestBytes } from '../../http/request-bytes.js';
+import { chatInputCap } from '../../tokens/input-cap.js';
 import { serveChat } from '../../pipeline/inference.js';
 import { chatSessionInputs } from '../../routing/session-inputs.js';
 import { chatCompletionRequest, type ChatCompletionRequest } from './schema.js';
@@ -20,6 +21,7 @@ export function chatNeeds(body: ChatCompletionRequest): ModelCapability[] {
 export function registerChatCompletionRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/chat/completions', (request, reply) => {
     const body = validateBody(chatCompletionRequest, request.body);
+    const bytes = requestBytes(request);
     return serveChat(deps, request, reply, {
       client: { family: 'openai', body },
       model: body.model,
@@ -27,7 +29,8 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       stream: body.stream === true,
       needs: () => chatNeeds(body),
       session: chatSessionInputs(request.headers, body),
-      inputBytes: requestBytes(request),
+      inputBytes: bytes,
+      inputCap: chatInputCap(body, bytes),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
       choices: body.n ?? 1,
       interfaceName: 'chat.completions',

@@ -7,6 +7,7 @@ import { enforce } from '../../enforcement/enforce.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
 import { requestBytes } from '../../http/request-bytes.js';
+import { messagesInputCap } from '../../tokens/input-cap.js';
 import { serveChat } from '../../pipeline/inference.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { autoModel, resolveAutoModel } from '../../routing/auto-model.js';
@@ -61,6 +62,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
   app.post('/v1/messages', (request, reply) => {
     checkVersionHeader(request);
     const body = validateBody(messagesRequest, request.body);
+    const bytes = requestBytes(request);
     return serveChat(deps, request, reply, {
       client: { family: 'anthropic', body },
       model: body.model,
@@ -68,7 +70,8 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       stream: body.stream === true,
       needs: () => messagesNeeds(body),
       session: messagesSessionInputs(request.headers, body),
-      inputBytes: requestBytes(request),
+      inputBytes: bytes,
+      inputCap: messagesInputCap(body, bytes),
       maxOutputTokens: body.max_tokens,
       choices: 1,
       interfaceName: 'messages',

@@ -8,6 +8,7 @@ import type { GatewayDeps } from '../../deps.js';
 import { worstCaseUsd } from '../../enforcement/enforce.js';
 import type { AttemptSignal } from '../../http/cancellation.js';
 import { requestBytes } from '../../http/request-bytes.js';
+import { responsesInputCap } from '../../tokens/input-cap.js';
 import { validateBody } from '../../http/validate.js';
 import { answerHeaders, headersSetSoFar } from '../../pipeline/answer-headers.js';
 import { routingRecord } from '../../pipeline/attempts.js';
@@ -17,7 +18,7 @@ import { serveRouted } from '../../pipeline/serve-routed.js';
 import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { streamBreak } from '../../http/upstream-client.js';
-import { fallbackMaxTokens, type TokenUsage } from '../../routing/cost.js';
+import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
 import { AnswerTally } from '../../translate/answer-tally.js';
@@ -79,20 +80,20 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     else delete upstreamBody.metadata;
   }
   const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;
-  const inputBytes = requestBytes(request);
+  const inputCap = responsesInputCap(body, requestBytes(request));
   return serveRouted(deps, request, reply, {
     interfaceName: 'responses',
     model: body.model,
     region: body.region,
     needs: { protocols: ['openai-responses'], capability: 'chat' },
     session: sessionOf(nativeSessionInputs(request.headers, body.metadata)),
-    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputBytes, maxOutput, fallbackMaxTokens),
+    worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputCap, maxOutput, fallbackMaxTokens),
     attempt: (route, _index, signal) =>
       relayResponses(deps, request, reply, route, signal, {
         body,
         upstreamBody,
         maxOutput,
-        inputBytes,
+        inputCap,
       }),
   });
 }
@@ -103,8 +104,8 @@ interface NativeCall {
   upstreamBody: Record<string, unknown>;
   /** The client's `max_output_tokens`, if it set one. */
   maxOutput: number | undefined;
-  /** Upper bound of the request's input size in UTF-8 bytes (bounds its input tokens). */
-  inputBytes: number;
+  /** The most input tokens the request can amount to (tokens/input-cap.ts); none: the context window. */
+  inputCap: number | undefined;
 }
 
 /** One attempt: failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
@@ -114,7 +115,7 @@ async function relayResponses(
   reply: FastifyReply,
   route: ModelRoute,
   signal: AttemptSignal,
-  { body, upstreamBody, maxOutput, inputBytes }: NativeCall,
+  { body, upstreamBody, maxOutput, inputCap }: NativeCall,
 ): Promise<AttemptResult<unknown>> {
   const record = routingRecord(request);
   const started = performance.now();
@@ -155,12 +156,12 @@ async function relayResponses(
     meter.usage,
     {
       input: () => responsesItems(body),
-      inputBound: inputBytes,
+      inputBound: inputTokenLimit(route.model, inputCap),
       output: () => tally.items(),
       outputBound: maxOutput ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
     },
     request,
-    maxOutput,
+    { outputCap: maxOutput, inputCap },
   );
   if (!raw.destroyed) {
     // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.

@@ -74,7 +74,7 @@ export class AnthropicToOpenAi implements Translator {
 
   private streamState(): OpenAiToAnthropicStream {
     this.stream ??= new OpenAiToAnthropicStream(this.context.publicModel, this.names, (usage) =>
-      reportedTotals(this.context.route, usage, this.context.outputCap),
+      reportedTotals(this.context.route, usage, this.context),
     );
     return this.stream;
   }

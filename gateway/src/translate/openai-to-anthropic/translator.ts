@@ -68,7 +68,7 @@ export class OpenAiToAnthropic implements Translator {
         this.context.publicModel,
         jsonMode,
         this.clientRequest.stream_options?.include_usage === true,
-        (usage) => reportedTotals(this.context.route, usage, this.context.outputCap),
+        (usage) => reportedTotals(this.context.route, usage, this.context),
       );
     }
     return this.stream;
