@@ -118,6 +118,10 @@ export async function streamToClient(
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (failure) break;
     }
+    // The body ended: what the decoder held, and a line end for a last event that ended with a
+    // bare CR (the parser holds a CR, which may be half of a CRLF, until the next byte). One line
+    // end completes a blank line, never an event that had none: a cut event stays cut.
+    if (!failure) parser.feed(`${decoder.decode()}\n`);
   } catch (error) {
     broke = error;
   }

@@ -19,6 +19,7 @@ export class AnthropicToAnthropic implements Translator {
   private input: Partial<AnthropicUsage> = {};
   private outputTokens = 0;
   private stopped = false;
+  private started = false;
 
   constructor(
     private readonly request_: MessagesRequest,
@@ -51,9 +52,11 @@ export class AnthropicToAnthropic implements Translator {
     } catch (cause) {
       throw new ApiError('invalid_backend_response', { cause, details: { supplier: this.context.route.supplier.name } });
     }
-    let out = event.data;
+    // A data field of several lines (SSE allows it) comes joined by newlines: written again as one line.
+    let out = event.data.includes('\n') ? JSON.stringify(data) : event.data;
     switch (data.type) {
       case 'message_start':
+        this.started = true;
         this.input = data.message.usage ?? {};
         // Its output_tokens is a placeholder (1): the count is message_delta's, and a stream cut
         // before that is counted by the gateway (pipeline/charged-usage.ts), not charged as 1.
@@ -69,6 +72,8 @@ export class AnthropicToAnthropic implements Translator {
         out = JSON.stringify({ ...data, svc: reportedTotals(this.context.route, this.usage(), this.context) });
         break;
       case 'message_stop':
+        // A stop with no message before it is no answer: empty_stream, which fails over (nothing was sent yet).
+        if (!this.started) throw new ApiError('empty_stream', { details: { supplier: this.context.route.supplier.name } });
         this.stopped = true;
         break;
       case 'error':

@@ -40,6 +40,7 @@ export class AnthropicToOpenAiStream {
   private readonly jsonBlocks = new Set<number>();
   private finishSent = false;
   private finished = false;
+  private started = false;
   private usageSeen: Partial<AnthropicUsage> | undefined;
 
   constructor(
@@ -57,6 +58,7 @@ export class AnthropicToOpenAiStream {
     if (parsed === undefined) return '';
     switch (parsed.type) {
       case 'message_start':
+        this.started = true;
         // Its output_tokens is a placeholder (1): the count is message_delta's, and a stream cut
         // before that is counted by the gateway (pipeline/charged-usage.ts), not charged as 1.
         this.recordUsage({ ...parsed.message?.usage, output_tokens: undefined });
@@ -77,6 +79,8 @@ export class AnthropicToOpenAiStream {
         return this.finish(finishReasonFromAnthropic(reason));
       }
       case 'message_stop':
+        // A stop with no message before it is no answer: empty_stream, which fails over (nothing was sent yet).
+        if (!this.started) throw new ApiError('empty_stream');
         return this.stop();
       case 'error':
         throw providerStreamError(parsed.error?.type ?? 'api_error', parsed.error?.message ?? 'The supplier reported an error');
