@@ -80,6 +80,15 @@ export const settingsSchema = z.object({
   SVC_UPLOAD_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** Deadline for a request's headers and body to arrive, counted from its first byte. */
   SVC_BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /**
+   * Most bytes of a supplier's JSON answer read before it is refused as the supplier's failure
+   * (502, failover); an embeddings answer may take more, as its inputs need (gateway/src/http/bounded-body.ts).
+   */
+  SVC_SUPPLIER_ANSWER_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(32 * 1024 * 1024),
   /** Deadline for a request's headers to arrive. */
   SVC_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   SVC_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(25_000),

@@ -158,7 +158,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
   await regionPolicies.start();
   catalogue.regionPolicies = regionPolicies;
-  const upstream = new UpstreamClient();
+  const upstream = new UpstreamClient(settings.SVC_SUPPLIER_ANSWER_MAX_BYTES);
   const app = createApp({
     catalogue,
     store,

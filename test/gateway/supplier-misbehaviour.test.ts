@@ -10,7 +10,8 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' = 'redirect';
+let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' | 'huge' =
+  'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
 const chunkFrame = (delta: object, finish_reason: string | null = null) =>
@@ -41,6 +42,20 @@ beforeAll(async () => {
         res.write(`${chunkFrame({ role: 'assistant', content: 'Whole answer' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
         return void setTimeout(() => res.socket?.destroy(), 20);
       }
+      if (behaviour === 'huge') {
+        // A 3 MB answer (the gateway here reads at most 1 MiB of one), sent in pieces with no length declared.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const content = 'x'.repeat(3_000_000);
+        const answer = JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          created: 1,
+          model: 'fo',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        });
+        for (let at = 0; at < answer.length; at += 256 * 1024) res.write(answer.slice(at, at + 256 * 1024));
+        return res.end();
+      }
       if (behaviour === 'tools-no-finish') {
         // A tool call, then [DONE] with no finish_reason anywhere (some compatible suppliers do this).
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -57,24 +72,27 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const models = [{ id: 'fo', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }];
-  h = await startGatewayHarness([
-    {
-      name: 'misbehaving',
-      region: 'EU',
-      priority: 1,
-      first_byte_timeout_ms: 500,
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-      models,
-    },
-    { name: 'sim-good', region: 'EU', priority: 2, models },
-    // The same server under a name of its own, for a model nobody else serves: its health is its own.
-    {
-      name: 'resetting',
-      region: 'EU',
-      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-      models: [{ id: 'whole', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
-    },
-  ]);
+  h = await startGatewayHarness(
+    [
+      {
+        name: 'misbehaving',
+        region: 'EU',
+        priority: 1,
+        first_byte_timeout_ms: 500,
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models,
+      },
+      { name: 'sim-good', region: 'EU', priority: 2, models },
+      // The same server under a name of its own, for a model nobody else serves: its health is its own.
+      {
+        name: 'resetting',
+        region: 'EU',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models: [{ id: 'whole', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      },
+    ],
+    { settings: { SVC_SUPPLIER_ANSWER_MAX_BYTES: String(1024 * 1024) } },
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -194,5 +212,16 @@ describe('a supplier answering with something that is not an answer', () => {
       .finalMessage();
     expect(message.content[0]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } });
     expect(message.stop_reason).toBe('tool_use');
+  });
+
+  test("an answer larger than the gateway reads is the supplier's failure: the next supplier answers", async () => {
+    behaviour = 'huge';
+    const secret = await h.createKey();
+    const { data, response } = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'fo', messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(data.choices[0]?.message.content?.length).toBeLessThan(100_000);
   });
 });

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { Supplier } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
+import { defaultAnswerLimitBytes } from './bounded-body.js';
 import type { AttemptSignal } from './cancellation.js';
 
 /** A response from a supplier: status, headers and the body stream (must be consumed or dumped). */
@@ -15,6 +16,9 @@ export type UpstreamResponse = Dispatcher.ResponseData;
  */
 export class UpstreamClient {
   private readonly agents = new Map<string, Agent>();
+
+  /** @param answerLimitBytes most bytes of a JSON answer read (http/bounded-body.ts). */
+  constructor(readonly answerLimitBytes = defaultAnswerLimitBytes) {}
   private readonly targets = new Map<string, { origin: string; path: string }>();
 
   private agentFor(supplier: Supplier): Agent {

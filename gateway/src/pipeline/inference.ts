@@ -125,7 +125,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         await charge();
         return { value: reply as unknown, lateError: outcome.error };
       }
-      const json = await readJson(upstream, route);
+      const json = await readJson(upstream, route, deps.upstream.answerLimitBytes);
       const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
       await charge();
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });

@@ -30,6 +30,8 @@ export interface JsonExchange {
    * (failover). Asynchronous where it counts tokens the supplier did not report.
    */
   answer(json: unknown, route: ModelRoute): JsonAnswer | Promise<JsonAnswer>;
+  /** Most bytes of the answer read, where the request may need more than the gateway's setting (embeddings). */
+  answerLimitBytes?: number;
 }
 
 /**
@@ -72,7 +74,8 @@ export function jsonAttempt(deps: GatewayDeps, request: FastifyRequest, reply: F
       { requestId: String(request.id), clientHeaders: request.headers },
       signal,
     );
-    const answer = await readAnswer(exchange, await readJson(upstream, route), route);
+    const limit = Math.max(deps.upstream.answerLimitBytes, exchange.answerLimitBytes ?? 0);
+    const answer = await readAnswer(exchange, await readJson(upstream, route, limit), route);
     noteUsage(routingRecord(request), route, answer.usage, answer.media);
     void reply.headers({
       ...answerHeaders(reply, route, exchange.publicModel, started),

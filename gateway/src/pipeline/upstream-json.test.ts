@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
@@ -59,15 +60,38 @@ describe('readSupplierAnswer', () => {
 });
 
 describe('readJson', () => {
-  const answer = (failure: unknown) => ({ body: { json: () => Promise.reject(failure) } }) as never;
-  const read = (failure: unknown) =>
-    readJson(answer(failure), route).then(
+  /** A supplier answer whose body yields `chunks`, then fails with `failure` (if given). */
+  const answer = (chunks: string[], failure?: unknown, headers: Record<string, string> = {}) => {
+    const body = Readable.from(
+      (async function* () {
+        for (const chunk of chunks) yield Buffer.from(chunk);
+        if (failure !== undefined) throw failure;
+      })(),
+    );
+    return { statusCode: 200, headers, body } as never;
+  };
+  const read = (failure: unknown) => readOf(answer([], failure));
+  const readOf = (upstream: never, limit = 1024) =>
+    readJson(upstream, route, limit).then(
       () => undefined,
       (e: unknown) => e as ApiError,
     );
 
   test('a body that is not JSON is non_json_provider_response', async () => {
-    expect((await read(new SyntaxError('Unexpected token <')))?.code).toBe('non_json_provider_response');
+    expect((await readOf(answer(['<html>proxy error</html>'])))?.code).toBe('non_json_provider_response');
+  });
+
+  test('JSON arriving in pieces is read whole', async () => {
+    await expect(readJson(answer(['{"a":', '"é', '"}']), route, 1024)).resolves.toEqual({ a: 'é' });
+  });
+
+  test("an answer past the limit — declared or as it arrives — is the supplier's failure, and fails over", async () => {
+    const declared = await readOf(answer(['{}'], undefined, { 'content-length': '5000' }));
+    expect(declared?.code).toBe('invalid_backend_response');
+    expect(isFailoverable(declared!)).toBe(true);
+    const arriving = await readOf(answer(['{"a":"', 'x'.repeat(600), 'x'.repeat(600), '"}']));
+    expect(arriving?.code).toBe('invalid_backend_response');
+    expect(arriving?.humanMessage).toContain('sup-a answered with more than');
   });
 
   test('a body that stopped arriving is a timeout or an unavailable supplier, both retryable, never "not JSON"', async () => {

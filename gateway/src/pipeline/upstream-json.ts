@@ -1,16 +1,18 @@
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
+import { readBoundedText } from '../http/bounded-body.js';
 import { transportError, type UpstreamResponse } from '../http/upstream-client.js';
 
 /**
- * Reads a supplier's 2xx JSON body. A body that is not JSON is the supplier's fault (failover-able
- * 502); a body that stopped arriving is what stopped it — the attempt's deadline (`provider_timeout`,
- * passed through by undici as the signal's reason), the body timeout, or a dropped connection —
- * never "not JSON", which would tell the client not to retry a transient failure.
+ * Reads a supplier's 2xx JSON body, at most `limit` bytes (http/bounded-body.ts). A body that is
+ * not JSON, or larger, is the supplier's fault (failover-able 502); a body that stopped arriving is
+ * what stopped it — the attempt's deadline (`provider_timeout`, passed through by undici as the
+ * signal's reason), the body timeout, or a dropped connection — never "not JSON", which would tell
+ * the client not to retry a transient failure.
  */
-export async function readJson(upstream: UpstreamResponse, route: ModelRoute): Promise<unknown> {
+export async function readJson(upstream: UpstreamResponse, route: ModelRoute, limit: number): Promise<unknown> {
   try {
-    return await upstream.body.json();
+    return JSON.parse(await readBoundedText(upstream, limit, route.supplier.name)) as unknown;
   } catch (cause) {
     if (cause instanceof ApiError) throw cause;
     if (cause instanceof SyntaxError)

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { readBoundedText } from '../../http/bounded-body.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { answerHeaders } from '../../pipeline/answer-headers.js';
@@ -165,7 +166,7 @@ function transcriptionAttempt(
       { requestId: String(request.id), clientHeaders: request.headers },
       signal,
     );
-    const text = await upstream.body.text();
+    const text = await readBoundedText(upstream, deps.upstream.answerLimitBytes, route.supplier.name);
     let answer: unknown = text;
     let reported: { tokens?: TokenUsage; seconds?: number } = {};
     if (form.responseFormat === 'json' || form.responseFormat === 'verbose_json') {

@@ -31,6 +31,9 @@ async function serveEmbeddings(deps: GatewayDeps, request: FastifyRequest, reply
     attempt: jsonAttempt(deps, request, reply, {
       publicModel: body.model,
       path: '/embeddings',
+      // Up to ~4,096 dimensions as JSON floats (~22 bytes each) per input: more than the gateway's
+      // default answer limit once there are a few hundred inputs.
+      answerLimitBytes: 1024 * 1024 + inputs.count * 96 * 1024,
       upstreamBody: (route) => ({ ...forwarded, model: route.model.upstream, encoding_format: format }),
       answer: async (json, route) => {
         const supplier = route.supplier.name;

@@ -6,6 +6,7 @@ import type { GatewayDeps } from '../../deps.js';
 import { enforce } from '../../enforcement/enforce.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
+import { errorAnswerLimitBytes, readTextPrefix } from '../../http/bounded-body.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { messagesInputCap } from '../../tokens/input-cap.js';
 import { serveChat } from '../../pipeline/inference.js';
@@ -122,7 +123,9 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
           { requestId: String(request.id), clientHeaders: request.headers },
           signal,
         );
-        const result = (await upstream.body.json().catch(() => undefined)) as { input_tokens?: unknown } | undefined;
+        const result = (await readTextPrefix(upstream, errorAnswerLimitBytes)
+          .then((text) => JSON.parse(text) as unknown)
+          .catch(() => undefined)) as { input_tokens?: unknown } | undefined;
         if (typeof result?.input_tokens !== 'number') {
           throw new ApiError('invalid_backend_response', { details: { supplier: route.supplier.name } });
         }
