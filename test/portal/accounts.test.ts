@@ -287,6 +287,31 @@ describe('same-origin check', () => {
   });
 });
 
+describe('signing out', () => {
+  it('a link on another site does not sign anyone out: the person is asked, and only a POST from the portal signs out', async () => {
+    const client = await signedInUser(uniqueEmail());
+    const fromElsewhere = { 'sec-fetch-site': 'cross-site', referer: 'https://evil.example/page' };
+    const asked = await client.get('/logout', fromElsewhere);
+    expect(asked.status).toBe(200);
+    expect(await asked.text()).toContain('action="/logout"');
+    expect((await client.get('/logout', { ...fromElsewhere, accept: 'application/json' })).status).toBe(403);
+    expect((await client.get('/dashboard')).status).toBe(200);
+    // A cross-site POST is refused by the same-origin check; the portal's own is obeyed.
+    expect((await client.postForm('/logout', {}, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await client.get('/dashboard')).status).toBe(200);
+    const out = await client.postForm('/logout', {});
+    expect(out.headers.get('location')).toBe('/login?notice=signed_out');
+    expect((await client.get('/dashboard')).status).toBe(303);
+  });
+
+  it("the portal's own sign-out link signs out", async () => {
+    const client = await signedInUser(uniqueEmail());
+    const out = await client.get('/logout', { 'sec-fetch-site': 'same-origin', referer: `${harness.url}/dashboard` });
+    expect(out.headers.get('location')).toBe('/login?notice=signed_out');
+    expect((await client.get('/dashboard')).status).toBe(303);
+  });
+});
+
 describe('login throttling', () => {
   it('holds across two portal replicas sharing the store', async () => {
     const email = uniqueEmail();

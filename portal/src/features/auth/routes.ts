@@ -9,6 +9,7 @@ import type { PortalMetrics } from '../../../../core/telemetry/index.js';
 import { wantsJson } from '../../web/errors.js';
 import { isLanguage, languageCookie, languageCookieOptions } from '../../web/layout.js';
 import { endSession } from '../../web/principal.js';
+import { sameOriginVerdict } from '../../web/same-origin.js';
 import { sessionCookie } from '../../web/session.js';
 import { parseBody, singleString, validate } from '../../web/validation.js';
 import { z } from 'zod';
@@ -61,7 +62,7 @@ export function accountRouter(deps: {
   accounts: AccountService;
   emailThrottle: EmailRequestThrottle;
   users: UserRepository;
-  settings: { SVC_LEGAL_VERSION: string };
+  settings: { SVC_LEGAL_VERSION: string; SVC_PORTAL_BASE_URL: string };
   ssoSettings: Parameters<typeof configuredSsoButtons>[0];
   clock: () => number;
   metrics: PortalMetrics;
@@ -196,12 +197,26 @@ export function accountRouter(deps: {
     }
   });
 
-  router.get('/logout', async (req, res) => {
+  const portalOrigin = new URL(deps.settings.SVC_PORTAL_BASE_URL).origin;
+  const signOut = async (req: Request, res: Response) => {
     await endSession(req);
     res.clearCookie(sessionCookie, { path: '/' });
     if (wantsJson(req)) res.json({ signed_out: true });
     else res.redirect(303, '/login?notice=signed_out');
+  };
+  // GET, as the portal's links use it; but a link or image on another site must not sign anyone
+  // out: a request that says it came from elsewhere is asked to confirm (a POST, which the
+  // same-origin check guards) instead.
+  router.get('/logout', async (req, res) => {
+    const fromElsewhere =
+      sameOriginVerdict({ origin: req.get('origin'), referer: req.get('referer'), fetchSite: req.get('sec-fetch-site') }, portalOrigin) ===
+      false;
+    if (!fromElsewhere) return signOut(req, res);
+    if (wantsJson(req))
+      throw new ApiError('csrf_rejected', { humanMessage: 'Sign-out was asked for by another site; send POST /logout from the portal' });
+    res.status(200).render('auth/logout', { title: 'Sign out?' });
   });
+  router.post('/logout', signOut);
 
   router.post('/set-language', async (req, res) => {
     const body = parseBody(languageBody, req.body);
