@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PortalClient } from '../support/portal-client.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let harness: PortalHarness;
 beforeAll(async () => {
@@ -194,6 +195,8 @@ describe('password reset', () => {
     expect(known.status).toBe(202);
     expect(await known.json()).toEqual(await unknown.json());
 
+    // The email is made and sent after the answer (the same for an address with no account).
+    await waitFor('the reset email', () => harness.lastLink(email, '/reset-password?token=') !== undefined);
     const link = new URL(harness.lastLink(email, '/reset-password?token=')!);
     const token = link.searchParams.get('token')!;
     const weak = await anonymous.postJson('/auth/reset-password', { token, password: 'short' });
@@ -216,7 +219,7 @@ describe('password reset', () => {
     const known = await client.postJson('/auth/resend-verification', { email });
     const unknown = await client.postJson('/auth/resend-verification', { email: uniqueEmail() });
     expect(await known.json()).toEqual(await unknown.json());
-    expect(harness.mail.length).toBe(before + 1);
+    await waitFor('the verification email', () => harness.mail.length === before + 1);
   });
 
   it('a resent verification link voids the one before', async () => {
@@ -225,6 +228,7 @@ describe('password reset', () => {
     await client.postJson('/auth/register', { email, password, name: 'V' });
     const first = harness.lastLink(email, '/verify-email?token=')!;
     expect((await client.postJson('/auth/resend-verification', { email })).status).toBe(202);
+    await waitFor('the second link', () => harness.lastLink(email, '/verify-email?token=') !== first);
     const second = harness.lastLink(email, '/verify-email?token=')!;
     expect(second).not.toBe(first);
     expect((await fetch(first, { redirect: 'manual' })).status).toBe(401);
@@ -237,7 +241,7 @@ describe('password reset', () => {
     await signedInUser(email);
     const before = harness.mail.length;
     for (let i = 0; i < 3; i++) expect((await anonymous.postJson('/auth/forgot-password', { email })).status).toBe(202);
-    expect(harness.mail.length).toBe(before + 3);
+    await waitFor('three reset emails', () => harness.mail.length === before + 3);
     const flooded = await anonymous.postJson('/auth/forgot-password', { email: email.toUpperCase() });
     expect(flooded.status).toBe(429);
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0);
