@@ -46,6 +46,13 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_PORTAL_SESSION_IDLE_MS: ms(2 * 60 * 60_000),
   /** …and this long after sign-in whatever happens. */
   SVC_PORTAL_SESSION_ABSOLUTE_MS: ms(7 * 24 * 60 * 60_000),
+  /**
+   * Which peers may say who the client is (X-Forwarded-For), for the per-address throttles: the
+   * ingress in front of the portal. Express's trust-proxy list (addresses, CIDRs, `loopback`,
+   * `linklocal`, `uniquelocal`) or `none`. Every peer trusted this way can name any client address,
+   * so narrow it to the ingress's addresses where other clients share its network.
+   */
+  SVC_PORTAL_TRUST_PROXY: z.string().trim().min(1).default('loopback, linklocal, uniquelocal'),
   /** Failed sign-ins allowed per account, and per client address, in one throttle window. */
   SVC_LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).default(5),
   SVC_LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),

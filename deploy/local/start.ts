@@ -78,7 +78,14 @@ async function main(): Promise<void> {
   // The portal on the same database (PORTAL_PORT, default 3000). Its metrics on a port of their own
   // (the gateway has SVC_METRICS_PORT), printed below; with SVC_METRICS_PORT=0 there are none.
   const portal = await startPortal(
-    parsePortalSettings({ SVC_GATEWAY_PUBLIC_URL: gateway.url, ...env, ...paymentSettings, SVC_METRICS_PORT: '0' }),
+    // Nothing proxies to the portal here: no peer may name the client (X-Forwarded-For), unless set.
+    parsePortalSettings({
+      SVC_GATEWAY_PUBLIC_URL: gateway.url,
+      SVC_PORTAL_TRUST_PROXY: 'none',
+      ...env,
+      ...paymentSettings,
+      SVC_METRICS_PORT: '0',
+    }),
     { database, catalogue: config.catalogue, store, metricsOnEphemeralPort: gateway.metricsUrl !== undefined },
   );
   payments?.setWebhookUrl(`${portal.url}${webhookPath}`);

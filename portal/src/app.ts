@@ -62,8 +62,9 @@ export function createPortal(deps: PortalDeps): Express {
   app.disable('x-powered-by');
   app.set('views', viewsDir);
   app.set('view engine', 'ejs');
-  // Behind the ingress the client address comes from X-Forwarded-For (login throttling per address).
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // Behind the ingress the client address comes from X-Forwarded-For (login throttling per address),
+  // believed only from the peers SVC_PORTAL_TRUST_PROXY names.
+  app.set('trust proxy', deps.settings.SVC_PORTAL_TRUST_PROXY === 'none' ? false : deps.settings.SVC_PORTAL_TRUST_PROXY);
   // Express 5's simple parser: a repeated parameter becomes an array, which validation refuses.
   app.set('query parser', 'simple');
 
