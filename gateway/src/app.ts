@@ -21,7 +21,7 @@ import { registerNativeResponsesRoutes } from './interfaces/native-responses/rou
 import { recordRequestMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
-import { isFailover } from './pipeline/attempts.js';
+import { answeringAttempt, isFailover } from './pipeline/attempts.js';
 
 /** The status requests abandoned by their client are counted with (nginx's "client closed request"). */
 const clientClosedRequest = 499;
@@ -130,6 +130,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     request.finished = true;
     const caller = request.caller;
     const routing = request.routing;
+    const answered = answeringAttempt(routing);
     recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply, status);
     accessLog.info(
       {
@@ -138,10 +139,12 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         method: request.method,
         path: request.routeOptions.url ?? request.url.split('?', 1)[0],
         status,
+        // The catalogue code the client got (a stream cut after its first byte: its attempt's).
+        code: request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined),
         key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
         model: routing?.model,
-        supplier: routing?.attempts.at(-1)?.supplier,
-        failover: routing ? isFailover(routing, routing.attempts.at(-1)?.supplier) : undefined,
+        supplier: answered?.supplier,
+        failover: routing ? isFailover(routing, answered?.supplier) : undefined,
         attempts: routing?.attempts.length ? routing.attempts : undefined,
         input_tokens: routing?.usage?.inputTokens,
         output_tokens: routing?.usage?.outputTokens,

@@ -10,7 +10,8 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 
 let server: Server;
 let h: GatewayHarness;
-let behaviour: 'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' | 'huge' =
+let behaviour:
+  'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' | 'huge' | 'json-for-stream' =
   'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
@@ -41,6 +42,19 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`${chunkFrame({ role: 'assistant', content: 'Whole answer' })}${chunkFrame({}, 'stop')}data: [DONE]\n\n`);
         return void setTimeout(() => res.socket?.destroy(), 20);
+      }
+      if (behaviour === 'json-for-stream') {
+        // stream: true ignored: one whole completion as JSON.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            created: 1,
+            model: 'fo',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }],
+          }),
+        );
       }
       if (behaviour === 'huge') {
         // A 3 MB answer (the gateway here reads at most 1 MiB of one), sent in pieces with no length declared.
@@ -223,5 +237,17 @@ describe('a supplier answering with something that is not an answer', () => {
     expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
     expect(response.headers.get('x-svc-failover')).toBe('true');
     expect(data.choices[0]?.message.content?.length).toBeLessThan(100_000);
+  });
+
+  test('a JSON document answering a stream request is not a stream: the next supplier streams the answer', async () => {
+    behaviour = 'json-for-stream';
+    const secret = await h.createKey();
+    const { data: stream, response } = await new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'fo', stream: true, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { captureLogs } from './log-capture.js';
 import { scrape, type Scrape } from './scrape.js';
 
 const model = 'gpt-4o-mini';
@@ -224,5 +225,44 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     const response = await fetch(`${h.gateway.url}/metrics`, { headers: { authorization: `Bearer ${h.adminKey}` } });
     assert.equal(response.status, 404, 'the ingress-facing port has no /metrics, even for the admin');
     assert.ok(!(await response.text()).includes('svc_gateway_'), 'no metric text leaks');
+  });
+});
+
+describe('a request every supplier failed', () => {
+  test('its error body, request line, metrics and audit record name the same supplier: the one whose failure the client got', async () => {
+    const logs = captureLogs();
+    const h = await startGatewayHarness(
+      [
+        { name: 'sim-a', region: 'EU' },
+        { name: 'sim-b', region: 'EU' },
+      ],
+      { metrics: true, logger: logs.logger, settings: { SVC_CIRCUIT_FAILURES: '100000' } },
+    );
+    try {
+      const key = await h.createKeyWithId();
+      h.simulators.get('sim-a')!.setFaults({ status: 500 });
+      h.simulators.get('sim-b')!.setFaults({ status: 503 });
+      const answer = await chat(h.gateway.url, key.secret, 'nobody answers');
+      assert.equal(answer.status, 500, 'the primary failure is answered');
+      const details = (answer.body.error as { details?: { supplier?: string } } | undefined)?.details;
+      assert.equal(details?.supplier, 'sim-a');
+      await waitFor('the request line', () => logs.lines().some((l) => l.msg === 'request' && l.status === 500));
+      const line = logs.lines().find((l) => l.msg === 'request' && l.status === 500)!;
+      assert.equal(line.supplier, 'sim-a', 'the request line');
+      assert.equal(line.code, answer.body.error?.code, 'the request line carries the code the client got');
+      const metrics = await scrape(h.gateway.metricsUrl!);
+      assert.equal(metrics.sum('svc_gateway_requests_total', { supplier: 'sim-a', status: '500' }), 1, 'the metrics');
+      assert.equal(metrics.sum('svc_gateway_requests_total', { supplier: 'sim-b' }), 0);
+      const auditRows = async () =>
+        (
+          (await (
+            await fetch(`${h.gateway.url}/v1/manage/keys/${key.id}/audit`, { headers: { authorization: `Bearer ${h.adminKey}` } })
+          ).json()) as { data: { supplier: string | null }[] }
+        ).data;
+      await waitFor('the audit record', async () => (await auditRows()).length === 1);
+      assert.equal((await auditRows())[0]!.supplier, 'sim-a', 'the audit record');
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Catalogue } from '../../../core/config/index.js';
 import type { GatewayMetrics } from '../../../core/telemetry/index.js';
 import { codeLabel, interfaceLabel, modelLabel, rejectionReason } from './request-labels.js';
+import { answeringAttempt } from '../pipeline/attempts.js';
 
 /**
  * Records one finished request in the gateway's metrics, from its routing record: the request
@@ -19,7 +20,7 @@ export function recordRequestMetrics(
 ): void {
   const routing = request.routing;
   const attempts = routing?.attempts ?? [];
-  const answered = attempts.at(-1);
+  const answered = answeringAttempt(routing);
   const iface = interfaceLabel(request);
   const model = modelLabel(catalogue, routing?.model);
   const supplier = answered?.supplier ?? 'none';

@@ -19,7 +19,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { injectTraceContext, traceContextFromHeaders } from '../../../core/telemetry/index.js';
-import { isFailover, type AttemptRecord, type InterfaceName, type RoutingRecord } from '../pipeline/attempts.js';
+import { answeringAttempt, isFailover, type AttemptRecord, type InterfaceName, type RoutingRecord } from '../pipeline/attempts.js';
 import { interfaceLabel } from './request-labels.js';
 
 declare module 'fastify' {
@@ -139,7 +139,7 @@ export class RequestTrace {
     this.ended = true;
     const span = this.span;
     const routing = request.routing;
-    const answered = routing?.attempts.at(-1);
+    const answered = answeringAttempt(routing);
     span.setAttribute('svc.interface', interfaceLabel(request));
     if (routing?.model !== undefined) span.setAttribute('svc.model', routing.model);
     if (answered) {

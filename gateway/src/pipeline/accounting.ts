@@ -4,7 +4,7 @@ import type { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { Reservation } from '../enforcement/enforce.js';
-import { isFailover, routingRecord, type InterfaceName } from './attempts.js';
+import { answeringAttempt, isFailover, routingRecord, type InterfaceName } from './attempts.js';
 
 export type { InterfaceName } from './attempts.js';
 
@@ -17,7 +17,7 @@ export function auditRecordOf(
   error: ApiError | undefined,
 ): AuditRecord {
   const routing = routingRecord(request);
-  const answered = routing.attempts.at(-1);
+  const answered = answeringAttempt(routing);
   return {
     requestId: String(request.id),
     timestamp: new Date(receivedAt).toISOString(),

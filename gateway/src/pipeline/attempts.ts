@@ -35,6 +35,21 @@ export interface RoutingRecord {
   usageCapped?: { inputTokens: number; outputTokens: number; audioSeconds?: number };
   /** The supplier reported no usage (or zero) for these sides: the gateway counted them (charged-usage.ts). */
   usageCounted?: readonly CountedSide[];
+  /**
+   * Index in `attempts` of the attempt whose answer or error the client got, where it is not the
+   * last: when every candidate failed, the client gets the first failure (failover.ts).
+   */
+  answeringIndex?: number;
+}
+
+/**
+ * The attempt whose answer (or error) the client got: the last one, or the first failure when
+ * every candidate failed. The one rule behind the supplier named in the metrics, the request log,
+ * the trace, the audit record and the session pin — the same supplier the error body names.
+ */
+export function answeringAttempt(record: RoutingRecord | undefined): AttemptRecord | undefined {
+  if (record === undefined) return undefined;
+  return record.attempts[record.answeringIndex ?? record.attempts.length - 1];
 }
 
 declare module 'fastify' {

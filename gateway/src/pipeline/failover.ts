@@ -68,6 +68,7 @@ export async function tryCandidates<T>(
   const record = routingRecord(request);
   const warn = (e: unknown) => request.log.warn({ err: e }, 'supplier health update failed');
   let firstError: ApiError | undefined;
+  let firstErrorAttempt = 0;
   let lastFailureAt: number | undefined;
   for (const [index, route] of candidates.entries()) {
     const supplier = route.supplier.name;
@@ -107,7 +108,10 @@ export async function tryCandidates<T>(
         const error = toApiError(thrown);
         close(error);
         if (cancellation.aborted || isGatewayFault(thrown) || !isFailoverable(error)) throw error;
-        firstError ??= error;
+        if (firstError === undefined) {
+          firstError = error;
+          firstErrorAttempt = record.attempts.length - 1;
+        }
         const credentialFault = credential ? credentialFailureKind(error) : undefined;
         // Reported on a later tick so that building the store command does not delay the next
         // attempt: failover selection stays in-memory work only.
@@ -122,5 +126,6 @@ export async function tryCandidates<T>(
       }
     }
   }
+  if (firstError) record.answeringIndex = firstErrorAttempt;
   throw firstError ?? new ApiError('no_providers_available');
 }

@@ -9,7 +9,7 @@ import { pickCandidates, type InterfaceNeeds } from '../routing/candidates.js';
 import { rankCandidates } from '../routing/order-candidates.js';
 import type { Session } from '../routing/session-affinity.js';
 import { auditRefusal, settleAndAudit } from './accounting.js';
-import { routingRecord, type InterfaceName } from './attempts.js';
+import { answeringAttempt, routingRecord, type InterfaceName } from './attempts.js';
 import { tryCandidates, type Attempt } from './failover.js';
 
 /** What one endpoint contributes to the shared pipeline; everything else is the same for all. */
@@ -89,7 +89,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
     throw thrown;
   }
   // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
-  const answeredBy = record.attempts.at(-1)?.supplier;
+  const answeredBy = answeringAttempt(record)?.supplier;
   if (sticky && session && answeredBy && pinned !== answeredBy) {
     void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
   }

@@ -47,6 +47,21 @@ export interface StreamRelay {
 const holdFramingMs = 10_000;
 
 /**
+ * A supplier that answers a stream request with one JSON document (it ignored `stream: true`, or a
+ * proxy before it answered with an error) sent no stream: said as such, before anything reached the
+ * client, so the attempt fails over — rather than "the stream stopped before it was complete".
+ */
+function refuseJsonForStream(upstream: UpstreamResponse, supplier: string): void {
+  const type = upstream.headers['content-type'];
+  if (typeof type !== 'string' || !/^\s*application\/json\b/i.test(type)) return;
+  upstream.body.destroy();
+  throw new ApiError('invalid_backend_response', {
+    humanMessage: `Supplier ${supplier} answered a stream request with a JSON document instead of a stream`,
+    details: { supplier },
+  });
+}
+
+/**
  * Relays an upstream SSE stream to the client through the translator, flushing each event.
  * The status line and headers are sent with the first frame that follows generated content (text,
  * reasoning, a tool call), together with the framing translated before it (message_start, the role
@@ -65,6 +80,7 @@ export async function streamToClient(
   relay: StreamRelay,
 ): Promise<StreamOutcome> {
   const { headers, charged, supplier } = relay;
+  refuseJsonForStream(upstream, supplier);
   const raw = reply.raw;
   let started = false;
   /** Framing translated before any content, sent with the first frame after it. */
