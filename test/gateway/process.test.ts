@@ -248,6 +248,7 @@ describe('the gateway process (npm run gateway)', () => {
   // the gateway only appends, the writer process writes.
   test.skipIf(!process.env.DATABASE_URL || !process.env.REDIS_URL)(
     'real services: a gateway with its writer off, and the separate audit writer process writing its records',
+    { timeout: 120_000 },
     async () => {
       supplier.release();
       const db = await createTestDatabase();
@@ -257,16 +258,18 @@ describe('the gateway process (npm run gateway)', () => {
       const gateway = spawnGateway({ ...env, SVC_AUDIT_WRITER: 'off' });
       const base = await listeningUrl(gateway.output);
       assert.match(gateway.output(), /audit writer: off/);
+      // The writer runs before the requests: on a loaded machine its start-up can outlast the
+      // 5 s after which the gateway's journal writes overdue records itself, which is not what
+      // this test is about.
+      const writer = spawnGateway(env, 'gateway/src/audit-writer-main.ts');
+      await waitFor('the audit writer to start', () => /audit writer running/.test(writer.output()), 60_000);
       const requests = 5;
       for (let i = 0; i < requests; i += 1) {
         const response = await chat(base, secret, `apart ${i}`);
         assert.equal(response.status, 200);
       }
       const count = async () => Number((await db.knex('audit_log').count<{ n: string }[]>('* as n'))[0]!.n);
-
-      const writer = spawnGateway(env, 'gateway/src/audit-writer-main.ts');
       await waitFor('the audit writer to write every record', async () => (await count()) === requests, 60_000);
-      assert.match(writer.output(), /audit writer running/);
       // The writer process read them (its consumer is in the group), not the gateway's journal
       // falling back to writing overdue records itself.
       const redis = new Redis(process.env.REDIS_URL!);

@@ -112,3 +112,42 @@ describe('a browser refused before any route', () => {
     }
   });
 });
+
+/**
+ * The query a browser sends for the page's first GET form left as it is: every named input with its
+ * value (blank when it has none), every select with its selected option (else its first).
+ */
+function defaultQuery(html: string): string {
+  const form = /<form\b(?![^>]*method="post")[^>]*>([\s\S]*?)<\/form>/i.exec(html)?.[1] ?? '';
+  const fields: [string, string][] = [];
+  for (const input of form.matchAll(/<input\b[^>]*>/gi)) {
+    const name = /\bname="([^"]*)"/.exec(input[0])?.[1];
+    if (name && !/type="(submit|button)"/.test(input[0])) fields.push([name, /\bvalue="([^"]*)"/.exec(input[0])?.[1] ?? '']);
+  }
+  for (const select of form.matchAll(/<select\b[^>]*name="([^"]*)"[^>]*>([\s\S]*?)<\/select>/gi)) {
+    const options = [...select[2]!.matchAll(/<option\b[^>]*value="([^"]*)"([^>]*)>/gi)];
+    const chosen = options.find((o) => /selected/.test(o[2]!)) ?? options[0];
+    fields.push([select[1]!, chosen?.[1] ?? '']);
+  }
+  return new URLSearchParams(fields).toString();
+}
+
+describe('filter forms sent as browsers send them', () => {
+  it('a blank field is a field not given: each filter form, submitted as it stands, answers its page, not a 422', async () => {
+    const admin = await signUp(portal, { role: 'owner' });
+    const pages: [SignedInUser, string][] = [
+      [user, '/dashboard/usage'],
+      [user, '/dashboard/request-log'],
+      [user, '/dashboard/keys'],
+      [admin, '/dashboard/admin/users'],
+    ];
+    for (const [who, path] of pages) {
+      const query = defaultQuery(await (await who.client.get(path, { accept: 'text/html' })).text());
+      expect(query, `${path}: a blank field`).toMatch(/=(&|$)/);
+      const page = await who.client.get(`${path}?${query}`, { accept: 'text/html' });
+      expect(page.status, `${path}?${query}`).toBe(200);
+    }
+    // A value that is there is still checked.
+    await expect422(await user.client.get('/dashboard/usage?split_by=colour', json), 'split_by');
+  });
+});

@@ -58,6 +58,20 @@ export function validationError(issues: ValidationIssue[], options: { humanMessa
   });
 }
 
+/**
+ * A query without its blank parameters: a filter form sends every field, `?status=&model=` for
+ * "any", so a blank query parameter is one not given (it took the form's defaults to a 422 page).
+ */
+function withoutBlanks(query: Record<string, unknown>): Record<string, unknown> {
+  let kept: Record<string, unknown> | undefined;
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== '') continue;
+    kept ??= { ...query };
+    delete kept[name];
+  }
+  return kept ?? query;
+}
+
 /** Middleware checking the route's params, query and body; handlers read `req.valid`. */
 export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(schemas: RouteSchemas<P, Q, B>) {
   return (req: Request, _res: Response, next: NextFunction): void => {
@@ -65,7 +79,7 @@ export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
     const valid: Valid = { params: {}, query: {}, body: {} };
     const parts = [
       ['path', schemas.params, req.params, 'params'],
-      ['query', schemas.query, req.query, 'query'],
+      ['query', schemas.query, withoutBlanks(req.query as Record<string, unknown>), 'query'],
       ['body', schemas.body, req.body ?? {}, 'body'],
     ] as const;
     for (const [where, schema, input, key] of parts) {
