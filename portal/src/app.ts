@@ -11,6 +11,7 @@ import { authPagesRouter } from './features/auth/pages.js';
 import { accountRouter } from './features/auth/routes.js';
 import { AccountService } from './features/auth/service.js';
 import { EmailRequestThrottle, LoginThrottle } from './features/auth/throttle.js';
+import { formatUsd } from './web/usd.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
 import { keysRouter } from './features/keys/routes.js';
 import { activityRouter } from './features/activity/routes.js';
@@ -62,6 +63,8 @@ export function createPortal(deps: PortalDeps): Express {
   app.disable('x-powered-by');
   app.set('views', viewsDir);
   app.set('view engine', 'ejs');
+  // Money is shown one way on every page (web/usd.ts): views call usd(…).
+  app.locals.usd = formatUsd;
   // Behind the ingress the client address comes from X-Forwarded-For (login throttling per address),
   // believed only from the peers SVC_PORTAL_TRUST_PROXY names.
   app.set('trust proxy', deps.settings.SVC_PORTAL_TRUST_PROXY === 'none' ? false : deps.settings.SVC_PORTAL_TRUST_PROXY);

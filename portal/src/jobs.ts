@@ -21,7 +21,7 @@ import { actionMessage, type Mailer } from './mail/mailer.js';
 import type { KeyScope } from '../../core/usage/index.js';
 import type { Principal } from '../../core/identity/index.js';
 import { keyListScope } from './features/keys/scope.js';
-import { formatUsd } from './features/keys/present.js';
+import { formatUsd } from './web/usd.js';
 
 export const exportQueue = 'report-export';
 const sweepQueue = 'report-export-sweep';

@@ -77,7 +77,9 @@ describe('keys in the browser', () => {
       });
       await screenshot(page, 'key-detail');
 
-      await page.click('button:has-text("Revoke key")');
+      // Revoking takes a second, deliberate click.
+      await page.click('summary:has-text("Revoke key")');
+      await page.click('button:has-text("Revoke key permanently")');
       await page.waitForURL(/notice=revoked/);
       expect(await page.textContent('.alert-ok')).toContain('Key revoked');
       await waitFor(

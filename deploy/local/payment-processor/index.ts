@@ -355,6 +355,8 @@ export class LocalTestProcessor {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://local');
     const body = await readBody(req);
+    // Browsers ask every page's origin for an icon: none, rather than the API's 401 in the console.
+    if (url.pathname === '/favicon.ico') return void res.writeHead(204).end();
     if (url.pathname.startsWith('/pay/')) return this.hostedPage(req.method ?? 'GET', decodeURIComponent(url.pathname.slice(5)), body, res);
     const params = req.method === 'GET' || req.method === 'DELETE' ? parseParams(url.search.slice(1)) : parseParams(body);
     const idempotencyKey = header(req, 'idempotency-key');

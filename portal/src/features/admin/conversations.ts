@@ -10,7 +10,7 @@ import { isRealDate } from '../../../../core/time/index.js';
 import { deleteConversation, listConversations, listRequests } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { adminKeyScope } from './scope.js';

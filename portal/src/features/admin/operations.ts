@@ -33,7 +33,8 @@ import {
 import { usageReport, keysInScope, type Granularity, type UsageSplit } from '../../../../core/usage/index.js';
 import { walletKey } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
-import { formatUsd, presentKey } from '../keys/present.js';
+import { presentKey } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { mayManageKey } from '../keys/scope.js';
 import { usageRange } from '../usage/range.js';
 import { singleString, validate, wholeNumberParam } from '../../web/validation.js';

@@ -33,7 +33,7 @@ import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { helpPanels, isHelpHidden } from '../help/panels.js';
 import { kubernetesOwned } from '../keys/form.js';
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { mayManageKey, viewScope } from '../keys/scope.js';
 import { layerBody, toLayer } from './form.js';
 

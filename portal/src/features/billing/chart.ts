@@ -2,7 +2,7 @@
 // bar chart drawn on the server, so it needs no script and passes the portal's CSP (presentation
 // attributes only, no inline style). Only numbers and dates go into it.
 
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 
 const width = 720;
 const height = 180;

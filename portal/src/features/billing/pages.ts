@@ -2,6 +2,7 @@
 // payments, saved cards, automatic top-up) and /dashboard/billing/fund (amount → the fee shown →
 // the processor's hosted page → the confirmation). Every form works without JavaScript; the
 // confirmation refreshes itself until the processor's signed event has credited the wallet.
+import { formatUsd } from '../../web/usd.js';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import {
@@ -146,7 +147,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     res.status(extra.status ?? 200).render('dashboard/billing/index', {
       title: 'Billing',
       section: 'billing',
-      usd: usdText,
+      usd: formatUsd,
       cents: formatCents,
       notice: extra.notice,
       error: extra.error,
@@ -179,7 +180,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     const service = billing();
     const config = service.processorConfig();
     const payer = await service.payerOf(req.user!);
-    const base = { title: 'Add funds', section: 'billing', config, payer, cents: formatCents, usd: usdText, policy: describeFeePolicy };
+    const base = { title: 'Add funds', section: 'billing', config, payer, cents: formatCents, usd: formatUsd, policy: describeFeePolicy };
     allowProcessorForms(res, hostedOrigin());
     if (query.session_id) {
       const status = await service.checkoutStatus(req.user!, query.session_id);
@@ -219,7 +220,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         config,
         payer: await billing().payerOf(req.user!),
         cents: formatCents,
-        usd: usdText,
+        usd: formatUsd,
         policy: describeFeePolicy,
         quote: undefined,
         issue: error.humanMessage,
@@ -272,11 +273,4 @@ export function billingPagesRouter(deps: PortalDeps): Router {
 /** JSON for API clients asking for it (`Accept: application/json`). */
 function wantsJsonPage(req: Request): boolean {
   return req.is('application/json') === 'application/json' || req.accepts(['html', 'json']) === 'json';
-}
-
-/** USD with cents, or six decimals below a cent (request costs). */
-export function usdText(usd: number): string {
-  const abs = Math.abs(usd);
-  if (abs !== 0 && abs < 0.01) return `${usd < 0 ? '-' : ''}$${abs.toFixed(6)}`;
-  return `${usd < 0 ? '-' : ''}$${abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 }

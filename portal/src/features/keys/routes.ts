@@ -22,7 +22,8 @@ import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
-import { formatUsd, presentKey } from './present.js';
+import { presentKey } from './present.js';
+import { formatUsd } from '../../web/usd.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 

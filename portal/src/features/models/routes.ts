@@ -12,7 +12,7 @@ import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { requireAction } from '../../web/principal.js';
 import { validate, wholeNumberParam } from '../../web/validation.js';
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { formatUsd as formatPrice, publicModels } from '../pages/catalogue-view.js';
 

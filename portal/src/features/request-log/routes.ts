@@ -20,7 +20,7 @@ import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
 import { parseInstant } from '../usage/range.js';

@@ -10,7 +10,7 @@ import { usageReport, type Granularity, type UsageReport, type UsageSplit } from
 import type { PortalDeps } from '../../deps.js';
 import { requireAction } from '../../web/principal.js';
 import { singleString, validate } from '../../web/validation.js';
-import { formatUsd } from '../keys/present.js';
+import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from './csv.js';
 import { usageRange } from './range.js';

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { formatUsd } from './present.js';
+import { formatUsd } from './usd.js';
 
 test('formatUsd keeps a total as precise as its parts (up to six decimals), at least cents, cents from $1,000', () => {
   // The usage page's total of parts $0.002022 + … must not read "$0.01".
