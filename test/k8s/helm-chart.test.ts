@@ -330,6 +330,20 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
       annotations.some((a) => a.includes('{{ $value')),
       'Prometheus templates in annotations pass through Helm verbatim',
     );
+    // Every bundled alert links its section of docs/runbooks.md, and the section exists.
+    const runbooks = readFileSync(join(repo, 'docs', 'runbooks.md'), 'utf8');
+    for (const rule of rules.spec.groups
+      .flatMap((g) => g.rules)
+      .filter((r) => r.alert?.startsWith('Svc') && r.alert !== 'SvcGatewayDown')) {
+      const section = rule.alert!.toLowerCase();
+      assert.equal(rule.annotations?.runbook, `docs/runbooks.md#${section}`, `${rule.alert}: runbook`);
+      assert.equal(
+        rule.annotations?.runbook_url,
+        `https://git.example.com/svc/blob/main/docs/runbooks.md#${section}`,
+        `${rule.alert}: runbook_url`,
+      );
+      assert.ok(runbooks.includes(`\n## ${section}\n`), `${rule.alert}: a section in docs/runbooks.md`);
+    }
     assert.ok(!objects.some((o) => o.metadata.name.endsWith('-postgresql') || o.metadata.name.endsWith('-redis')), 'no bundled databases');
   });
 
