@@ -136,6 +136,20 @@ test('status: Ready with every condition, budget as decimal strings, unchanged s
   });
   assert.equal(conflict.conditions?.find((c) => c.type === 'SecretSynced')?.reason, 'SecretConflict', 'a foreign Secret is reported');
   assert.equal(conflict.conditions?.find((c) => c.type === 'Ready')?.status, 'False', 'and the key is not ready');
+  // An invalid spec's names were never checked: said so, not blamed on a missing catalogue.
+  const invalid = managedKeyStatus({
+    generation: 4,
+    previous: status,
+    now,
+    secretName: 'analytics-key',
+    invalidSpec: 'limitUsd must be more than 0',
+    secretConflict: false,
+    key: undefined,
+    unresolved: undefined,
+    usage: undefined,
+  });
+  const policy = invalid.conditions?.find((c) => c.type === 'PolicyResolved');
+  assert.deepEqual([policy?.status, policy?.reason], ['Unknown', 'InvalidSpec'], 'names unchecked because of the spec');
 });
 
 test('a key with a budget is looked at again at its reset or after the refresh interval', () => {

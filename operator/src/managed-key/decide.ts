@@ -148,16 +148,18 @@ function conditionsOf(inputs: StatusInputs): ConditionUpdate[] {
       ? { type: 'SecretSynced', status: 'True', reason: 'SecretWritten', message: `the key is in Secret ${secretName}` }
       : { type: 'SecretSynced', status: 'False', reason: 'Pending', message: 'the Secret is not written yet' };
   const problems = unresolved ? [...unresolved.models.map((m) => `model "${m}"`), ...unresolved.regions.map((r) => `region "${r}"`)] : [];
-  const policyResolved: ConditionUpdate = !unresolved
-    ? {
-        type: 'PolicyResolved',
-        status: 'Unknown',
-        reason: 'NoCatalogue',
-        message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
-      }
-    : problems.length > 0
-      ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownNames', message: `the catalogue has no ${problems.join(', ')}` }
-      : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every allowed model and region is in the catalogue' };
+  const policyResolved: ConditionUpdate = invalidSpec
+    ? { type: 'PolicyResolved', status: 'Unknown', reason: 'InvalidSpec', message: 'names are not checked until the spec is valid' }
+    : !unresolved
+      ? {
+          type: 'PolicyResolved',
+          status: 'Unknown',
+          reason: 'NoCatalogue',
+          message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
+        }
+      : problems.length > 0
+        ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownNames', message: `the catalogue has no ${problems.join(', ')}` }
+        : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every allowed model and region is in the catalogue' };
   const exhausted: ConditionUpdate = usage?.exhausted
     ? {
         type: 'BudgetExhausted',
