@@ -9,6 +9,8 @@ export interface GatewayGaugeSources {
   auditBufferDepth(): Promise<number>;
   /** Age in seconds of the oldest audit record not yet written, or of the last batch written. */
   auditLagSeconds(): number;
+  /** Requests this process has begun and not yet answered (streams included until their end). */
+  requestsInFlight(): number;
 }
 
 /** Label names of the per-request counter; values are bounded (see docs/observability.md). */
@@ -29,6 +31,7 @@ export interface GatewayMetrics extends PlatformMetrics {
   circuitOpen: Gauge<'supplier' | 'region'>;
   auditBufferDepth: Gauge;
   auditLag: Gauge;
+  requestsInFlight: Gauge;
 }
 
 /** Whole requests: from a millisecond to the longest stream a supplier timeout allows. */
@@ -109,6 +112,16 @@ export function createGatewayMetrics(registry: Registry, sources?: GatewayGaugeS
       help: 'Requests refused by enforcement before any supplier call, by reason (rate_limit, budget, wallet)',
       labelNames: ['reason'],
       registers,
+    }),
+    // Read at scrape time from a count the request hooks keep: nothing on the request path but
+    // an increment and a decrement. Summed over a cluster's workers (the gauge default).
+    requestsInFlight: new Gauge({
+      name: 'svc_gateway_requests_in_flight',
+      help: 'Requests begun and not yet answered, streams until their end (a signal for autoscaling)',
+      registers,
+      collect() {
+        if (sources) this.set(sources.requestsInFlight());
+      },
     }),
     circuitOpen: new Gauge({
       name: 'svc_gateway_supplier_circuit_open',

@@ -30,6 +30,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the request's metrics and access line are written. */
     finished?: boolean;
+    /** Counted in svc_gateway_requests_in_flight (its onRequest hook ran) until finished. */
+    inFlight?: boolean;
   }
 }
 
@@ -97,7 +99,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   // Built once: every request's key is compared with the admin key's digest, decoded here.
   const credentials = { pepper: deps.pepper, adminDigest: Buffer.from(deps.adminKeyHash, 'hex'), keys: deps.keys };
+  const inFlight = deps.telemetry.inFlight;
   app.addHook('onRequest', async (request, reply) => {
+    inFlight.count++;
+    request.inFlight = true;
     // Fastify runs no onResponse for a request whose client left before the response ended
     // (mid-stream included; its onRequestAbort misses clients that left after sending the body):
     // such a request is counted and logged here, as nginx's 499 "client closed request".
@@ -128,6 +133,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // Once per request, whichever of the two hooks comes first.
     if (request.finished) return;
     request.finished = true;
+    if (request.inFlight) inFlight.count--;
     const caller = request.caller;
     const routing = request.routing;
     const answered = answeringAttempt(routing);

@@ -21,6 +21,8 @@ export interface GatewayTelemetry {
   tracer: Tracer | undefined;
   /** SVC_LOG_PROMPTS: the request line carries the request body. */
   logPromptContent: boolean;
+  /** Requests begun and not yet answered, read by svc_gateway_requests_in_flight when scraped. */
+  inFlight: { count: number };
 }
 
 /** Everything the gateway app needs, built in main.ts (or by a test) and passed in. */

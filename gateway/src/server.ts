@@ -75,11 +75,13 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const logger =
     overrides.logger ?? createLogger({ service: 'gateway', level: settings.LOG_LEVEL, logPromptContent: settings.SVC_LOG_PROMPTS });
   const registry = createMetricsRegistry();
+  const inFlight = { count: 0 };
   // The gauges read these at scrape time; everything they read exists before the first scrape.
   const metrics = createGatewayMetrics(registry, {
     circuits: () => catalogue.suppliers.map((s) => ({ supplier: s.name, region: s.region, open: health.isOpen(s.name) })),
     auditBufferDepth: () => (auditWriter ? auditWriter.backlog() : auditBacklog(store)),
     auditLagSeconds: () => auditWriter?.lagSeconds() ?? 0,
+    requestsInFlight: () => inFlight.count,
   });
   const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
   if (!overrides.database) await database.migrate();
@@ -175,7 +177,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     sessions: new SessionAffinity(store, settings.SVC_SESSION_TTL_MS),
     maxAttempts: settings.SVC_MAX_ATTEMPTS,
     logger,
-    telemetry: { metrics, tracer: (overrides.tracing ?? tracingOff).tracer, logPromptContent: settings.SVC_LOG_PROMPTS },
+    telemetry: { metrics, tracer: (overrides.tracing ?? tracingOff).tracer, logPromptContent: settings.SVC_LOG_PROMPTS, inFlight },
     pepper: settings.SVC_KEY_PEPPER,
     adminKeyHash: hashSecret(settings.SVC_ADMIN_KEY, settings.SVC_KEY_PEPPER),
     bodyLimitBytes: settings.SVC_BODY_LIMIT_BYTES,

@@ -202,6 +202,8 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
       });
       // The client leaves while the supplier is working on its request.
       await waitFor('the supplier to get the request', () => received() > before);
+      // Begun and not answered: in flight (the gauge autoscaling reads).
+      assert.equal((await scrape(h.gateway.metricsUrl!)).sum('svc_gateway_requests_in_flight', {}), 1, 'one request in flight');
       gone.abort();
       await assert.rejects(abandoned, 'the client gave up');
       // The request's audit record is written once the gateway is done with it: nothing of it is counted later.
@@ -219,6 +221,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     );
     // (The audit look-ups above are requests too, of interface "manage".)
     assert.equal(moved({}) - moved({ interface: 'manage' }), 1, 'and only once');
+    assert.equal(end.sum('svc_gateway_requests_in_flight', {}), 0, 'nothing in flight once every request ended');
   });
 
   test('metrics are not served on the API port', async () => {
