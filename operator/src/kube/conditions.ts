@@ -11,6 +11,21 @@ export interface Condition {
 /** A condition as a reconcile decides it; the transition time is filled in by mergeConditions. */
 export type ConditionUpdate = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
+/**
+ * `PolicyResolved` while the names an object refers to cannot be checked: its spec is invalid, or
+ * the operator runs without a catalogue. Both kinds (ManagedKey, RegionPolicy) say it alike.
+ */
+export function unresolvablePolicy(invalidSpec: string | undefined): ConditionUpdate {
+  return invalidSpec
+    ? { type: 'PolicyResolved', status: 'Unknown', reason: 'InvalidSpec', message: 'names are not checked until the spec is valid' }
+    : {
+        type: 'PolicyResolved',
+        status: 'Unknown',
+        reason: 'NoCatalogue',
+        message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
+      };
+}
+
 /** RFC 3339 to the second, as the API server writes times. */
 export function kubeTime(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');

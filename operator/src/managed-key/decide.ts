@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { BudgetUsage } from '../../../core/budget/index.js';
 import { credentialKindOf, type BudgetPeriod, type KeyPatch, type KeyRecord, type KeyStatus } from '../../../core/keys/index.js';
-import { kubeTime, mergeConditions, type ConditionUpdate } from '../kube/conditions.js';
+import { kubeTime, mergeConditions, unresolvablePolicy, type ConditionUpdate } from '../kube/conditions.js';
 import type { ManagedKeySpec, ManagedKeyStatus } from './resource.js';
 
 // Pure decisions of the ManagedKey controller: from what was observed to what to do. The
@@ -148,15 +148,9 @@ function conditionsOf(inputs: StatusInputs): ConditionUpdate[] {
       ? { type: 'SecretSynced', status: 'True', reason: 'SecretWritten', message: `the key is in Secret ${secretName}` }
       : { type: 'SecretSynced', status: 'False', reason: 'Pending', message: 'the Secret is not written yet' };
   const problems = unresolved ? [...unresolved.models.map((m) => `model "${m}"`), ...unresolved.regions.map((r) => `region "${r}"`)] : [];
-  const policyResolved: ConditionUpdate = invalidSpec
-    ? { type: 'PolicyResolved', status: 'Unknown', reason: 'InvalidSpec', message: 'names are not checked until the spec is valid' }
-    : !unresolved
-      ? {
-          type: 'PolicyResolved',
-          status: 'Unknown',
-          reason: 'NoCatalogue',
-          message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
-        }
+  const policyResolved: ConditionUpdate =
+    invalidSpec || !unresolved
+      ? unresolvablePolicy(invalidSpec)
       : problems.length > 0
         ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownNames', message: `the catalogue has no ${problems.join(', ')}` }
         : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every allowed model and region is in the catalogue' };

@@ -33,6 +33,14 @@ test('a policy becomes a record; catalogue contradictions are reported, not enfo
     ],
     'stored, but not fully resolved',
   );
+  const invalid = regionPolicyStatus({
+    generation: 3,
+    previous: status,
+    now: new Date('2030-01-01T00:00:00Z'),
+    invalidSpec: 'regions must not repeat',
+    problems: undefined,
+  });
+  assert.equal(invalid.conditions?.find((c) => c.type === 'PolicyResolved')?.reason, 'InvalidSpec', 'names unchecked because of the spec');
   assert.equal(
     parseRegionPolicySpec({
       regions: [

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { RegionPolicyRecord } from '../../../core/regions/index.js';
-import { mergeConditions, type ConditionUpdate } from '../kube/conditions.js';
+import { mergeConditions, unresolvablePolicy, type ConditionUpdate } from '../kube/conditions.js';
 import type { RegionPolicySpec, RegionPolicyStatus } from './resource.js';
 
 // Pure decisions of the RegionPolicy controller; reconciler.ts does the reading and writing.
@@ -47,13 +47,8 @@ export function regionPolicyStatus(inputs: PolicyStatusInputs): RegionPolicyStat
     ? { type: 'Provisioned', status: 'False', reason: 'InvalidSpec', message: invalidSpec }
     : { type: 'Provisioned', status: 'True', reason: 'PolicyStored', message: 'the gateways route by this policy' };
   const resolved: ConditionUpdate =
-    problems === undefined
-      ? {
-          type: 'PolicyResolved',
-          status: 'Unknown',
-          reason: 'NoCatalogue',
-          message: 'the operator runs without a catalogue (SVC_CATALOG) and cannot check names',
-        }
+    invalidSpec || problems === undefined
+      ? unresolvablePolicy(invalidSpec)
       : problems.length > 0
         ? { type: 'PolicyResolved', status: 'False', reason: 'UnknownSuppliers', message: problems.join('; ') }
         : { type: 'PolicyResolved', status: 'True', reason: 'Resolved', message: 'every supplier is in the catalogue, in its region' };
