@@ -47,6 +47,12 @@ function framed(model: string): string {
     return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data).replace(',', ',\ndata: ')}\n\n`).join('');
   if (model === 'bare-cr') return events.map(([name, data]) => `event: ${name}\rdata: ${JSON.stringify(data)}\r\r`).join('');
   if (model === 'stop-only') return 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+  // Cut before the last event's blank line: that event never completed (SSE discards it).
+  if (model === 'cut-last')
+    return events
+      .map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
+      .join('')
+      .slice(0, -1);
   throw new Error(`no framing for ${model}`);
 }
 
@@ -61,7 +67,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const models = ['multi-line', 'bare-cr', 'stop-only'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 }));
+  const models = ['multi-line', 'bare-cr', 'stop-only', 'cut-last'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 }));
   h = await startGatewayHarness([
     {
       name: 'odd-framing',
@@ -117,5 +123,17 @@ describe('an Anthropic supplier framing its stream unusually', () => {
       .withResponse();
     expect(viaOpenAi.headers.get('x-svc-supplier')).toBe('sim-good');
     await viaOpenAi.body?.cancel();
+  });
+
+  test('a stream cut before its last event was complete is interrupted, not taken as whole', async () => {
+    const secret = await h.createKey();
+    const failed = await new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 }).messages
+      .stream({ model: 'cut-last', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage()
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+    expect(String(failed)).toContain('stream_interrupted');
   });
 });

@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { imageTokenAllowance } from '../../gateway/src/tokens/input-cap.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -146,7 +147,7 @@ describe('a supplier over-reporting its usage', () => {
       stream,
       messages: [{ role: 'user', content: 'hello' }],
     }));
-    // An image may cost more tokens than its bytes (a URL): an allowance of 3,000 each.
+    // An image may cost more tokens than its bytes (a URL): an allowance each.
     const image = { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } };
     bodies.push({ ...bodies[0]!, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, image, image] }] } as never);
     for (const body of bodies) {
@@ -167,7 +168,7 @@ describe('a supplier over-reporting its usage', () => {
     await waitFor('every request audited', async () => (await auditOf(id)).length === 4);
     const inputs = (await auditOf(id)).map((row) => row.input_tokens).sort((a, b) => a - b);
     const bytes = bodies.map((body) => Buffer.byteLength(JSON.stringify(body)));
-    expect(inputs).toEqual([bytes[0]!, bytes[1]!, bytes[2]! + 6_000, 100_000].sort((a, b) => a - b));
+    expect(inputs).toEqual([bytes[0]!, bytes[1]!, bytes[2]! + 2 * imageTokenAllowance, 100_000].sort((a, b) => a - b));
     // Within a context window smaller than the request, the window.
     const narrow = await chat(secret, 'over-input', false, { messages: [{ role: 'user', content: 'x'.repeat(5_000) }] });
     expect(narrow.headers.get('x-svc-input-tokens')).toBe('1000');

@@ -130,14 +130,19 @@ export async function streamToClient(
   let broke: unknown;
   try {
     const decoder = new TextDecoder();
+    let last = '';
     for await (const chunk of upstream.body) {
-      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      const text = decoder.decode(chunk as Buffer, { stream: true });
+      if (text !== '') last = text;
+      parser.feed(text);
       if (failure) break;
     }
-    // The body ended: what the decoder held, and a line end for a last event that ended with a
-    // bare CR (the parser holds a CR, which may be half of a CRLF, until the next byte). One line
-    // end completes a blank line, never an event that had none: a cut event stays cut.
-    if (!failure) parser.feed(`${decoder.decode()}\n`);
+    // The body ended. A last event ended by a bare CR is held by the parser (a CR may be half of a
+    // CRLF) until one more byte: the LF that completes that line end. Only then — a stream cut
+    // anywhere else stays cut (an LF there could complete a half-sent event).
+    const rest = decoder.decode();
+    const endsWithCr = (rest !== '' ? rest : last).endsWith('\r');
+    if (!failure) parser.feed(endsWithCr ? `${rest}\n` : rest);
   } catch (error) {
     broke = error;
   }

@@ -26,7 +26,7 @@ export const fallbackMaxTokens = 4096;
 /** The context window assumed for a model whose catalogue entry gives none: the largest offered today. */
 export const largestContextWindow = 2_000_000;
 
-/** What a call can have used, as its reservation assumed it. */
+/** What a call can have used: the bounds its reservation assumed (enforce.ts, worstCaseUsd) and its charge is held to. */
 export interface UsageBounds {
   /** The client's own output cap, if it set one: per answer. */
   outputCap?: number | undefined;
