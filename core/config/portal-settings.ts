@@ -16,6 +16,12 @@ export interface SsoProviderSettings {
   clientId: string | undefined;
   clientSecret: string | undefined;
   label: string;
+  /**
+   * The provider's email addresses count as verified even without `email_verified: true` (an
+   * organisation's own identity provider that issues its users' addresses and sends no such claim,
+   * as Microsoft Entra ID does by default). Off: only a provider's explicit word counts.
+   */
+  trustEmails: boolean;
 }
 
 /**
@@ -87,10 +93,18 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_SSO_A_CLIENT_ID: optional,
   SVC_SSO_A_CLIENT_SECRET: optional,
   SVC_SSO_A_LABEL: z.string().trim().min(1).default('Company SSO'),
+  SVC_SSO_A_TRUST_EMAILS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   SVC_SSO_B_ISSUER: optional,
   SVC_SSO_B_CLIENT_ID: optional,
   SVC_SSO_B_CLIENT_SECRET: optional,
   SVC_SSO_B_LABEL: z.string().trim().min(1).default('Partner SSO'),
+  SVC_SSO_B_TRUST_EMAILS: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /**
    * Whether this portal process also works background jobs (exports, schedules, alerts;
    * docs/reports.md "Jobs"); false when they run in their own Deployment (`npm run worker`).
@@ -125,11 +139,13 @@ export function ssoProviderSettings(settings: PortalSettings, which: 'a' | 'b'):
         clientId: settings.SVC_SSO_A_CLIENT_ID,
         clientSecret: settings.SVC_SSO_A_CLIENT_SECRET,
         label: settings.SVC_SSO_A_LABEL,
+        trustEmails: settings.SVC_SSO_A_TRUST_EMAILS,
       }
     : {
         issuer: settings.SVC_SSO_B_ISSUER,
         clientId: settings.SVC_SSO_B_CLIENT_ID,
         clientSecret: settings.SVC_SSO_B_CLIENT_SECRET,
         label: settings.SVC_SSO_B_LABEL,
+        trustEmails: settings.SVC_SSO_B_TRUST_EMAILS,
       };
 }

@@ -133,7 +133,8 @@ export class UserRepository {
    * An identity provider vouched for the address of an account whose address was never verified.
    * Whoever signed that account up with a password need not own the address (anyone can register
    * another's address first, then wait for its owner to sign in with SSO), so the password, the
-   * account's sessions and its unused emailed links end here, and the address counts as verified.
+   * account's sessions, its unused emailed links and its provider links end here, and the address
+   * counts as verified.
    * Nothing changes for an account already verified.
    */
   async claimUnverifiedForProvider(id: number, now: Date): Promise<void> {
@@ -145,7 +146,20 @@ export class UserRepository {
       if (claimed === 0) return;
       await trx('portal_sessions').where({ user_id: id }).delete();
       await trx('one_time_tokens').where({ user_id: id }).whereNull('used_at').update({ used_at: now });
+      // A provider link made while the address was unverified is as doubtful as the password.
+      await trx('user_identities').where({ user_id: id }).delete();
     });
+  }
+
+  /**
+   * Provider links of an account whose address is not verified yet: a reset by email proves the
+   * address, and links made before it are someone's unproven claim on the account (none are made
+   * now; accounts from before that rule may have them).
+   */
+  async dropUnverifiedLinks(id: number): Promise<void> {
+    await this.knex('user_identities')
+      .whereIn('user_id', this.knex('users').where({ id }).whereNull('email_verified_at').select('id'))
+      .delete();
   }
 
   /** Replaces the password hash. */

@@ -113,6 +113,12 @@ describe('projects', () => {
     expect(narrowed.ids.filter((id) => ours.has(id))).toEqual([p4.id]);
     expect(new Set(await knex()('projects').whereIn('id', narrowed.ids).pluck('organisation_id'))).toEqual(new Set([orgB]));
     expect((await adminList(people.platform_admin.client, '?org_id=abc')).status).toBe(422);
+    // With an organisation chosen for the session, "All organisations" (org_id=all) still shows every one.
+    expect((await people.platform_admin.client.postJson('/dashboard/set-admin-org', { org_id: String(orgB) })).status).toBeLessThan(400);
+    expect((await adminList(people.platform_admin.client)).ids.filter((id) => ours.has(id))).toEqual([p4.id]);
+    const all = await adminList(people.platform_admin.client, '?org_id=all');
+    expect(all.ids.filter((id) => ours.has(id)).sort((a, b) => a - b)).toEqual(sorted(p1, p2, p3, p4));
+    await people.platform_admin.client.postJson('/dashboard/set-admin-org', { org_id: '' });
     // Org admins: their organisation, every department, and nothing of another organisation.
     const orgView = (await adminList(people.org_admin.client)).ids;
     expect(orgView.filter((id) => ours.has(id)).sort((a, b) => a - b)).toEqual(sorted(p1, p2, p3));

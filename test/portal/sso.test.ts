@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PortalClient } from '../support/portal-client.js';
 import { startOidcProvider, type TestAccount, type TestOidcProvider } from '../support/oidc-provider.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let harness: PortalHarness;
 const providers: Record<'sso-a' | 'sso-b', TestOidcProvider | undefined> = { 'sso-a': undefined, 'sso-b': undefined };
@@ -24,6 +25,8 @@ beforeAll(async () => {
         SVC_SSO_B_CLIENT_ID: b.clientId,
         SVC_SSO_B_CLIENT_SECRET: b.clientSecret,
         SVC_SSO_B_LABEL: 'Partner ID',
+        // An organisation's own provider whose addresses are its to issue (it sends no email_verified).
+        SVC_SSO_B_TRUST_EMAILS: 'true',
         SVC_PORTAL_HANDOFF_ORIGINS: baseUrl,
       };
     },
@@ -126,6 +129,14 @@ describe('SSO sign-in', () => {
     expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
   });
 
+  it('a provider trusted for its addresses (SVC_SSO_B_TRUST_EMAILS) makes accounts without the claim', async () => {
+    const person = account('trusted', false);
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/accept-tos', { accept: true });
+    expect((await ssoSignIn(client, 'sso-b', person)).headers.get('location')).toBe('/dashboard');
+    expect(await harness.portal.deps.users.findByEmail(person.email)).toMatchObject({ emailVerified: true });
+  });
+
   it('makes no account on an address the provider has not verified', async () => {
     const person = account('unverified', false);
     const client = new PortalClient(harness.url);
@@ -152,6 +163,37 @@ describe('SSO sign-in', () => {
     const link = await new PortalClient(harness.url).get(squattersLink.pathname + squattersLink.search, { accept: 'application/json' });
     expect(link.status).toBe(401);
     expect((await owner.get('/dashboard')).status).toBe(200);
+  });
+
+  it('a provider link made while the address was unverified ends when the owner proves the address', async () => {
+    // As before links required a verified address: someone's provider holds the owner's address.
+    for (const how of ['reset', 'sso'] as const) {
+      const email = `held-${how}-${Date.now()}@example.com`;
+      const held = await harness.portal.deps.users.create(
+        { email, displayName: 'Held', passwordHash: null, legalVersion: '1', emailVerified: false },
+        new Date(),
+      );
+      const attacker = `attacker-${how}-${Date.now()}`;
+      await harness.portal.deps.users.linkIdentity(held.id, 'sso-a', attacker, new Date());
+      if (how === 'reset') {
+        const anonymous = new PortalClient(harness.url);
+        expect((await anonymous.postJson('/auth/forgot-password', { email })).status).toBe(202);
+        await waitFor('the reset email', () => harness.lastLink(email, '/reset-password?token=') !== undefined);
+        const token = new URL(harness.lastLink(email, '/reset-password?token=')!).searchParams.get('token')!;
+        expect((await anonymous.postJson('/auth/reset-password', { token, password: 'the owner chose this 42' })).status).toBe(200);
+      } else {
+        const owner = await ssoSignIn(new PortalClient(harness.url), 'sso-b', {
+          sub: `owner-${Date.now()}`,
+          email,
+          emailVerified: true,
+          name: 'O',
+        });
+        expect(owner.headers.get('location')).toBe('/dashboard');
+      }
+      expect(await harness.portal.deps.users.findByIdentity('sso-a', attacker), how).toBeUndefined();
+      const again = await ssoSignIn(new PortalClient(harness.url), 'sso-a', { sub: attacker, email, emailVerified: false, name: 'A' });
+      expect(again.status, how).toBe(409);
+    }
   });
 
   it('links no provider to a suspended account', async () => {

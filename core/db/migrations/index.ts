@@ -28,6 +28,7 @@ import * as m026 from './026_reports.js';
 import * as m027 from './027_schedules_budgets.js';
 import * as m028 from './028_export_chunks.js';
 import * as m029 from './029_key_budget_nano.js';
+import * as m030 from './030_unverified_identity_links.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -69,6 +70,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['027_schedules_budgets', m027],
   ['028_export_chunks', m028],
   ['029_key_budget_nano', m029],
+  ['030_unverified_identity_links', m030],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -1,6 +1,6 @@
 // The administrators' projects view (docs/projects.md "Administration"), read-only:
-//   GET /dashboard/admin/projects?org_id=   platform admins: every organisation, narrowed by the
-//                                           dropdown (org_id, else the organisation chosen with
+//   GET /dashboard/admin/projects?org_id=   platform admins: every organisation (org_id=all), narrowed by
+//                                           the dropdown (org_id, else the organisation chosen with
 //                                           /dashboard/set-admin-org); org admins: their
 //                                           organisation; department admins: the projects they
 //                                           created or belong to. Below admin: 403 (route table).
@@ -14,7 +14,8 @@ import { validate } from '../../web/validation.js';
 import { idField } from '../../web/target-organisation.js';
 import { adminRoute } from './route-table.js';
 
-const query = z.strictObject({ org_id: z.union([idField, z.literal('')]).optional() });
+// `all`: every organisation (the dropdown's first choice); a blank parameter is one not given.
+const query = z.strictObject({ org_id: z.union([idField, z.literal('all')]).optional() });
 
 export function adminProjectsRouter(deps: PortalDeps): Router {
   const router = Router();
@@ -24,8 +25,8 @@ export function adminProjectsRouter(deps: PortalDeps): Router {
     const q = req.valid!.query as z.infer<typeof query>;
     const actor = req.user!;
     const platform = roleAtLeast(actor.role, 'platform_admin');
-    // The dropdown's choice wins over the session's; "" shows every organisation.
-    const chosen = !platform ? undefined : q.org_id === '' ? undefined : (q.org_id ?? req.session?.adminOrgId);
+    // The dropdown's choice wins over the session's; `all` shows every organisation.
+    const chosen = !platform ? undefined : q.org_id === 'all' ? undefined : (q.org_id ?? req.session?.adminOrgId);
     const scope = projectAdminScope(actor, chosen);
     const projects = await listProjects(knex, scope, new Date(deps.clock()));
     const scopeText =

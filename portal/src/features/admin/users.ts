@@ -152,8 +152,12 @@ export function adminUsersRouter(deps: PortalDeps): Router {
    * SVC_ORG_ADMIN_MAX_ORG_CREDIT_USD when an org admin raises it. Lowering is always allowed.
    */
   const boundOrganisationCredit = async (trx: Knex.Transaction, user: AdministeredUser, usd: number | null) => {
-    if (usd === null || usd <= (user.credit_limit_usd ?? 0) || user.organisation_id === null) return;
+    if (usd === null || user.organisation_id === null) return;
     await trx('organisations').where({ id: user.organisation_id }).forUpdate().first('id');
+    // The user's limit as it is now, under the lock (read before it, a "lowering" could be a raise).
+    const current = (await trx('users').where({ id: user.id }).first('credit_limit_usd')) as
+      { credit_limit_usd: string | null } | undefined;
+    if (usd <= Number(current?.credit_limit_usd ?? 0)) return;
     const row = (await trx('users')
       .where({ organisation_id: user.organisation_id })
       .whereNot({ id: user.id })

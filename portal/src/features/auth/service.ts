@@ -150,6 +150,7 @@ export class AccountService {
     if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'password' });
     if (!(await this.deps.tokens.consume('reset_password', token, this.now()))) throw invalid();
     await this.deps.users.setPasswordHash(user.id, await hashPassword(password), this.now());
+    await this.deps.users.dropUnverifiedLinks(user.id);
     // Receiving the link proves the address, so an unverified account becomes verified.
     const updated = await this.deps.users.markEmailVerified(user.id, this.now(), this.deps.ownerEmail);
     await this.deps.sessions.destroyForUser(user.id);

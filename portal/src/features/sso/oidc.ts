@@ -41,6 +41,8 @@ export class OidcProvider {
     private readonly clientId: string,
     private readonly clientSecret: string | undefined,
     readonly redirectUri: string,
+    /** SVC_SSO_*_TRUST_EMAILS: this provider's addresses count as verified without the claim. */
+    private readonly trustEmails = false,
   ) {
     this.issuerOrigin = issuer.origin;
   }
@@ -108,7 +110,8 @@ export class OidcProvider {
     return {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : undefined,
-      emailVerified: claims.email_verified === true,
+      // Some providers send the claim as a string ("true": Amazon Cognito).
+      emailVerified: this.trustEmails || claims.email_verified === true || claims.email_verified === 'true',
       name: typeof claims.name === 'string' ? claims.name : undefined,
     };
   }
@@ -128,7 +131,14 @@ export function createOidcProviders(settings: ResolvedPortalSettings): Map<SsoPr
       throw new ConfigError(`SVC_SSO_${which.toUpperCase()}_ISSUER: an http:// issuer is allowed only on a loopback address`);
     providers.set(
       id,
-      new OidcProvider(id, issuer, p.clientId, p.clientSecret, `${settings.SVC_PORTAL_BASE_URL}/oauth/${id}/login/callback/`),
+      new OidcProvider(
+        id,
+        issuer,
+        p.clientId,
+        p.clientSecret,
+        `${settings.SVC_PORTAL_BASE_URL}/oauth/${id}/login/callback/`,
+        p.trustEmails,
+      ),
     );
   }
   return providers;
