@@ -9,8 +9,8 @@ import type { UpstreamResponse } from './upstream-client.js';
 /** The default most bytes of a supplier's JSON answer the gateway reads (SVC_SUPPLIER_ANSWER_MAX_BYTES). */
 export const defaultAnswerLimitBytes = 32 * 1024 * 1024;
 
-/** Of a supplier's error answer, only this much is read: enough for any error's code and message. */
-export const errorAnswerLimitBytes = 64 * 1024;
+/** Of an answer whose beginning is all that is needed, only this much is read: an error's code and message, a token count. */
+export const shortAnswerLimitBytes = 64 * 1024;
 
 function declaredLength(headers: IncomingHttpHeaders): number | undefined {
   const value = headers['content-length'];

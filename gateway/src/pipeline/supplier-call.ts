@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
-import { errorAnswerLimitBytes, readTextPrefix } from '../http/bounded-body.js';
+import { shortAnswerLimitBytes, readTextPrefix } from '../http/bounded-body.js';
 import type { AttemptSignal } from '../http/cancellation.js';
 import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.js';
 import { supplierAdapters } from '../suppliers/registry.js';
@@ -53,7 +53,7 @@ export async function callSupplier(
   }
   let text: string;
   try {
-    text = await readTextPrefix(response, errorAnswerLimitBytes);
+    text = await readTextPrefix(response, shortAnswerLimitBytes);
   } catch (cause) {
     throw new ApiError('upstream_error', { cause, details: { supplier: route.supplier.name } });
   }

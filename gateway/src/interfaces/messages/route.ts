@@ -6,7 +6,7 @@ import type { GatewayDeps } from '../../deps.js';
 import { enforce } from '../../enforcement/enforce.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
-import { errorAnswerLimitBytes, readTextPrefix } from '../../http/bounded-body.js';
+import { shortAnswerLimitBytes, readTextPrefix } from '../../http/bounded-body.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { messagesInputCap } from '../../tokens/input-cap.js';
 import { serveChat } from '../../pipeline/inference.js';
@@ -123,7 +123,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
           { requestId: String(request.id), clientHeaders: request.headers },
           signal,
         );
-        const result = (await readTextPrefix(upstream, errorAnswerLimitBytes)
+        const result = (await readTextPrefix(upstream, shortAnswerLimitBytes)
           .then((text) => JSON.parse(text) as unknown)
           .catch(() => undefined)) as { input_tokens?: unknown } | undefined;
         if (typeof result?.input_tokens !== 'number') {
