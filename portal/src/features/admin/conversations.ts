@@ -10,7 +10,6 @@ import { isRealDate } from '../../../../core/time/index.js';
 import { deleteConversation, listConversations, listRequests } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
-import { formatUsd } from '../../web/usd.js';
 import { singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { adminKeyScope } from './scope.js';
@@ -49,7 +48,6 @@ export function adminConversationsRouter(deps: PortalDeps): Router {
       section: 'admin-conversations',
       conversations: data,
       query: { ...q, days },
-      usd: formatUsd,
       nextHref: next
         ? `/dashboard/admin/conversations?${new URLSearchParams({ days: String(days), ...(q.q && { q: q.q }), before: next }).toString()}`
         : null,
@@ -70,7 +68,6 @@ export function adminConversationsRouter(deps: PortalDeps): Router {
       conversationId: id,
       requests,
       truncated: page.next !== null,
-      usd: formatUsd,
     });
   });
 

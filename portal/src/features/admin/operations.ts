@@ -34,7 +34,6 @@ import { usageReport, keysInScope, type Granularity, type UsageSplit } from '../
 import { walletKey } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { presentKey } from '../keys/present.js';
-import { formatUsd } from '../../web/usd.js';
 import { mayManageKey } from '../keys/scope.js';
 import { usageRange } from '../usage/range.js';
 import { singleString, validate, wholeNumberParam } from '../../web/validation.js';
@@ -198,7 +197,6 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
       title: 'Administration',
       section: 'admin-overview',
       data,
-      usd: formatUsd,
       suppliers: platform ? await supplierHealth() : null,
       chartData: JSON.stringify({
         labels: data.hourly.map((h) => h.start.slice(11, 16)),

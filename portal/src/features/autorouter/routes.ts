@@ -33,7 +33,6 @@ import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { helpPanels, isHelpHidden } from '../help/panels.js';
 import { kubernetesOwned } from '../keys/form.js';
-import { formatUsd } from '../../web/usd.js';
 import { mayManageKey, viewScope } from '../keys/scope.js';
 import { layerBody, toLayer } from './form.js';
 
@@ -127,7 +126,6 @@ export function autorouterRouter(deps: PortalDeps): Router {
       title: 'Autorouter',
       section: 'autorouter',
       ...data,
-      usd: formatUsd,
       models: chatModels(),
       compareDefault: defaultComparisonModel(deps.catalogue),
       notice: q.notice ? notices[q.notice] : undefined,

@@ -2,7 +2,6 @@
 // payments, saved cards, automatic top-up) and /dashboard/billing/fund (amount → the fee shown →
 // the processor's hosted page → the confirmation). Every form works without JavaScript; the
 // confirmation refreshes itself until the processor's signed event has credited the wallet.
-import { formatUsd } from '../../web/usd.js';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import {
@@ -147,7 +146,6 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     res.status(extra.status ?? 200).render('dashboard/billing/index', {
       title: 'Billing',
       section: 'billing',
-      usd: formatUsd,
       cents: formatCents,
       notice: extra.notice,
       error: extra.error,
@@ -180,7 +178,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     const service = billing();
     const config = service.processorConfig();
     const payer = await service.payerOf(req.user!);
-    const base = { title: 'Add funds', section: 'billing', config, payer, cents: formatCents, usd: formatUsd, policy: describeFeePolicy };
+    const base = { title: 'Add funds', section: 'billing', config, payer, cents: formatCents, policy: describeFeePolicy };
     allowProcessorForms(res, hostedOrigin());
     if (query.session_id) {
       const status = await service.checkoutStatus(req.user!, query.session_id);
@@ -220,7 +218,6 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         config,
         payer: await billing().payerOf(req.user!),
         cents: formatCents,
-        usd: formatUsd,
         policy: describeFeePolicy,
         quote: undefined,
         issue: error.humanMessage,

@@ -23,7 +23,6 @@ import { parseBody, singleString, validate, wholeNumberParam } from '../../web/v
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { presentKey } from './present.js';
-import { formatUsd } from '../../web/usd.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -108,7 +107,6 @@ export function keysRouter(deps: PortalDeps): Router {
     res.render('dashboard/keys/list', {
       title: 'API keys',
       section: 'keys',
-      usd: formatUsd,
       keys: data,
       status: query.status ?? '',
       nextCursor: page.nextCursor,
@@ -165,7 +163,7 @@ export function keysRouter(deps: PortalDeps): Router {
     const key = await presentKey(deps.store, deps.database, await loadKey(req), now());
     if (wantsJson(req)) return res.json(key);
     const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
-    res.render('dashboard/keys/detail', { title: key.name, section: 'keys', usd: formatUsd, key, ...choices(), notice, issues: [] });
+    res.render('dashboard/keys/detail', { title: key.name, section: 'keys', key, ...choices(), notice, issues: [] });
   });
 
   router.post('/dashboard/keys/:key_id', requireAction('keys.manage'), async (req, res) => {
@@ -183,7 +181,6 @@ export function keysRouter(deps: PortalDeps): Router {
         return res.status(422).render('dashboard/keys/detail', {
           title: presented.name,
           section: 'keys',
-          usd: formatUsd,
           key: presented,
           ...choices(),
           notice: undefined,

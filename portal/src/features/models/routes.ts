@@ -12,7 +12,6 @@ import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { requireAction } from '../../web/principal.js';
 import { validate, wholeNumberParam } from '../../web/validation.js';
-import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { formatUsd as formatPrice, publicModels } from '../pages/catalogue-view.js';
 
@@ -40,7 +39,7 @@ export function modelsRouter(deps: PortalDeps): Router {
       observed: observed.get(m.id) ?? null,
     }));
     if (wantsJson(req)) return res.json({ object: 'list', days, data });
-    res.render('dashboard/models/list', { title: 'Models', section: 'models', days, data, usd: formatUsd });
+    res.render('dashboard/models/list', { title: 'Models', section: 'models', days, data });
   });
 
   router.get('/dashboard/models/:model_id', guard, validate({ params: modelParams, query: daysQuery }), async (req, res) => {
@@ -76,7 +75,7 @@ export function modelsRouter(deps: PortalDeps): Router {
       suppliers,
     };
     if (wantsJson(req)) return res.json(body);
-    res.render('dashboard/models/detail', { title: id, section: 'models', model: body, usd: formatUsd, price: formatPrice });
+    res.render('dashboard/models/detail', { title: id, section: 'models', model: body, price: formatPrice });
   });
 
   return router;

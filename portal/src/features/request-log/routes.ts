@@ -20,7 +20,6 @@ import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
-import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
 import { parseInstant } from '../usage/range.js';
@@ -90,7 +89,6 @@ export function requestLogRouter(deps: PortalDeps): Router {
       section: 'request-log',
       entries: page.data,
       query: q,
-      usd: formatUsd,
       nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
       exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
     });
@@ -115,7 +113,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     const entry = await findRequest(deps.database, scopeOf(req), id);
     if (!entry) throw new ApiError('not_found', { humanMessage: 'There is no request with this id among the requests you can see' });
     if (wantsJson(req)) return res.json(entry);
-    res.render('dashboard/request-log/detail', { title: `Request ${entry.request_id}`, section: 'request-log', entry, usd: formatUsd });
+    res.render('dashboard/request-log/detail', { title: `Request ${entry.request_id}`, section: 'request-log', entry });
   });
 
   return router;

@@ -10,7 +10,6 @@ import { usageReport, type Granularity, type UsageReport, type UsageSplit } from
 import type { PortalDeps } from '../../deps.js';
 import { requireAction } from '../../web/principal.js';
 import { singleString, validate } from '../../web/validation.js';
-import { formatUsd } from '../../web/usd.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from './csv.js';
 import { usageRange } from './range.js';
@@ -57,7 +56,6 @@ export function usageRouter(deps: PortalDeps): Router {
       title: 'Usage',
       section: 'usage',
       report: data,
-      usd: formatUsd,
       query: q,
       exportHref: `/dashboard/usage/export?${params.toString()}`,
       // Only the numbers the chart script needs, as JSON in a data block (no inline script: CSP).
