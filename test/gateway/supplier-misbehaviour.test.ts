@@ -11,8 +11,17 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gateway-har
 let server: Server;
 let h: GatewayHarness;
 let behaviour:
-  'redirect' | 'done-only' | 'long-code' | 'stall' | 'error-early' | 'reset-after-done' | 'tools-no-finish' | 'huge' | 'json-for-stream' =
-  'redirect';
+  | 'redirect'
+  | 'done-only'
+  | 'long-code'
+  | 'stall'
+  | 'error-early'
+  | 'reset-after-done'
+  | 'tools-no-finish'
+  | 'huge'
+  | 'json-for-stream'
+  | 'native-json'
+  | 'native-bare-cr' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
 const chunkFrame = (delta: object, finish_reason: string | null = null) =>
@@ -76,6 +85,22 @@ beforeAll(async () => {
         const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
         return res.end(`${chunkFrame({ role: 'assistant', tool_calls: [call] })}data: [DONE]\n\n`);
       }
+      if (behaviour === 'native-json') {
+        // The native lane's stream request answered with one Responses document.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ id: 'resp_1', object: 'response', status: 'completed', output: [] }));
+      }
+      if (behaviour === 'native-bare-cr') {
+        // A whole Responses stream whose lines end with a bare CR, the last event's too (the SSE format allows it).
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const event = (name: string, data: object) => `event: ${name}\rdata: ${JSON.stringify({ type: name, ...data })}\r\r`;
+        const usage = { input_tokens: 7, output_tokens: 3, total_tokens: 10 };
+        return res.end(
+          event('response.created', { response: { id: 'resp_1', object: 'response', status: 'in_progress', output: [] } }) +
+            event('response.output_text.delta', { item_id: 'm1', output_index: 0, content_index: 0, delta: 'Whole' }) +
+            event('response.completed', { response: { id: 'resp_1', object: 'response', status: 'completed', output: [], usage } }),
+        );
+      }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         return res.end('data: [DONE]\n\n');
@@ -103,6 +128,22 @@ beforeAll(async () => {
         region: 'EU',
         baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
         models: [{ id: 'whole', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      },
+      // The native Responses lane: the same server first, the simulator second.
+      {
+        name: 'misbehaving-responses',
+        region: 'EU',
+        priority: 1,
+        protocol: 'openai-responses',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models: [{ id: 'ro', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      },
+      {
+        name: 'sim-responses',
+        region: 'EU',
+        priority: 2,
+        protocol: 'openai-responses',
+        models: [{ id: 'ro', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
       },
     ],
     { settings: { SVC_SUPPLIER_ANSWER_MAX_BYTES: String(1024 * 1024) } },
@@ -249,5 +290,36 @@ describe('a supplier answering with something that is not an answer', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the native Responses lane, whose bytes pass through untouched', () => {
+  /** A native stream request for model `ro`, read whole: status, headers, body. */
+  async function nativeStream() {
+    const secret = await h.createKey();
+    const response = await fetch(`${h.gateway.url}/v1/native/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'ro', stream: true, input: [{ role: 'user', content: 'hi' }] }),
+    });
+    return { response, text: await response.text() };
+  }
+
+  test('a JSON document answering the stream request is not a stream: the next supplier streams the answer', async () => {
+    behaviour = 'native-json';
+    const { response, text } = await nativeStream();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(text).toContain('event: response.completed');
+  });
+
+  test('a last event ended by a bare CR is read: the stream is whole and charged, with no error event after it', async () => {
+    behaviour = 'native-bare-cr';
+    const { response, text } = await nativeStream();
+    expect(response.headers.get('x-svc-supplier')).toBe('misbehaving-responses');
+    expect(text).not.toContain('event: error');
+    const totals = /^: svc-totals (.*)$/m.exec(text)?.[1];
+    expect(JSON.parse(totals ?? '{}')).toMatchObject({ input_tokens: 7, output_tokens: 3 });
   });
 });

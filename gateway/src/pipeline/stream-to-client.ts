@@ -51,14 +51,38 @@ const holdFramingMs = 10_000;
  * proxy before it answered with an error) sent no stream: said as such, before anything reached the
  * client, so the attempt fails over — rather than "the stream stopped before it was complete".
  */
-function refuseJsonForStream(upstream: UpstreamResponse, supplier: string): void {
+export function refuseJsonForStream(upstream: UpstreamResponse, supplier: string): void {
   const type = upstream.headers['content-type'];
   if (typeof type !== 'string' || !/^\s*application\/json\b/i.test(type)) return;
-  upstream.body.destroy();
+  // Read off and let go (its failure, if any, is nobody's): a bare destroy() of a body nothing
+  // listens to yet raises an unhandled AbortError.
+  upstream.body.dump().catch(() => undefined);
   throw new ApiError('invalid_backend_response', {
     humanMessage: `Supplier ${supplier} answered a stream request with a JSON document instead of a stream`,
     details: { supplier },
   });
+}
+
+/** A supplier's SSE bytes as text for an event parser, with what the body's end completes. */
+export class SseText {
+  private readonly decoder = new TextDecoder();
+  private last = '';
+
+  decode(chunk: Uint8Array): string {
+    const text = this.decoder.decode(chunk, { stream: true });
+    if (text !== '') this.last = text;
+    return text;
+  }
+
+  /**
+   * The text left when the body ended. A last event ended by a bare CR is held by a parser (a CR
+   * may be half of a CRLF) until one more byte: the LF that completes that line end. Only then — a
+   * stream cut anywhere else stays cut (an LF there could complete a half-sent event).
+   */
+  end(): string {
+    const rest = this.decoder.decode();
+    return (rest !== '' ? rest : this.last).endsWith('\r') ? `${rest}\n` : rest;
+  }
 }
 
 /**
@@ -129,20 +153,12 @@ export async function streamToClient(
   /** The connection's own failure (reset, stall), if reading it broke off. */
   let broke: unknown;
   try {
-    const decoder = new TextDecoder();
-    let last = '';
+    const text = new SseText();
     for await (const chunk of upstream.body) {
-      const text = decoder.decode(chunk as Buffer, { stream: true });
-      if (text !== '') last = text;
-      parser.feed(text);
+      parser.feed(text.decode(chunk as Buffer));
       if (failure) break;
     }
-    // The body ended. A last event ended by a bare CR is held by the parser (a CR may be half of a
-    // CRLF) until one more byte: the LF that completes that line end. Only then — a stream cut
-    // anywhere else stays cut (an LF there could complete a half-sent event).
-    const rest = decoder.decode();
-    const endsWithCr = (rest !== '' ? rest : last).endsWith('\r');
-    if (!failure) parser.feed(endsWithCr ? `${rest}\n` : rest);
+    if (!failure) parser.feed(text.end());
   } catch (error) {
     broke = error;
   }

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { formatUsd } from './usd.js';
 
-test('formatUsd keeps a total as precise as its parts (up to six decimals), at least cents, cents from $1,000', () => {
+test('formatUsd keeps a total as precise as its parts (up to six decimals), at least cents, cents and grouped thousands from $1,000', () => {
   // The usage page's total of parts $0.002022 + … must not read "$0.01".
   expect(formatUsd(0.0132241)).toBe('$0.013224');
   expect(formatUsd(0.002022)).toBe('$0.002022');
@@ -9,7 +9,12 @@ test('formatUsd keeps a total as precise as its parts (up to six decimals), at l
   expect(formatUsd(0)).toBe('$0.00');
   expect(formatUsd(12.5)).toBe('$12.50');
   expect(formatUsd(1.013)).toBe('$1.013');
-  expect(formatUsd(1234.5678)).toBe('$1234.57');
+  expect(formatUsd(1234.5678)).toBe('$1,234.57');
+  expect(formatUsd(999.999)).toBe('$999.999');
+  expect(formatUsd(1_000)).toBe('$1,000.00');
+  expect(formatUsd(999.9999999)).toBe('$1,000.00');
+  expect(formatUsd(1_234_567.891)).toBe('$1,234,567.89');
+  expect(formatUsd(-25_000)).toBe('-$25,000.00');
   expect(formatUsd(-0.5)).toBe('-$0.50');
   expect(formatUsd(-0.0000001)).toBe('$0.00');
 });

@@ -4,10 +4,19 @@
  * USD for people, precise enough that a total and its parts agree on the page: up to six
  * decimals (one request to a small model costs millionths of a dollar, and "$0.00" would hide
  * that it was counted), at least cents, trailing zeros dropped — $0.013224, $12.50, $0.00. From
- * $1,000 on, cents.
+ * $1,000 on, cents, and thousands grouped: $1,234.57.
  */
 export function formatUsd(usd: number): string {
   const magnitude = Math.abs(usd);
-  const text = magnitude >= 1_000 ? magnitude.toFixed(2) : magnitude.toFixed(6).replace(/0{1,4}$/, '');
+  const six = magnitude.toFixed(6);
+  // Compared after rounding: $999.9999999 shows as $1,000.00.
+  const text = Number(six) >= 1_000 ? groupThousands(magnitude.toFixed(2)) : six.replace(/0{1,4}$/, '');
   return `${usd < 0 && text !== '0.00' ? '-' : ''}$${text}`;
+}
+
+/** "1234567.89" → "1,234,567.89": the whole dollars grouped by three, the cents as they are. */
+function groupThousands(fixed: string): string {
+  const [whole = '', cents] = fixed.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  return cents === undefined ? grouped : `${grouped}.${cents}`;
 }

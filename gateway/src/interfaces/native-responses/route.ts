@@ -15,7 +15,7 @@ import { routingRecord } from '../../pipeline/attempts.js';
 import { noteChargedUsage } from '../../pipeline/charged-usage.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
-import { sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
+import { refuseJsonForStream, SseText, sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { streamBreak } from '../../http/upstream-client.js';
 import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
@@ -40,7 +40,7 @@ class ResponsesMeter {
   usage: TokenUsage | undefined;
   terminal = false;
   constructor(private readonly tally: AnswerTally) {}
-  private readonly decoder = new TextDecoder();
+  private readonly text = new SseText();
   private readonly parser = createParser({
     onEvent: (event) => {
       this.tally.sawEvent(event.data);
@@ -63,7 +63,12 @@ class ResponsesMeter {
   });
 
   feed(chunk: Buffer): void {
-    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+    this.parser.feed(this.text.decode(chunk));
+  }
+
+  /** The body ended: a last event it completes (one ended by a bare CR) is read now. */
+  end(): void {
+    this.parser.feed(this.text.end());
   }
 }
 
@@ -127,6 +132,8 @@ async function relayResponses(
     { requestId: String(request.id), clientHeaders: request.headers },
     signal,
   );
+  // Before the status line is the client's: a JSON document is no stream, and the next supplier is tried.
+  refuseJsonForStream(upstream, route.supplier.name);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;
@@ -145,6 +152,7 @@ async function relayResponses(
       raw.write(chunk);
       meter.feed(chunk as Buffer);
     }
+    meter.end();
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
     lateError = streamBreak(error, route.supplier.name);

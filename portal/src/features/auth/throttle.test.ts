@@ -1,7 +1,8 @@
 import { expect, test } from 'vitest';
 import { ApiError } from '../../../../core/errors/index.js';
 import { MemoryStore } from '../../../../core/store/index.js';
-import { EmailRequestThrottle, recipientClientsFactor } from './throttle.js';
+import { createTestStore } from '../../../../core/store/testing.js';
+import { EmailRequestThrottle, LoginThrottle, recipientClientsFactor } from './throttle.js';
 
 const refused = (attempt: Promise<void>) =>
   attempt.then(
@@ -36,4 +37,24 @@ test('one client spreading requests over many addresses meets its own bound', as
   expect(outcomes[5]).toMatch(/this network/);
   expect(await refused(throttle.take('verify_email', 'user0@example.com', '10.0.0.2'))).toBeUndefined();
   await store.close();
+});
+
+test('an un-count after the counter expired does not leave it below zero (which would allow an extra guess)', async () => {
+  const store = createTestStore();
+  const address = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+  const throttle = new LoginThrottle(store, 'pepper', { perAccount: 100, perAddress: 2, windowMs: 60_000 });
+  const counter = `portal:login-fail:address:${address}`;
+  try {
+    await throttle.begin('a@example.com', address);
+    await store.del(counter); // the window ended between the attempt's count and its un-count
+    await throttle.succeeded('a@example.com', address);
+    expect(Number((await store.get(counter)) ?? '0')).toBe(0);
+    // The next window allows exactly the limit's failed attempts.
+    expect(await refused(throttle.begin('b@example.com', address))).toBeUndefined();
+    expect(await refused(throttle.begin('b@example.com', address))).toBeUndefined();
+    expect(await refused(throttle.begin('b@example.com', address))).toMatch(/Too many failed sign-in attempts/);
+  } finally {
+    await store.del(counter);
+    await store.close();
+  }
 });

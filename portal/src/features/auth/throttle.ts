@@ -4,12 +4,30 @@
 // window ends. Unknown and known addresses are counted alike, so the answer reveals nothing.
 import { createHmac } from 'node:crypto';
 import { ApiError } from '../../../../core/errors/index.js';
-import type { Store } from '../../../../core/store/index.js';
+import type { Store, StoreScript } from '../../../../core/store/index.js';
 
 /** An address as a counter's name: keyed (the pepper), so the store never holds the addresses themselves. */
 function emailDigest(pepper: string, email: string): string {
   return createHmac('sha256', pepper).update(email.trim().toLowerCase()).digest('hex').slice(0, 32);
 }
+
+/**
+ * Takes one attempt back off a counter, only while the counter holds it: a counter that expired
+ * between an attempt's count and its un-count is not recreated at -1 (which would allow one
+ * extra guess in the next window). KEYS: counter. Replies the count left (0 when there was none).
+ */
+export const uncountAttempt: StoreScript<number> = {
+  name: 'login_throttle_uncount',
+  lua: `local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n <= 0 then return 0 end
+return redis.call('INCRBY', KEYS[1], -1)`,
+  memory(redis, keys) {
+    const n = Number(redis.get(keys[0]!) ?? '0');
+    if (n <= 0) return 0;
+    return redis.incrBy(keys[0]!, -1);
+  },
+  decode: (reply) => Number(reply),
+};
 
 /** Limits of the throttle. */
 export interface ThrottleLimits {
@@ -45,11 +63,7 @@ export class LoginThrottle {
     const blocked = account > this.limits.perAccount ? keys.account : byAddress > this.limits.perAddress ? keys.address : undefined;
     if (!blocked) return;
     // A refused attempt checked no password: it is not a failure to count (nor does it lengthen the wait).
-    const [ttl] = await Promise.all([
-      this.store.pttl(blocked),
-      this.store.incrBy(keys.account, -1, this.limits.windowMs),
-      this.store.incrBy(keys.address, -1, this.limits.windowMs),
-    ]);
+    const [ttl] = await Promise.all([this.store.pttl(blocked), this.uncount(keys.account), this.uncount(keys.address)]);
     throw new ApiError('rate_limit_exceeded', {
       humanMessage: 'Too many failed sign-in attempts; wait a few minutes before trying again',
       retryAfterSeconds: Math.max(1, Math.ceil((ttl > 0 ? ttl : this.limits.windowMs) / 1000)),
@@ -59,7 +73,11 @@ export class LoginThrottle {
   /** The password was right: the account's failures are forgiven, and this attempt is not the address's failure. */
   async succeeded(email: string, address: string): Promise<void> {
     const keys = this.keys(email, address);
-    await Promise.all([this.store.del(keys.account), this.store.incrBy(keys.address, -1, this.limits.windowMs)]);
+    await Promise.all([this.store.del(keys.account), this.uncount(keys.address)]);
+  }
+
+  private uncount(key: string): Promise<number> {
+    return this.store.runScript(uncountAttempt, [key], []);
   }
 }
 
