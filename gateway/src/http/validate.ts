@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
 
 function pathOf(path: readonly PropertyKey[]): string {
@@ -39,3 +39,10 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
   if (missing) throw new ApiError('missing_fields', { param, humanMessage: `The "${param}" field is required` });
   throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${issue.message}` });
 }
+
+/**
+ * A request's `model`: a catalogue model id (at most 200 characters, core/config/catalogue.ts) or
+ * an alias. A longer one can name no model, and would otherwise travel into the request log and
+ * the audit record as the client sent it.
+ */
+export const modelIdField = z.string().min(1).max(200, 'must be a model id of at most 200 characters');

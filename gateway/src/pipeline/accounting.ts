@@ -63,8 +63,12 @@ export async function settleAndAudit(
   }
 }
 
-/** Refusals decided by the key's own policy: budget (402), model, region or payer (403), rate (429). */
-const refusedAtKey = new Set([402, 403, 429]);
+/**
+ * Refusals decided by the key's own policy — budget (402), model, region or payer (403), rate
+ * (429) — and a model the gateway does not serve (404): a well-formed call its owner wants to see
+ * fail in the request log (a mistyped model id is the commonest). Malformed input is not recorded.
+ */
+const refusedAtKey = new Set([402, 403, 404, 429]);
 
 /**
  * Records a request the key's policy refused before any supplier was tried (status and code,

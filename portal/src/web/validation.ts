@@ -40,9 +40,65 @@ declare module 'express-serve-static-core' {
 function locate(where: 'path' | 'query' | 'body', error: z.ZodError): ValidationIssue[] {
   return error.issues.map((issue) => ({
     loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
-    msg: issue.message,
+    msg: plainMessage(issue),
     type: issue.code,
   }));
+}
+
+/** zod's own wording, which a schema's message replaces: "Invalid input", "Too big: expected…". */
+const zodDefault = /^(Invalid|Too big|Too small|Unrecognized key)\b/;
+
+/** What a type is called in a message ("must be a number"). */
+const typeNames: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'an object',
+  null: 'null',
+};
+
+/**
+ * An issue's message in the portal's words, for people reading it beside a form field: a schema's
+ * own message as it is; zod's defaults ("Invalid input: expected number, received string") said
+ * as what the field must be. A union without its own message says what its closest branch said.
+ */
+export function plainMessage(issue: z.core.$ZodIssue): string {
+  if (!zodDefault.test(issue.message)) return issue.message;
+  switch (issue.code) {
+    case 'invalid_type': {
+      const received = /received (\w+)$/.exec(issue.message)?.[1];
+      if (received === 'undefined') return 'is required';
+      return `must be ${typeNames[issue.expected] ?? issue.expected}`;
+    }
+    case 'too_big':
+    case 'too_small': {
+      const bound = issue.code === 'too_big' ? issue.maximum : issue.minimum;
+      const most = issue.code === 'too_big' ? 'at most' : 'at least';
+      const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' || issue.origin === 'set' ? ' items' : '';
+      const exclusive = issue.inclusive === false ? (issue.code === 'too_big' ? 'less than' : 'more than') : most;
+      return `must be ${exclusive} ${String(bound)}${unit}`;
+    }
+    case 'invalid_value':
+      return issue.values.length === 1
+        ? `must be ${JSON.stringify(issue.values[0])}`
+        : `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
+    case 'invalid_union': {
+      // The branch that got furthest: one whose issues are not about the value's type.
+      const said = issue.errors
+        .flat()
+        .filter((inner) => inner.code !== 'invalid_type' && !zodDefault.test(inner.message))
+        .map((inner) => inner.message)[0];
+      return said ?? 'is not a value this field takes';
+    }
+    case 'unrecognized_keys':
+      return `has ${issue.keys.length === 1 ? 'a field' : 'fields'} it does not take: ${issue.keys.join(', ')}`;
+    case 'invalid_format':
+      return `must be ${issue.format === 'regex' ? 'in the expected format' : `a valid ${issue.format}`}`;
+    default:
+      return 'is not a value this field takes';
+  }
 }
 
 /** The 422 for a list of issues; the first names `param` for clients that highlight one field. */

@@ -14,6 +14,7 @@ import { wavSeconds } from './formats.js';
 import { languageCodes } from './languages.js';
 import { multipartBody, type MultipartBody } from './multipart-body.js';
 import { readAudioUpload, refuseDeclaredSize, type AudioFile, type FormField } from './upload.js';
+import { modelIdField } from '../../http/validate.js';
 
 /** The model used when the form names none (docs/spec-conformance.md 4.8: default `whisper`). */
 export const defaultTranscriptionModel = 'whisper';
@@ -53,6 +54,9 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
   }
   const last = (name: string) => fields.findLast(([n]) => n === name)?.[1];
   const model = last('model') || defaultTranscriptionModel;
+  const modelCheck = modelIdField.safeParse(model);
+  if (!modelCheck.success)
+    throw new ApiError('validation_error', { param: 'model', humanMessage: `model ${modelCheck.error.issues[0]!.message}` });
   const region = last('region') || undefined;
   const language = last('language');
   let code: string | undefined;

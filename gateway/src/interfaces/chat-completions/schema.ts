@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdField } from '../../http/validate.js';
 
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imagePart = z.looseObject({
@@ -82,7 +83,7 @@ const passedThrough: Record<string, z.ZodType> = {
  */
 export const chatCompletionRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelIdField,
     messages: z.array(message).min(1),
     stream: z.boolean().optional(),
     stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),

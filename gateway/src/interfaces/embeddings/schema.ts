@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdField } from '../../http/validate.js';
 
 /** Most inputs one request may embed (OpenAI's limit). */
 export const maxEmbeddingInputs = 2048;
@@ -7,7 +8,7 @@ const tokenArray = z.array(z.number().int().nonnegative()).min(1);
 
 /** `POST /v1/embeddings` body; unknown fields pass through to the supplier. */
 export const embeddingsRequest = z.looseObject({
-  model: z.string().min(1),
+  model: modelIdField,
   input: z.union([
     z.string(),
     z.array(z.string()).min(1).max(maxEmbeddingInputs),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdField } from '../../http/validate.js';
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
 
@@ -123,7 +124,7 @@ const toolChoice = z.discriminatedUnion('type', [
 
 /** The fields of a messages request (refined below: zod cannot omit fields of a refined object). */
 const messagesFields = z.looseObject({
-  model: z.string().min(1),
+  model: modelIdField,
   max_tokens: z.number().int().positive(),
   messages: z.array(message).min(1),
   system: z.union([z.string(), z.array(textBlock)]).optional(),

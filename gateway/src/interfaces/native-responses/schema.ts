@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdField } from '../../http/validate.js';
 
 const inputPart = z.looseObject({
   type: z.enum(['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal']),
@@ -31,7 +32,7 @@ const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem
  * messages and `stream` must be `true`; everything else passes through untouched.
  */
 export const nativeResponsesRequest = z.looseObject({
-  model: z.string().min(1),
+  model: modelIdField,
   instructions: z.string().optional(),
   input: z.array(inputItem, 'must be a list of native input messages').min(1, 'must hold at least one input message'),
   stream: z.literal(true, 'must be true: the native lane only streams'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelIdField } from '../../http/validate.js';
 
 /** Most documents one request may rerank (Cohere's and Jina's limit). */
 export const maxRerankDocuments = 1000;
@@ -8,7 +9,7 @@ const document = z.union([z.string(), z.looseObject({ text: z.string() })]);
 
 /** `POST /v1/rerank` body (Cohere/Jina common format); unknown fields pass through. */
 export const rerankRequest = z.looseObject({
-  model: z.string().min(1),
+  model: modelIdField,
   query: z.string().min(1),
   documents: z.array(document).min(1).max(maxRerankDocuments),
   top_n: z.number().int().positive().optional(),
