@@ -96,6 +96,8 @@ export interface GatewayHarness {
 /** An audit record as `GET /v1/manage/keys/{id}/audit` returns it (the fields tests read). */
 export interface HarnessAuditRecord {
   request_id: string;
+  /** The model the client named. */
+  model: string;
   supplier: string | null;
   status: number;
   code: string | null;
