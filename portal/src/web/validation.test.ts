@@ -23,5 +23,10 @@ test("zod's default wording is said as what the field must be; a schema's own me
   expect(messages(amount, true)).toEqual(['is not a value this field takes']);
   // Schemas' own messages are kept as written.
   expect(messages(z.string().regex(/^a/, 'must start with a'), 'b')).toEqual(['must start with a']);
-  expect(messages(z.string().refine(() => false), 'b')).toEqual(['is not a value this field takes']);
+  expect(
+    messages(
+      z.string().refine(() => false),
+      'b',
+    ),
+  ).toEqual(['is not a value this field takes']);
 });
