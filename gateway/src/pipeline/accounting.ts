@@ -64,11 +64,12 @@ export async function settleAndAudit(
 }
 
 /**
- * Refusals decided by the key's own policy — budget (402), model, region or payer (403), rate
- * (429) — and a model the gateway does not serve (404): a well-formed call its owner wants to see
- * fail in the request log (a mistyped model id is the commonest). Malformed input is not recorded.
+ * Refusals decided by the key's own policy: budget (402), model, region or payer (403), rate (429).
+ * Not a model the gateway does not serve (404): its name is the caller's choice, and a refusal
+ * before enforcement spends no rate limit, so recording it would let one key write rows (and
+ * hourly roll-up rows, one per name) without bound. It is in the request line and the metrics.
  */
-const refusedAtKey = new Set([402, 403, 404, 429]);
+const refusedAtKey = new Set([402, 403, 429]);
 
 /**
  * Records a request the key's policy refused before any supplier was tried (status and code,
