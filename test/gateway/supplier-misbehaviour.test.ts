@@ -21,7 +21,8 @@ let behaviour:
   | 'huge'
   | 'json-for-stream'
   | 'native-json'
-  | 'native-bare-cr' = 'redirect';
+  | 'native-bare-cr'
+  | 'huge-declared' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
 const chunkFrame = (delta: object, finish_reason: string | null = null) =>
@@ -79,6 +80,11 @@ beforeAll(async () => {
         for (let at = 0; at < answer.length; at += 256 * 1024) res.write(answer.slice(at, at + 256 * 1024));
         return res.end();
       }
+      if (behaviour === 'huge-declared') {
+        // A length over what the gateway reads, declared up front; the beginning sent, the rest held.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(5_000_000) });
+        return res.write('{"id":"c1","object":"chat.completion","choices":[');
+      }
       if (behaviour === 'tools-no-finish') {
         // A tool call, then [DONE] with no finish_reason anywhere (some compatible suppliers do this).
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -129,6 +135,15 @@ beforeAll(async () => {
         baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
         models: [{ id: 'whole', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
       },
+      // The same server before the simulator for a model of their own: this supplier's health is its own.
+      {
+        name: 'declaring',
+        region: 'EU',
+        priority: 1,
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models: [{ id: 'big', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      },
+      { name: 'sim-big', region: 'EU', priority: 2, models: [{ id: 'big', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }] },
       // The native Responses lane: the same server first, the simulator second.
       {
         name: 'misbehaving-responses',
@@ -278,6 +293,22 @@ describe('a supplier answering with something that is not an answer', () => {
     expect(response.headers.get('x-svc-supplier')).toBe('sim-good');
     expect(response.headers.get('x-svc-failover')).toBe('true');
     expect(data.choices[0]?.message.content?.length).toBeLessThan(100_000);
+  });
+
+  test('an answer declaring a length over what the gateway reads is let go of unread: the next supplier answers, the gateway lives on', async () => {
+    behaviour = 'huge-declared';
+    const secret = await h.createKey();
+    const client = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    // Twice (below the three failures that open a supplier's circuit), with different openings (a
+    // conversation's opening pins the supplier that answered it): both calls try it first.
+    for (let i = 0; i < 2; i++) {
+      const { data, response } = await client.chat.completions
+        .create({ model: 'big', messages: [{ role: 'user', content: `hi ${i}` }] })
+        .withResponse();
+      expect(response.headers.get('x-svc-supplier')).toBe('sim-big');
+      expect(response.headers.get('x-svc-failover')).toBe('true');
+      expect(data.choices[0]?.message.content).toBeTruthy();
+    }
   });
 
   test('a JSON document answering a stream request is not a stream: the next supplier streams the answer', async () => {

@@ -18,6 +18,15 @@ function declaredLength(headers: IncomingHttpHeaders): number | undefined {
   return Number.isFinite(length) ? length : undefined;
 }
 
+/**
+ * Lets go of an answer nothing has started reading: undici reads off a little of it (a connection
+ * whose answer ended can serve again) or closes it. A bare destroy() there raised an unhandled
+ * AbortError, since nothing listened to the body yet; that would stop the process.
+ */
+export function abandonBody(upstream: UpstreamResponse): void {
+  upstream.body.dump().catch(() => undefined);
+}
+
 function tooLarge(supplier: string, limit: number): ApiError {
   return new ApiError('invalid_backend_response', {
     humanMessage: `Supplier ${supplier} answered with more than ${limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MiB` : `${Math.ceil(limit / 1024)} KiB`}, more than the gateway reads of an answer; it stopped reading`,
@@ -32,7 +41,7 @@ function tooLarge(supplier: string, limit: number): ApiError {
 export async function readBoundedText(upstream: UpstreamResponse, limit: number, supplier: string): Promise<string> {
   const declared = declaredLength(upstream.headers);
   if (declared !== undefined && declared > limit) {
-    upstream.body.destroy();
+    abandonBody(upstream);
     throw tooLarge(supplier, limit);
   }
   const chunks: Buffer[] = [];

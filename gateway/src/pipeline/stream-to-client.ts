@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
+import { abandonBody } from '../http/bounded-body.js';
 import { streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
@@ -54,9 +55,7 @@ const holdFramingMs = 10_000;
 export function refuseJsonForStream(upstream: UpstreamResponse, supplier: string): void {
   const type = upstream.headers['content-type'];
   if (typeof type !== 'string' || !/^\s*application\/json\b/i.test(type)) return;
-  // Read off and let go (its failure, if any, is nobody's): a bare destroy() of a body nothing
-  // listens to yet raises an unhandled AbortError.
-  upstream.body.dump().catch(() => undefined);
+  abandonBody(upstream);
   throw new ApiError('invalid_backend_response', {
     humanMessage: `Supplier ${supplier} answered a stream request with a JSON document instead of a stream`,
     details: { supplier },

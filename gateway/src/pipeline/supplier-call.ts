@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ModelRoute } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
-import { shortAnswerLimitBytes, readTextPrefix } from '../http/bounded-body.js';
+import { abandonBody, shortAnswerLimitBytes, readTextPrefix } from '../http/bounded-body.js';
 import type { AttemptSignal } from '../http/cancellation.js';
 import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.js';
 import { supplierAdapters } from '../suppliers/registry.js';
@@ -45,7 +45,7 @@ export async function callSupplier(
   if (response.statusCode < 400) {
     // A redirect (or another non-error, non-success status) is not an answer: suppliers are
     // called at their configured URL only, so it is the supplier's failure (502, failover).
-    response.body.dump().catch(() => undefined);
+    abandonBody(response);
     throw new ApiError('upstream_error', {
       humanMessage: `Supplier ${route.supplier.name} answered HTTP ${response.statusCode} instead of a response; the gateway does not follow supplier redirects`,
       details: { supplier: route.supplier.name, upstream_status: response.statusCode },
