@@ -58,6 +58,10 @@ describe('the organisation billing user', () => {
     // The member's billing page says who pays.
     const page = (await (await member.client.get('/dashboard/billing', { accept: 'application/json' })).json()) as Record<string, unknown>;
     expect(page).toMatchObject({ payer: `user:${admin.id}`, payer_source: 'organisation_billing_user', manages: false });
+    // …and in words on the page, not as the wallet's id.
+    const html = await (await member.client.get('/dashboard/billing')).text();
+    expect(html).toContain('your organisation&#39;s billing user&#39;s wallet');
+    expect(html).not.toContain(`user:${admin.id}`);
 
     const cleared = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: '' });
     expect(await cleared.json()).toMatchObject({ organisation: { billing_user_id: null } });

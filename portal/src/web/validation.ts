@@ -40,13 +40,10 @@ declare module 'express-serve-static-core' {
 function locate(where: 'path' | 'query' | 'body', error: z.ZodError): ValidationIssue[] {
   return error.issues.map((issue) => ({
     loc: [where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
-    msg: plainMessage(issue),
+    msg: issue.message,
     type: issue.code,
   }));
 }
-
-/** zod's own wording, which a schema's message replaces: "Invalid input", "Too big: expected…". */
-const zodDefault = /^(Invalid|Too big|Too small|Unrecognized key)\b/;
 
 /** What a type is called in a message ("must be a number"). */
 const typeNames: Record<string, string> = {
@@ -59,47 +56,51 @@ const typeNames: Record<string, string> = {
   null: 'null',
 };
 
+/** "1 character", "3 items": a count and its unit. */
+const counted = (n: number | bigint, unit: string) => `${String(n)} ${unit}${Number(n) === 1 ? '' : 's'}`;
+
 /**
- * An issue's message in the portal's words, for people reading it beside a form field: a schema's
- * own message as it is; zod's defaults ("Invalid input: expected number, received string") said
- * as what the field must be. A union without its own message says what its closest branch said.
+ * The portal's words for an issue whose schema gave no message of its own (zod asks only then):
+ * what the field must be, for people reading it beside a form field, instead of zod's
+ * "Invalid input: expected number, received string". Undefined keeps zod's wording.
  */
-export function plainMessage(issue: z.core.$ZodIssue): string {
-  if (!zodDefault.test(issue.message)) return issue.message;
+export function plainError(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
-    case 'invalid_type': {
-      const received = /received (\w+)$/.exec(issue.message)?.[1];
-      if (received === 'undefined') return 'is required';
-      return `must be ${typeNames[issue.expected] ?? issue.expected}`;
-    }
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${typeNames[issue.expected] ?? issue.expected}`;
     case 'too_big':
     case 'too_small': {
-      const bound = issue.code === 'too_big' ? issue.maximum : issue.minimum;
-      const most = issue.code === 'too_big' ? 'at most' : 'at least';
-      const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' || issue.origin === 'set' ? ' items' : '';
-      const exclusive = issue.inclusive === false ? (issue.code === 'too_big' ? 'less than' : 'more than') : most;
-      return `must be ${exclusive} ${String(bound)}${unit}`;
+      const big = issue.code === 'too_big';
+      const bound = big ? issue.maximum : issue.minimum;
+      const origin = issue.origin as string;
+      if (!big && origin === 'string' && Number(bound) === 1) return 'must not be empty';
+      const words = issue.inclusive === false ? (big ? 'less than' : 'more than') : big ? 'at most' : 'at least';
+      const amount =
+        origin === 'string' ? counted(bound, 'character') : origin === 'array' || origin === 'set' ? counted(bound, 'item') : String(bound);
+      return `must be ${words} ${amount}`;
     }
     case 'invalid_value':
       return issue.values.length === 1
         ? `must be ${JSON.stringify(issue.values[0])}`
-        : `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
+        : `must be one of ${issue.values.map(String).join(', ')}`;
     case 'invalid_union': {
-      // The branch that got furthest: one whose issues are not about the value's type.
-      const said = issue.errors
-        .flat()
-        .filter((inner) => inner.code !== 'invalid_type' && !zodDefault.test(inner.message))
-        .map((inner) => inner.message)[0];
+      // Said by a branch that took the value's type: the nearest miss.
+      const said = (issue.errors as z.core.$ZodIssue[][]).flat().find((inner) => inner.code !== 'invalid_type')?.message;
       return said ?? 'is not a value this field takes';
     }
+    case 'invalid_format':
+      return issue.format === 'regex' ? `must match the pattern ${String(issue.pattern)}` : `must be a valid ${issue.format}`;
     case 'unrecognized_keys':
       return `has ${issue.keys.length === 1 ? 'a field' : 'fields'} it does not take: ${issue.keys.join(', ')}`;
-    case 'invalid_format':
-      return `must be ${issue.format === 'regex' ? 'in the expected format' : `a valid ${issue.format}`}`;
-    default:
+    case 'custom':
       return 'is not a value this field takes';
+    default:
+      return undefined;
   }
 }
+
+/** Options of every parse of people's input: zod's default wording in the portal's words. */
+export const inPlainWords = { error: plainError } as const;
 
 /** The 422 for a list of issues; the first names `param` for clients that highlight one field. */
 export function validationError(issues: ValidationIssue[], options: { humanMessage?: string; cause?: unknown } = {}): ApiError {
@@ -140,7 +141,7 @@ export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
     ] as const;
     for (const [where, schema, input, key] of parts) {
       if (!schema) continue;
-      const result = schema.safeParse(input);
+      const result = schema.safeParse(input, inPlainWords);
       if (result.success) valid[key] = result.data as Record<string, unknown>;
       else issues.push(...locate(where, result.error));
     }
@@ -195,7 +196,7 @@ export const wholeNumberParam = (max: number, unit?: string) => {
 
 /** Parses a request body against `schema`, throwing the 422 validation error on failure. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const result = schema.safeParse(body ?? {});
+  const result = schema.safeParse(body ?? {}, inPlainWords);
   if (!result.success) throw validationError(locate('body', result.error));
   return result.data;
 }

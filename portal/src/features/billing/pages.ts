@@ -19,6 +19,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, validate } from '../../web/validation.js';
 import { spendChart } from './chart.js';
+import { walletWords } from './wallet-words.js';
 
 /** Notices after a redirect, from a fixed list so the address cannot inject text. */
 const notices: Record<string, string> = {
@@ -125,6 +126,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     return {
       config: service.processorConfig(),
       payer,
+      payerWallet: walletWords(payer.source),
       organisation,
       payerName: payerUser ? `${payerUser.displayName} (${payerUser.email})` : undefined,
       manages,
@@ -178,7 +180,15 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     const service = billing();
     const config = service.processorConfig();
     const payer = await service.payerOf(req.user!);
-    const base = { title: 'Add funds', section: 'billing', config, payer, cents: formatCents, policy: describeFeePolicy };
+    const base = {
+      title: 'Add funds',
+      section: 'billing',
+      config,
+      payer,
+      payerWallet: walletWords(payer.source),
+      cents: formatCents,
+      policy: describeFeePolicy,
+    };
     allowProcessorForms(res, hostedOrigin());
     if (query.session_id) {
       const status = await service.checkoutStatus(req.user!, query.session_id);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Catalogue } from '../../../../core/config/index.js';
 import { budgetPeriods, type BudgetPeriod, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
-import { usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
+import { inPlainWords, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
 
 // eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
 const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -37,7 +37,7 @@ const optionalNumber = (schema: z.ZodNumber) =>
         return z.NEVER;
       }
       const n = typeof v === 'number' ? v : Number(v.trim());
-      const checked = schema.safeParse(n);
+      const checked = schema.safeParse(n, inPlainWords);
       if (!checked.success) {
         ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'must be a number' });
         return z.NEVER;

@@ -13,7 +13,7 @@ import { wantsJson } from '../../web/errors.js';
 import { requireAction } from '../../web/principal.js';
 import { validate, wholeNumberParam } from '../../web/validation.js';
 import { viewScope } from '../keys/scope.js';
-import { formatUsd as formatPrice, publicModels } from '../pages/catalogue-view.js';
+import { formatPrice, publicModels } from '../pages/catalogue-view.js';
 
 const daysQuery = z.strictObject({
   days: wholeNumberParam(365, 'days').optional(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalogue } from '../../../../core/config/index.js';
-import { formatUsd, publicModels } from './catalogue-view.js';
+import { formatPrice, publicModels } from './catalogue-view.js';
 
 describe('publicModels', () => {
   it('prices each model by its first-ranked supplier and lists every region serving it', () => {
@@ -37,8 +37,8 @@ describe('publicModels', () => {
   });
 
   it('never rounds a small price to zero', () => {
-    expect(formatUsd(0.006)).toBe('$0.006');
-    expect(formatUsd(0.02)).toBe('$0.02');
-    expect(formatUsd(2.5)).toBe('$2.50');
+    expect(formatPrice(0.006)).toBe('$0.006');
+    expect(formatPrice(0.02)).toBe('$0.02');
+    expect(formatPrice(2.5)).toBe('$2.50');
   });
 });

@@ -14,8 +14,8 @@ export interface PublicModel {
   contextWindow: number | undefined;
 }
 
-/** Dollars with as many decimals as the price needs (never rounded to zero). */
-export function formatUsd(amount: number): string {
+/** A price in dollars with as many decimals as it needs (never rounded to zero): amounts of money are web/usd.ts's. */
+export function formatPrice(amount: number): string {
   const decimals = amount === 0 ? 2 : Math.min(6, Math.max(2, -Math.floor(Math.log10(amount)) + 2));
   return `$${amount.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
 }
@@ -28,12 +28,12 @@ export function publicModels(catalogue: Catalogue): PublicModel[] {
     if (!primary) continue;
     const m = primary.model;
     const prices: string[] = [];
-    if (m.inputUsdPerMtok > 0) prices.push(`${formatUsd(m.inputUsdPerMtok)} / 1M input tokens`);
-    if (m.outputUsdPerMtok > 0) prices.push(`${formatUsd(m.outputUsdPerMtok)} / 1M output tokens`);
+    if (m.inputUsdPerMtok > 0) prices.push(`${formatPrice(m.inputUsdPerMtok)} / 1M input tokens`);
+    if (m.outputUsdPerMtok > 0) prices.push(`${formatPrice(m.outputUsdPerMtok)} / 1M output tokens`);
     if (m.cachedInputUsdPerMtok > 0 && m.cachedInputUsdPerMtok !== m.inputUsdPerMtok)
-      prices.push(`${formatUsd(m.cachedInputUsdPerMtok)} / 1M cached input tokens`);
-    if (m.usdPerAudioMinute > 0) prices.push(`${formatUsd(m.usdPerAudioMinute)} / audio minute`);
-    if (m.usdPerMchar > 0) prices.push(`${formatUsd(m.usdPerMchar)} / 1M characters`);
+      prices.push(`${formatPrice(m.cachedInputUsdPerMtok)} / 1M cached input tokens`);
+    if (m.usdPerAudioMinute > 0) prices.push(`${formatPrice(m.usdPerAudioMinute)} / audio minute`);
+    if (m.usdPerMchar > 0) prices.push(`${formatPrice(m.usdPerMchar)} / 1M characters`);
     if (prices.length === 0) prices.push('included');
     models.push({
       id,
