@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.js';
 import { openDatabase } from './database.js';
+import { seedEmbeddedDataDir } from './testing.js';
 import { waitFor } from '../../test/support/wait-for.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
@@ -49,6 +50,7 @@ test("a dead process's lock is taken over, and released when the last holder let
 
 test('the embedded database locks its directory while open: a second process cannot open it', async () => {
   const dir = tempDir();
+  await seedEmbeddedDataDir(dir); // opened without initdb
   const db = await openDatabase({ kind: 'embedded', dataDir: dir });
   let open = true;
   cleanups.push(async () => {

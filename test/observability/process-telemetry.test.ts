@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '../../core/db/index.js';
+import { seedEmbeddedDataDir } from '../../core/db/testing.js';
 import { generateSecret, KeyRepository } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { startSimulator, type RunningSimulator } from '../simulator/server.js';
@@ -39,8 +40,8 @@ describe('gateway process telemetry', () => {
       `suppliers:\n  - name: sim-eu\n    protocol: openai\n    base_url: ${sim.url}/v1\n    region: EU\n    models:\n      - id: gpt-4o-mini\n        input_usd_per_mtok: 0.15\n        output_usd_per_mtok: 0.6\n`,
     );
     const pepper = generateSecret('admin');
+    await seedEmbeddedDataDir(join(dir, 'data')); // the migrated snapshot: no initdb, no migrations
     const db = await openDatabase({ kind: 'embedded', dataDir: join(dir, 'data') });
-    await db.migrate();
     secret = (await new KeyRepository(db.knex, pepper).create({ kind: 'managed', name: 'telemetry', source: 'api' })).secret;
     await db.close();
     child = spawn(process.execPath, ['--import', 'tsx', 'gateway/src/main.ts'], {

@@ -19,12 +19,13 @@ function declaredLength(headers: IncomingHttpHeaders): number | undefined {
 }
 
 /**
- * Lets go of an answer nothing has started reading: undici reads off a little of it (a connection
- * whose answer ended can serve again) or closes it. A bare destroy() there raised an unhandled
- * AbortError, since nothing listened to the body yet; that would stop the process.
+ * Lets go of an answer nothing has started reading: its connection is closed. A bare destroy()
+ * there could raise an AbortError nobody listens to, which would stop the process; the listener
+ * takes it (the answer is already the supplier's failure).
  */
 export function abandonBody(upstream: UpstreamResponse): void {
-  upstream.body.dump().catch(() => undefined);
+  upstream.body.on('error', () => undefined);
+  upstream.body.destroy();
 }
 
 function tooLarge(supplier: string, limit: number): ApiError {

@@ -174,21 +174,25 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     await renderOverview(req, res, { notice: query.setup_session ? notices.card_saved : query.notice ? notices[query.notice] : undefined });
   });
 
-  /** The fund page: the form, the quote for `amount`, the confirmation after the redirect, or a cancel. */
-  router.get('/dashboard/billing/fund', guard, validate({ query: fundQuery }), async (req, res) => {
-    const query = req.valid!.query as z.infer<typeof fundQuery>;
-    const service = billing();
-    const config = service.processorConfig();
-    const payer = await service.payerOf(req.user!);
-    const base = {
+  /** What every rendering of the fund page shows, for `user`. */
+  const fundPage = async (user: User) => {
+    const payer = await billing().payerOf(user);
+    return {
       title: 'Add funds',
       section: 'billing',
-      config,
+      config: billing().processorConfig(),
       payer,
       payerWallet: walletWords(payer.source),
       cents: formatCents,
       policy: describeFeePolicy,
     };
+  };
+
+  /** The fund page: the form, the quote for `amount`, the confirmation after the redirect, or a cancel. */
+  router.get('/dashboard/billing/fund', guard, validate({ query: fundQuery }), async (req, res) => {
+    const query = req.valid!.query as z.infer<typeof fundQuery>;
+    const service = billing();
+    const base = await fundPage(req.user!);
     allowProcessorForms(res, hostedOrigin());
     if (query.session_id) {
       const status = await service.checkoutStatus(req.user!, query.session_id);
@@ -220,15 +224,9 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       res.redirect(303, started.url);
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
-      const config = billing().processorConfig();
       allowProcessorForms(res, hostedOrigin());
       res.status(error.status).render('dashboard/billing/fund', {
-        title: 'Add funds',
-        section: 'billing',
-        config,
-        payer: await billing().payerOf(req.user!),
-        cents: formatCents,
-        policy: describeFeePolicy,
+        ...(await fundPage(req.user!)),
         quote: undefined,
         issue: error.humanMessage,
         amount: typeof amount === 'string' ? amount : '',
