@@ -18,7 +18,8 @@ export interface AutoTopupRow {
   monthly_cap_nano: string | number;
   policy_version: string;
   consented_by: number | null;
-  consented_at: Date;
+  /** Null when the settings were never turned on. */
+  consented_at: Date | null;
   paused_reason: string | null;
   updated_at: Date;
 }
@@ -65,7 +66,7 @@ export function presentSettings(row: AutoTopupRow | undefined, spentThisMonthNan
     amount_usd: nanoToUsd(Number(row.amount_nano)),
     monthly_cap_usd: nanoToUsd(Number(row.monthly_cap_nano)),
     policy_version: row.policy_version,
-    consented_at: new Date(row.consented_at).toISOString(),
+    consented_at: row.consented_at === null ? null : new Date(row.consented_at).toISOString(),
     paused_reason: row.paused_reason,
     charged_this_month_usd: nanoToUsd(spentThisMonthNano),
   };

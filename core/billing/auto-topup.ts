@@ -139,8 +139,9 @@ export class AutoTopup {
         amount_nano: values ? centsToNano(values.amount) : (current?.amount_nano ?? 0),
         monthly_cap_nano: values ? centsToNano(values.cap) : (current?.monthly_cap_nano ?? 0),
         policy_version: input.enabled ? autoTopupPolicyVersion : (current?.policy_version ?? autoTopupPolicyVersion),
-        consented_by: input.enabled ? user.id : (current?.consented_by ?? user.id),
-        consented_at: input.enabled ? now : (current?.consented_at ?? now),
+        // Turning it off keeps the consent given before, if any; it never records one.
+        consented_by: input.enabled ? user.id : (current?.consented_by ?? null),
+        consented_at: input.enabled ? now : (current?.consented_at ?? null),
         paused_reason: null,
         updated_at: now,
       };

@@ -138,6 +138,13 @@ describe('payment history', () => {
 });
 
 describe('automatic top-up settings', () => {
+  it('saved off by someone who never turned them on hold no consent', async () => {
+    const { client } = await signedInUser(world.portal);
+    const off = await client.postJson('/api/billing/auto-topup', { version: 0, enabled: false, consent: false });
+    expect(off.status, await off.clone().text()).toBe(200);
+    expect(await off.json()).toMatchObject({ version: 1, enabled: false, consented_at: null });
+  });
+
   it('are versioned, need consent to the current policy and a default card, and refuse a stale version', async () => {
     const { client } = await signedInUser(world.portal);
     const values = {

@@ -29,6 +29,7 @@ import * as m027 from './027_schedules_budgets.js';
 import * as m028 from './028_export_chunks.js';
 import * as m029 from './029_key_budget_nano.js';
 import * as m030 from './030_unverified_identity_links.js';
+import * as m031 from './031_auto_topup_consent.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -71,6 +72,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['028_export_chunks', m028],
   ['029_key_budget_nano', m029],
   ['030_unverified_identity_links', m030],
+  ['031_auto_topup_consent', m031],
 ];
 
 /** knex migration source over the explicit list above. */
