@@ -21,3 +21,14 @@ export function namesRealDay(text: string): boolean {
 export function isRealDate(text: string): boolean {
   return !Number.isNaN(Date.parse(text)) && namesRealDay(text);
 }
+
+/** An ISO date (2026-11-01) or time (2026-11-01T08:00, seconds, milliseconds and a zone optional), four-digit year. */
+const isoDateOrTime = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/**
+ * Whether `text` is an ISO date or date-time as people and forms send them, naming a day that
+ * exists, in years 0000–9999 (what the form's date input and PostgreSQL's dates agree on).
+ */
+export function isIsoDateOrTime(text: string): boolean {
+  return isoDateOrTime.test(text) && isRealDate(text);
+}

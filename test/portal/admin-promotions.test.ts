@@ -144,6 +144,11 @@ describe('promotions', () => {
       [{ user_id: user.id, email: user.email, amount_usd: 1, reason: 'x' }, 'user_id'],
       [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: 'soon' }, 'expires_at'],
       [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '2001-01-01' }, 'expires_at'],
+      // Days that do not exist are refused, not rolled over into the next month; five-digit years too.
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '2027-02-30' }, 'must be a real date'],
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '2027-04-31T10:00:00Z' }, 'must be a real date'],
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '99999-01-01' }, 'must be a real date'],
+      [{ user_id: user.id, amount_usd: 1, reason: 'x', expires_at: '+275760-09-13T00:00:00Z' }, 'must be a real date'],
     ] as const) {
       const res = await platform.client.postJson('/dashboard/admin/promotions/create', body);
       expect(res.status, JSON.stringify(body)).toBe(422);

@@ -18,6 +18,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
+import { isIsoDateOrTime } from '../../../../core/time/index.js';
 
 const amount = z.union(
   [
@@ -34,12 +35,13 @@ const amount = z.union(
 /** An ISO date or date-time; "" or null = no expiry. */
 const expiry = z.union([z.string().trim().max(40), z.null()]).transform((v, ctx) => {
   if (v === null || v === '') return null;
-  const date = new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T23:59:59.999Z` : v);
-  if (Number.isNaN(date.getTime())) {
-    ctx.addIssue({ code: 'custom', message: 'must be a date (YYYY-MM-DD) or an ISO date-time, or empty for none' });
+  // A day that does not exist (2027-02-30) is refused, not rolled over into the next month.
+  if (!isIsoDateOrTime(v)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a real date (YYYY-MM-DD) or an ISO date-time, or empty for none' });
     return z.NEVER;
   }
-  return date;
+  // A time without a zone is UTC, as everywhere in the portal; a bare date lasts to that day's end.
+  return new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T23:59:59.999Z` : /[Zz]|[+-]\d{2}:\d{2}$/.test(v) ? v : `${v}Z`);
 });
 const reason = z.string().trim().min(1, 'must not be empty').max(400, 'must be at most 400 characters');
 

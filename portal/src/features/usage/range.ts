@@ -2,7 +2,7 @@
 // instants (2026-11-01T08:00:00Z), aligned to the granularity, defaulting to the last 30 days by
 // day or the last 48 hours by hour, and never wider than the report may hold.
 import { ApiError } from '../../../../core/errors/index.js';
-import { isRealDate } from '../../../../core/time/index.js';
+import { isIsoDateOrTime } from '../../../../core/time/index.js';
 import { maxBins, type Granularity } from '../../../../core/usage/index.js';
 import { validationError } from '../../web/validation.js';
 
@@ -11,8 +11,7 @@ const stepMs: Record<Granularity, number> = { hour: 3_600_000, day: 86_400_000 }
 /** Parses an ISO date or instant; undefined when absent, a 422 naming `name` when malformed. */
 export function parseInstant(name: string, value: string | undefined): Date | undefined {
   if (value === undefined || value === '') return undefined;
-  const ok = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(value) && isRealDate(value);
-  if (!ok)
+  if (!isIsoDateOrTime(value))
     throw validationError([
       { loc: ['query', name], msg: 'must be an ISO date (2026-11-01) or time (2026-11-01T08:00:00Z)', type: 'value_error' },
     ]);
@@ -34,7 +33,7 @@ export function usageRange(granularity: Granularity, fromText: string | undefine
   if ((to.getTime() - from.getTime()) / step > maxBins)
     throw new ApiError('validation_error', {
       status: 422,
-      humanMessage: `The range holds more than ${maxBins} ${granularity}s; choose a shorter range or granularity=day`,
+      humanMessage: `The range holds more than ${maxBins} ${granularity}s; choose a shorter range${granularity === 'hour' ? ' or granularity=day' : ''}`,
       param: 'from',
     });
   return { from, to };
