@@ -45,7 +45,7 @@ import { pagesRouter } from './features/pages/routes.js';
 import { errorHandler } from './web/errors.js';
 import { layoutLocals } from './web/layout.js';
 import { observeRequests, securityHeaders } from './web/observe.js';
-import { refuseNulCharacters } from './web/validation.js';
+import { refuseUnreadBodies, refuseUnstorableText } from './web/validation.js';
 import { loadPrincipal } from './web/principal.js';
 import { sameOriginCheck } from './web/same-origin.js';
 import { sessionMiddleware } from './web/session.js';
@@ -90,7 +90,8 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(billingWebhookRouter(deps));
   app.use(express.urlencoded({ extended: false, limit: '64kb' }));
   app.use(express.json({ limit: '256kb' }));
-  app.use(refuseNulCharacters);
+  app.use(refuseUnreadBodies);
+  app.use(refuseUnstorableText);
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -114,6 +114,10 @@ describe('operations views', () => {
     expect(withIncident.incidents).toEqual([expect.objectContaining({ kind: 'supplier_circuit_open', supplier: 'sim-bad' })]);
     const outsiders = await json<{ totals: { requests: number } }>(outsider.client, '/dashboard/admin/api/dashboard');
     expect(outsiders.totals.requests).toBe(0);
+    // Always the last 24 hours: a parameter it does not take is named, not ignored.
+    const withDays = await admin.client.get('/dashboard/admin/api/dashboard?days=abc', { accept: 'application/json' });
+    expect(withDays.status).toBe(422);
+    expect(await withDays.text()).toContain('it does not take: days');
 
     const platform = await signUp(portal, { role: 'platform_admin' });
     const health = await json<{ suppliers: { supplier: string; circuit: string; recent_failures: { code: string; count: number }[] }[] }>(

@@ -151,3 +151,41 @@ describe('filter forms sent as browsers send them', () => {
     await expect422(await user.client.get('/dashboard/usage?split_by=colour', json), 'split_by');
   });
 });
+
+describe('fields a limit-setting endpoint does not take', () => {
+  it('are refused naming them, not dropped with the limit they meant to set', async () => {
+    const admin = await signUp(portal, { role: 'platform_admin' });
+    const cases = [
+      [user.client, '/dashboard/keys/new', { name: 'k', rate_limit: 5 }, 'rate_limit'],
+      [user.client, '/dashboard/budgets/activate', { amount_usd: 5, hardStop: true }, 'hardStop'],
+      [admin.client, '/dashboard/admin/organisations', { name: 'Delta', slug: 'delta', monthly_budget: 5 }, 'monthly_budget'],
+    ] as const;
+    for (const [client, path, body, field] of cases) {
+      const answer = await client.postJson(path, body);
+      expect(answer.status, path).toBe(422);
+      expect(await answer.text(), path).toContain(`it does not take: ${field}`);
+    }
+    // The key page's own update form sends `action` beside the fields: still taken.
+    const created = (await (await user.client.postJson('/dashboard/keys/new', { name: 'kept' })).json()) as { key: { key_id: string } };
+    const updated = await user.client.postJson(`/dashboard/keys/${created.key.key_id}`, { action: 'update', rate_limit_rpm: 7 });
+    expect(updated.status, await updated.clone().text()).toBe(200);
+  });
+});
+
+describe('text the database would change, and bodies no parser reads', () => {
+  it('half a surrogate pair anywhere is 422 naming the field; a text/plain or multipart body is 415, not a 200 that changed nothing', async () => {
+    await expect422(await user.client.postJson('/dashboard/settings', { display_name: 'a\ud800b' }), 'display_name');
+    await expect422(await user.client.postJson('/dashboard/reports', { name: '\udc00', kind: 'usage' }), 'name');
+    // A whole pair (an emoji) is text like any other.
+    expect((await user.client.postJson('/dashboard/settings', { display_name: 'Ada 🚀' })).status).toBe(200);
+    for (const type of ['text/plain', 'multipart/form-data; boundary=x']) {
+      const answer = await fetch(`${user.client.url}/dashboard/settings`, {
+        method: 'POST',
+        headers: { origin: user.client.origin, cookie: user.client.cookieHeader(), 'content-type': type, ...json },
+        body: '{"display_name":"x"}',
+      });
+      expect(answer.status, type).toBe(415);
+      expect(await answer.json()).toMatchObject({ code: 'unsupported_media_type' });
+    }
+  });
+});

@@ -116,7 +116,9 @@ export function errorHandler(logger: Logger) {
         { err, requestId: res.locals.requestId, route: req.route?.path },
         'a value the validation let through was refused by the database',
       );
-    if (error.status >= 500) logger.error({ err, requestId: res.locals.requestId, route: req.route?.path }, 'request failed');
+    // 501 is the portal's own deliberate answer (a retired endpoint), not a failure to look into.
+    if (error.status >= 500 && error.status !== 501)
+      logger.error({ err, requestId: res.locals.requestId, route: req.route?.path }, 'request failed');
     if (res.headersSent) {
       // A streamed answer (a CSV export) failed part-way: end the connection so the client sees an
       // incomplete download, rather than a response that never finishes.

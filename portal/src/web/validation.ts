@@ -105,7 +105,7 @@ export const inPlainWords = { error: plainError } as const;
 /** The 422 for a list of issues; the first names `param` for clients that highlight one field. */
 export function validationError(issues: ValidationIssue[], options: { humanMessage?: string; cause?: unknown } = {}): ApiError {
   const first = issues[0];
-  const names = issues.map((i) => i.loc.slice(1).join('.') || i.loc[0]).join(', ');
+  const names = [...new Set(issues.map((i) => i.loc.slice(1).join('.') || i.loc[0]))].join(', ');
   return new ApiError('validation_error', {
     status: 422,
     humanMessage: options.humanMessage ?? `Some input is not valid: ${names}`,
@@ -230,26 +230,56 @@ export const usdAmountOrNoneUpTo = (places: number) => {
 /** An amount in US dollars (up to 6 decimals, the limits' columns) or empty/null for "none". */
 export const usdAmountOrNone = usdAmountOrNoneUpTo(6);
 
-/** Where in `value` (a parsed body or query) a string holds a NUL character, as a validation location; undefined when none. */
-function nulAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
+/**
+ * Text PostgreSQL cannot keep as sent: a NUL character (it refuses the insert: a 500 before) or
+ * half a UTF-16 surrogate pair (stored as U+FFFD, so the text changed without a word).
+ */
+// eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
+export const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Where in `value` (a parsed body or query) a string holds unstorable text, as a validation location; undefined when none. */
+function unstorableAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {
+  if (typeof value === 'string') return unstorable.test(value) ? at : undefined;
   // Parsed bodies are bounded (256 kB) but may nest deeply: deeper than this is not looked into.
   if (depth > 32 || typeof value !== 'object' || value === null) return undefined;
   for (const [key, inner] of Object.entries(value)) {
-    if (key.includes('\u0000')) return [...at, key];
-    const found = nulAt(inner, [...at, Array.isArray(value) ? Number(key) : key], depth + 1);
+    if (unstorable.test(key)) return [...at, key];
+    const found = unstorableAt(inner, [...at, Array.isArray(value) ? Number(key) : key], depth + 1);
     if (found) return found;
   }
   return undefined;
 }
 
 /**
- * Text never holds a NUL character: PostgreSQL cannot store one (the insert failed with a 500),
- * and no name, filter or setting needs it. One check for every form, JSON body and query string,
- * after the body parsers: 422 naming the field.
+ * Text never holds a NUL character nor half a surrogate pair: PostgreSQL cannot store the one and
+ * replaces the other, and no name, filter or setting needs them. One check for every form, JSON
+ * body and query string, after the body parsers: 422 naming the field.
  */
-export function refuseNulCharacters(req: Request, _res: Response, next: NextFunction): void {
-  const where = nulAt(req.query, ['query']) ?? nulAt(req.body, ['body']);
+export function refuseUnstorableText(req: Request, _res: Response, next: NextFunction): void {
+  const where = unstorableAt(req.query, ['query']) ?? unstorableAt(req.body, ['body']);
   if (!where) return next();
-  next(validationError([{ loc: where, msg: 'must not contain a NUL character (U+0000)', type: 'string_pattern_mismatch' }]));
+  next(
+    validationError([
+      { loc: where, msg: 'must not contain a NUL character (U+0000) or half a surrogate pair', type: 'string_pattern_mismatch' },
+    ]),
+  );
+}
+
+/** What the portal's body parsers read (app.ts); the processor's webhook reads its own before them. */
+const readBodyTypes = ['application/json', 'application/x-www-form-urlencoded'];
+
+/**
+ * A body of another type (text/plain, multipart) is read by no parser: the route would see no
+ * fields and answer 200 having changed nothing. 415, saying what to send.
+ */
+export function refuseUnreadBodies(req: Request, _res: Response, next: NextFunction): void {
+  // A body is announced by a length above zero or a chunked transfer (as Node reads requests).
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody || req.is(readBodyTypes)) return next();
+  next(
+    new ApiError('unsupported_media_type', {
+      humanMessage: 'Send the body as JSON (Content-Type: application/json) or as a form (application/x-www-form-urlencoded)',
+    }),
+  );
 }

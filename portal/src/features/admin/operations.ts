@@ -184,7 +184,8 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
     };
   };
 
-  adminRoute(router, 'GET', '/dashboard/admin/api/dashboard', async (req, res) => {
+  // The last 24 hours, always: a parameter (days=, hours=) would be a choice it does not offer.
+  adminRoute(router, 'GET', '/dashboard/admin/api/dashboard', validate({ query: z.strictObject({}) }), async (req, res) => {
     res.json(await dashboard(req));
   });
 

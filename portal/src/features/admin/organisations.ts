@@ -35,8 +35,8 @@ const slug = z
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on', 'off']).transform((v) => v === 'true' || v === 'on')], {
   message: 'must be true or false',
 });
-const createBody = z.object({ name, slug: slug.optional().or(z.literal('').transform(() => undefined)) });
-const updateBody = z.object({
+const createBody = z.strictObject({ name, slug: slug.optional().or(z.literal('').transform(() => undefined)) });
+const updateBody = z.strictObject({
   name: name.optional(),
   slug: slug.optional(),
   billing_exempt: flag.optional(),

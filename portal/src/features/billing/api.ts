@@ -25,7 +25,7 @@ const statusQuery = z.strictObject({
 const pmParams = z.object({ pm_id: z.string().regex(paymentMethodIdPattern, 'must be a saved card id (pm_…)') });
 const operationParams = z.object({ operation_id: z.string().min(1).max(200, 'must be at most 200 characters') });
 
-const checkoutBody = z.object({ amount: z.union([z.number(), z.string()], { message: 'must be a number of US dollars' }) });
+const checkoutBody = z.strictObject({ amount: z.union([z.number(), z.string()], { message: 'must be a number of US dollars' }) });
 
 const money = z.union([z.number(), z.string()], { message: 'must be a number of US dollars' });
 const flag = z

@@ -26,7 +26,7 @@ import { hasAtMostDecimals } from '../../../../core/budget/index.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]);
-const activateBody = z.object({
+const activateBody = z.strictObject({
   scope: z.enum(['user', 'organisation'], { message: 'must be user or organisation' }).default('user'),
   amount_usd: z
     .union([

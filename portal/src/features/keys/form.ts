@@ -6,10 +6,8 @@ import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Catalogue } from '../../../../core/config/index.js';
 import { budgetPeriods, type BudgetPeriod, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
-import { inPlainWords, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
+import { inPlainWords, unstorable, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
 
-// eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
-const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const storable = (s: z.ZodString) => s.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
 
 /** A list field: a comma-separated string (a form) or an array (JSON); empty = no restriction. */
@@ -45,8 +43,8 @@ const optionalNumber = (schema: z.ZodNumber) =>
       return checked.data;
     });
 
-/** Fields of the create and update forms. */
-export const keyForm = z.object({
+/** Fields of the create and update forms; any other field is refused (a misspelt limit must not be dropped). */
+export const keyForm = z.strictObject({
   name: storable(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
   allowed_models: list(100),
   allowed_regions: list(20),
@@ -101,7 +99,10 @@ export function overCurrentValues(key: KeyRecord, body: unknown): Record<string,
     budget_period: key.budgetPeriod ?? '',
     rate_limit_rpm: key.rateLimitRpm ?? '',
   };
-  return body !== null && typeof body === 'object' && !Array.isArray(body) ? { ...current, ...body } : current;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return current;
+  // `action` chose the update (the page's form sends it beside the fields); it is no key field.
+  const { action: _action, ...fields } = body as Record<string, unknown>;
+  return { ...current, ...fields };
 }
 
 /** The form as repository fields; a budget without a period is monthly (docs/keys.md). */
