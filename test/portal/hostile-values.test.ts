@@ -159,6 +159,7 @@ describe('fields a limit-setting endpoint does not take', () => {
       [user.client, '/dashboard/keys/new', { name: 'k', rate_limit: 5 }, 'rate_limit'],
       [user.client, '/dashboard/budgets/activate', { amount_usd: 5, hardStop: true }, 'hardStop'],
       [admin.client, '/dashboard/admin/organisations', { name: 'Delta', slug: 'delta', monthly_budget: 5 }, 'monthly_budget'],
+      [user.client, '/dashboard/projects', { name: 'P', budget: 5 }, 'budget'],
     ] as const;
     for (const [client, path, body, field] of cases) {
       const answer = await client.postJson(path, body);

@@ -36,7 +36,7 @@ import { parseBody } from '../../web/validation.js';
 import { idField } from '../../web/target-organisation.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const createBody = z.object({
+const createBody = z.strictObject({
   name,
   description: z
     .string()
@@ -49,8 +49,8 @@ const createBody = z.object({
     .optional()
     .transform((v) => (v === '' || v === undefined ? null : v)),
 });
-const memberBody = z.object({ email: z.string().trim().toLowerCase().email('must be an email address').max(320) });
-const tokenBody = z.object({ name });
+const memberBody = z.strictObject({ email: z.string().trim().toLowerCase().email('must be an email address').max(320) });
+const tokenBody = z.strictObject({ name });
 
 /** Largest id an `integer` column holds: a bigger path id names nothing (and must not reach PostgreSQL). */
 const maxId = 2_147_483_647;

@@ -87,7 +87,7 @@ const createBody = z.strictObject({
   key_id: optionalWhole(1, maxRowId),
   status: optionalWhole(2, 599),
 });
-const renameBody = z.object({ name });
+const renameBody = z.strictObject({ name });
 const scheduleBody = z
   .object({
     report_id: whole(1, 2_147_483_647),
