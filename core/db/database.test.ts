@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Database } from './database.js';
-import { createTestDatabase, seedEmbeddedDataDir } from './testing.js';
+import { createTestDatabase } from './testing.js';
 
 /** Closes the database after the test, whether it passed or not (a second close is harmless). */
 function closedAfterTest(db: Database): Database {
@@ -59,8 +59,9 @@ test('migrations apply and are idempotent; concurrent transactions do not mix', 
 test('embedded database keeps its rows across a restart', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-db-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  // Seeded with the migrated snapshot (an empty directory's initdb is npm start's test, deploy/local).
-  await seedEmbeddedDataDir(dir);
+  // From an empty directory: this is the test that runs every migration in this process, from
+  // nothing (elsewhere databases are copies of a migrated template or snapshot, cached between
+  // runs), so the migrations' coverage rests on it. Do not seed it.
   const first = closedAfterTest(await openDatabase({ kind: 'embedded', dataDir: dir }));
   await first.migrate();
   await first
