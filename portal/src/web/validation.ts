@@ -235,7 +235,7 @@ export const usdAmountOrNone = usdAmountOrNoneUpTo(6);
  * half a UTF-16 surrogate pair (stored as U+FFFD, so the text changed without a word).
  */
 // eslint-disable-next-line no-control-regex -- NUL is exactly the character refused
-export const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Where in `value` (a parsed body or query) a string holds unstorable text, as a validation location; undefined when none. */
 function unstorableAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {

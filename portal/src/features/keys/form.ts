@@ -6,9 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Catalogue } from '../../../../core/config/index.js';
 import { budgetPeriods, type BudgetPeriod, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
-import { inPlainWords, unstorable, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
-
-const storable = (s: z.ZodString) => s.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
+import { inPlainWords, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
 
 /** A list field: a comma-separated string (a form) or an array (JSON); empty = no restriction. */
 const list = (max: number) =>
@@ -45,7 +43,8 @@ const optionalNumber = (schema: z.ZodNumber) =>
 
 /** Fields of the create and update forms; any other field is refused (a misspelt limit must not be dropped). */
 export const keyForm = z.strictObject({
-  name: storable(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
+  // NUL and half surrogate pairs are refused for every body before any route (web/validation.ts refuseUnstorableText).
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   allowed_models: list(100),
   allowed_regions: list(20),
   // Kept to the nano-USD, as the Management API's (docs/keys.md): finer is refused, not rounded.
