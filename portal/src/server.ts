@@ -2,7 +2,9 @@
 import { openJobRunner, workPortalJobs } from './jobs.js';
 import { expireDuePromotions } from './features/admin/promotions.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { ApiError, errorResponseHeaders, renderErrorBody } from '../../core/errors/index.js';
+import { clientErrorAnswerer } from '../../core/errors/client-errors.js';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import {
@@ -27,6 +29,7 @@ import {
 import { InviteRepository, OneTimeTokens, SessionRepository, UserRepository } from '../../core/identity/index.js';
 import { ActivityLog } from '../../core/activity/index.js';
 import { createPortal } from './app.js';
+import { portalErrorBody } from './web/errors.js';
 import { createMailer } from './mail/mailer.js';
 import { createOidcProviders } from './features/sso/oidc.js';
 import { startBilling } from './features/billing/runtime.js';
@@ -65,6 +68,9 @@ export async function startPortal(given: PortalSettings, overrides: PortalOverri
   // Until the app is attached (migrations, billing, … take seconds), a request is told so at once
   // instead of being held on an accepted connection that nothing answers.
   server.on('request', answerStarting);
+  // A request Node's parser refuses (a 100 KB URL, headers over its limit, bytes that are not
+  // HTTP) gets the catalogue's JSON answer and id, not Node's bare status line with no body.
+  server.on('clientError', clientErrorAnswerer('portal', randomUUID, portalErrorBody));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(given.PORTAL_PORT, given.SVC_HOST, () => resolve());

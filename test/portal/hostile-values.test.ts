@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 import { signUp, type SignedInUser } from '../support/portal-users.js';
+import { rawExchange } from '../robustness/support.js';
 
 let portal: PortalHarness;
 let user: SignedInUser;
@@ -110,6 +111,24 @@ describe('a browser refused before any route', () => {
       expect(html, what).toContain('Something needs attention');
       expect(html, what).not.toMatch(/ReferenceError|node_modules|\.ejs|at eval/);
     }
+  });
+});
+
+describe('requests Node refuses before the app', () => {
+  it('a 100 KB address is 431 and bytes that are not HTTP are 400, each in the catalogue shape with an id, not a bare status line', async () => {
+    const long = await rawExchange(portal.portal.port, [`GET /dashboard?q=${'a'.repeat(100_000)} HTTP/1.1\r\nHost: portal\r\n\r\n`]);
+    expect(long.status, long.received.slice(0, 300)).toBe(431);
+    expect(long.headers['content-type']).toContain('application/json');
+    const tooLong = JSON.parse(long.body) as { code: string; error: { code: string; human_message: string }; request_id: string };
+    expect(tooLong.error.code).toBe('request_too_large');
+    expect(tooLong.code).toBe('request_too_large');
+    expect(tooLong.error.human_message).toContain('larger than the portal accepts');
+    expect(tooLong.request_id).toBe(long.headers['x-request-id']);
+    expect(long.closedByServer).toBe(true);
+
+    const garbage = await rawExchange(portal.portal.port, ['NOT HTTP AT ALL\r\n\r\n']);
+    expect(garbage.status, garbage.received.slice(0, 300)).toBe(400);
+    expect((JSON.parse(garbage.body) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
 });
 

@@ -1,70 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, errorResponseHeaders, renderErrorBody } from '../../../core/errors/index.js';
-
-/** How long a connection being closed after an error may still drain what its client sends. */
-const lingerMs = 1_000;
+import { clientErrorAnswerer, lingerMs, rawErrorResponse } from '../../../core/errors/client-errors.js';
 
 /** A new request id, in the form every answered request carries (`x-request-id`). */
 export function newRequestId(): string {
   return `req_${randomUUID().replaceAll('-', '')}`;
 }
 
-/**
- * The catalogue error for what Node's HTTP server reports before any route runs: a request line or
- * headers it cannot parse, headers over its size limit, or a request whose headers or body did
- * not arrive within the deadline (SVC_HEADERS_TIMEOUT_MS, SVC_BODY_TIMEOUT_MS).
- */
-export function clientErrorOf(error: NodeJS.ErrnoException): ApiError {
-  switch (error.code) {
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ApiError('request_timeout', {
-        status: 408,
-        humanMessage: 'The request headers and body did not arrive in time; the connection is closed',
-      });
-    case 'HPE_HEADER_OVERFLOW':
-      return new ApiError('request_too_large', {
-        status: 431,
-        humanMessage: 'The request line and headers are larger than the gateway accepts',
-      });
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return new ApiError('request_too_large', {
-        humanMessage: 'The chunk extensions of the request body are larger than the gateway accepts',
-      });
-    default:
-      return new ApiError('invalid_request', { humanMessage: 'The request is not well-formed HTTP/1.1' });
-  }
-}
-
-/** The raw HTTP/1.1 response text of a catalogue error, for answers written straight to a socket. */
-export function rawErrorResponse(error: ApiError, requestId: string): string {
-  const body = JSON.stringify(renderErrorBody(error, requestId));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    'x-request-id': requestId,
-    connection: 'close',
-    ...errorResponseHeaders(error),
-  };
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n${lines.join('')}\r\n${body}`;
-}
-
-/**
- * The server's `clientError` handler: answers in the catalogue shape — unless a response has
- * already begun on the connection (then there is nothing valid left to say) — and closes the
- * connection. It ends gracefully and drains for a moment, so the client reads the answer rather
- * than a reset, then destroys the socket whatever the client does.
- */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.end(rawErrorResponse(clientErrorOf(error), newRequestId()));
-  else socket.end();
-  socket.resume();
-  setTimeout(() => socket.destroy(), lingerMs).unref();
-}
+/** The gateway's `clientError` handler (core/errors/client-errors.ts). */
+export const answerClientError = clientErrorAnswerer('gateway', newRequestId);
 
 /**
  * How much of an early-answered request's body is still read and discarded before the connection
