@@ -193,7 +193,7 @@ describe('fields a limit-setting endpoint does not take', () => {
 });
 
 describe('text the database would change, and bodies no parser reads', () => {
-  it('half a surrogate pair anywhere is 422 naming the field; a text/plain or multipart body is 415, not a 200 that changed nothing', async () => {
+  it('half a surrogate pair anywhere is 422 naming the field; a text/plain or multipart body is 415, not a 200 that changed nothing; charsets, encodings and broken JSON each have their code', async () => {
     await expect422(await user.client.postJson('/dashboard/settings', { display_name: 'a\ud800b' }), 'display_name');
     await expect422(await user.client.postJson('/dashboard/reports', { name: '\udc00', kind: 'usage' }), 'name');
     // A whole pair (an emoji) is text like any other.
@@ -206,6 +206,32 @@ describe('text the database would change, and bodies no parser reads', () => {
       });
       expect(answer.status, type).toBe(415);
       expect(await answer.json()).toMatchObject({ code: 'unsupported_media_type' });
+    }
+    // Bodies the parsers refuse, each by its own code: a charset they do not read, a compressed
+    // body, JSON that does not parse.
+    const refused = [
+      [{ 'content-type': 'application/json; charset=latin1' }, '{"display_name":"x"}', 415, 'unsupported_media_type', 'charset "latin1"'],
+      [
+        { 'content-type': 'application/json', 'content-encoding': 'compress' },
+        'xx',
+        415,
+        'unsupported_media_type',
+        'Content-Encoding "compress"',
+      ],
+      [{ 'content-type': 'application/json', 'content-encoding': 'gzip' }, 'not gzip', 400, 'invalid_request', 'could not be decompressed'],
+      [{ 'content-type': 'application/json' }, '{"display_name":', 400, 'invalid_json', 'not valid JSON'],
+    ] as const;
+    for (const [headers, body, status, code, says] of refused) {
+      const answer = await fetch(`${user.client.url}/dashboard/settings`, {
+        method: 'POST',
+        headers: { origin: user.client.origin, cookie: user.client.cookieHeader(), ...json, ...headers },
+        body,
+      });
+      const text = await answer.text();
+      expect(answer.status, text).toBe(status);
+      const error = JSON.parse(text) as { code: string; human_message: string };
+      expect(error.code, text).toBe(code);
+      expect(error.human_message, text).toContain(says);
     }
   });
 });

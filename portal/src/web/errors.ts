@@ -88,6 +88,44 @@ const refusedValueKinds: Record<string, string> = {
   '22P05': 'a text holds a character that cannot be stored',
 };
 
+/**
+ * A body the parsers (express.json, express.urlencoded) refused, by the kind they name: each its
+ * own catalogue code and a sentence saying what to send instead. Other kinds stay the generic 400.
+ */
+function unreadBody(kind: string, err: unknown): ApiError | undefined {
+  const charset = (err as { charset?: unknown }).charset;
+  switch (kind) {
+    case 'entity.too.large':
+    case 'parameters.too.many':
+      return new ApiError('request_too_large', { cause: err });
+    case 'charset.unsupported':
+      return new ApiError('unsupported_media_type', {
+        param: 'content-type',
+        humanMessage: `The body's charset${typeof charset === 'string' ? ` "${charset.slice(0, 40)}"` : ''} is not one the portal reads: send UTF-8`,
+        cause: err,
+      });
+    case 'encoding.unsupported': {
+      const encoding = (err as { encoding?: unknown }).encoding;
+      return new ApiError('unsupported_media_type', {
+        param: 'content-encoding',
+        humanMessage: `The body's Content-Encoding${typeof encoding === 'string' ? ` "${encoding.slice(0, 40)}"` : ''} is not one the portal reads: send it uncompressed, or as gzip, deflate or br`,
+        cause: err,
+      });
+    }
+    case 'entity.parse.failed':
+      return new ApiError('invalid_json', { humanMessage: 'The request body is not valid JSON', cause: err });
+    default:
+      // zlib's own failure (Z_DATA_ERROR, Z_BUF_ERROR): the body is not what its Content-Encoding says.
+      if (/^Z_/.test(String((err as { code?: unknown }).code)))
+        return new ApiError('invalid_request', {
+          param: 'content-encoding',
+          humanMessage: 'The request body could not be decompressed as its Content-Encoding says',
+          cause: err,
+        });
+      return undefined;
+  }
+}
+
 /** The last middleware: unknown failures are 500 (logged with their stack), catalogue errors keep their status. */
 export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -96,8 +134,9 @@ export function errorHandler(logger: Logger) {
     const typed = (err as { type?: unknown }).type;
     const refused = refusedValue(err);
     let error: ApiError;
+    const unread = unreadBody(typeof typed === 'string' ? typed : '', err);
     if (err instanceof ApiError) error = err;
-    else if (typed === 'entity.too.large') error = new ApiError('request_too_large', { cause: err });
+    else if (unread) error = unread;
     else if (err instanceof URIError)
       // Express decoding a path parameter: `%ff` is a parameter that is not valid.
       error = validationError([{ loc: ['path'], msg: 'is not valid percent-encoded text', type: 'value_error' }], {
