@@ -1,4 +1,5 @@
 import { fromStoredAttempt, toStoredAttempt, type StoredAttempt } from './attempt-rows.js';
+import { isWellFormed, toWellFormed } from '../text/well-formed.js';
 import type { AuditAttempt, AuditRecord } from './record.js';
 
 /** The audit log table; see core/db/migrations/002_audit_log.ts. */
@@ -60,10 +61,6 @@ export interface AuditRow extends Omit<AuditRowInsert, 'ts' | 'attempts'> {
   attempts: (StoredAttempt | AuditAttempt)[];
 }
 
-/** UTF-16 surrogates without their pair. */
-const unpairedSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const everyUnpairedSurrogate = new RegExp(unpairedSurrogate.source, 'g');
-
 /**
  * Text a PostgreSQL text column can hold. A client chooses some of a record's text (its session
  * id): half a surrogate pair, which PostgreSQL's JSON parser refuses, becomes U+FFFD (what the
@@ -75,7 +72,7 @@ function storable<T extends string | null>(text: T): T {
   if (text === null) return text;
   let result: string = text;
   if (result.includes('\u0000')) result = result.replaceAll('\u0000', '');
-  if (unpairedSurrogate.test(result)) result = result.replace(everyUnpairedSurrogate, '\ufffd');
+  if (!isWellFormed(result)) result = toWellFormed(result);
   return result as T;
 }
 

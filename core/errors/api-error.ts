@@ -1,6 +1,7 @@
 // The error every layer throws and every interface renders. It carries the catalogue's decision
 // (status, type, retry advice) so the renderers never choose again.
 import { errorDefinition, errorTypeForStatus, isErrorCode, type ErrorCode, type ErrorType } from './catalogue.js';
+import { toWellFormed } from '../text/well-formed.js';
 import { outageMessages, outageSource } from './dependency-outage.js';
 
 /** Per-occurrence detail layered over a catalogue code's defaults. */
@@ -174,9 +175,9 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
     error: {
       code: error.code,
       type: error.type,
-      message: wellFormed(error.message),
-      human_message: wellFormed(error.humanMessage),
-      param: error.param === undefined ? null : wellFormed(error.param),
+      message: toWellFormed(error.message),
+      human_message: toWellFormed(error.humanMessage),
+      param: error.param === undefined ? null : toWellFormed(error.param),
       retryable: error.retryable,
       // error_code last so caller details cannot disguise the code.
       details: { ...wellFormedValues(error.details), error_code: error.code },
@@ -192,21 +193,16 @@ export function renderErrorBody(error: ApiError, requestId?: string): ErrorBody 
 }
 
 /**
- * Text an error quotes from the request (a field name, a model id) with each lone UTF-16
- * surrogate replaced by U+FFFD: JSON.stringify writes a lone surrogate as an escape that strict
- * parsers (jq, Python's json) refuse, and a refusal of invalid text must itself be valid text.
- * `String.prototype.toWellFormed` (ES2024, Node 20+) is typed here because the project's lib is ES2023.
+ * Text an error quotes from the request (a field name, a model id) is made well-formed (each lone
+ * UTF-16 surrogate replaced by U+FFFD): JSON.stringify writes a lone surrogate as an escape that
+ * strict parsers (jq, Python's json) refuse, and a refusal of invalid text must itself be valid
+ * text. This does it through the details' nested values (a validation error's `detail[].msg` and `loc`).
  */
-function wellFormed(text: string): string {
-  return (text as string & { toWellFormed(): string }).toWellFormed();
-}
-
-/** The same through the details' nested values (a validation error's `detail[].msg` and `loc`). */
 function wellFormedValues<T>(value: T): T {
-  if (typeof value === 'string') return wellFormed(value) as T;
+  if (typeof value === 'string') return toWellFormed(value) as T;
   if (Array.isArray(value)) return value.map(wellFormedValues) as T;
   if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormed(k), wellFormedValues(v)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [toWellFormed(k), wellFormedValues(v)])) as T;
   return value;
 }
 

@@ -1,0 +1,15 @@
+// Well-formed UTF-16: text without half a surrogate pair. Such text cannot be encoded as UTF-8
+// (PostgreSQL stores U+FFFD or refuses it in JSON; strict JSON parsers refuse its escape), so the
+// places that store, refuse or quote text ask these two questions — through the ES2024 built-ins
+// (Node 20+), typed here because the project's lib is ES2023.
+type Es2024String = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/** The text holds no lone surrogate. */
+export function isWellFormed(text: string): boolean {
+  return (text as Es2024String).isWellFormed();
+}
+
+/** The text with each lone surrogate replaced by U+FFFD (what its UTF-8 encoding would give). */
+export function toWellFormed(text: string): string {
+  return (text as Es2024String).toWellFormed();
+}
