@@ -131,6 +131,21 @@ describe('budget policies and alerts', () => {
       { amount_usd: 5, thresholds: '150' },
     ])
       expect((await admin.client.postJson('/dashboard/budgets/activate', bad)).status, JSON.stringify(bad)).toBe(422);
+    // Two problems at once are both named (the form shows each beside its field), not one per try.
+    const both = await admin.client.postJson('/dashboard/budgets/activate', { amount_usd: 'lots', thresholds: '150' });
+    const refusal = (await both.json()) as { detail: { loc: string[]; msg: string }[] };
+    expect(both.status).toBe(422);
+    expect(refusal.detail.map((d) => d.loc.join('.'))).toEqual(['body.amount_usd', 'body.thresholds']);
+    expect(refusal.detail[1]!.msg).toContain('each a whole percentage from 1 to 100');
+    const form = await admin.client.postForm(
+      '/dashboard/budgets/activate',
+      { amount_usd: 'lots', thresholds: '150' },
+      { accept: 'text/html' },
+    );
+    const html = await form.text();
+    expect(form.status).toBe(422);
+    expect(html).toContain('must be an amount in US dollars');
+    expect(html).toContain('each a whole percentage from 1 to 100');
     const org = await admin.client.postJson('/dashboard/budgets/activate', {
       scope: 'organisation',
       amount_usd: '0.000001',

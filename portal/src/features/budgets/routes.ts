@@ -39,7 +39,19 @@ const activateBody = z.strictObject({
         .transform(Number),
     ])
     .pipe(z.number().positive('must be more than 0').max(1_000_000_000)),
-  thresholds: z.unknown().optional(),
+  // Checked in the schema, so that a form with a bad amount and bad thresholds names both at once.
+  thresholds: z
+    .unknown()
+    .optional()
+    .transform((value, ctx) => {
+      try {
+        return parseThresholds(value);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        ctx.addIssue({ code: 'custom', message: error.humanMessage });
+        return z.NEVER;
+      }
+    }),
   hard_stop: flag.optional(),
 });
 const historyQuery = z.strictObject({
@@ -122,7 +134,7 @@ export function budgetsRouter(deps: PortalDeps): Router {
         scope: body.scope,
         subjectId,
         amountUsd: body.amount_usd,
-        thresholds: parseThresholds(body.thresholds),
+        thresholds: body.thresholds,
         hardStop: body.hard_stop ?? false,
         createdBy: user.id,
       },
