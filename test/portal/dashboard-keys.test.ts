@@ -10,7 +10,7 @@ import { OrganisationRepository } from '../../core/identity/index.js';
 import { PortalClient } from '../support/portal-client.js';
 import { harnessSecrets, type PortalHarness } from '../support/portal-harness.js';
 import type { GatewayHarness } from '../support/gateway-harness.js';
-import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
+import { fundWallet, signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
 
 let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
@@ -27,7 +27,7 @@ afterAll(async () => {
 /** A verified, signed-in user whose wallet holds `fundUsd` (default 100): the keys here are paid from it. */
 async function signedIn(
   setup: { organisationId?: number; departmentId?: number; role?: string; fundUsd?: number } = {},
-): Promise<{ client: PortalClient; id: number }> {
+): Promise<SignedInUser> {
   const user = await signUp(portal, setup);
   if ((setup.fundUsd ?? 100) > 0) await fundWallet(gateway, `user:${user.id}`, setup.fundUsd ?? 100);
   return user;
@@ -111,6 +111,9 @@ describe('a key created in the dashboard', () => {
       payer_id: string;
     };
     expect(shown.payer_id).toBe(`user:${alone.id}`);
+    // The page says whose wallet in words; the id stays for whoever needs the Management API's.
+    const ownPage = await (await alone.client.get(`/dashboard/keys/${own.key.key_id}`, { accept: 'text/html' })).text();
+    expect(ownPage).toMatch(/data-testid="key-payer">Paid from <span title="user:\d+">your own wallet<\/span>/);
     const refusal = await chat(own.secret).catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(OpenAI.APIError);
     expect((refusal as InstanceType<typeof OpenAI.APIError>).status).toBe(403);
@@ -135,11 +138,17 @@ describe('a key created in the dashboard', () => {
     const member = await signedIn({ organisationId: org!.id, fundUsd: 0 });
     const paidByOrg = await createKey(member.client);
     expect((await knex('api_keys').where({ id: paidByOrg.key.gateway_key_id }).first('payer_id')).payer_id).toBe(`user:${payer.id}`);
+    const memberPage = await (await member.client.get(`/dashboard/keys/${paidByOrg.key.key_id}`, { accept: 'text/html' })).text();
+    expect(memberPage).toMatch(
+      new RegExp(`Paid from <span title="user:\\d+">the wallet of User \\d+ \\(${payer.email.replaceAll('.', '\\.')}\\)</span>`),
+    );
 
     // A billing-exempt organisation: no wallet is debited.
     await knex('organisations').where({ id: org!.id }).update({ billing_exempt: true });
     const exempt = await createKey(member.client);
     expect((await knex('api_keys').where({ id: exempt.key.gateway_key_id }).first('payer_id')).payer_id).toBeNull();
+    const exemptPage = await (await member.client.get(`/dashboard/keys/${exempt.key.key_id}`, { accept: 'text/html' })).text();
+    expect(exemptPage).toContain('data-testid="key-payer">No wallet is charged (billing-exempt)');
     expect((await chat(exempt.secret)).choices[0]?.message.content).toBeTruthy();
   });
 

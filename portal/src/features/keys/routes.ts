@@ -16,6 +16,7 @@ import {
 } from '../../../../core/keys/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
+import { walletOfPayer } from '../billing/wallet-words.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
@@ -153,6 +154,7 @@ export function keysRouter(deps: PortalDeps): Router {
       title: 'Key created',
       section: 'keys',
       key,
+      payerWords: key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!.id) : undefined,
       secret,
       gatewayUrl: deps.gatewayUrlHint,
       model: exampleChatModel(deps.catalogue),
@@ -163,7 +165,8 @@ export function keysRouter(deps: PortalDeps): Router {
     const key = await presentKey(deps.store, deps.database, await loadKey(req), now());
     if (wantsJson(req)) return res.json(key);
     const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
-    res.render('dashboard/keys/detail', { title: key.name, section: 'keys', key, ...choices(), notice, issues: [] });
+    const payerWords = key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!.id) : undefined;
+    res.render('dashboard/keys/detail', { title: key.name, section: 'keys', key, payerWords, ...choices(), notice, issues: [] });
   });
 
   router.post('/dashboard/keys/:key_id', requireAction('keys.manage'), async (req, res) => {
@@ -182,6 +185,7 @@ export function keysRouter(deps: PortalDeps): Router {
           title: presented.name,
           section: 'keys',
           key: presented,
+          payerWords: presented.payer_id ? await walletOfPayer(deps.database, presented.payer_id, req.user!.id) : undefined,
           ...choices(),
           notice: undefined,
           values: body,
