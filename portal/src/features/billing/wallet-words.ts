@@ -28,13 +28,14 @@ export async function walletOfPayer(knex: Knex, payerId: string, viewerId: numbe
   if (userId === viewerId) return 'your own wallet';
   if (userId !== undefined) {
     const owner = (await knex('users').where({ id: userId }).first('display_name', 'email')) as
-      | { display_name: string; email: string }
-      | undefined;
+      { display_name: string; email: string } | undefined;
     if (owner) return `the wallet of ${owner.display_name || owner.email} (${owner.email})`;
   }
   const projectId = /^project:([1-9][0-9]{0,8})$/.exec(payerId)?.[1];
   if (projectId !== undefined) {
-    const project = (await knex('projects').where({ id: Number(projectId) }).first('name')) as { name: string } | undefined;
+    const project = (await knex('projects')
+      .where({ id: Number(projectId) })
+      .first('name')) as { name: string } | undefined;
     if (project) return `the wallet of project “${project.name}”`;
   }
   return `wallet ${payerId}`;
