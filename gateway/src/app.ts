@@ -152,6 +152,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         supplier: answered?.supplier,
         failover: routing ? isFailover(routing, answered?.supplier) : undefined,
         attempts: routing?.attempts.length ? routing.attempts : undefined,
+        // The client left while a supplier was still working on its call (499): which one.
+        in_flight_supplier: routing?.inFlightSupplier,
         input_tokens: routing?.usage?.inputTokens,
         output_tokens: routing?.usage?.outputTokens,
         cost_usd: routing?.costUsd,

@@ -27,6 +27,7 @@ async function chat(url: string, key: string, text: string): Promise<Answer> {
 
 describe('gateway metrics after a success, a failover and a rejection', () => {
   let h: GatewayHarness;
+  const logs = captureLogs();
   let before_: Scrape;
   let after_: Scrape;
   const answers: Answer[] = [];
@@ -38,7 +39,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
         { name: 'sim-b', region: 'EU' },
       ],
       // No circuit opens from one failure, so the order of suppliers stays fixed.
-      { metrics: true, settings: { SVC_CIRCUIT_FAILURES: '100000' } },
+      { metrics: true, logger: logs.logger, settings: { SVC_CIRCUIT_FAILURES: '100000' } },
     );
     const plain = await h.createKey();
     const limited = await h.createKey({ rateLimitRpm: 1 });
@@ -185,7 +186,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     assert.ok(ttfb > 0 && ttfb <= total, `first byte after ${ttfb}s within the request's ${total}s`);
   });
 
-  test('a request its client abandons is counted once, as 499', async () => {
+  test('a request its client abandons is counted once, as 499, and its line names the supplier still working on it', async () => {
     const { id, secret: key } = await h.createKeyWithId();
     const start = await scrape(h.gateway.metricsUrl!);
     const suppliers = ['sim-a', 'sim-b'].map((name) => h.simulators.get(name)!);
@@ -222,6 +223,10 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     // (The audit look-ups above are requests too, of interface "manage".)
     assert.equal(moved({}) - moved({ interface: 'manage' }), 1, 'and only once');
     assert.equal(end.sum('svc_gateway_requests_in_flight', {}), 0, 'nothing in flight once every request ended');
+    const line = logs.lines().find((l) => l.msg === 'request' && l.status === 499);
+    assert.ok(line, 'a request line for the abandoned request');
+    assert.equal(line.in_flight_supplier, 'sim-a', 'it names the supplier the client left waiting');
+    assert.equal(line.attempts, undefined, 'no attempt had ended when the client left');
   });
 
   test('metrics are not served on the API port', async () => {

@@ -31,6 +31,7 @@ function routing(partial: Partial<RoutingRecord>): RoutingRecord {
     costUsd: undefined,
     upstreamMs: 0,
     firstByteMs: undefined,
+    inFlightSupplier: undefined,
     ...partial,
   };
 }

@@ -40,6 +40,11 @@ export interface RoutingRecord {
    * last: when every candidate failed, the client gets the first failure (failover.ts).
    */
   answeringIndex?: number;
+  /**
+   * The supplier of the attempt under way, until it ends (then it is in `attempts`): what a
+   * request line written while it runs — the client left, 499 — names as still in flight.
+   */
+  inFlightSupplier: string | undefined;
 }
 
 /**
@@ -70,6 +75,7 @@ export function routingRecord(request: FastifyRequest): RoutingRecord {
     costUsd: undefined,
     upstreamMs: 0,
     firstByteMs: undefined,
+    inFlightSupplier: undefined,
   };
   return request.routing;
 }

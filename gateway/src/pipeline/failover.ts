@@ -87,7 +87,9 @@ export async function tryCandidates<T>(
       // Tracing on: the attempt's client span, named to the supplier through `traceparent`.
       const span = request.trace?.startAttempt(route, index, record);
       if (span) signal.traceHeaders = span.headers;
+      record.inFlightSupplier = supplier;
       const close = (error: ApiError | undefined) => {
+        record.inFlightSupplier = undefined;
         const attemptRecord = finishAttempt(clock, error, 200, credential?.name);
         record.attempts.push(attemptRecord);
         record.upstreamMs += performance.now() - clock.startedPerf;
