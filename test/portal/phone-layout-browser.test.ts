@@ -4,7 +4,7 @@
 // at 899 px and the guide at 1,176 px on a 390 px screen). Screenshots go to .data/artifacts/portal/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium, screenshot } from '../support/browser.js';
 import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 describe('the dashboard on a phone', () => {
-  it('no page is wider than a 390 px screen, and wide tables scroll inside it', async () => {
+  it('no page is wider than a 390 px screen, wide tables scroll inside it, and badges, amounts and dates stay on one line', async () => {
     const user = await signUp(world.portal, { password: 'phone layout password 42' });
     await fundWallet(world.gateway, `user:${user.id}`, 5);
     const { secret } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'phone' })).json()) as { secret: string };
@@ -59,15 +59,37 @@ describe('the dashboard on a phone', () => {
         '/dashboard/billing',
       ];
       const widths: Record<string, number> = {};
+      const broken: string[] = [];
       for (const path of paths) {
         const response = await page.goto(path);
         expect(response?.status(), path).toBe(200);
         widths[path] = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+        // A badge, an amount or a date in a table is one line, never "activ/e" or "$0.00/001".
+        broken.push(...(await brokenTokens(page, path)));
         await screenshot(page, `phone${path.replaceAll('/', '-')}`);
       }
+      // And on a laptop's screen, where the table has more columns than room.
+      await page.setViewportSize({ width: 1280, height: 800 });
+      for (const path of ['/dashboard/request-log', '/dashboard/models', '/dashboard/usage', '/dashboard/keys']) {
+        await page.goto(path);
+        broken.push(...(await brokenTokens(page, `${path} (1280 px)`)));
+      }
       expect(Object.entries(widths).filter(([, width]) => width > 390)).toEqual([]);
+      expect(broken).toEqual([]);
     } finally {
       await context.close();
     }
   });
 });
+
+/** The badges, amounts and dates of the page's tables that are laid out on more than one line. */
+async function brokenTokens(page: Page, where: string): Promise<string[]> {
+  // A string, as the project's types have no DOM: it runs in the page.
+  return (await page.evaluate(`[...document.querySelectorAll('.table .status, .table .tag, .table .num, .table .nowrap')]
+    .filter((el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size > 1;
+    })
+    .map((el) => ${JSON.stringify(where)} + ': ' + el.textContent.trim())`)) as string[];
+}
