@@ -231,6 +231,30 @@ describe('a key created in the dashboard', () => {
     expect(list).toContain('from the form');
     expect(list).not.toContain(secret!);
   });
+
+  it('the form sent again (a reload of the page that shows the secret) opens the key it made, and makes no second key', async () => {
+    const { client } = await signedIn();
+    const page = await (await client.get('/dashboard/keys/new', { accept: 'text/html' })).text();
+    const token = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+    expect(token).toMatch(/^[0-9a-f-]{36}$/);
+    const form = { form_token: token!, name: 'sent twice' };
+    expect((await client.postForm('/dashboard/keys/new', form, { accept: 'text/html' })).status).toBe(201);
+    const again = await client.postForm('/dashboard/keys/new', form, { accept: 'text/html' });
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toMatch(/^\/dashboard\/keys\/\d+\?notice=already_created$/);
+    const shown = await (await client.get(again.headers.get('location')!, { accept: 'text/html' })).text();
+    expect(shown).toContain('This form was already sent, and this key is what it created');
+    const keys = (await (await client.get('/dashboard/keys', { accept: 'application/json' })).json()) as { data: { name: string }[] };
+    expect(keys.data.filter((k) => k.name === 'sent twice')).toHaveLength(1);
+    // A form refused for its values keeps its token, so correcting it still makes one key.
+    const other = /name="form_token" value="([^"]+)"/.exec(
+      await (await client.get('/dashboard/keys/new', { accept: 'text/html' })).text(),
+    )?.[1];
+    expect(other).not.toBe(token);
+    const refused = await client.postForm('/dashboard/keys/new', { form_token: other!, name: '' }, { accept: 'text/html' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain(`value="${other!}"`);
+  });
 });
 
 describe('scope', () => {

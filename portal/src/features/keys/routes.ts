@@ -24,6 +24,7 @@ import { parseBody, singleString, validate, wholeNumberParam } from '../../web/v
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { presentKey } from './present.js';
+import { keyMadeBy, newFormToken, rememberFormToken, sentFormToken, withoutFormToken } from './form-submissions.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -43,6 +44,8 @@ const notices: Record<string, string> = {
   suspended: 'Key suspended: the gateway refuses it until you resume it.',
   resumed: 'Key resumed: the gateway accepts it again.',
   revoked: 'Key revoked: the gateway refuses it from now on. This cannot be undone.',
+  already_created:
+    'This form was already sent, and this key is what it created: its secret was shown once, then. If it was not kept, revoke this key and create a new one.',
 };
 
 export function keysRouter(deps: PortalDeps): Router {
@@ -115,16 +118,32 @@ export function keysRouter(deps: PortalDeps): Router {
   });
 
   router.get('/dashboard/keys/new', requireAction('keys.manage'), (_req, res) => {
-    res.render('dashboard/keys/new', { title: 'New API key', section: 'keys', ...choices(), values: {}, issues: [] });
+    res.render('dashboard/keys/new', {
+      title: 'New API key',
+      section: 'keys',
+      ...choices(),
+      values: {},
+      formToken: newFormToken(),
+      issues: [],
+    });
   });
 
   router.post('/dashboard/keys/new', requireAction('keys.manage'), async (req, res) => {
-    const { form, issues } = readKeyForm(req);
+    const token = sentFormToken(req);
+    // This form was sent before (a reload of the page that answered it): its key, not a second one.
+    const made = keyMadeBy(req, token);
+    if (made !== undefined) return res.redirect(303, `/dashboard/keys/${made}?notice=already_created`);
+    const { form, issues } = readKeyForm(req, withoutFormToken(req.body));
     if (!form) {
       // The form again with what was typed and what is wrong, rather than an error page.
-      return res
-        .status(422)
-        .render('dashboard/keys/new', { title: 'New API key', section: 'keys', ...choices(), values: req.body as object, issues });
+      return res.status(422).render('dashboard/keys/new', {
+        title: 'New API key',
+        section: 'keys',
+        ...choices(),
+        values: req.body as object,
+        formToken: token ?? newFormToken(),
+        issues,
+      });
     }
     const user = req.user!;
     const { record, secret } = await keys.create({
@@ -137,6 +156,7 @@ export function keysRouter(deps: PortalDeps): Router {
       // billing user, a delegate, else their own wallet; none when the organisation is exempt.
       payerId: await payerForPortalKey(deps.database, user.id),
     });
+    rememberFormToken(req, token, record.number);
     await noteActivity(deps, {
       userId: user.id,
       kind: 'key_created',
