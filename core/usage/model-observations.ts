@@ -1,5 +1,5 @@
 // What a portal user has observed of each model through their own keys (docs/portal.md
-// "Dashboard: models"): requests, error and failover rates, p50/p95 latency of answered
+// "Dashboard: models"): requests, error and failover rates of those that reached a supplier, p50/p95 latency of answered
 // requests, tokens and cost, over a window, from the audit log within the user's scope.
 import type { Knex } from 'knex';
 import { AUDIT_TABLE } from '../audit/rows.js';
@@ -10,8 +10,16 @@ export interface ModelObservation {
   model: string;
   supplier?: string;
   requests: number;
+  /**
+   * Refused by the gateway before any supplier (the key's policy, a budget, an empty wallet, bad
+   * input): they say nothing of the model, so they are left out of the errors and both rates.
+   */
+  refused: number;
+  /** Failed requests that reached a supplier. */
   errors: number;
+  /** errors / (requests − refused). */
   error_rate: number;
+  /** Answered by a fallback supplier, of the requests that reached one. */
   failover_rate: number;
   /** Latency of answered requests (status < 400), ms; null without any. */
   p50_latency_ms: number | null;
@@ -25,12 +33,15 @@ type Row = Record<string, string | number | null>;
 
 function present(row: Row): ModelObservation {
   const requests = Number(row.requests ?? 0);
+  const refused = Number(row.refused ?? 0);
   const errors = Number(row.errors ?? 0);
-  const ratio = (n: number) => (requests === 0 ? 0 : Math.round((n / requests) * 10_000) / 10_000);
+  const routed = requests - refused;
+  const ratio = (n: number) => (routed === 0 ? 0 : Math.round((n / routed) * 10_000) / 10_000);
   return {
     model: String(row.model),
     ...(row.supplier !== undefined && { supplier: String(row.supplier ?? '') }),
     requests,
+    refused,
     errors,
     error_rate: ratio(errors),
     failover_rate: ratio(Number(row.failovers ?? 0)),
@@ -56,7 +67,9 @@ export async function modelObservations(
     .select('model')
     .select(
       knex.raw('count(*) as requests'),
-      knex.raw('count(*) filter (where status >= 400) as errors'),
+      // No supplier named: the gateway refused it before routing (a failed call names its supplier).
+      knex.raw('count(*) filter (where status >= 400 and supplier is null) as refused'),
+      knex.raw('count(*) filter (where status >= 400 and supplier is not null) as errors'),
       knex.raw('count(*) filter (where failover) as failovers'),
       knex.raw('percentile_cont(0.5) within group (order by latency_ms) filter (where status < 400) as p50'),
       knex.raw('percentile_cont(0.95) within group (order by latency_ms) filter (where status < 400) as p95'),

@@ -233,9 +233,12 @@ describe('models', () => {
     const list = await json<ModelsList>(alice.client, '/dashboard/models');
     const mini = list.data.find((m) => m.model_id === 'gpt-4o-mini')!;
     expect(mini.prices[0]).toContain('/ 1M input tokens');
-    expect(mini.observed).toMatchObject({ requests: served.a + served.b, errors: 0 });
+    expect(mini.observed).toMatchObject({ requests: served.a + served.b, refused: 0, errors: 0 });
     expect(mini.observed!.p50_latency_ms).not.toBeNull();
-    expect(list.data.find((m) => m.model_id === 'gpt-4o')!.observed).toMatchObject({ requests: 1, errors: 1 });
+    // Key B's gpt-4o call was refused by its own policy before any supplier: it is not the model's error.
+    expect(list.data.find((m) => m.model_id === 'gpt-4o')!.observed).toMatchObject({ requests: 1, refused: 1, errors: 0, error_rate: 0 });
+    const refusedPage = await (await alice.client.get('/dashboard/models/gpt-4o', { accept: 'text/html' })).text();
+    expect(refusedPage).toContain('1 refused by the gateway before any supplier');
     // Another member has observed nothing.
     expect((await json<ModelsList>(bob.client, '/dashboard/models')).data.every((m) => m.observed === null)).toBe(true);
     const html = await (await alice.client.get('/dashboard/models')).text();
