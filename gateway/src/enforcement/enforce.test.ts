@@ -24,10 +24,21 @@ import { MemoryStore, type Store } from '../../../core/store/index.js';
 import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
 import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
 import { waitFor } from '../../../test/support/wait-for.js';
-import { enforce, type EnforcementDeps } from './enforce.js';
+import { enforce, usdText, type EnforcementDeps } from './enforce.js';
 import { SpendRecovery } from './spend-recovery.js';
 
 const now = new Date('2026-11-26T12:00:00Z');
+
+describe('amounts in refusal messages', () => {
+  test('exact to the nano-dollar while a count is exact, and never with invented digits past it', () => {
+    assert.equal(usdText(12_000), '0.000012');
+    assert.equal(usdText(2_500_000_000), '2.5');
+    assert.equal(usdText(0), '0');
+    // A billion-dollar budget less $0.0000036 spent: the count is past 2^53, so 15 digits.
+    assert.equal(usdText(1e18 - 3_600), '999999999.999996');
+    assert.equal(usdText(1_234_567_890_123_677_440), '1234567890.12368');
+  });
+});
 const org = { scope: 'organisation' as const, id: 5 };
 const user = { scope: 'user' as const, id: 3 };
 

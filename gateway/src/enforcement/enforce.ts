@@ -191,8 +191,14 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   };
 }
 
-/** Nano-USD as a decimal USD string without float noise or trailing zeros (0.000012, 2.5). */
-function usdText(nano: number): string {
+/**
+ * Nano-USD as a decimal USD string without float noise or trailing zeros (0.000012, 2.5). Past
+ * 2^53 nano-USD (~9 million USD: a budget may be up to a billion) a count is no longer an exact
+ * integer, so its digit-by-digit text would invent digits; there the amount is given to 15
+ * significant digits, all a double holds.
+ */
+export function usdText(nano: number): string {
+  if (!Number.isSafeInteger(nano)) return String(Number((nano / nanoPerUsd).toPrecision(15)));
   const whole = Math.trunc(nano / nanoPerUsd);
   const fraction = String(nano % nanoPerUsd)
     .padStart(9, '0')
