@@ -22,6 +22,7 @@ let behaviour:
   | 'json-for-stream'
   | 'native-json'
   | 'native-bare-cr'
+  | 'native-cut-early'
   | 'huge-declared' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
@@ -106,6 +107,14 @@ beforeAll(async () => {
             event('response.output_text.delta', { item_id: 'm1', output_index: 0, content_index: 0, delta: 'Whole' }) +
             event('response.completed', { response: { id: 'resp_1', object: 'response', status: 'completed', output: [], usage } }),
         );
+      }
+      if (behaviour === 'native-cut-early') {
+        // The opening events, then the connection dropped: nothing was generated.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const response = { id: 'resp_1', object: 'response', status: 'in_progress', output: [] };
+        res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response })}\n\n`);
+        res.write(`event: response.in_progress\ndata: ${JSON.stringify({ type: 'response.in_progress', response })}\n\n`);
+        return setTimeout(() => res.destroy(), 20);
       }
       if (behaviour === 'done-only') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -342,6 +351,17 @@ describe('the native Responses lane, whose bytes pass through untouched', () => 
     expect(response.status).toBe(200);
     expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
     expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(text).toContain('event: response.completed');
+  });
+
+  test('a stream cut after its opening events, before anything was generated, is failed over: the client sees only the next supplier', async () => {
+    behaviour = 'native-cut-early';
+    const { response, text } = await nativeStream();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(text).not.toContain('event: error');
+    expect(text.match(/event: response\.created/g)).toHaveLength(1);
     expect(text).toContain('event: response.completed');
   });
 

@@ -17,7 +17,8 @@ import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
 import { refuseJsonForStream, SseText, sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
-import { streamBreak } from '../../http/upstream-client.js';
+import { streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
+import { abandonBody } from '../../http/bounded-body.js';
 import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
@@ -25,6 +26,14 @@ import { AnswerTally } from '../../translate/answer-tally.js';
 import { totalsComment } from '../../translate/shared/sse-frames.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js';
+
+/**
+ * The events a Responses stream opens with before the model generates anything. They are held
+ * back: a supplier whose stream fails after them has generated nothing, so the client gets an
+ * HTTP error and the next supplier is tried, as on the translated lanes. An `error` event is no
+ * output either.
+ */
+const preambleEvents = new Set(['response.created', 'response.queued', 'response.in_progress', 'error']);
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
 const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
@@ -39,12 +48,15 @@ interface ResponsesUsage {
 class ResponsesMeter {
   usage: TokenUsage | undefined;
   terminal = false;
+  /** The supplier generated something: an event past the preamble (created, queued, in progress). */
+  generating = false;
   constructor(private readonly tally: AnswerTally) {}
   private readonly text = new SseText();
   private readonly parser = createParser({
     onEvent: (event) => {
       this.tally.sawEvent(event.data);
       const name = event.event ?? '';
+      if (!preambleEvents.has(name)) this.generating = true;
       if (!terminalEvents.has(name)) return;
       this.terminal = true;
       try {
@@ -134,6 +146,10 @@ async function relayResponses(
   );
   // Before the status line is the client's: a JSON document is no stream, and the next supplier is tried.
   refuseJsonForStream(upstream, route.supplier.name);
+  const tally = new AnswerTally('openai-responses');
+  const meter = new ResponsesMeter(tally);
+  const chunks = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;
@@ -144,13 +160,12 @@ async function relayResponses(
     ...answerHeaders(reply, route, body.model, started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
-  const tally = new AnswerTally('openai-responses');
-  const meter = new ResponsesMeter(tally);
   let lateError: ApiError | undefined;
   try {
-    for await (const chunk of upstream.body) {
-      raw.write(chunk);
-      meter.feed(chunk as Buffer);
+    for (const chunk of held) raw.write(chunk);
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      raw.write(next.value);
+      meter.feed(next.value);
     }
     meter.end();
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
@@ -179,6 +194,39 @@ async function relayResponses(
   }
   raw.end();
   return { value: reply, lateError };
+}
+
+/**
+ * Reads the stream's opening events until the supplier generates something, and returns them
+ * unsent. A stream that ends or breaks before that is the supplier's failure before any byte
+ * reached the client: it is thrown (its body let go of), and the next supplier is tried.
+ */
+async function holdPreamble(
+  chunks: AsyncIterator<Buffer>,
+  meter: ResponsesMeter,
+  upstream: UpstreamResponse,
+  supplier: string,
+): Promise<Buffer[]> {
+  const held: Buffer[] = [];
+  try {
+    while (!meter.generating) {
+      const next = await chunks.next();
+      if (next.done) {
+        meter.end();
+        break;
+      }
+      held.push(next.value);
+      meter.feed(next.value);
+    }
+  } catch (error) {
+    abandonBody(upstream);
+    throw streamBreak(error, supplier);
+  }
+  if (meter.generating) return held;
+  throw new ApiError('stream_interrupted', {
+    humanMessage: `Supplier ${supplier} ended its stream before generating anything`,
+    details: { supplier },
+  });
 }
 
 /** `POST /v1/native/responses`: the native lane, untranslated, to `openai-responses` suppliers. */
