@@ -37,6 +37,28 @@ describe('GET /v1/models credentials', () => {
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(res.status).toBe(401);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('missing_api_key');
+    const error = ((await res.json()) as { error: { code: string; human_message: string } }).error;
+    expect(error.code).toBe('missing_api_key');
+    // It says why the key it was given is not read, rather than that none was sent.
+    expect(error.human_message).toContain('this endpoint does not read x-api-key');
+  });
+
+  test('two different keys in Authorization and x-api-key are refused, not one picked', async () => {
+    const headers = {
+      authorization: `Bearer ${key}`,
+      'x-api-key': `${key}x`,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+    };
+    const res = await fetch(`${h.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { human_message: string } }).error.human_message).toContain('Two different API keys');
+    // The same key in both (some clients send both) is one key.
+    const same = await fetch(`${h.gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}`, 'x-api-key': key } });
+    expect(same.status).toBe(200);
   });
 });

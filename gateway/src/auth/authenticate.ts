@@ -14,18 +14,20 @@ export interface CredentialSources {
 /** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
 export function presentedSecret(headers: IncomingHttpHeaders, sources: CredentialSources): string | undefined {
   const authorization = headers.authorization;
+  const xApiKey = typeof headers['x-api-key'] === 'string' && headers['x-api-key'].trim() !== '' ? headers['x-api-key'].trim() : undefined;
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) {
       throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header must be "Bearer <API key>"' });
     }
+    // Two different keys: which one pays is not for the gateway to guess.
+    if (sources.xApiKey && xApiKey !== undefined && xApiKey !== match[1])
+      throw new ApiError('invalid_api_key', {
+        humanMessage: 'Two different API keys were sent, in Authorization and in x-api-key; send one',
+      });
     return match[1];
   }
-  if (sources.xApiKey) {
-    const value = headers['x-api-key'];
-    if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  }
-  return undefined;
+  return sources.xApiKey ? xApiKey : undefined;
 }
 
 /** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
@@ -39,7 +41,9 @@ export async function authenticate(
     throw new ApiError('missing_api_key', {
       humanMessage: sources.xApiKey
         ? 'No API key was provided; send "Authorization: Bearer <API key>" or "x-api-key: <API key>"'
-        : 'No API key was provided; send "Authorization: Bearer <API key>"',
+        : headers['x-api-key'] !== undefined
+          ? 'No API key was provided in Authorization; this endpoint does not read x-api-key (only the Anthropic interface does): send "Authorization: Bearer <API key>"'
+          : 'No API key was provided; send "Authorization: Bearer <API key>"',
     });
   }
   const digest = secretDigest(secret, deps.pepper);
