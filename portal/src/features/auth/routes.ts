@@ -131,7 +131,13 @@ export function accountRouter(deps: {
       res
         .status(apiError.status)
         .set(apiError.retryAfterSeconds ? { 'retry-after': String(apiError.retryAfterSeconds) } : {})
-        .render(view, { ...locals, error: apiError.humanMessage, values: { email: (req.body as { email?: unknown })?.email } });
+        .render(view, {
+          ...locals,
+          error: apiError.humanMessage,
+          // Said only after the right password: the page offers the link again, one click away.
+          unverified: apiError.code === 'email_not_verified',
+          values: { email: (req.body as { email?: unknown })?.email },
+        });
     }
   });
 
@@ -193,9 +199,9 @@ export function accountRouter(deps: {
     const { token } = req.valid!.query as z.infer<typeof verifyQuery>;
     if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours });
     try {
-      const user = await accounts.verifyEmail(token);
-      if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });
-      res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours });
+      const { user, already } = await accounts.verifyEmail(token);
+      if (wantsJson(req)) return res.json({ user: userJson(user), verified: true, already_verified: already });
+      res.render('auth/verify-email', { title: already ? 'Already verified' : 'Email verified', verified: true, already, verifyHours });
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
       res
