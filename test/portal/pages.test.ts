@@ -48,6 +48,15 @@ afterAll(async () => {
 });
 
 describe('public pages', () => {
+  it('the home page says how many of the models it counts it lists, and where the rest are', async () => {
+    const html = await (await fetch(`${harness.url}/`)).text();
+    const count = Number(/(\d+) models available today/.exec(html)?.[1]);
+    const listed = /<h2>\d+ models available today<\/h2>[\s\S]*?<tbody>([\s\S]*?)<\/tbody>/.exec(html)?.[1]?.match(/<tr>/g)?.length ?? 0;
+    expect(count).toBeGreaterThan(0);
+    if (count > listed) expect(html).toContain(`<a href="/pricing">pricing</a> lists all ${count}`);
+    else expect(listed).toBe(count);
+  });
+
   it.each(publicPages)('%s answers 200 HTML with a title, navigation and content', async (path) => {
     const response = await fetch(`${harness.url}${path}`);
     expect(response.status).toBe(200);
