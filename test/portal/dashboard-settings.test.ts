@@ -26,6 +26,18 @@ describe('settings', () => {
     expect(page).toContain('Settings saved.');
     for (const bad of [{ display_name: '' }, { language: 'xx' }, { display_name: 'x'.repeat(121) }, { colour: 'red' }])
       expect((await client.postJson('/dashboard/settings', bad)).status, JSON.stringify(bad)).toBe(422);
+    // From the page: the form again with what was typed and the problem, not an error page.
+    const refused = await client.postForm(
+      '/dashboard/settings',
+      { display_name: 'x'.repeat(121), language: 'fr' },
+      { accept: 'text/html' },
+    );
+    expect(refused.status).toBe(422);
+    const html = await refused.text();
+    expect(html).toContain('Please correct the form');
+    expect(html).toContain(`value="${'x'.repeat(121)}"`);
+    expect(html).toMatch(/<option value="fr" selected>/);
+    expect(html).toContain('data-testid="settings-form"');
   });
 
   it('stores the display settings object as given, within its bounds', async () => {

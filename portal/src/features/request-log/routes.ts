@@ -52,7 +52,7 @@ function filtersOf(q: z.infer<typeof filterQuery>): RequestLogFilters {
   if (to && q.to && !q.to.includes('T')) to = new Date(to.getTime() + 86_400_000);
   // As on the usage page: an empty range is a mistake to name, not an empty log.
   if (from && to && from >= to)
-    throw new ApiError('validation_error', { status: 422, humanMessage: '`from` must be before `to`', param: 'from' });
+    throw new ApiError('validation_error', { status: 422, humanMessage: 'The range must start (from) before it ends (to)', param: 'from' });
   return {
     ...(q.key_id !== undefined && { keyNumber: q.key_id }),
     ...(q.model !== undefined && { model: q.model }),

@@ -3,7 +3,7 @@
 //   POST /dashboard/settings               {display_name?, language?}: saves what is given
 //   POST /dashboard/settings/display-name  a JSON object of free properties (display settings),
 //                                          bounded in size and depth, stored as given
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -12,6 +12,7 @@ import { wantsJson } from '../../web/errors.js';
 import { isLanguage, languageCookie, languages } from '../../web/layout.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody, validationError } from '../../web/validation.js';
+import { withFormPage } from '../../web/form-issues.js';
 import { displaySettingsProblem } from './display-settings.js';
 
 const saveBody = z.strictObject({
@@ -42,7 +43,22 @@ export function settingsRouter(deps: PortalDeps): Router {
     res.render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, notice });
   });
 
-  router.post('/dashboard/settings', guard, async (req, res) => {
+  router.post('/dashboard/settings', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => save(req, res),
+      async (status, form) => {
+        // The page again with what was typed and each problem beside the form.
+        const settings = { ...(await view(req.user!.id)), ...pickTyped(form.values) };
+        res
+          .status(status)
+          .render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, issues: form.issues });
+      },
+    ),
+  );
+
+  const save = async (req: Request, res: Response) => {
     const body = parseBody(saveBody, req.body);
     const user = req.user!;
     if (body.language !== undefined && !isLanguage(body.language))
@@ -58,9 +74,9 @@ export function settingsRouter(deps: PortalDeps): Router {
       res.cookie(languageCookie, body.language, { httpOnly: false, sameSite: 'lax', maxAge: 365 * 24 * 3_600_000, path: '/' });
       await noteActivity(deps, { userId: user.id, kind: 'language_changed', summary: `Language set to ${body.language}` });
     }
-    if (wantsJson(req)) return res.json(await view(user.id));
+    if (wantsJson(req)) return void res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=saved');
-  });
+  };
 
   router.post('/dashboard/settings/display-name', guard, async (req, res) => {
     // The object replaces what is stored: only a JSON body says what it is. An empty POST or a
@@ -76,4 +92,13 @@ export function settingsRouter(deps: PortalDeps): Router {
   });
 
   return router;
+}
+
+/** What the form sent of the fields it shows, as text to put back in them. */
+function pickTyped(values: Record<string, unknown>): { display_name?: string; language?: string } {
+  const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  return {
+    ...(text(values.display_name) !== undefined && { display_name: text(values.display_name) }),
+    ...(text(values.language) !== undefined && { language: text(values.language) }),
+  };
 }

@@ -29,7 +29,8 @@ export function usageRange(granularity: Granularity, fromText: string | undefine
   const to = new Date(Math.ceil(toInstant / step) * step);
   const defaultFrom = to.getTime() - (granularity === 'day' ? 30 : 48) * step;
   const from = new Date(Math.floor((given.from?.getTime() ?? defaultFrom) / step) * step);
-  if (from >= to) throw new ApiError('validation_error', { status: 422, humanMessage: '`from` must be before `to`', param: 'from' });
+  if (from >= to)
+    throw new ApiError('validation_error', { status: 422, humanMessage: 'The range must start (from) before it ends (to)', param: 'from' });
   if ((to.getTime() - from.getTime()) / step > maxBins)
     throw new ApiError('validation_error', {
       status: 422,
