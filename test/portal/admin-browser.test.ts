@@ -20,6 +20,17 @@ afterAll(async () => {
   await world?.close();
 });
 
+describe("a fresh install (before any organisation exists: this file's first test)", () => {
+  it('the departments page sends the owner to create an organisation first, rather than a form that cannot succeed', async () => {
+    expect(Number(((await portal.database.knex('organisations').count({ n: '*' }).first()) as { n: string | number }).n)).toBe(0);
+    const owner = await signUp(portal, { role: 'platform_admin' });
+    const page = await (await owner.client.get('/dashboard/admin/departments', { accept: 'text/html' })).text();
+    expect(page).toContain('data-testid="department-needs-organisation"');
+    expect(page).toContain('href="/dashboard/admin/organisations"');
+    expect(page).not.toContain('data-testid="department-create"');
+  });
+});
+
 describe('administration in the browser', () => {
   it('invite, accept in a second context, change the role, suspend', async () => {
     const knex = portal.database.knex;
