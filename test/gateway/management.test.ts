@@ -57,7 +57,8 @@ describe('Management API', () => {
   test('create returns the secret once; read, list and patch show the spec read fields', async () => {
     const created = await admin('POST', '/v1/manage/keys', {
       name: 'team-a',
-      allowed_models: ['gpt-4o-mini'],
+      // Named twice: the same list, kept once.
+      allowed_models: ['gpt-4o-mini', 'gpt-4o-mini'],
       allowed_regions: 'EU',
       budget_limit: 25,
       budget_period: 'daily',
@@ -71,6 +72,7 @@ describe('Management API', () => {
     assert.equal(created.body.name, 'team-a');
     assert.ok(!Number.isNaN(Date.parse(created.body.created as string)), 'created is a timestamp');
     assert.deepEqual(created.body.allowed_regions, ['EU']);
+    assert.deepEqual(created.body.allowed_models, ['gpt-4o-mini']);
     const read = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
     assert.equal(read.status, 200);
     assert.equal(read.body.key, undefined, 'the secret is never shown again');

@@ -3,6 +3,7 @@ import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
 import { namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
+import { isWellFormed } from '../../../../core/text/well-formed.js';
 
 // Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
 
@@ -10,16 +11,16 @@ import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
  * Text PostgreSQL can store: a NUL character is refused by `text` columns and an unpaired UTF-16
  * surrogate has no UTF-8 encoding, so either would fail in the database as a 500.
  */
-// eslint-disable-next-line no-control-regex -- NUL is exactly the character being refused
-const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const storableText = (schema: z.ZodString) =>
-  schema.refine((v) => !unstorable.test(v), 'must not contain NUL characters or unpaired surrogates');
+  schema.refine((v) => !v.includes('\u0000') && isWellFormed(v), 'must not contain NUL characters or unpaired surrogates');
 
 const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
+/** Model ids, each kept once (a list naming one twice is the same list). */
 const modelList = z
   .array(storableText(z.string().min(1).max(200)))
   .min(1)
-  .max(100);
+  .max(100)
+  .transform((v) => [...new Set(v)]);
 /** The API shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
