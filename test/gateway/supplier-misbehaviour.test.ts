@@ -23,6 +23,7 @@ let behaviour:
   | 'native-json'
   | 'native-bare-cr'
   | 'native-cut-early'
+  | 'native-failed-early'
   | 'huge-declared' = 'redirect';
 
 /** One OpenAI stream chunk of model `fo` as an SSE frame. */
@@ -106,6 +107,16 @@ beforeAll(async () => {
           event('response.created', { response: { id: 'resp_1', object: 'response', status: 'in_progress', output: [] } }) +
             event('response.output_text.delta', { item_id: 'm1', output_index: 0, content_index: 0, delta: 'Whole' }) +
             event('response.completed', { response: { id: 'resp_1', object: 'response', status: 'completed', output: [], usage } }),
+        );
+      }
+      if (behaviour === 'native-failed-early') {
+        // The opening events, then the supplier's own failure, before anything was generated.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const response = { id: 'resp_1', object: 'response', status: 'in_progress', output: [] };
+        const failed = { ...response, status: 'failed', error: { code: 'server_error', message: 'The model crashed' } };
+        return res.end(
+          `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response })}\n\n` +
+            `event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', response: failed })}\n\n`,
         );
       }
       if (behaviour === 'native-cut-early') {
@@ -345,6 +356,16 @@ describe('the native Responses lane, whose bytes pass through untouched', () => 
     return { response, text: await response.text() };
   }
 
+  // First: the tests after it fail this supplier three times, which opens its circuit.
+  test('a last event ended by a bare CR is read: the stream is whole and charged, with no error event after it', async () => {
+    behaviour = 'native-bare-cr';
+    const { response, text } = await nativeStream();
+    expect(response.headers.get('x-svc-supplier')).toBe('misbehaving-responses');
+    expect(text).not.toContain('event: error');
+    const totals = /^: svc-totals (.*)$/m.exec(text)?.[1];
+    expect(JSON.parse(totals ?? '{}')).toMatchObject({ input_tokens: 7, output_tokens: 3 });
+  });
+
   test('a JSON document answering the stream request is not a stream: the next supplier streams the answer', async () => {
     behaviour = 'native-json';
     const { response, text } = await nativeStream();
@@ -365,12 +386,13 @@ describe('the native Responses lane, whose bytes pass through untouched', () => 
     expect(text).toContain('event: response.completed');
   });
 
-  test('a last event ended by a bare CR is read: the stream is whole and charged, with no error event after it', async () => {
-    behaviour = 'native-bare-cr';
+  test("a response.failed before anything was generated is the supplier's error, failed over like a dropped stream", async () => {
+    behaviour = 'native-failed-early';
     const { response, text } = await nativeStream();
-    expect(response.headers.get('x-svc-supplier')).toBe('misbehaving-responses');
-    expect(text).not.toContain('event: error');
-    const totals = /^: svc-totals (.*)$/m.exec(text)?.[1];
-    expect(JSON.parse(totals ?? '{}')).toMatchObject({ input_tokens: 7, output_tokens: 3 });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(text).not.toContain('The model crashed');
+    expect(text).toContain('event: response.completed');
   });
 });

@@ -45,7 +45,7 @@ export interface StreamRelay {
  * the proxies between) is not left without a status line while a supplier keeps a stream open
  * without generating.
  */
-const holdFramingMs = 10_000;
+export const holdFramingMs = 10_000;
 
 /**
  * A supplier that answers a stream request with one JSON document (it ignored `stream: true`, or a

@@ -15,7 +15,9 @@ import { routingRecord } from '../../pipeline/attempts.js';
 import { noteChargedUsage } from '../../pipeline/charged-usage.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
-import { refuseJsonForStream, SseText, sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
+import { holdFramingMs, refuseJsonForStream, SseText, sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
+import { responsesError } from '../../translate/chat-via-responses/response.js';
+import { isJsonObject } from '../../translate/shared/safe-json.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
 import { streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
 import { abandonBody } from '../../http/bounded-body.js';
@@ -29,11 +31,15 @@ import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js
 
 /**
  * The events a Responses stream opens with before the model generates anything. They are held
- * back: a supplier whose stream fails after them has generated nothing, so the client gets an
- * HTTP error and the next supplier is tried, as on the translated lanes. An `error` event is no
- * output either.
+ * back (for at most `holdFramingMs`, or `heldPreambleBytes`): a supplier whose stream fails
+ * after them has generated nothing, so the client gets an HTTP error and the next supplier is
+ * tried, as on the translated lanes.
  */
-const preambleEvents = new Set(['response.created', 'response.queued', 'response.in_progress', 'error']);
+const preambleEvents = new Set(['response.created', 'response.queued', 'response.in_progress']);
+/** Events that say the response failed. Before any output, what they carry is the attempt's error. */
+const failureEvents = new Set(['response.failed', 'error']);
+/** Held opening bytes past which the stream is sent anyway (a supplier repeating in_progress). */
+const heldPreambleBytes = 64 * 1024;
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
 const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
@@ -48,15 +54,18 @@ interface ResponsesUsage {
 class ResponsesMeter {
   usage: TokenUsage | undefined;
   terminal = false;
-  /** The supplier generated something: an event past the preamble (created, queued, in progress). */
+  /** The supplier generated something: an event past the preamble (created, queued, in progress) that is no failure. */
   generating = false;
+  /** The supplier's own error, when its stream failed before generating anything (`response.failed`, `error`). */
+  failedEarly: ApiError | undefined;
   constructor(private readonly tally: AnswerTally) {}
   private readonly text = new SseText();
   private readonly parser = createParser({
     onEvent: (event) => {
       this.tally.sawEvent(event.data);
       const name = event.event ?? '';
-      if (!preambleEvents.has(name)) this.generating = true;
+      if (!this.generating && this.failedEarly === undefined && failureEvents.has(name)) this.failedEarly = failureOf(event.data);
+      else if (!preambleEvents.has(name)) this.generating = true;
       if (!terminalEvents.has(name)) return;
       this.terminal = true;
       try {
@@ -198,8 +207,10 @@ async function relayResponses(
 
 /**
  * Reads the stream's opening events until the supplier generates something, and returns them
- * unsent. A stream that ends or breaks before that is the supplier's failure before any byte
- * reached the client: it is thrown (its body let go of), and the next supplier is tried.
+ * unsent. A stream that fails before that — its own `response.failed` or `error` event, or a body
+ * that ends or breaks — is the supplier's failure before any byte reached the client: it is thrown
+ * (the body let go of), classified as on the translated lanes, and the next supplier is tried when
+ * it is the supplier's fault. Held for at most `holdFramingMs` or `heldPreambleBytes`, as there.
  */
 async function holdPreamble(
   chunks: AsyncIterator<Buffer>,
@@ -208,25 +219,44 @@ async function holdPreamble(
   supplier: string,
 ): Promise<Buffer[]> {
   const held: Buffer[] = [];
+  const since = performance.now();
+  let bytes = 0;
   try {
-    while (!meter.generating) {
+    while (!meter.generating && meter.failedEarly === undefined && bytes < heldPreambleBytes && performance.now() - since < holdFramingMs) {
       const next = await chunks.next();
       if (next.done) {
         meter.end();
+        if (!meter.generating && meter.failedEarly === undefined)
+          throw new ApiError('stream_interrupted', {
+            humanMessage: `Supplier ${supplier} ended its stream before generating anything`,
+            details: { supplier },
+          });
         break;
       }
       held.push(next.value);
+      bytes += next.value.length;
       meter.feed(next.value);
     }
   } catch (error) {
     abandonBody(upstream);
     throw streamBreak(error, supplier);
   }
-  if (meter.generating) return held;
-  throw new ApiError('stream_interrupted', {
-    humanMessage: `Supplier ${supplier} ended its stream before generating anything`,
-    details: { supplier },
-  });
+  if (meter.failedEarly === undefined) return held;
+  abandonBody(upstream);
+  throw meter.failedEarly;
+}
+
+/** The error a `response.failed` or `error` event carries (`{response: {error}}`, `{error}` or the event itself). */
+function failureOf(data: string): ApiError {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(data);
+  } catch {
+    payload = undefined;
+  }
+  const event = isJsonObject(payload) ? payload : {};
+  const error = isJsonObject(event.response) ? event.response.error : isJsonObject(event.error) ? event.error : event;
+  return responsesError(error);
 }
 
 /** `POST /v1/native/responses`: the native lane, untranslated, to `openai-responses` suppliers. */
