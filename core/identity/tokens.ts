@@ -60,18 +60,6 @@ export class OneTimeTokens {
     return row ? { userId: row.user_id as number | null, payload: row.payload as Record<string, unknown> } : undefined;
   }
 
-  /**
-   * Whose a token was, used or expired alike (undefined when unknown): a link opened a second
-   * time can then be answered for what it is ("already verified") instead of "not valid".
-   */
-  async ownerOf(purpose: TokenPurpose, secret: string): Promise<number | undefined> {
-    if (!tokenPattern.test(secret)) return undefined;
-    const row = (await this.knex('one_time_tokens')
-      .where({ purpose, token_hash: hashSecret(secret, this.pepper) })
-      .first('user_id')) as { user_id: number | null } | undefined;
-    return row?.user_id ?? undefined;
-  }
-
   /** Invalidates a user's unused tokens of one purpose (a new reset link voids the older ones). */
   async revokeUnused(purpose: TokenPurpose, userId: number, now: Date): Promise<void> {
     await this.knex('one_time_tokens').where({ purpose, user_id: userId }).whereNull('used_at').update({ used_at: now });

@@ -199,9 +199,9 @@ export function accountRouter(deps: {
     const { token } = req.valid!.query as z.infer<typeof verifyQuery>;
     if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours });
     try {
-      const { user, already } = await accounts.verifyEmail(token);
-      if (wantsJson(req)) return res.json({ user: userJson(user), verified: true, already_verified: already });
-      res.render('auth/verify-email', { title: already ? 'Already verified' : 'Email verified', verified: true, already, verifyHours });
+      const user = await accounts.verifyEmail(token);
+      if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });
+      res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours });
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
       res

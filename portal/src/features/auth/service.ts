@@ -100,20 +100,17 @@ export class AccountService {
     return user;
   }
 
-  /**
-   * Uses a verification link; the owner address becomes owner here. A link of an account that is
-   * verified already (opened twice, or after a newer link) answers so (`already`), not "not valid".
-   */
-  async verifyEmail(token: string): Promise<{ user: User; already: boolean }> {
+  /** Uses a verification link; the owner address becomes owner here. */
+  async verifyEmail(token: string): Promise<User> {
     const used = await this.deps.tokens.consume('verify_email', token, this.now());
-    if (used?.userId)
-      return { user: await this.deps.users.markEmailVerified(used.userId, this.now(), this.deps.ownerEmail), already: false };
-    const ownerId = await this.deps.tokens.ownerOf('verify_email', token);
-    const owner = ownerId === undefined ? undefined : await this.deps.users.findById(ownerId);
-    if (owner?.emailVerified) return { user: owner, already: true };
-    throw new ApiError('invalid_token', {
-      humanMessage: 'This verification link is not valid: it may have been used already or expired',
-    });
+    // Nothing is said of the account behind a link that no longer works (it may have been claimed
+    // since, by its owner through single sign-on): the page offers both ways on.
+    if (!used?.userId)
+      throw new ApiError('invalid_token', {
+        humanMessage:
+          'This verification link no longer works: it was used already, replaced by a newer one, or expired. If your address is verified, sign in; if not, send yourself a new link',
+      });
+    return this.deps.users.markEmailVerified(used.userId, this.now(), this.deps.ownerEmail);
   }
 
   /** Sends a new verification link if the address has an unverified account; silent otherwise. */
