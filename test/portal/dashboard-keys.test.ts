@@ -147,6 +147,14 @@ describe('a key created in the dashboard', () => {
     await knex('organisations').where({ id: org!.id }).update({ billing_exempt: true });
     const exempt = await createKey(member.client);
     expect((await knex('api_keys').where({ id: exempt.key.gateway_key_id }).first('payer_id')).payer_id).toBeNull();
+    // A payer outside the viewer's organisation (the Management API may set anyone) is not named.
+    await knex('api_keys')
+      .where({ id: own.key.gateway_key_id })
+      .update({ payer_id: `user:${payer.id}` });
+    const elsewhere = await (await alone.client.get(`/dashboard/keys/${own.key.key_id}`, { accept: 'text/html' })).text();
+    expect(elsewhere).toContain('Paid from <span title="user:');
+    expect(elsewhere).toContain('another user’s wallet');
+    expect(elsewhere).not.toContain(payer.email);
     const exemptPage = await (await member.client.get(`/dashboard/keys/${exempt.key.key_id}`, { accept: 'text/html' })).text();
     expect(exemptPage).toContain('data-testid="key-payer">No wallet is charged (billing-exempt)');
     expect((await chat(exempt.secret)).choices[0]?.message.content).toBeTruthy();
@@ -232,13 +240,18 @@ describe('a key created in the dashboard', () => {
     expect(list).not.toContain(secret!);
   });
 
-  it('the form sent again (a reload of the page that shows the secret) opens the key it made, and makes no second key', async () => {
+  it('the form sent again (a double click, a reload of the page that shows the secret) opens the key it made, and makes no second key', async () => {
     const { client } = await signedIn();
     const page = await (await client.get('/dashboard/keys/new', { accept: 'text/html' })).text();
     const token = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
     expect(token).toMatch(/^[0-9a-f-]{36}$/);
     const form = { form_token: token!, name: 'sent twice' };
-    expect((await client.postForm('/dashboard/keys/new', form, { accept: 'text/html' })).status).toBe(201);
+    // A double click: both at once make one key; the second answer opens it.
+    const [first, second] = await Promise.all([
+      client.postForm('/dashboard/keys/new', form, { accept: 'text/html' }),
+      client.postForm('/dashboard/keys/new', form, { accept: 'text/html' }),
+    ]);
+    expect([first.status, second.status].sort()).toEqual([201, 303]);
     const again = await client.postForm('/dashboard/keys/new', form, { accept: 'text/html' });
     expect(again.status).toBe(303);
     expect(again.headers.get('location')).toMatch(/^\/dashboard\/keys\/\d+\?notice=already_created$/);

@@ -20,8 +20,6 @@ declare module 'express-session' {
     adminMode?: boolean;
     /** Platform admins: the organisation the admin views are filtered to (POST /dashboard/set-admin-org). */
     adminOrgId?: number;
-    /** New-key form tokens used, oldest first, with the portal id of the key each made (features/keys/form-submissions.ts). */
-    keyFormsUsed?: [token: string, keyNumber: number][];
   }
 }
 

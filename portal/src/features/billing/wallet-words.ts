@@ -18,25 +18,45 @@ export function walletWords(source: PayerSource): string {
   }
 }
 
+/** Who is looking at a payer: the words say as much about its owner as this person may know. */
+export interface PayerViewer {
+  id: number;
+  role: string;
+  organisationId: number | null;
+}
+
 /**
  * Whose wallet a payer id (`user:42`, `project:7`) names, in words for the person viewing it: their
- * own, another user's by name, a project's by name. A payer the portal does not know (free text
- * from the Management API, or one whose user or project is gone) is shown as its id.
+ * own; another user's by name only to a platform administrator or a member of that user's
+ * organisation (a payer set through the Management API may be anyone's), else "another user's
+ * wallet"; a project's by name. A payer the portal does not know (free text from the Management
+ * API, or one whose user or project is gone), or a look-up that fails, is shown as its id.
  */
-export async function walletOfPayer(knex: Knex, payerId: string, viewerId: number): Promise<string> {
+export async function walletOfPayer(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string> {
+  try {
+    return (await payerWords(knex, payerId, viewer)) ?? `wallet ${payerId}`;
+  } catch {
+    return `wallet ${payerId}`;
+  }
+}
+
+async function payerWords(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string | undefined> {
   const userId = payerUserId(payerId);
-  if (userId === viewerId) return 'your own wallet';
+  if (userId === viewer.id) return 'your own wallet';
   if (userId !== undefined) {
-    const owner = (await knex('users').where({ id: userId }).first('display_name', 'email')) as
-      { display_name: string; email: string } | undefined;
-    if (owner) return `the wallet of ${owner.display_name || owner.email} (${owner.email})`;
+    const owner = (await knex('users').where({ id: userId }).first('display_name', 'email', 'organisation_id')) as
+      { display_name: string; email: string; organisation_id: number | null } | undefined;
+    if (!owner) return undefined;
+    const mayKnow =
+      viewer.role === 'owner' ||
+      viewer.role === 'platform_admin' ||
+      (viewer.organisationId !== null && owner.organisation_id === viewer.organisationId);
+    return mayKnow ? `the wallet of ${owner.display_name || owner.email} (${owner.email})` : 'another user’s wallet';
   }
   const projectId = /^project:([1-9][0-9]{0,8})$/.exec(payerId)?.[1];
-  if (projectId !== undefined) {
-    const project = (await knex('projects')
-      .where({ id: Number(projectId) })
-      .first('name')) as { name: string } | undefined;
-    if (project) return `the wallet of project “${project.name}”`;
-  }
-  return `wallet ${payerId}`;
+  if (projectId === undefined) return undefined;
+  const project = (await knex('projects')
+    .where({ id: Number(projectId) })
+    .first('name')) as { name: string } | undefined;
+  return project ? `the wallet of project “${project.name}”` : undefined;
 }

@@ -1,12 +1,18 @@
-// The new-key form carries a one-use token, so that sending it again (reloading the "Key created"
-// page, which is the answer to the form's POST, or a second click) opens the key it already made
-// instead of making a second one. The tokens a session has used are kept in the session with the
-// key each made (the last few only); a JSON client sends no token and is not affected.
+// The new-key form carries a one-use token, so that sending it again — reloading the "Key created"
+// page (the answer to the form's POST), or a second click while the first is under way — opens
+// the key it already made instead of making a second one. The token is claimed in the shared
+// store with one atomic increment before the key is made, so two requests racing with it make one
+// key on any replica; a JSON client sends no token and is not affected.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request } from 'express';
+import { ApiError } from '../../../../core/errors/index.js';
+import type { Store } from '../../../../core/store/index.js';
 
-/** How many used tokens a session remembers: enough for any tabs a person keeps open. */
-const remembered = 20;
+/** How long a claimed token is remembered: longer than anyone keeps a form open. */
+const rememberMs = 24 * 3_600_000;
+/** How long a second submission waits for the first one's key to be made. */
+const waitForFirstMs = 10_000;
 const tokenPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A fresh token for a new-key form. */
@@ -20,21 +26,40 @@ export function sentFormToken(req: Request): string | undefined {
   return typeof token === 'string' && tokenPattern.test(token) ? token : undefined;
 }
 
-/** The key an earlier submission of this form token created, if any. */
-export function keyMadeBy(req: Request, token: string | undefined): number | undefined {
-  if (token === undefined) return undefined;
-  return req.session.keyFormsUsed?.find(([used]) => used === token)?.[1];
-}
-
-/** Remembers that `token` created key `keyNumber`. */
-export function rememberFormToken(req: Request, token: string | undefined, keyNumber: number): void {
-  if (token === undefined) return;
-  req.session.keyFormsUsed = [...(req.session.keyFormsUsed ?? []), [token, keyNumber] as [string, number]].slice(-remembered);
-}
-
 /** The body without the form token, which is no key field. */
 export function withoutFormToken(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const { form_token: _token, ...fields } = body as Record<string, unknown>;
   return fields;
+}
+
+/** One user's form tokens in the store: who sent each first, and the key it made. */
+export class KeyFormClaims {
+  constructor(private readonly store: Store) {}
+
+  private claimKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:claims`;
+  private madeKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:key`;
+
+  /**
+   * Claims `token` for this request. `first` when no request sent it before: make the key, then
+   * call `made`. Otherwise the key number the first one made, once it is made (waited for).
+   */
+  async claim(userId: number, token: string): Promise<{ first: true } | { first: false; keyNumber: number }> {
+    if ((await this.store.incrBy(this.claimKey(userId, token), 1, rememberMs)) === 1) return { first: true };
+    const deadline = Date.now() + waitForFirstMs;
+    for (;;) {
+      const made = await this.store.get(this.madeKey(userId, token));
+      if (made !== null) return { first: false, keyNumber: Number(made) };
+      if (Date.now() > deadline)
+        throw new ApiError('conflict', {
+          humanMessage: 'This form was sent already and made no key: open the new-key form again and send it once',
+        });
+      await sleep(100);
+    }
+  }
+
+  /** Records the key a claimed token made, for the submissions after it. */
+  async made(userId: number, token: string, keyNumber: number): Promise<void> {
+    await this.store.set(this.madeKey(userId, token), String(keyNumber), { ttlMs: rememberMs });
+  }
 }

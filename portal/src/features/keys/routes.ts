@@ -24,7 +24,7 @@ import { parseBody, singleString, validate, wholeNumberParam } from '../../web/v
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { presentKey } from './present.js';
-import { keyMadeBy, newFormToken, rememberFormToken, sentFormToken, withoutFormToken } from './form-submissions.js';
+import { KeyFormClaims, newFormToken, sentFormToken, withoutFormToken } from './form-submissions.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -94,6 +94,7 @@ export function keysRouter(deps: PortalDeps): Router {
       return { issues: formIssues(error) };
     }
   };
+  const formClaims = new KeyFormClaims(deps.store);
   const publish = (key: KeyRecord) => announcer.announce(key.secretHash).catch(() => undefined);
 
   router.get('/dashboard/keys', requireAction('keys.manage'), validate({ query: listQuery }), async (req, res) => {
@@ -130,9 +131,6 @@ export function keysRouter(deps: PortalDeps): Router {
 
   router.post('/dashboard/keys/new', requireAction('keys.manage'), async (req, res) => {
     const token = sentFormToken(req);
-    // This form was sent before (a reload of the page that answered it): its key, not a second one.
-    const made = keyMadeBy(req, token);
-    if (made !== undefined) return res.redirect(303, `/dashboard/keys/${made}?notice=already_created`);
     const { form, issues } = readKeyForm(req, withoutFormToken(req.body));
     if (!form) {
       // The form again with what was typed and what is wrong, rather than an error page.
@@ -146,6 +144,12 @@ export function keysRouter(deps: PortalDeps): Router {
       });
     }
     const user = req.user!;
+    // This form was sent before (a reload of the page that answered it, a second click): the key
+    // it made, not a second one. Claimed only once the form is valid, so a corrected form still makes one.
+    if (token !== undefined) {
+      const claim = await formClaims.claim(user.id, token);
+      if (!claim.first) return res.redirect(303, `/dashboard/keys/${claim.keyNumber}?notice=already_created`);
+    }
     const { record, secret } = await keys.create({
       kind: 'managed',
       source: 'portal',
@@ -156,7 +160,7 @@ export function keysRouter(deps: PortalDeps): Router {
       // billing user, a delegate, else their own wallet; none when the organisation is exempt.
       payerId: await payerForPortalKey(deps.database, user.id),
     });
-    rememberFormToken(req, token, record.number);
+    if (token !== undefined) await formClaims.made(user.id, token, record.number);
     await noteActivity(deps, {
       userId: user.id,
       kind: 'key_created',
@@ -174,7 +178,7 @@ export function keysRouter(deps: PortalDeps): Router {
       title: 'Key created',
       section: 'keys',
       key,
-      payerWords: key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!.id) : undefined,
+      payerWords: key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!) : undefined,
       secret,
       gatewayUrl: deps.gatewayUrlHint,
       model: exampleChatModel(deps.catalogue),
@@ -185,7 +189,7 @@ export function keysRouter(deps: PortalDeps): Router {
     const key = await presentKey(deps.store, deps.database, await loadKey(req), now());
     if (wantsJson(req)) return res.json(key);
     const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
-    const payerWords = key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!.id) : undefined;
+    const payerWords = key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!) : undefined;
     res.render('dashboard/keys/detail', { title: key.name, section: 'keys', key, payerWords, ...choices(), notice, issues: [] });
   });
 
@@ -205,7 +209,7 @@ export function keysRouter(deps: PortalDeps): Router {
           title: presented.name,
           section: 'keys',
           key: presented,
-          payerWords: presented.payer_id ? await walletOfPayer(deps.database, presented.payer_id, req.user!.id) : undefined,
+          payerWords: presented.payer_id ? await walletOfPayer(deps.database, presented.payer_id, req.user!) : undefined,
           ...choices(),
           notice: undefined,
           values: body,
