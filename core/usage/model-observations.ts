@@ -11,8 +11,9 @@ export interface ModelObservation {
   supplier?: string;
   requests: number;
   /**
-   * Refused by the gateway before any supplier (the key's policy, a budget, an empty wallet, bad
-   * input): they say nothing of the model, so they are left out of the errors and both rates.
+   * Refused by the gateway before any supplier (the key's policy, a budget, a rate limit, an empty
+   * wallet: the refusals the audit log keeps): they say nothing of the model, so they are left
+   * out of the errors and both rates.
    */
   refused: number;
   /** Failed requests that reached a supplier. */

@@ -14,20 +14,27 @@ export interface CredentialSources {
 /** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
 export function presentedSecret(headers: IncomingHttpHeaders, sources: CredentialSources): string | undefined {
   const authorization = headers.authorization;
-  const xApiKey = typeof headers['x-api-key'] === 'string' && headers['x-api-key'].trim() !== '' ? headers['x-api-key'].trim() : undefined;
+  // Read only where it counts (the Anthropic interface and the models list).
+  const xApiKey = sources.xApiKey ? headerKey(headers['x-api-key']) : undefined;
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) {
       throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header must be "Bearer <API key>"' });
     }
     // Two different keys: which one pays is not for the gateway to guess.
-    if (sources.xApiKey && xApiKey !== undefined && xApiKey !== match[1])
+    if (xApiKey !== undefined && xApiKey !== match[1])
       throw new ApiError('invalid_api_key', {
         humanMessage: 'Two different API keys were sent, in Authorization and in x-api-key; send one',
       });
     return match[1];
   }
-  return sources.xApiKey ? xApiKey : undefined;
+  return xApiKey;
+}
+
+/** An `x-api-key` header's key, trimmed; undefined when absent or blank. */
+function headerKey(value: string | string[] | undefined): string | undefined {
+  const key = typeof value === 'string' ? value.trim() : '';
+  return key === '' ? undefined : key;
 }
 
 /** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
@@ -42,7 +49,7 @@ export async function authenticate(
       humanMessage: sources.xApiKey
         ? 'No API key was provided; send "Authorization: Bearer <API key>" or "x-api-key: <API key>"'
         : headers['x-api-key'] !== undefined
-          ? 'No API key was provided in Authorization; this endpoint does not read x-api-key (only the Anthropic interface does): send "Authorization: Bearer <API key>"'
+          ? 'No API key was provided in Authorization; this endpoint does not read x-api-key (only /v1/messages and /v1/models do): send "Authorization: Bearer <API key>"'
           : 'No API key was provided; send "Authorization: Bearer <API key>"',
     });
   }

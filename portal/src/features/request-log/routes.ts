@@ -22,7 +22,7 @@ import { requireAction } from '../../web/principal.js';
 import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
-import { parseInstant } from '../usage/range.js';
+import { parseInstant, rangeOutOfOrder } from '../usage/range.js';
 
 const text = (max: number) =>
   singleString(max)
@@ -51,8 +51,7 @@ function filtersOf(q: z.infer<typeof filterQuery>): RequestLogFilters {
   let to = parseInstant('to', q.to);
   if (to && q.to && !q.to.includes('T')) to = new Date(to.getTime() + 86_400_000);
   // As on the usage page: an empty range is a mistake to name, not an empty log.
-  if (from && to && from >= to)
-    throw new ApiError('validation_error', { status: 422, humanMessage: 'The range must start (from) before it ends (to)', param: 'from' });
+  if (from && to && from >= to) throw rangeOutOfOrder();
   return {
     ...(q.key_id !== undefined && { keyNumber: q.key_id }),
     ...(q.model !== undefined && { model: q.model }),

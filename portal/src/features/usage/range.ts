@@ -19,6 +19,11 @@ export function parseInstant(name: string, value: string | undefined): Date | un
   return new Date(/[Zz]|[+-]\d{2}:\d{2}$/.test(value) || !value.includes('T') ? value : `${value}Z`);
 }
 
+/** A range whose start is not before its end: the usage and request-log filters' one answer. */
+export function rangeOutOfOrder(): ApiError {
+  return new ApiError('validation_error', { status: 422, humanMessage: 'The range must start (from) before it ends (to)', param: 'from' });
+}
+
 /** The aligned [from, to) of a usage report. */
 export function usageRange(granularity: Granularity, fromText: string | undefined, toText: string | undefined, now: Date) {
   const step = stepMs[granularity];
@@ -29,8 +34,7 @@ export function usageRange(granularity: Granularity, fromText: string | undefine
   const to = new Date(Math.ceil(toInstant / step) * step);
   const defaultFrom = to.getTime() - (granularity === 'day' ? 30 : 48) * step;
   const from = new Date(Math.floor((given.from?.getTime() ?? defaultFrom) / step) * step);
-  if (from >= to)
-    throw new ApiError('validation_error', { status: 422, humanMessage: 'The range must start (from) before it ends (to)', param: 'from' });
+  if (from >= to) throw rangeOutOfOrder();
   if ((to.getTime() - from.getTime()) / step > maxBins)
     throw new ApiError('validation_error', {
       status: 422,
