@@ -127,6 +127,11 @@ function decodeCursor(cursor: string): [string, string] {
 }
 
 /** JSON text for a jsonb column (pg would send a JS array as a Postgres array literal). */
+/** A key's model list as stored: each id once, in the order first given (every writer — portal, API, operator — goes through here). */
+function modelList(models: string[] | null | undefined): string[] | null | undefined {
+  return models ? [...new Set(models)] : models;
+}
+
 function jsonb<T>(value: T | null | undefined): T | null {
   return (value === null || value === undefined ? null : JSON.stringify(value)) as unknown as T | null;
 }
@@ -156,7 +161,7 @@ export class KeyRepository {
         secret_hash: hashSecret(secret, this.pepper),
         secret_hint: secretHint(secret),
         status: input.status ?? 'active',
-        allowed_models: jsonb(input.allowedModels),
+        allowed_models: jsonb(modelList(input.allowedModels)),
         allowed_regions: jsonb(input.allowedRegions),
         budget_limit_usd: input.budgetLimitUsd === undefined || input.budgetLimitUsd === null ? null : String(input.budgetLimitUsd),
         budget_period: input.budgetPeriod ?? null,
@@ -260,7 +265,7 @@ export class KeyRepository {
   async update(id: string, patch: KeyPatch): Promise<KeyRecord | undefined> {
     const changes: Record<string, unknown> = { updated_at: this.knex.fn.now() };
     if (patch.name !== undefined) changes.name = patch.name;
-    if (patch.allowedModels !== undefined) changes.allowed_models = jsonb(patch.allowedModels);
+    if (patch.allowedModels !== undefined) changes.allowed_models = jsonb(modelList(patch.allowedModels));
     if (patch.allowedRegions !== undefined) changes.allowed_regions = jsonb(patch.allowedRegions);
     if (patch.budgetLimitUsd !== undefined) changes.budget_limit_usd = patch.budgetLimitUsd === null ? null : String(patch.budgetLimitUsd);
     if (patch.budgetPeriod !== undefined) changes.budget_period = patch.budgetPeriod;

@@ -15,12 +15,11 @@ export const storableText = (schema: z.ZodString) =>
   schema.refine((v) => !v.includes('\u0000') && isWellFormed(v), 'must not contain NUL characters or unpaired surrogates');
 
 const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
-/** Model ids, each kept once (a list naming one twice is the same list). */
+/** Model ids (one named twice is kept once, by the key repository). */
 const modelList = z
   .array(storableText(z.string().min(1).max(200)))
   .min(1)
-  .max(100)
-  .transform((v) => [...new Set(v)]);
+  .max(100);
 /** The API shows `allowed_regions` as a string ("EU"); a list of regions is accepted too; any case ("eu" is EU). */
 const regions = z
   .union([regionInput, z.array(regionInput).min(1).max(20)])
