@@ -537,7 +537,9 @@ describe('interface errors through raw HTTP and both SDKs', () => {
 
     test('native lane (passthrough): the Responses stream ends with an error event, never response.completed', async () => {
       const sim = h.simulators.get('rs')!;
-      sim.setFaults({ cutAfterEvents: 3 });
+      // Cut after content began (created, in_progress, output_item.added, content_part.added, a
+      // delta, …): before any content the lane answers an HTTP error instead (supplier-misbehaviour.test.ts).
+      sim.setFaults({ cutAfterEvents: 6 });
       try {
         const body = { model: 'resp-x', input: [{ role: 'user' as const, content: 'a long answer please' }], stream: true as const };
         const res = await fetch(`${h.gateway.url}/v1/native/responses`, {

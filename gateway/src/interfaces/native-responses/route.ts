@@ -30,16 +30,22 @@ import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.
 import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js';
 
 /**
- * The events a Responses stream opens with before the model generates anything. They are held
- * back (for at most `holdFramingMs`, or `heldPreambleBytes`): a supplier whose stream fails
- * after them has generated nothing, so the client gets an HTTP error and the next supplier is
- * tried, as on the translated lanes.
+ * A Responses stream's events before the model generates content (`response.created`,
+ * `in_progress`, `output_item.added`, … — content as the translated lanes judge it, through the
+ * answer tally) are held back, for at most `holdFramingMs` or `heldOpeningBytes`: a supplier whose
+ * stream fails before any content has generated nothing, so the client gets an HTTP error and the
+ * next supplier is tried, as on the translated lanes.
  */
-const preambleEvents = new Set(['response.created', 'response.queued', 'response.in_progress']);
-/** Events that say the response failed. Before any output, what they carry is the attempt's error. */
+/** Events that say the response failed. Before any content, what they carry is the attempt's error. */
 const failureEvents = new Set(['response.failed', 'error']);
-/** Held opening bytes past which the stream is sent anyway (a supplier repeating in_progress). */
-const heldPreambleBytes = 64 * 1024;
+/** Events that end a response that did not fail (one may hold no content at all). */
+const finishedEvents = new Set(['response.completed', 'response.incomplete']);
+/**
+ * Held opening bytes past which the stream is sent anyway (a supplier repeating in_progress):
+ * `response.created` and `in_progress` each repeat the request's instructions and tools, so the
+ * bound grows with the request.
+ */
+const heldOpeningBytes = (requestBytes: number) => 64 * 1024 + 2 * requestBytes;
 
 /** Events that end a Responses stream; the first carries the usage used for metering. */
 const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
@@ -54,18 +60,24 @@ interface ResponsesUsage {
 class ResponsesMeter {
   usage: TokenUsage | undefined;
   terminal = false;
-  /** The supplier generated something: an event past the preamble (created, queued, in progress) that is no failure. */
-  generating = false;
+  /** A response ended without failing (content or not). */
+  private finished = false;
   /** The supplier's own error, when its stream failed before generating anything (`response.failed`, `error`). */
   failedEarly: ApiError | undefined;
   constructor(private readonly tally: AnswerTally) {}
+
+  /** The supplier generated content (text, reasoning, a tool call), or finished without failing. */
+  get generating(): boolean {
+    return this.finished || this.tally.sawContent();
+  }
+
   private readonly text = new SseText();
   private readonly parser = createParser({
     onEvent: (event) => {
       this.tally.sawEvent(event.data);
       const name = event.event ?? '';
-      if (!this.generating && this.failedEarly === undefined && failureEvents.has(name)) this.failedEarly = failureOf(event.data);
-      else if (!preambleEvents.has(name)) this.generating = true;
+      if (finishedEvents.has(name)) this.finished = true;
+      else if (failureEvents.has(name) && this.failedEarly === undefined && !this.generating) this.failedEarly = failureOf(event.data);
       if (!terminalEvents.has(name)) return;
       this.terminal = true;
       try {
@@ -158,7 +170,7 @@ async function relayResponses(
   const tally = new AnswerTally('openai-responses');
   const meter = new ResponsesMeter(tally);
   const chunks = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name);
+  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, heldOpeningBytes(requestBytes(request)));
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;
@@ -210,19 +222,20 @@ async function relayResponses(
  * unsent. A stream that fails before that — its own `response.failed` or `error` event, or a body
  * that ends or breaks — is the supplier's failure before any byte reached the client: it is thrown
  * (the body let go of), classified as on the translated lanes, and the next supplier is tried when
- * it is the supplier's fault. Held for at most `holdFramingMs` or `heldPreambleBytes`, as there.
+ * it is the supplier's fault. Held for at most `holdFramingMs` (checked as events arrive, as there) or `maxBytes`.
  */
 async function holdPreamble(
   chunks: AsyncIterator<Buffer>,
   meter: ResponsesMeter,
   upstream: UpstreamResponse,
   supplier: string,
+  maxBytes: number,
 ): Promise<Buffer[]> {
   const held: Buffer[] = [];
   const since = performance.now();
   let bytes = 0;
   try {
-    while (!meter.generating && meter.failedEarly === undefined && bytes < heldPreambleBytes && performance.now() - since < holdFramingMs) {
+    while (!meter.generating && meter.failedEarly === undefined && bytes < maxBytes && performance.now() - since < holdFramingMs) {
       const next = await chunks.next();
       if (next.done) {
         meter.end();

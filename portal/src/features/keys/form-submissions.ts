@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request } from 'express';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Store } from '../../../../core/store/index.js';
+import type { Logger } from 'pino';
 
 /** How long a claimed token is remembered: longer than anyone keeps a form open. */
 const rememberMs = 24 * 3_600_000;
@@ -35,7 +36,10 @@ export function withoutFormToken(body: unknown): unknown {
 
 /** One user's form tokens in the store: who sent each first, and the key it made. */
 export class KeyFormClaims {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+  ) {}
 
   private claimKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:claims`;
   private madeKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:key`;
@@ -45,21 +49,37 @@ export class KeyFormClaims {
    * call `made`. Otherwise the key number the first one made, once it is made (waited for).
    */
   async claim(userId: number, token: string): Promise<{ first: true } | { first: false; keyNumber: number }> {
-    if ((await this.store.incrBy(this.claimKey(userId, token), 1, rememberMs)) === 1) return { first: true };
+    let claims: number;
+    try {
+      claims = await this.store.incrBy(this.claimKey(userId, token), 1, rememberMs);
+    } catch (error) {
+      // The store is out: the key is made without the check (a repeat may make a second key),
+      // as the portal makes keys while the store is out.
+      this.logger.warn({ err: error }, 'new-key form token not checked: the store is unavailable');
+      return { first: true };
+    }
+    if (claims === 1) return { first: true };
     const deadline = Date.now() + waitForFirstMs;
     for (;;) {
       const made = await this.store.get(this.madeKey(userId, token));
       if (made !== null) return { first: false, keyNumber: Number(made) };
       if (Date.now() > deadline)
         throw new ApiError('conflict', {
-          humanMessage: 'This form was sent already and made no key: open the new-key form again and send it once',
+          humanMessage: 'This form was sent already and its key is still being made: look for it in your keys in a moment',
         });
       await sleep(100);
     }
   }
 
-  /** Records the key a claimed token made, for the submissions after it. */
+  /** Records the key a claimed token made, for the submissions after it; best effort (the key exists either way). */
   async made(userId: number, token: string, keyNumber: number): Promise<void> {
-    await this.store.set(this.madeKey(userId, token), String(keyNumber), { ttlMs: rememberMs });
+    await this.store
+      .set(this.madeKey(userId, token), String(keyNumber), { ttlMs: rememberMs })
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'new-key form token: its key could not be recorded'));
+  }
+
+  /** Lets go of a claim whose key was not made (its creation failed), so the form can be sent again. */
+  async release(userId: number, token: string): Promise<void> {
+    await this.store.del(this.claimKey(userId, token)).catch(() => undefined);
   }
 }

@@ -94,7 +94,7 @@ export function keysRouter(deps: PortalDeps): Router {
       return { issues: formIssues(error) };
     }
   };
-  const formClaims = new KeyFormClaims(deps.store);
+  const formClaims = new KeyFormClaims(deps.store, deps.logger);
   const publish = (key: KeyRecord) => announcer.announce(key.secretHash).catch(() => undefined);
 
   router.get('/dashboard/keys', requireAction('keys.manage'), validate({ query: listQuery }), async (req, res) => {
@@ -150,16 +150,25 @@ export function keysRouter(deps: PortalDeps): Router {
       const claim = await formClaims.claim(user.id, token);
       if (!claim.first) return res.redirect(303, `/dashboard/keys/${claim.keyNumber}?notice=already_created`);
     }
-    const { record, secret } = await keys.create({
-      kind: 'managed',
-      source: 'portal',
-      ...toKeyFields(form),
-      ownerUserId: user.id,
-      organisationId: user.organisationId,
-      // Charged to the owner's effective payer (docs/billing.md "Who pays"): their organisation's
-      // billing user, a delegate, else their own wallet; none when the organisation is exempt.
-      payerId: await payerForPortalKey(deps.database, user.id),
-    });
+    const made = await (async () => {
+      try {
+        return await keys.create({
+          kind: 'managed',
+          source: 'portal',
+          ...toKeyFields(form),
+          ownerUserId: user.id,
+          organisationId: user.organisationId,
+          // Charged to the owner's effective payer (docs/billing.md "Who pays"): their organisation's
+          // billing user, a delegate, else their own wallet; none when the organisation is exempt.
+          payerId: await payerForPortalKey(deps.database, user.id),
+        });
+      } catch (error) {
+        // No key was made: the same form may be sent again.
+        if (token !== undefined) await formClaims.release(user.id, token);
+        throw error;
+      }
+    })();
+    const { record, secret } = made;
     if (token !== undefined) await formClaims.made(user.id, token, record.number);
     await noteActivity(deps, {
       userId: user.id,
