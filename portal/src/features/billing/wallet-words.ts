@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { payerUserId, type PayerSource } from '../../../../core/billing/payer.js';
+import { roleAtLeast, type Role } from '../../../../core/identity/index.js';
 
 /**
  * Whose wallet pays, in words for the person reading the billing pages: the wallet's id
@@ -21,15 +22,14 @@ export function walletWords(source: PayerSource): string {
 /** Who is looking at a payer: the words say as much about its owner as this person may know. */
 export interface PayerViewer {
   id: number;
-  role: string;
+  role: Role;
   organisationId: number | null;
 }
 
 /**
  * Whose wallet a payer id (`user:42`, `project:7`) names, in words for the person viewing it: their
- * own; another user's by name only to a platform administrator or a member of that user's
- * organisation (a payer set through the Management API may be anyone's), else "another user's
- * wallet"; a project's by name. A payer the portal does not know (free text from the Management
+ * own; another user's, or a project's, by name only to a platform administrator or a member of
+ * its organisation (a payer set through the Management API may be anyone's), else without it. A payer the portal does not know (free text from the Management
  * API, or one whose user or project is gone), or a look-up that fails, is shown as its id.
  */
 export async function walletOfPayer(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string> {
@@ -40,6 +40,11 @@ export async function walletOfPayer(knex: Knex, payerId: string, viewer: PayerVi
   }
 }
 
+/** A platform administrator, or a member of `organisationId`: may see who (or which project) it holds. */
+function mayKnow(viewer: PayerViewer, organisationId: number | null): boolean {
+  return roleAtLeast(viewer.role, 'platform_admin') || (viewer.organisationId !== null && organisationId === viewer.organisationId);
+}
+
 async function payerWords(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string | undefined> {
   const userId = payerUserId(payerId);
   if (userId === viewer.id) return 'your own wallet';
@@ -47,16 +52,15 @@ async function payerWords(knex: Knex, payerId: string, viewer: PayerViewer): Pro
     const owner = (await knex('users').where({ id: userId }).first('display_name', 'email', 'organisation_id')) as
       { display_name: string; email: string; organisation_id: number | null } | undefined;
     if (!owner) return undefined;
-    const mayKnow =
-      viewer.role === 'owner' ||
-      viewer.role === 'platform_admin' ||
-      (viewer.organisationId !== null && owner.organisation_id === viewer.organisationId);
-    return mayKnow ? `the wallet of ${owner.display_name || owner.email} (${owner.email})` : 'another user’s wallet';
+    return mayKnow(viewer, owner.organisation_id)
+      ? `the wallet of ${owner.display_name || owner.email} (${owner.email})`
+      : 'another user’s wallet';
   }
   const projectId = /^project:([1-9][0-9]{0,8})$/.exec(payerId)?.[1];
   if (projectId === undefined) return undefined;
   const project = (await knex('projects')
     .where({ id: Number(projectId) })
-    .first('name')) as { name: string } | undefined;
-  return project ? `the wallet of project “${project.name}”` : undefined;
+    .first('name', 'organisation_id')) as { name: string; organisation_id: number } | undefined;
+  if (!project) return undefined;
+  return mayKnow(viewer, project.organisation_id) ? `the wallet of project “${project.name}”` : 'another organisation’s project wallet';
 }
