@@ -126,12 +126,12 @@ function decodeCursor(cursor: string): [string, string] {
   throw new InvalidCursorError('cursor is not valid');
 }
 
-/** JSON text for a jsonb column (pg would send a JS array as a Postgres array literal). */
 /** A key's model list as stored: each id once, in the order first given (every writer — portal, API, operator — goes through here). */
 function modelList(models: string[] | null | undefined): string[] | null | undefined {
   return models ? [...new Set(models)] : models;
 }
 
+/** JSON text for a jsonb column (pg would send a JS array as a Postgres array literal). */
 function jsonb<T>(value: T | null | undefined): T | null {
   return (value === null || value === undefined ? null : JSON.stringify(value)) as unknown as T | null;
 }

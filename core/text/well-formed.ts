@@ -13,3 +13,11 @@ export function isWellFormed(text: string): boolean {
 export function toWellFormed(text: string): string {
   return (text as Es2024String).toWellFormed();
 }
+
+/**
+ * Text a PostgreSQL text column keeps as sent: no NUL character (refused, a 500 if it got there)
+ * and no half a surrogate pair (stored as U+FFFD, the text changed without a word).
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && isWellFormed(text);
+}

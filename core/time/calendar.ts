@@ -32,3 +32,11 @@ const isoDateOrTime = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+
 export function isIsoDateOrTime(text: string): boolean {
   return isoDateOrTime.test(text) && isRealDate(text);
 }
+
+/**
+ * The instant an `isIsoDateOrTime` text names, read as the portal's forms mean it: a time without
+ * a zone is UTC, and a bare date is that day's start (00:00 UTC).
+ */
+export function isoInstant(text: string): Date {
+  return new Date(/[Zz]|[+-]\d{2}:\d{2}$/.test(text) || !text.includes('T') ? text : `${text}Z`);
+}

@@ -356,6 +356,16 @@ describe('the native Responses lane, whose bytes pass through untouched', () => 
     return { response, text: await response.text() };
   }
 
+  /** The native stream answered whole by the simulator after a failover; its text. */
+  async function expectServedByTheNextSupplier(): Promise<string> {
+    const { response, text } = await nativeStream();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
+    expect(response.headers.get('x-svc-failover')).toBe('true');
+    expect(text).toContain('event: response.completed');
+    return text;
+  }
+
   // First: the tests after it fail this supplier three times, which opens its circuit.
   test('a last event ended by a bare CR is read: the stream is whole and charged, with no error event after it', async () => {
     behaviour = 'native-bare-cr';
@@ -368,31 +378,19 @@ describe('the native Responses lane, whose bytes pass through untouched', () => 
 
   test('a JSON document answering the stream request is not a stream: the next supplier streams the answer', async () => {
     behaviour = 'native-json';
-    const { response, text } = await nativeStream();
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
-    expect(response.headers.get('x-svc-failover')).toBe('true');
-    expect(text).toContain('event: response.completed');
+    await expectServedByTheNextSupplier();
   });
 
   test('a stream cut after its opening events, before anything was generated, is failed over: the client sees only the next supplier', async () => {
     behaviour = 'native-cut-early';
-    const { response, text } = await nativeStream();
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
-    expect(response.headers.get('x-svc-failover')).toBe('true');
+    const text = await expectServedByTheNextSupplier();
     expect(text).not.toContain('event: error');
     expect(text.match(/event: response\.created/g)).toHaveLength(1);
-    expect(text).toContain('event: response.completed');
   });
 
   test("a response.failed before anything was generated is the supplier's error, failed over like a dropped stream", async () => {
     behaviour = 'native-failed-early';
-    const { response, text } = await nativeStream();
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-svc-supplier')).toBe('sim-responses');
-    expect(response.headers.get('x-svc-failover')).toBe('true');
+    const text = await expectServedByTheNextSupplier();
     expect(text).not.toContain('The model crashed');
-    expect(text).toContain('event: response.completed');
   });
 });

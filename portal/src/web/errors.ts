@@ -134,7 +134,7 @@ export function errorHandler(logger: Logger) {
     const typed = (err as { type?: unknown }).type;
     const refused = refusedValue(err);
     let error: ApiError;
-    const unread = unreadBody(typeof typed === 'string' ? typed : '', err);
+    const unread = err instanceof ApiError ? undefined : unreadBody(typeof typed === 'string' ? typed : '', err);
     if (err instanceof ApiError) error = err;
     else if (unread) error = unread;
     else if (err instanceof URIError)

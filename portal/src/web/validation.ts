@@ -1,7 +1,7 @@
 // zod at the edge: path, query and body are checked before any handler runs, and a failure is
 // one 422 naming each parameter, where it was and what was expected (docs/portal.md).
 import type { NextFunction, Request, Response } from 'express';
-import { isWellFormed } from '../../../core/text/well-formed.js';
+import { isStorableText } from '../../../core/text/well-formed.js';
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
 import { hasAtMostDecimals } from '../../../core/budget/usage.js';
@@ -231,21 +231,13 @@ export const usdAmountOrNoneUpTo = (places: number) => {
 /** An amount in US dollars (up to 6 decimals, the limits' columns) or empty/null for "none". */
 export const usdAmountOrNone = usdAmountOrNoneUpTo(6);
 
-/**
- * Text PostgreSQL cannot keep as sent: a NUL character (it refuses the insert: a 500 before) or
- * half a UTF-16 surrogate pair (stored as U+FFFD, so the text changed without a word).
- */
-function unstorable(text: string): boolean {
-  return text.includes('\u0000') || !isWellFormed(text);
-}
-
 /** Where in `value` (a parsed body or query) a string holds unstorable text, as a validation location; undefined when none. */
 function unstorableAt(value: unknown, at: (string | number)[], depth = 0): (string | number)[] | undefined {
-  if (typeof value === 'string') return unstorable(value) ? at : undefined;
+  if (typeof value === 'string') return !isStorableText(value) ? at : undefined;
   // Parsed bodies are bounded (256 kB) but may nest deeply: deeper than this is not looked into.
   if (depth > 32 || typeof value !== 'object' || value === null) return undefined;
   for (const [key, inner] of Object.entries(value)) {
-    if (unstorable(key)) return [...at, key];
+    if (!isStorableText(key)) return [...at, key];
     const found = unstorableAt(inner, [...at, Array.isArray(value) ? Number(key) : key], depth + 1);
     if (found) return found;
   }

@@ -3,7 +3,7 @@ import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
 import { namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
-import { isWellFormed } from '../../../../core/text/well-formed.js';
+import { isStorableText } from '../../../../core/text/well-formed.js';
 
 // Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
 
@@ -12,7 +12,7 @@ import { isWellFormed } from '../../../../core/text/well-formed.js';
  * surrogate has no UTF-8 encoding, so either would fail in the database as a 500.
  */
 export const storableText = (schema: z.ZodString) =>
-  schema.refine((v) => !v.includes('\u0000') && isWellFormed(v), 'must not contain NUL characters or unpaired surrogates');
+  schema.refine(isStorableText, 'must not contain NUL characters or unpaired surrogates');
 
 const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
 /** Model ids (one named twice is kept once, by the key repository). */

@@ -29,13 +29,12 @@ import { totalsComment } from '../../translate/shared/sse-frames.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js';
 
-/**
- * A Responses stream's events before the model generates content (`response.created`,
- * `in_progress`, `output_item.added`, … — content as the translated lanes judge it, through the
- * answer tally) are held back, for at most `holdFramingMs` or `heldOpeningBytes`: a supplier whose
- * stream fails before any content has generated nothing, so the client gets an HTTP error and the
- * next supplier is tried, as on the translated lanes.
- */
+// A Responses stream's events before the model generates content (`response.created`,
+// `in_progress`, `output_item.added`, … — content as the translated lanes judge it, through the
+// answer tally) are held back, for at most `holdFramingMs` or `heldOpeningBytes`: a supplier whose
+// stream fails before any content has generated nothing, so the client gets an HTTP error and the
+// next supplier is tried, as on the translated lanes (holdPreamble below).
+
 /** Events that say the response failed. Before any content, what they carry is the attempt's error. */
 const failureEvents = new Set(['response.failed', 'error']);
 /** Events that end a response that did not fail (one may hold no content at all). */
@@ -118,7 +117,8 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     else delete upstreamBody.metadata;
   }
   const maxOutput = typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined;
-  const inputCap = responsesInputCap(body, requestBytes(request));
+  const bodyBytes = requestBytes(request);
+  const inputCap = responsesInputCap(body, bodyBytes);
   return serveRouted(deps, request, reply, {
     interfaceName: 'responses',
     model: body.model,
@@ -132,6 +132,7 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
         upstreamBody,
         maxOutput,
         inputCap,
+        holdBytes: heldOpeningBytes(bodyBytes),
       }),
   });
 }
@@ -144,6 +145,8 @@ interface NativeCall {
   maxOutput: number | undefined;
   /** The most input tokens the request can amount to (tokens/input-cap.ts); none: the context window. */
   inputCap: number | undefined;
+  /** The most opening bytes held before the stream is sent anyway (`heldOpeningBytes`). */
+  holdBytes: number;
 }
 
 /** One attempt: failover covers the supplier's answer up to its status line, after that the bytes are the client's. */
@@ -153,7 +156,7 @@ async function relayResponses(
   reply: FastifyReply,
   route: ModelRoute,
   signal: AttemptSignal,
-  { body, upstreamBody, maxOutput, inputCap }: NativeCall,
+  { body, upstreamBody, maxOutput, inputCap, holdBytes }: NativeCall,
 ): Promise<AttemptResult<unknown>> {
   const record = routingRecord(request);
   const started = performance.now();
@@ -170,7 +173,7 @@ async function relayResponses(
   const tally = new AnswerTally('openai-responses');
   const meter = new ResponsesMeter(tally);
   const chunks = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, heldOpeningBytes(requestBytes(request)));
+  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;

@@ -18,7 +18,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
-import { isIsoDateOrTime } from '../../../../core/time/index.js';
+import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
 
 const amount = z.union(
   [
@@ -41,7 +41,7 @@ const expiry = z.union([z.string().trim().max(40), z.null()]).transform((v, ctx)
     return z.NEVER;
   }
   // A time without a zone is UTC, as everywhere in the portal; a bare date lasts to that day's end.
-  return new Date(/^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T23:59:59.999Z` : /[Zz]|[+-]\d{2}:\d{2}$/.test(v) ? v : `${v}Z`);
+  return v.includes('T') ? isoInstant(v) : new Date(`${v}T23:59:59.999Z`);
 });
 const reason = z.string().trim().min(1, 'must not be empty').max(400, 'must be at most 400 characters');
 

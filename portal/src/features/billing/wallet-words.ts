@@ -29,8 +29,9 @@ export interface PayerViewer {
 /**
  * Whose wallet a payer id (`user:42`, `project:7`) names, in words for the person viewing it: their
  * own; another user's, or a project's, by name only to a platform administrator or a member of
- * its organisation (a payer set through the Management API may be anyone's), else without it. A payer the portal does not know (free text from the Management
- * API, or one whose user or project is gone), or a look-up that fails, is shown as its id.
+ * its organisation (a payer set through the Management API may be anyone's), else without it. A
+ * payer the portal does not know (free text from the Management API, or one whose user or project
+ * is gone), or a look-up that fails, is shown as its id.
  */
 export async function walletOfPayer(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string> {
   try {

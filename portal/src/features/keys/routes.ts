@@ -95,6 +95,8 @@ export function keysRouter(deps: PortalDeps): Router {
     }
   };
   const formClaims = new KeyFormClaims(deps.store, deps.logger);
+  /** Whose wallet pays for a key, in words for the person viewing its page (none without a payer). */
+  const payerWords = (req: Request, payerId: string | null) => (payerId ? walletOfPayer(deps.database, payerId, req.user!) : undefined);
   const publish = (key: KeyRecord) => announcer.announce(key.secretHash).catch(() => undefined);
 
   router.get('/dashboard/keys', requireAction('keys.manage'), validate({ query: listQuery }), async (req, res) => {
@@ -150,25 +152,24 @@ export function keysRouter(deps: PortalDeps): Router {
       const claim = await formClaims.claim(user.id, token);
       if (!claim.first) return res.redirect(303, `/dashboard/keys/${claim.keyNumber}?notice=already_created`);
     }
-    const made = await (async () => {
-      try {
-        return await keys.create({
-          kind: 'managed',
-          source: 'portal',
-          ...toKeyFields(form),
-          ownerUserId: user.id,
-          organisationId: user.organisationId,
-          // Charged to the owner's effective payer (docs/billing.md "Who pays"): their organisation's
-          // billing user, a delegate, else their own wallet; none when the organisation is exempt.
-          payerId: await payerForPortalKey(deps.database, user.id),
-        });
-      } catch (error) {
-        // No key was made: the same form may be sent again.
-        if (token !== undefined) await formClaims.release(user.id, token);
-        throw error;
-      }
-    })();
-    const { record, secret } = made;
+    let created: Awaited<ReturnType<typeof keys.create>>;
+    try {
+      created = await keys.create({
+        kind: 'managed',
+        source: 'portal',
+        ...toKeyFields(form),
+        ownerUserId: user.id,
+        organisationId: user.organisationId,
+        // Charged to the owner's effective payer (docs/billing.md "Who pays"): their organisation's
+        // billing user, a delegate, else their own wallet; none when the organisation is exempt.
+        payerId: await payerForPortalKey(deps.database, user.id),
+      });
+    } catch (error) {
+      // No key was made: the same form may be sent again.
+      if (token !== undefined) await formClaims.release(user.id, token);
+      throw error;
+    }
+    const { record, secret } = created;
     if (token !== undefined) await formClaims.made(user.id, token, record.number);
     await noteActivity(deps, {
       userId: user.id,
@@ -187,7 +188,7 @@ export function keysRouter(deps: PortalDeps): Router {
       title: 'Key created',
       section: 'keys',
       key,
-      payerWords: key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!) : undefined,
+      payerWords: await payerWords(req, key.payer_id),
       secret,
       gatewayUrl: deps.gatewayUrlHint,
       model: exampleChatModel(deps.catalogue),
@@ -198,8 +199,15 @@ export function keysRouter(deps: PortalDeps): Router {
     const key = await presentKey(deps.store, deps.database, await loadKey(req), now());
     if (wantsJson(req)) return res.json(key);
     const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
-    const payerWords = key.payer_id ? await walletOfPayer(deps.database, key.payer_id, req.user!) : undefined;
-    res.render('dashboard/keys/detail', { title: key.name, section: 'keys', key, payerWords, ...choices(), notice, issues: [] });
+    res.render('dashboard/keys/detail', {
+      title: key.name,
+      section: 'keys',
+      key,
+      payerWords: await payerWords(req, key.payer_id),
+      ...choices(),
+      notice,
+      issues: [],
+    });
   });
 
   router.post('/dashboard/keys/:key_id', requireAction('keys.manage'), async (req, res) => {
@@ -218,7 +226,7 @@ export function keysRouter(deps: PortalDeps): Router {
           title: presented.name,
           section: 'keys',
           key: presented,
-          payerWords: presented.payer_id ? await walletOfPayer(deps.database, presented.payer_id, req.user!) : undefined,
+          payerWords: await payerWords(req, presented.payer_id),
           ...choices(),
           notice: undefined,
           values: body,

@@ -2,7 +2,7 @@
 // instants (2026-11-01T08:00:00Z), aligned to the granularity, defaulting to the last 30 days by
 // day or the last 48 hours by hour, and never wider than the report may hold.
 import { ApiError } from '../../../../core/errors/index.js';
-import { isIsoDateOrTime } from '../../../../core/time/index.js';
+import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
 import { maxBins, type Granularity } from '../../../../core/usage/index.js';
 import { validationError } from '../../web/validation.js';
 
@@ -15,8 +15,7 @@ export function parseInstant(name: string, value: string | undefined): Date | un
     throw validationError([
       { loc: ['query', name], msg: 'must be an ISO date (2026-11-01) or time (2026-11-01T08:00:00Z)', type: 'value_error' },
     ]);
-  // A bare date or a time without a zone is UTC.
-  return new Date(/[Zz]|[+-]\d{2}:\d{2}$/.test(value) || !value.includes('T') ? value : `${value}Z`);
+  return isoInstant(value);
 }
 
 /** A range whose start is not before its end: the usage and request-log filters' one answer. */
