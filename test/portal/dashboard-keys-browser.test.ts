@@ -99,6 +99,49 @@ describe('keys in the browser', () => {
     }
   });
 
+  it('a double click on "Create key" makes one key and shows its secret', async () => {
+    const { email, password } = await signUp(portal, { name: 'Dee Double', password: 'browser password 42' });
+    const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto('/login?return_to=%2Fdashboard%2Fkeys%2Fnew');
+      await page.fill('#email', email);
+      await page.fill('#password', password);
+      await page.click('form[action="/auth/login"] button[type=submit]');
+      await page.waitForURL('**/dashboard/keys/new');
+      await page.fill('#name', 'double clicked');
+      // Without the page's guard the browser sends both, shows the answer to the second (the
+      // server's "this form was already sent" redirect), and the first key's secret is never seen.
+      // The second click comes while the first request is on its way, as a person's would: the
+      // POST is held until then (two clicks in one task would be merged by the browser anyway).
+      const button = page.locator('form[action="/dashboard/keys/new"] button[type=submit]');
+      const posts: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST') posts.push(r.url());
+      });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route('**/dashboard/keys/new', async (route) => {
+        if (route.request().method() === 'POST') await held;
+        await route.continue().catch(() => undefined); // a cancelled submission has nothing to continue
+      });
+      // The mouse, not the locator: a locator waits for the navigation the first click began.
+      const box = (await button.boundingBox())!;
+      const sent = page.waitForRequest((r) => r.method() === 'POST');
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await sent;
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      release();
+      await page.waitForSelector('[data-testid=key-secret]');
+      expect(await page.inputValue('[data-testid=key-secret]')).toMatch(/^svc-sk-/);
+      expect(posts).toHaveLength(1);
+      await page.goto('/dashboard/keys');
+      expect(await page.locator('table tbody tr').count()).toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('names as long as the forms accept, without a space, wrap instead of widening the page', async () => {
     const { email, password } = await signUp(portal, { name: 'W'.repeat(120), password: 'browser password 42' });
     const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
