@@ -50,6 +50,7 @@ import { loadPrincipal } from './web/principal.js';
 import { sameOriginCheck } from './web/same-origin.js';
 import { sessionMiddleware } from './web/session.js';
 import { traceRequests } from './web/trace.js';
+import { typedValue } from './web/form-issues.js';
 
 const viewsDir = fileURLToPath(new URL('../views/', import.meta.url));
 const publicDir = fileURLToPath(new URL('../public/', import.meta.url));
@@ -65,6 +66,8 @@ export function createPortal(deps: PortalDeps): Express {
   app.set('view engine', 'ejs');
   // Money is shown one way on every page (web/usd.ts): views call usd(…).
   app.locals.usd = formatUsd;
+  // A refused form's fields are filled again with what was typed (web/form-issues.ts): views call typed(…).
+  app.locals.typed = typedValue;
   // Behind the ingress the client address comes from X-Forwarded-For (login throttling per address),
   // believed only from the peers SVC_PORTAL_TRUST_PROXY names.
   app.set('trust proxy', deps.settings.SVC_PORTAL_TRUST_PROXY === 'none' ? false : deps.settings.SVC_PORTAL_TRUST_PROXY);

@@ -18,6 +18,20 @@ export function formIssues(error: ApiError): FormIssue[] {
   return [{ name: error.param ?? '', msg: error.humanMessage }];
 }
 
+/** What a page shows of a refused form: each problem, and the values as typed. */
+export interface FormPage {
+  issues: FormIssue[];
+  values: Record<string, unknown>;
+}
+
+/** A submitted value as a form field shows it again: text as typed, anything else (a list, an object) empty. */
+export function typedValue(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+}
+
+/** A page shown for itself, not after a refused form. */
+export const emptyFormPage: FormPage = Object.freeze({ issues: [], values: {} }) as FormPage;
+
 /**
  * Runs a form's handler; when it refuses the input (a 4xx catalogue error) and the form came from
  * a page, `show` renders that page again with the error's status, the issues and the submitted
@@ -27,7 +41,7 @@ export async function withFormPage(
   req: Request,
   res: Response,
   handle: () => Promise<void>,
-  show: (status: number, form: { issues: FormIssue[]; values: Record<string, unknown> }) => Promise<void>,
+  show: (status: number, form: FormPage) => Promise<void>,
 ): Promise<void> {
   try {
     await handle();

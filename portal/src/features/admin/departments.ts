@@ -21,6 +21,7 @@ import {
 import { ApiError } from '../../../../core/errors/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
+import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { parseBody, validate } from '../../web/validation.js';
@@ -69,32 +70,49 @@ export function adminDepartmentsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/admin/departments?notice=${notice}`);
   };
 
-  adminRoute(router, 'GET', '/dashboard/admin/departments', validate({ query: listQuery }), async (req, res) => {
-    const query = req.valid!.query as z.infer<typeof listQuery>;
-    const organisationId = reach(req, query.org_id);
-    const departments = await listDepartments(knex, organisationId);
-    if (wantsJson(req)) return res.json({ data: departments, organisation_id: organisationId ?? null });
+  /** The page; after a refused new department, with its status, each problem and what was typed. */
+  const showPage = async (
+    req: Request,
+    res: Response,
+    organisationId: number | undefined,
+    { status = 200, notice, form = emptyFormPage }: { status?: number; notice?: string; form?: FormPage } = {},
+  ) => {
     // Platform admins pick the organisation of a new department; others create in their own.
     const organisations =
       organisationId === undefined
         ? ((await knex('organisations').orderBy('name').limit(1_000).select('id', 'name')) as { id: number; name: string }[])
         : [];
-    res.render('dashboard/admin/departments/index', {
+    res.status(status).render('dashboard/admin/departments/index', {
       title: 'Departments',
       section: 'admin-departments',
-      departments,
+      departments: await listDepartments(knex, organisationId),
       organisations,
       organisationId: organisationId ?? null,
-      notice: query.notice ? notices[query.notice] : undefined,
+      notice,
+      ...form,
     });
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/departments', validate({ query: listQuery }), async (req, res) => {
+    const query = req.valid!.query as z.infer<typeof listQuery>;
+    const organisationId = reach(req, query.org_id);
+    if (wantsJson(req)) return res.json({ data: await listDepartments(knex, organisationId), organisation_id: organisationId ?? null });
+    await showPage(req, res, organisationId, { notice: query.notice ? notices[query.notice] : undefined });
   });
 
-  adminRoute(router, 'POST', '/dashboard/admin/departments', async (req, res) => {
-    const body = parseBody(createBody, req.body);
-    const organisationId = targetOrganisation(req, body.org_id ?? req.session?.adminOrgId);
-    const id = await createDepartment(knex, organisationId, body.name, now());
-    await answer(req, res, 'created', 201, id);
-  });
+  adminRoute(router, 'POST', '/dashboard/admin/departments', (req, res) =>
+    withFormPage(
+      req,
+      res,
+      async () => {
+        const body = parseBody(createBody, req.body);
+        const organisationId = targetOrganisation(req, body.org_id ?? req.session?.adminOrgId);
+        const id = await createDepartment(knex, organisationId, body.name, now());
+        await answer(req, res, 'created', 201, id);
+      },
+      (status, form) => showPage(req, res, reach(req), { status, form }),
+    ),
+  );
 
   adminRoute(router, 'POST', '/dashboard/admin/departments/:department_id', async (req, res) => {
     const department = await target(req);

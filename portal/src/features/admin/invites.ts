@@ -3,13 +3,14 @@
 //   POST /dashboard/admin/users/invite                 {email, role, org_id?, department_id?}: emails the link
 //   POST /dashboard/admin/users/invite/{invite_id}/revoke   pending → revoked (any other state: 409)
 // Department admins invite into their own department; nobody invites above their own role.
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import { roleRank, roles, tokenLifetimeMs, userScopeOf, type Role } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { actionMessage } from '../../mail/mailer.js';
 import { wantsJson } from '../../web/errors.js';
+import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { parseBody } from '../../web/validation.js';
@@ -72,11 +73,12 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
     return q;
   };
 
-  adminRoute(router, 'GET', '/dashboard/admin/users/invite', async (req, res) => {
-    const invites = ((await invitesQuery(req).orderBy('invites.id', 'desc').limit(200)) as InviteRow[]).map((r) =>
-      present(r, deps.clock()),
-    );
-    if (wantsJson(req)) return res.json({ data: invites });
+  const listInvites = async (req: Request) =>
+    ((await invitesQuery(req).orderBy('invites.id', 'desc').limit(200)) as InviteRow[]).map((r) => present(r, deps.clock()));
+
+  /** The page; after a refused invitation, with its status, each problem and what was typed. */
+  const showPage = async (req: Request, res: Response, status = 200, form: FormPage = emptyFormPage) => {
+    const invites = await listInvites(req);
     const actor = req.user!;
     const platform = roleRank(actor.role) >= roleRank('platform_admin');
     const organisations = platform
@@ -89,7 +91,7 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
       })
       .orderBy('name')
       .select('id', 'name', 'organisation_id')) as { id: number; name: string; organisation_id: number }[];
-    res.render('dashboard/admin/users/invite', {
+    res.status(status).render('dashboard/admin/users/invite', {
       title: 'Invite users',
       section: 'admin-users',
       invites,
@@ -98,10 +100,25 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
       departments,
       sent: typeof req.query.sent === 'string' ? req.query.sent.slice(0, 320) : undefined,
       revoked: req.query.revoked === '1',
+      ...form,
     });
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/users/invite', async (req, res) => {
+    if (wantsJson(req)) return res.json({ data: await listInvites(req) });
+    await showPage(req, res);
   });
 
-  adminRoute(router, 'POST', '/dashboard/admin/users/invite', async (req, res) => {
+  adminRoute(router, 'POST', '/dashboard/admin/users/invite', (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => invite(req, res),
+      (status, form) => showPage(req, res, status, form),
+    ),
+  );
+
+  const invite = async (req: Request, res: Response) => {
     const body = parseBody(inviteBody, req.body);
     const actor = req.user!;
     if (roleRank(body.role) > roleRank(actor.role))
@@ -144,9 +161,9 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
       ),
     );
     const [row] = (await invitesQuery(req).where('invites.id', id)) as InviteRow[];
-    if (wantsJson(req)) return res.status(201).json({ invite: present(row!, now.getTime()) });
-    res.redirect(303, `/dashboard/admin/users/invite?sent=${encodeURIComponent(body.email)}`);
-  });
+    if (wantsJson(req)) res.status(201).json({ invite: present(row!, now.getTime()) });
+    else res.redirect(303, `/dashboard/admin/users/invite?sent=${encodeURIComponent(body.email)}`);
+  };
 
   adminRoute(router, 'POST', '/dashboard/admin/users/invite/:invite_id/revoke', async (req, res) => {
     const inviteId = Number(req.params.invite_id);

@@ -22,6 +22,7 @@ import {
 } from '../../../../core/organisations/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
+import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
 import { parseBody, usdAmountOrNone, validationError } from '../../web/validation.js';
@@ -98,28 +99,40 @@ export function adminOrganisationsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/admin/organisations?notice=${notice}`);
   };
 
-  adminRoute(router, 'GET', '/dashboard/admin/organisations', async (req, res) => {
-    const organisations = await listOrganisations(knex, now());
-    if (wantsJson(req)) return res.json({ data: organisations });
-    const notices: Record<string, string> = {
-      created: 'Organisation created.',
-      updated: 'Organisation saved.',
-      deleted: 'Organisation deleted.',
-      merged: 'Organisations merged: members, departments, keys and invites moved into the target.',
-    };
-    res.render('dashboard/admin/organisations/index', {
+  const notices: Record<string, string> = {
+    created: 'Organisation created.',
+    updated: 'Organisation saved.',
+    deleted: 'Organisation deleted.',
+    merged: 'Organisations merged: members, departments, keys and invites moved into the target.',
+  };
+  /** The page; after a refused new organisation, with its status, each problem and what was typed. */
+  const showPage = async (req: Request, res: Response, status = 200, form: FormPage = emptyFormPage) => {
+    res.status(status).render('dashboard/admin/organisations/index', {
       title: 'Organisations',
       section: 'admin-organisations',
-      organisations,
+      organisations: await listOrganisations(knex, now()),
       notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
+      ...form,
     });
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/organisations', async (req, res) => {
+    if (wantsJson(req)) return res.json({ data: await listOrganisations(knex, now()) });
+    await showPage(req, res);
   });
 
-  adminRoute(router, 'POST', '/dashboard/admin/organisations', async (req, res) => {
-    const body = parseBody(createBody, req.body);
-    const id = await createOrganisation(knex, body, now());
-    await answer(req, res, id, 'created', 201);
-  });
+  adminRoute(router, 'POST', '/dashboard/admin/organisations', (req, res) =>
+    withFormPage(
+      req,
+      res,
+      async () => {
+        const body = parseBody(createBody, req.body);
+        const id = await createOrganisation(knex, body, now());
+        await answer(req, res, id, 'created', 201);
+      },
+      (status, form) => showPage(req, res, status, form),
+    ),
+  );
 
   adminRoute(router, 'POST', '/dashboard/admin/organisations/merge', async (req, res) => {
     const body = parseBody(mergeBody, req.body);

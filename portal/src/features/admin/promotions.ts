@@ -14,6 +14,7 @@ import { applyMirrorOutbox } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
+import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
 import { parseBody } from '../../web/validation.js';
@@ -45,6 +46,7 @@ const expiry = z.union([z.string().trim().max(40), z.null()]).transform((v, ctx)
 });
 const reason = z.string().trim().min(1, 'must not be empty').max(400, 'must be at most 400 characters');
 
+const nonce = z.string().regex(/^[A-Za-z0-9_-]{8,100}$/, 'must be 8–100 letters, digits, - or _');
 const createBody = z
   .object({
     user_id: idField.optional(),
@@ -52,10 +54,7 @@ const createBody = z
     amount_usd: amount,
     reason,
     expires_at: expiry.optional(),
-    nonce: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{8,100}$/, 'must be 8–100 letters, digits, - or _')
-      .optional(),
+    nonce: nonce.optional(),
   })
   .refine((b) => (b.user_id === undefined) !== (b.email === undefined), { message: 'give either user_id or email', path: ['user_id'] });
 const updateBody = z.object({
@@ -89,23 +88,28 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/admin/promotions?notice=${notice}`);
   };
 
-  adminRoute(router, 'GET', '/dashboard/admin/promotions', async (req, res) => {
-    await expireDue();
-    const grants = await listGrants(knex);
-    if (wantsJson(req)) return res.json({ data: grants });
-    const notices: Record<string, string> = {
-      created: 'Promotion granted: the wallet is credited.',
-      updated: 'Grant saved.',
-      revoked: 'Grant revoked: its unspent part was withdrawn.',
-    };
-    res.render('dashboard/admin/promotions/index', {
+  const notices: Record<string, string> = {
+    created: 'Promotion granted: the wallet is credited.',
+    updated: 'Grant saved.',
+    revoked: 'Grant revoked: its unspent part was withdrawn.',
+  };
+  /** The page; after a refused grant, with its status, each problem and what was typed. */
+  const showPage = async (req: Request, res: Response, status = 200, form: FormPage = emptyFormPage) => {
+    res.status(status).render('dashboard/admin/promotions/index', {
       title: 'Promotions',
       section: 'admin-promotions',
-      grants,
-      // One nonce per rendered form: submitting it twice creates one grant.
-      nonce: randomBytes(16).toString('base64url'),
+      grants: await listGrants(knex),
+      // One nonce per form: submitting it twice creates one grant. A refused form keeps its own.
+      nonce: nonce.safeParse(form.values.nonce).data ?? randomBytes(16).toString('base64url'),
       notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
+      ...form,
     });
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/promotions', async (req, res) => {
+    await expireDue();
+    if (wantsJson(req)) return res.json({ data: await listGrants(knex) });
+    await showPage(req, res);
   });
 
   /**
@@ -120,7 +124,16 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
       });
   };
 
-  adminRoute(router, 'POST', '/dashboard/admin/promotions/create', async (req, res) => {
+  adminRoute(router, 'POST', '/dashboard/admin/promotions/create', (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => grantCredit(req, res),
+      (status, form) => showPage(req, res, status, form),
+    ),
+  );
+
+  const grantCredit = async (req: Request, res: Response) => {
     const body = parseBody(createBody, req.body);
     const userId =
       body.user_id ??
@@ -152,7 +165,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
         details: { grant_id: grant.id, amount_usd: grant.amount_usd, expires_at: grant.expires_at },
       });
     await answer(req, res, grant.id, 'created', entryIds.length > 0 ? 201 : 200);
-  });
+  };
 
   adminRoute(router, 'POST', '/dashboard/admin/promotions/:grant_id/update', async (req, res) => {
     const id = Number(req.params.grant_id);
