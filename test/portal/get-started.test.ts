@@ -42,6 +42,11 @@ describe('get started', () => {
     await fundWallet(gateway, `user:${id}`, 2);
     const { secret } = (await (await client.postJson('/dashboard/keys/new', { name: 'first' })).json()) as { secret: string };
     expect(await done()).toMatchObject({ fund_wallet: true, create_key: true, first_request: false });
+    // Before the first request the overview shows how to make one, with the catalogue's first chat model.
+    const before = await (await client.get('/dashboard')).text();
+    expect(before).toContain('Make your first call');
+    expect(before).toContain(`model: 'claude-haiku-4-5'`);
+    expect(before).not.toContain('data-testid="overview-recent"');
     await new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'hi' }],
@@ -62,7 +67,11 @@ describe('get started', () => {
     const baseUrl = (testid: string) => new RegExp(`data-testid="${testid}">([^<]+)<`).exec(overview)?.[1];
     expect(baseUrl('base-url-openai')).toMatch(/\/v1$/);
     expect(baseUrl('base-url-anthropic')).toBe(baseUrl('base-url-openai')!.replace(/\/v1$/, ''));
-    expect(overview).toContain(`model: 'claude-haiku-4-5'`);
+    // After it, the last 30 days instead, counted as the usage page counts them.
+    expect(overview).not.toContain('Make your first call');
+    const recent = /data-testid="overview-recent">([\s\S]*?)<\/section>/.exec(overview)?.[1] ?? '';
+    expect(recent).toMatch(/Requests<\/p><p class="stat">1<\/p>/);
+    expect(recent).toMatch(/Spend<\/p><p class="stat">\$0\.\d+<\/p>/);
     const hidden = await client.postForm('/dashboard/get-started/hide', {});
     expect([hidden.status, hidden.headers.get('location')]).toEqual([303, '/dashboard']);
     expect((await state()).hidden).toBe(true);
