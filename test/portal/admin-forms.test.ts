@@ -1,7 +1,7 @@
 // The administrators' create forms (a promotion grant, an invitation, an organisation, a
 // department) refused from the page: the page again with the refusal's status, each problem
 // beside the form and every field as typed — not an error page that loses the input. JSON callers
-// keep the error body.
+// keep the error body. And the menu those pages share: grouped, Administration only for administrators.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signUp, type SignedInUser } from '../support/portal-users.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
@@ -90,5 +90,19 @@ describe('administrators’ forms refused from the page', () => {
     const html = await refusedPage('/dashboard/admin/departments', { name: '', org_id: String(organisationId) }, 422);
     expect(html).toMatch(/name: /);
     expect(html).toContain(`<option value="${organisationId}" selected>Forms Ltd</option>`);
+  });
+
+  it('the menu groups its links, and shows Administration only to those who administer', async () => {
+    const menu = async (client: SignedInUser['client']) =>
+      /<nav class="side-nav"[^>]*>([\s\S]*?)<\/nav>/.exec(await (await client.get('/dashboard')).text())?.[1] ?? '';
+    const titles = (nav: string) => [...nav.matchAll(/<p class="side-nav-title">([^<]+)<\/p>/g)].map((m) => m[1]);
+    const admins = await menu(platform.client);
+    expect(titles(admins)).toEqual(['Your usage', 'Spending', 'Models', 'Administration', 'Account']);
+    expect(admins).toContain('href="/dashboard/admin/promotions"');
+    const member = await signUp(portal, { name: 'Mo Member' });
+    const members = await menu(member.client);
+    expect(titles(members)).toEqual(['Your usage', 'Spending', 'Models', 'Account']);
+    expect(members).not.toContain('/dashboard/admin');
+    expect(members).toContain('href="/dashboard" aria-current="page"');
   });
 });
