@@ -1,7 +1,21 @@
 // GET /v1/models is called by both SDK families, so it takes the credential of either:
 // `Authorization: Bearer` (OpenAI SDK) or `x-api-key` (Anthropic SDK), as docs/interfaces.md says.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+/** Sends `request` as written (fetch would merge repeated headers) and reads the whole answer. */
+function rawRequest(baseUrl: string, request: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (text: string) => (answer += text));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
 
 describe('GET /v1/models credentials', () => {
   let h: GatewayHarness;
@@ -60,5 +74,21 @@ describe('GET /v1/models credentials', () => {
     // The same key in both (some clients send both) is one key.
     const same = await fetch(`${h.gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}`, 'x-api-key': key } });
     expect(same.status).toBe(200);
+  });
+
+  test('two Authorization headers are refused, not the first taken', async () => {
+    const other = await h.createKey();
+    const answer = await rawRequest(
+      h.gateway.url,
+      `GET /v1/models HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nauthorization: Bearer ${other}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain('sent more than once');
+    // The same request with one of them is served.
+    const one = await rawRequest(
+      h.gateway.url,
+      `GET /v1/models HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(one).toMatch(/^HTTP\/1\.1 200 /);
   });
 });

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../../core/errors/index.js';
 import { credentialKindOf, digestsEqual, secretDigest, type KeyRecord } from '../../../core/keys/index.js';
 import type { KeyDirectory } from './key-directory.js';
@@ -11,9 +11,16 @@ export interface CredentialSources {
   xApiKey: boolean;
 }
 
+/** What authentication reads of a request: its headers, and the raw list to see repeats. */
+export type PresentedRequest = Pick<IncomingMessage, 'headers' | 'rawHeaders'>;
+
 /** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
-export function presentedSecret(headers: IncomingHttpHeaders, sources: CredentialSources): string | undefined {
+export function presentedSecret({ headers, rawHeaders }: PresentedRequest, sources: CredentialSources): string | undefined {
   const authorization = headers.authorization;
+  // Node keeps the first of two Authorization headers and drops the other: which one pays is not
+  // for the gateway to guess (an x-api-key sent twice is joined, and so never a valid key).
+  if (authorization !== undefined && repeats(rawHeaders, 'authorization'))
+    throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header was sent more than once; send one' });
   // Read only where it counts (the Anthropic interface and the models list).
   const xApiKey = sources.xApiKey ? headerKey(headers['x-api-key']) : undefined;
   if (authorization) {
@@ -31,6 +38,16 @@ export function presentedSecret(headers: IncomingHttpHeaders, sources: Credentia
   return xApiKey;
 }
 
+/** Whether the raw header list (name, value, name, value…) holds `lowerName` more than once. */
+function repeats(rawHeaders: readonly string[], lowerName: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName && ++seen > 1) return true;
+  }
+  return false;
+}
+
 /** An `x-api-key` header's key, trimmed; undefined when absent or blank. */
 function headerKey(value: string | string[] | undefined): string | undefined {
   const key = typeof value === 'string' ? value.trim() : '';
@@ -39,12 +56,13 @@ function headerKey(value: string | string[] | undefined): string | undefined {
 
 /** Resolves the caller for a request or throws missing_api_key / invalid_api_key / expired_api_key. */
 export async function authenticate(
-  headers: IncomingHttpHeaders,
+  request: PresentedRequest,
   sources: CredentialSources,
   deps: { pepper: string; /** The admin key's HMAC as bytes (decoded once by the caller). */ adminDigest: Buffer; keys: KeyDirectory },
 ): Promise<Caller> {
-  const secret = presentedSecret(headers, sources);
+  const secret = presentedSecret(request, sources);
   if (secret === undefined) {
+    const headers = request.headers;
     throw new ApiError('missing_api_key', {
       humanMessage: sources.xApiKey
         ? 'No API key was provided; send "Authorization: Bearer <API key>" or "x-api-key: <API key>"'
