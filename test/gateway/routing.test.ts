@@ -761,6 +761,27 @@ describe('session affinity', () => {
     await sticksAndMoves(() => ask(h.gateway.url, key, { metadata: { sticky_key: sticky } }));
   });
 
+  test('a session identifier is at most 512 characters, wherever it is read (it is stored with each audit row)', async () => {
+    const long = 's'.repeat(513);
+    const refused = (reply: JsonReply, param: string) => {
+      assert.equal(reply.status, 400, JSON.stringify(reply.body));
+      assert.deepEqual(
+        [(reply.body as { error: { code: string; param: string } }).error.code, (reply.body as { error: { param: string } }).error.param],
+        ['validation_error', param],
+      );
+    };
+    refused(await ask(h.gateway.url, key, {}, { 'x-session-id': long }), 'x-session-id');
+    refused(await ask(h.gateway.url, key, { metadata: { session_id: long } }), 'metadata.session_id');
+    const messages = await fetch(`${h.gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }], metadata: { sticky_key: long } }),
+    });
+    assert.equal(messages.status, 400);
+    assert.match(await messages.text(), /metadata\.sticky_key/);
+    answeredBy(await ask(h.gateway.url, key, {}, { 'x-session-id': long.slice(1) }));
+  });
+
   test('without identifiers, the same system prompt + first user message lands on the same supplier', async () => {
     const system = unique('You are a careful assistant');
     const opening = unique('Help me plan a trip');

@@ -1,12 +1,17 @@
-import { test } from 'vitest';
-import assert from 'node:assert/strict';
-import { sessionOf } from './session-affinity.js';
-import { nativeSessionInputs } from './session-inputs.js';
+import { expect, test } from 'vitest';
+import { maxSessionIdLength, nativeSessionInputs } from './session-inputs.js';
 
-test('a native Responses request names its session by header, then metadata.session_id, then sticky_key; its input is not read', () => {
-  assert.deepEqual(sessionOf(nativeSessionInputs({ 'x-session-id': ' h-1 ' }, { session_id: 's-1' })), { id: 'h-1', source: 'header' });
-  assert.deepEqual(sessionOf(nativeSessionInputs({}, { session_id: 's-1', sticky_key: 'k-1' })), { id: 's-1', source: 'session_id' });
-  assert.deepEqual(sessionOf(nativeSessionInputs({}, { sticky_key: 'k-1' })), { id: 'k-1', source: 'sticky_key' });
-  for (const metadata of [undefined, null, 'text', { session_id: 5 }, { session_id: '' }])
-    assert.equal(sessionOf(nativeSessionInputs({}, metadata)), undefined, JSON.stringify(metadata));
+test('the native lane reads session identifiers within the same bound as the other lanes', () => {
+  const fits = 'n'.repeat(maxSessionIdLength);
+  expect(nativeSessionInputs({ 'x-session-id': ` ${fits} ` }, { session_id: fits, sticky_key: '' })).toEqual({
+    header: fits,
+    sessionId: fits,
+    stickyKey: undefined,
+    conversationSeed: undefined,
+  });
+  const long = `${fits}n`;
+  expect(() => nativeSessionInputs({ 'x-session-id': long }, undefined)).toThrow(/"x-session-id": a session identifier is at most 512/);
+  expect(() => nativeSessionInputs({}, { sticky_key: long })).toThrow(/"metadata\.sticky_key"/);
+  // Anything but text is not an identifier, as before.
+  expect(nativeSessionInputs({}, { session_id: 42 }).sessionId).toBeUndefined();
 });

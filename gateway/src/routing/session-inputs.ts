@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from '../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { SessionInputs } from './session-affinity.js';
@@ -11,9 +12,27 @@ function textOf(content: TextContent): string {
   return content.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join('\n');
 }
 
+/**
+ * The longest session identifier read, from the header or from metadata (as OpenAI bounds a
+ * metadata value). The identifier is stored with each audit row of the session: unbounded, one
+ * request could put megabytes into every row.
+ */
+export const maxSessionIdLength = 512;
+
 function header(headers: IncomingHttpHeaders): string | undefined {
   const value = headers['x-session-id'];
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  if (typeof value !== 'string') return undefined;
+  return bounded(value.trim(), 'x-session-id');
+}
+
+/** A session identifier within `maxSessionIdLength`, else a validation error naming where it came from; '' is none. */
+function bounded(id: string, param: string): string | undefined {
+  if (id.length > maxSessionIdLength)
+    throw new ApiError('validation_error', {
+      param,
+      humanMessage: `Invalid value for "${param}": a session identifier is at most ${maxSessionIdLength} characters (got ${id.length})`,
+    });
+  return id === '' ? undefined : id;
 }
 
 /** Session inputs of a chat-completions request: header, metadata, and the conversation's opening. */
@@ -47,8 +66,11 @@ export function messagesSessionInputs(headers: IncomingHttpHeaders, body: Messag
  */
 export function nativeSessionInputs(headers: IncomingHttpHeaders, metadata: unknown): SessionInputs {
   const fields = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : {};
-  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  return { header: header(headers), sessionId: text(fields.session_id), stickyKey: text(fields.sticky_key), conversationSeed: undefined };
+  const text = (name: 'session_id' | 'sticky_key') => {
+    const value = fields[name];
+    return typeof value === 'string' ? bounded(value, `metadata.${name}`) : undefined;
+  };
+  return { header: header(headers), sessionId: text('session_id'), stickyKey: text('sticky_key'), conversationSeed: undefined };
 }
 
 /** Metadata keys the gateway reads for session affinity; never forwarded, on any lane. */

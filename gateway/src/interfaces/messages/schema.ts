@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
+import { maxSessionIdLength } from '../../routing/session-inputs.js';
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
 
@@ -136,7 +137,11 @@ const messagesFields = z.looseObject({
   top_k: z.number().int().positive().optional(),
   stream: z.boolean().optional(),
   metadata: z
-    .looseObject({ user_id: z.string().max(256).optional(), session_id: z.string().optional(), sticky_key: z.string().optional() })
+    .looseObject({
+      user_id: z.string().max(256).optional(),
+      session_id: z.string().max(maxSessionIdLength).optional(),
+      sticky_key: z.string().max(maxSessionIdLength).optional(),
+    })
     .optional(),
   thinking: z
     .discriminatedUnion('type', [
