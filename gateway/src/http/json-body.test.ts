@@ -62,6 +62,15 @@ test('a compressed body is 415 unsupported_media_type, not invalid_json quoting 
     payload: '{"a":1}',
   });
   assert.deepEqual(identity.json(), { got: { a: 1 } });
+  // A transfer coding Node does not undo (it undoes chunked only) is refused the same way.
+  const transferCoded = await app.inject({
+    method: 'POST',
+    url: '/',
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'gzip, chunked' },
+    payload: gzipSync('{"a":1}'),
+  });
+  assert.equal(transferCoded.statusCode, 415);
+  assert.deepEqual(transferCoded.json(), { code: 'unsupported_media_type', param: 'transfer-encoding' });
   await app.close();
 });
 

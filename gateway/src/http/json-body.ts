@@ -47,6 +47,23 @@ function refuseContentEncoding(encoding: string | undefined): void {
 }
 
 /**
+ * Node undoes `chunked` and nothing else: a body sent `Transfer-Encoding: gzip, chunked` arrives
+ * still compressed. Refused like a Content-Encoding, naming the coding, rather than as "not JSON".
+ */
+function refuseTransferCoding(codings: string | undefined): void {
+  if (codings === undefined) return;
+  const other = codings
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'chunked' && c !== 'identity');
+  if (other.length === 0) return;
+  throw new ApiError('unsupported_media_type', {
+    param: 'transfer-encoding',
+    humanMessage: `Request bodies are accepted uncompressed only; Transfer-Encoding "${other.join(', ')}" is not supported`,
+  });
+}
+
+/**
  * The body as text, refusing bytes that are not UTF-8 (RFC 8259 §8.1): decoding them would put
  * U+FFFD in their place, and the request would reach the supplier — or a key's name the
  * database — silently altered.
@@ -70,6 +87,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const bytes = body as Buffer;
     try {
       refuseContentEncoding(request.headers['content-encoding']);
+      refuseTransferCoding(request.headers['transfer-encoding']);
       if (bytes.length <= largeBodyBytes) return void done(null, parseJson(bytes));
     } catch (error) {
       return void done(error as Error, undefined);
