@@ -13,6 +13,7 @@ export const activityKinds = [
   'terms_accepted',
   'language_changed',
   'profile_changed',
+  'password_changed',
   // Billing (core/billing): money in and out of the account's wallet, cards, automatic top-up.
   'payment_succeeded',
   'payment_refunded',

@@ -42,6 +42,11 @@ export class SessionRepository {
     return this.knex('portal_sessions').where({ user_id: userId }).delete();
   }
 
+  /** Ends every session of a user but one (a password changed from that session). */
+  async destroyOthersForUser(userId: number, keptSid: string): Promise<number> {
+    return this.knex('portal_sessions').where({ user_id: userId }).whereNot({ sid: keptSid }).delete();
+  }
+
   /** Deletes expired rows (housekeeping; reads already ignore them). */
   async purgeExpired(now: Date): Promise<number> {
     return this.knex('portal_sessions').where('expires_at', '<=', now).delete();

@@ -158,7 +158,7 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(projectsRouter(deps));
   app.use(reportsRouter(deps));
   app.use(budgetsRouter(deps));
-  app.use(settingsRouter(deps));
+  app.use(settingsRouter(deps, accounts));
   app.use(qualityRouter(deps));
   app.use(autorouterRouter(deps));
   // Invite routes first: /dashboard/admin/users/invite is not a user id.

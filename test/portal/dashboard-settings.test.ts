@@ -1,7 +1,7 @@
 // /dashboard/settings: the profile (display name, language) saved from the form or JSON, and the
 // display settings object stored as given within its bounds; 422 for anything else.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PortalClient } from '../support/portal-client.js';
+import { PortalClient } from '../support/portal-client.js';
 import { signUp } from '../support/portal-users.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 
@@ -64,5 +64,68 @@ describe('settings', () => {
     expect((await client.postForm('/dashboard/settings/display-name', { theme: 'light' })).status).toBe(415);
     const kept = (await (await client.get('/dashboard/settings', { accept: 'application/json' })).json()) as { display_settings: unknown };
     expect(kept.display_settings).toEqual(given);
+  });
+
+  it('changes the password with the current one: other sessions end, this one stays, and the address is told', async () => {
+    const user = await signUp(portal, { name: 'Pia Password' });
+    const elsewhere = new PortalClient(portal.url);
+    expect((await elsewhere.postJson('/auth/login', { email: user.email, password: user.password })).status).toBe(200);
+    const next = 'a new password 9 today';
+
+    // From the page: refused forms come back with the problem, and no password is sent back.
+    const wrong = await user.client.postForm(
+      '/dashboard/settings/password',
+      { current_password: 'not it at all 1', new_password: next, confirm_password: next },
+      { accept: 'text/html' },
+    );
+    expect(wrong.status).toBe(422);
+    const wrongPage = await wrong.text();
+    expect(wrongPage).toContain('current password: The current password is not right');
+    expect(wrongPage).not.toContain(next);
+    const mismatch = await user.client.postForm(
+      '/dashboard/settings/password',
+      { current_password: user.password, new_password: next, confirm_password: `${next}!` },
+      { accept: 'text/html' },
+    );
+    expect(mismatch.status).toBe(422);
+    expect(await mismatch.text()).toContain('confirm password: does not match the new password');
+    for (const [body, status, param] of [
+      [{ current_password: user.password, new_password: user.password }, 422, 'new_password'], // the same one
+      [{ current_password: user.password, new_password: 'short1' }, 400, 'new_password'], // weak_password
+      [{ current_password: user.password }, 422, 'new_password'], // missing
+    ] as const) {
+      const refused = await user.client.postJson('/dashboard/settings/password', body);
+      const { param: named } = ((await refused.json()) as { error: { param: string } }).error;
+      expect([refused.status, named], JSON.stringify(body)).toEqual([status, param]);
+    }
+    // Nothing changed so far: the other session still works.
+    expect((await elsewhere.get('/dashboard/settings', { accept: 'application/json' })).status).toBe(200);
+
+    const changed = await user.client.postForm('/dashboard/settings/password', {
+      current_password: user.password,
+      new_password: next,
+      confirm_password: next,
+    });
+    expect([changed.status, changed.headers.get('location')]).toEqual([303, '/dashboard/settings?notice=password']);
+    expect(await (await user.client.get('/dashboard/settings?notice=password')).text()).toContain('Password changed');
+    expect((await elsewhere.get('/dashboard/settings', { accept: 'application/json' })).status).toBe(401);
+    expect(portal.mail.some((line) => line.includes(user.email) && line.includes('Your password was changed'))).toBe(true);
+    const again = new PortalClient(portal.url);
+    expect((await again.postJson('/auth/login', { email: user.email, password: user.password })).status).toBe(401);
+    expect((await again.postJson('/auth/login', { email: user.email, password: next })).status).toBe(200);
+    const activity = (await (await user.client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
+      data: { kind: string }[];
+    };
+    expect(activity.data.map((a) => a.kind)).toContain('password_changed');
+  });
+
+  it('an account without a password (single sign-on) is pointed to a reset link instead', async () => {
+    const user = await signUp(portal, { name: 'Sol Sso' });
+    await portal.database.knex('users').where({ id: user.id }).update({ password_hash: null });
+    const page = await (await user.client.get('/dashboard/settings')).text();
+    expect(page).not.toContain('data-testid="password-form"');
+    expect(page).toContain('ask for a reset link');
+    const refused = await user.client.postJson('/dashboard/settings/password', { current_password: 'x', new_password: 'a new password 9' });
+    expect(refused.status).toBe(409);
   });
 });

@@ -23,5 +23,11 @@ export const registerBody = z.object({
 export const loginBody = z.object({ email, password, return_to: z.string().max(500).optional() });
 export const emailBody = z.object({ email });
 export const resetBody = z.object({ token: z.string(requiredText).min(1, 'is required').max(200), password });
+export const changePasswordBody = z.object({
+  current_password: password,
+  new_password: password,
+  /** The form's second field; a JSON caller may leave it out. */
+  confirm_password: z.string(requiredText).max(1024, 'must be at most 1024 characters').optional(),
+});
 export const languageBody = z.object({ language: z.string(requiredText), return_to: z.string().max(500).optional() });
 export const acceptBody = z.object({ accept: yes, provider: z.enum(['sso-a', 'sso-b']).optional() });

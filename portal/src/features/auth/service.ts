@@ -138,6 +138,49 @@ export class AccountService {
     );
   }
 
+  /**
+   * Changes a signed-in user's password: the current one is checked first (counted like a sign-in,
+   * so a session left open is no way to guess it), every other session of the account ends, and
+   * the address is told — the one signal the owner gets if it was not them.
+   */
+  async changePassword(input: { userId: number; current: string; next: string; keptSession: string; address: string }): Promise<void> {
+    const user = await this.deps.users.findById(input.userId);
+    const found = user ? await this.deps.users.findForSignIn(user.email) : undefined;
+    if (!user || !found) throw new ApiError('not_found', { humanMessage: 'This account no longer exists' });
+    if (found.passwordHash === null)
+      throw new ApiError('conflict', {
+        param: 'current_password',
+        humanMessage:
+          'Your account signs in with single sign-on and has no password; to add one, ask for a reset link from the sign-in page',
+      });
+    await this.deps.throttle.begin(user.email, input.address);
+    if (!(await verifyPassword(found.passwordHash, input.current)))
+      throw new ApiError('validation_error', { status: 422, param: 'current_password', humanMessage: 'The current password is not right' });
+    await this.deps.throttle.succeeded(user.email, input.address);
+    if (input.next === input.current)
+      throw new ApiError('validation_error', {
+        status: 422,
+        param: 'new_password',
+        humanMessage: 'The new password is the same as the current one',
+      });
+    const weakness = passwordWeakness(input.next, user.email);
+    if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'new_password' });
+    await this.deps.users.setPasswordHash(user.id, await hashPassword(input.next), this.now());
+    // Reset links asked for before are void: the password they would replace is gone.
+    await this.deps.tokens.revokeUnused('reset_password', user.id, this.now());
+    await this.deps.sessions.destroyOthersForUser(user.id, input.keptSession);
+    await this.deps.mailer.send(
+      actionMessage(
+        user.email,
+        'Your password was changed',
+        `Hello ${user.displayName}, the password of your account was changed from the portal's settings, and every other signed-in session was signed out.`,
+        'Sign in',
+        `${this.deps.baseUrl}/login`,
+        'If you did not change it, ask for a reset link from the sign-in page at once, and tell your administrator.',
+      ),
+    );
+  }
+
   /** Sets a new password from a reset link; every session of the account ends. */
   async resetPassword(token: string, password: string): Promise<User> {
     const invalid = () =>

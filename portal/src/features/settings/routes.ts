@@ -3,9 +3,12 @@
 //   POST /dashboard/settings               {display_name?, language?}: saves what is given
 //   POST /dashboard/settings/display-name  a JSON object of free properties (display settings),
 //                                          bounded in size and depth, stored as given
+//   POST /dashboard/settings/password      {current_password, new_password, confirm_password?}:
+//                                          other sessions end, the address is told
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
+import { passwordRule } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
@@ -14,13 +17,20 @@ import { requireAction } from '../../web/principal.js';
 import { parseBody, validationError } from '../../web/validation.js';
 import { withFormPage } from '../../web/form-issues.js';
 import { displaySettingsProblem } from './display-settings.js';
+import { changePasswordBody } from '../auth/schemas.js';
+import type { AccountService } from '../auth/service.js';
 
 const saveBody = z.strictObject({
   display_name: z.string().trim().min(1, 'must not be empty').max(120, 'must be at most 120 characters').optional(),
   language: z.string().optional(),
 });
 
-export function settingsRouter(deps: PortalDeps): Router {
+const notices: Record<string, string> = {
+  saved: 'Settings saved.',
+  password: 'Password changed. Every other session of your account was signed out.',
+};
+
+export function settingsRouter(deps: PortalDeps, accounts: AccountService): Router {
   const router = Router();
   const guard = requireAction('profile.update');
   const now = () => new Date(deps.clock());
@@ -30,6 +40,7 @@ export function settingsRouter(deps: PortalDeps): Router {
     return {
       email: user.email,
       display_name: user.displayName,
+      has_password: user.hasPassword,
       language: user.language,
       role: user.role,
       display_settings: await deps.users.displaySettings(userId),
@@ -39,8 +50,8 @@ export function settingsRouter(deps: PortalDeps): Router {
   router.get('/dashboard/settings', guard, async (req, res) => {
     const settings = await view(req.user!.id);
     if (wantsJson(req)) return res.json(settings);
-    const notice = req.query.notice === 'saved' ? 'Settings saved.' : undefined;
-    res.render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, notice });
+    const notice = typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined;
+    res.render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, notice, passwordRule });
   });
 
   router.post('/dashboard/settings', guard, (req, res) =>
@@ -53,7 +64,14 @@ export function settingsRouter(deps: PortalDeps): Router {
         const settings = { ...(await view(req.user!.id)), ...pickTyped(form.values) };
         res
           .status(status)
-          .render('dashboard/settings/index', { title: 'Settings', section: 'settings', settings, languages, issues: form.issues });
+          .render('dashboard/settings/index', {
+            title: 'Settings',
+            section: 'settings',
+            settings,
+            languages,
+            issues: form.issues,
+            passwordRule,
+          });
       },
     ),
   );
@@ -76,6 +94,42 @@ export function settingsRouter(deps: PortalDeps): Router {
     }
     if (wantsJson(req)) return void res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=saved');
+  };
+
+  router.post('/dashboard/settings/password', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => changePassword(req, res),
+      // The page again with each problem; what was typed in password fields is never sent back.
+      async (status, form) => {
+        res.status(status).render('dashboard/settings/index', {
+          title: 'Settings',
+          section: 'settings',
+          settings: await view(req.user!.id),
+          languages,
+          passwordRule,
+          passwordIssues: form.issues,
+        });
+      },
+    ),
+  );
+
+  const changePassword = async (req: Request, res: Response) => {
+    const body = parseBody(changePasswordBody, req.body);
+    if (body.confirm_password !== undefined && body.confirm_password !== body.new_password)
+      throw validationError([{ loc: ['body', 'confirm_password'], msg: 'does not match the new password', type: 'mismatch' }]);
+    const user = req.user!;
+    await accounts.changePassword({
+      userId: user.id,
+      current: body.current_password,
+      next: body.new_password,
+      keptSession: req.sessionID,
+      address: req.ip ?? 'unknown',
+    });
+    await noteActivity(deps, { userId: user.id, kind: 'password_changed', summary: 'Password changed; other sessions signed out' });
+    if (wantsJson(req)) return void res.json({ ok: true });
+    res.redirect(303, '/dashboard/settings?notice=password');
   };
 
   router.post('/dashboard/settings/display-name', guard, async (req, res) => {
