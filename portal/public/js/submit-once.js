@@ -1,3 +1,4 @@
+/* global HTMLFormElement */
 // Forms marked data-submit-once are sent once per page view. They are the forms that make a secret
 // and show it only in their answer (a new API key, a new API token): a double click would send two
 // requests, and the browser shows the answer to the second, so the secret of the first is never seen.
