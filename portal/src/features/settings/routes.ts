@@ -62,16 +62,14 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       async (status, form) => {
         // The page again with what was typed and each problem beside the form.
         const settings = { ...(await view(req.user!.id)), ...pickTyped(form.values) };
-        res
-          .status(status)
-          .render('dashboard/settings/index', {
-            title: 'Settings',
-            section: 'settings',
-            settings,
-            languages,
-            issues: form.issues,
-            passwordRule,
-          });
+        res.status(status).render('dashboard/settings/index', {
+          title: 'Settings',
+          section: 'settings',
+          settings,
+          languages,
+          issues: form.issues,
+          passwordRule,
+        });
       },
     ),
   );
