@@ -120,11 +120,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     }
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
-    request.caller = await authenticate(
-      request.raw,
-      { xApiKey: xApiKeyPaths.has(path) || path.startsWith('/v1/models/') },
-      credentials,
-    );
+    request.caller = await authenticate(request.raw, { xApiKey: xApiKeyPaths.has(path) || path.startsWith('/v1/models/') }, credentials);
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
