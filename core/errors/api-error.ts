@@ -18,6 +18,11 @@ export interface ApiErrorOptions {
   details?: Record<string, unknown>;
   /** Overrides the catalogue status when the actual response status differs (docs/spec-conformance.md 7.6). */
   status?: number;
+  /**
+   * Overrides the catalogue's retry advice when this failure knows better: a stream that broke
+   * before anything was generated or sent is as safe to retry as a refused request.
+   */
+  retryable?: boolean;
 }
 
 // Lets fromProvider build an error whose code is outside the catalogue while the public
@@ -123,7 +128,7 @@ export class ApiError extends Error {
       // An overridden status brings its own type, so the SDK class and `type` keep agreeing.
       type: options.status === undefined ? definition.type : errorTypeForStatus(status),
       humanMessage: options.humanMessage ?? definition.message,
-      retryable: definition.retryable,
+      retryable: options.retryable ?? definition.retryable,
     };
   }
 

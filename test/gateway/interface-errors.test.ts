@@ -516,10 +516,11 @@ describe('interface errors through raw HTTP and both SDKs', () => {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'claude-x', messages, stream: true }),
         });
-        expectError(
-          { status: raw.status, headers: raw.headers, body: (await raw.json()) as ErrorBody },
-          { status: 502, code: 'stream_interrupted' },
-        );
+        const body = (await raw.json()) as ErrorBody;
+        expectError({ status: raw.status, headers: raw.headers, body }, { status: 502, code: 'stream_interrupted' });
+        // Nothing was generated or sent: as safe to retry as a refused request, and said so.
+        assert.equal(raw.headers.get('x-should-retry'), 'true');
+        assert.equal((body as unknown as { error: { retryable: boolean } }).error.retryable, true);
         const viaOpenAi = await failure(async () => {
           for await (const _chunk of await openai.chat.completions.create({ model: 'claude-x', messages, stream: true })) {
             // nothing arrives

@@ -93,6 +93,21 @@ export function streamBreak(cause: unknown, supplier: string): ApiError {
   return new ApiError('stream_interrupted', { cause, details: { supplier } });
 }
 
+/**
+ * A stream failure seen before any byte reached the client, as the client is told of it: a stream
+ * that stopped (`stream_interrupted`) generated nothing and sent nothing, so it is as safe to
+ * retry as a refused request (`x-should-retry: true`). Other failures keep their own advice.
+ */
+export function failedBeforeFirstByte(error: ApiError): ApiError {
+  if (error.code !== 'stream_interrupted' || error.retryable) return error;
+  return new ApiError('stream_interrupted', {
+    humanMessage: error.humanMessage,
+    cause: error.cause,
+    ...(error.details !== undefined && { details: error.details }),
+    retryable: true,
+  });
+}
+
 /** Classifies a transport failure: timeouts → provider_timeout, refused/reset → provider_unavailable. */
 export function transportError(cause: unknown, supplier: string): ApiError {
   if (cause instanceof ApiError) return cause;

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { abandonBody } from '../http/bounded-body.js';
-import { streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
+import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { ChargedCall, Translator } from '../translate/types.js';
@@ -173,7 +173,7 @@ export async function streamToClient(
   if (failure) {
     upstream.body.destroy();
     const error = toApiError(failure);
-    if (!started) throw error;
+    if (!started) throw failedBeforeFirstByte(error);
     if (!raw.destroyed) raw.write(translator.streamError(error, String(reply.request.id)));
   }
   if (started) {

@@ -19,7 +19,7 @@ import { holdFramingMs, refuseJsonForStream, SseText, sseHeaders, trailerNames }
 import { responsesError } from '../../translate/chat-via-responses/response.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
-import { streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
+import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
 import { abandonBody } from '../../http/bounded-body.js';
 import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
@@ -255,7 +255,7 @@ async function holdPreamble(
     }
   } catch (error) {
     abandonBody(upstream);
-    throw streamBreak(error, supplier);
+    throw failedBeforeFirstByte(streamBreak(error, supplier));
   }
   if (meter.failedEarly === undefined) return held;
   abandonBody(upstream);
