@@ -19,6 +19,29 @@ function translate(raw: Record<string, unknown>): Record<string, unknown> {
 const weatherUse = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } });
 
 describe('AnthropicToOpenAi.request', () => {
+  it('refuses a field it does not carry when it asks for something, naming it', () => {
+    const messages = [{ role: 'user', content: 'Hi' }];
+    for (const [field, value] of [
+      ['mcp_servers', [{ type: 'url', url: 'https://mcp.example.com', name: 'x' }]],
+      ['container', 'container_1'],
+      ['context_management', { edits: [{ type: 'clear_tool_uses_20250919' }] }],
+    ] as const)
+      assert.throws(
+        () => translate({ messages, [field]: value }),
+        (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === field,
+        field,
+      );
+    // Empty values ask for nothing; top_k, thinking and service_tier are left out as documented.
+    const body = translate({
+      messages,
+      mcp_servers: [],
+      top_k: 5,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      service_tier: 'auto',
+    });
+    for (const left of ['mcp_servers', 'top_k', 'thinking', 'service_tier']) assert.equal(body[left], undefined, left);
+  });
+
   it('maps the top-level fields and drops what OpenAI has no place for', () => {
     const body = translate({
       system: 'Be brief.',

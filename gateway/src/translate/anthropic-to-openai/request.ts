@@ -5,6 +5,7 @@ import { isCustomTool, type CustomTool, type MessagesRequest } from '../../inter
 import type { TranslationContext } from '../types.js';
 import { convertMessages, systemMessage } from './messages.js';
 import type { ToolNameMap } from './tool-names.js';
+import { unhandledField } from '../shared/unhandled-fields.js';
 
 type OpenAiToolChoice = NonNullable<ChatCompletionRequest['tool_choice']>;
 
@@ -59,12 +60,48 @@ function customTools(request: MessagesRequest, context: TranslationContext): Cus
 }
 
 /**
+ * The messages fields this translation maps, refuses elsewhere (`thread`), or leaves out as
+ * docs/interfaces.md says (`top_k`, `thinking`, `service_tier`, the gateway's own `region` and
+ * metadata keys). Any other field that asks for something is refused, not dropped
+ * (shared/unhandled-fields.ts): `mcp_servers`, `container`, `context_management`, and whatever
+ * Anthropic adds next.
+ */
+const handledFields: ReadonlySet<string> = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stream',
+  'metadata',
+  'thinking',
+  'service_tier',
+  'region',
+  'thread',
+]);
+
+function refuseUnhandled(request: MessagesRequest, context: TranslationContext): void {
+  const unhandled = unhandledField(request, handledFields);
+  if (unhandled === undefined) return;
+  throw new ApiError('unsupported_parameter', {
+    param: unhandled,
+    humanMessage: `Model ${context.publicModel} is served here through an OpenAI-protocol supplier, which has no ${unhandled}; omit it`,
+  });
+}
+
+/**
  * Builds the OpenAI request. `max_tokens` (not `max_completion_tokens`) carries the limit: every
  * OpenAI-compatible supplier reads it, while many reject the newer name. top_k, thinking and
  * the gateway's own fields (region, metadata.session_id/sticky_key) are dropped.
  */
 export function openAiRequestFrom(request: MessagesRequest, context: TranslationContext, names: ToolNameMap): ChatCompletionRequest {
   refuseThread(request, context);
+  refuseUnhandled(request, context);
   if (request.stop_sequences !== undefined && request.stop_sequences.length > maxStopSequences) {
     throw new ApiError('unsupported_parameter', {
       param: 'stop_sequences',

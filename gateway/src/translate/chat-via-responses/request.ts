@@ -6,6 +6,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest, ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ClientFamily } from '../types.js';
 import { isJsonObject } from '../shared/safe-json.js';
+import { asks, unhandledField } from '../shared/unhandled-fields.js';
 
 /** The client's own name of a chat field, for error messages (Anthropic clients wrote `stop_sequences`). */
 function clientParam(family: ClientFamily, field: string): string {
@@ -139,20 +140,11 @@ function inputFrom(messages: ChatMessage[]): { instructions: string | undefined;
   return { instructions: instructions === '' ? undefined : instructions, input };
 }
 
-/** True when a value asks for something (not absent, null, false, 0, empty). */
-function asks(value: unknown): boolean {
-  if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
-  if (Array.isArray(value)) return value.length > 0;
-  if (isJsonObject(value)) return Object.keys(value).length > 0;
-  return true;
-}
-
 /** The Responses request for a chat request; `upstreamModel` is already in `chat.model`. */
 export function responsesRequestFrom(chat: ChatCompletionRequest, family: ClientFamily): Record<string, unknown> {
   const fields = chat as Record<string, unknown>;
-  for (const [field, value] of Object.entries(fields)) {
-    if (!handled.has(field) && value !== undefined && value !== null) throw unsupported(family, field, 'has no such parameter');
-  }
+  const unhandled = unhandledField(fields, handled);
+  if (unhandled !== undefined) throw unsupported(family, unhandled, 'has no such parameter');
   if (asks(chat.stop)) throw unsupported(family, 'stop', 'has no stop sequences');
   if (typeof chat.n === 'number' && chat.n > 1) throw unsupported(family, 'n', 'answers with one choice only');
   for (const field of ['frequency_penalty', 'presence_penalty', 'logit_bias', 'logprobs', 'top_logprobs'] as const) {

@@ -111,6 +111,28 @@ describe('OpenAiToAnthropic.request', () => {
     }
   });
 
+  it('refuses a field it does not carry when it asks for something, and lets the known hints and empty values pass', () => {
+    const messages = [{ role: 'user', content: 'Hi' }];
+    const legacy = { functions: [{ name: 'f', parameters: { type: 'object', properties: {} } }], function_call: { name: 'f' } };
+    rejects({ messages, ...legacy }, 'unsupported_parameter', 'functions');
+    rejects({ messages, web_search_options: { search_context_size: 'low' } }, 'unsupported_parameter', 'web_search_options');
+    rejects({ messages, verbosity: 'low' }, 'unsupported_parameter', 'verbosity');
+    rejects({ messages, store: true }, 'unsupported_parameter', 'store');
+    rejects({ messages, a_field_openai_adds_next_year: { on: true } }, 'unsupported_parameter', 'a_field_openai_adds_next_year');
+    const body = translate({
+      messages,
+      store: false,
+      functions: [],
+      seed: 1,
+      prompt_cache_key: 'k',
+      safety_identifier: 'u-1',
+      service_tier: 'auto',
+      reasoning_effort: 'low',
+    });
+    for (const left of ['store', 'functions', 'seed', 'prompt_cache_key', 'safety_identifier', 'service_tier', 'reasoning_effort'])
+      assert.equal(body[left], undefined, left);
+  });
+
   it('leaves out top_p: 1 next to temperature, which newer models refuse together', () => {
     const both = translate({ messages: [{ role: 'user', content: 'Hi' }], temperature: 0.5, top_p: 1 });
     assert.equal(both.temperature, 0.5);

@@ -4,6 +4,7 @@ import type { ChatCompletionRequest } from '../../interfaces/chat-completions/sc
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
 import { convertMessages } from './messages.js';
+import { unhandledField } from '../shared/unhandled-fields.js';
 
 type AnthropicTool = NonNullable<MessagesRequest['tools']>[number];
 type AnthropicToolChoice = NonNullable<MessagesRequest['tool_choice']>;
@@ -93,6 +94,43 @@ function maxTokensFor(request: ChatCompletionRequest, context: TranslationContex
 }
 
 /**
+ * The chat fields this translation maps, refuses by value below, or knows to be hints it may leave
+ * out (`seed`, `prompt_cache_key`, `safety_identifier`, `service_tier`, OpenAI's stored-completion
+ * `metadata`, and `reasoning_effort` as docs/interfaces.md explains). Any other field that asks for
+ * something is refused (shared/unhandled-fields.ts): `functions`, `web_search_options`,
+ * `verbosity`, `store: true`, and whatever OpenAI adds next.
+ */
+const handledFields: ReadonlySet<string> = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stop',
+  'region',
+  'metadata',
+  'user',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'seed',
+  'frequency_penalty',
+  'presence_penalty',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+  'reasoning_effort',
+  'prompt_cache_key',
+  'safety_identifier',
+  'service_tier',
+]);
+
+/**
  * One rule for OpenAI parameters an Anthropic-protocol supplier has no equivalent for
  * (docs/interfaces.md "Parameters across families"): a value that asks for behaviour the target
  * cannot give is refused with `400 unsupported_parameter` naming it — never silently changed —
@@ -104,6 +142,14 @@ function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
   const refuse = (param: string, humanMessage: string): never => {
     throw new ApiError('unsupported_parameter', { param, humanMessage });
   };
+  const unhandled = unhandledField(request, handledFields);
+  if (unhandled !== undefined)
+    refuse(
+      unhandled,
+      unhandled === 'functions' || unhandled === 'function_call'
+        ? `This model is served through an Anthropic-protocol supplier, which takes tools, not the legacy ${unhandled}: send "tools" and "tool_choice" instead`
+        : `This model is served through an Anthropic-protocol supplier, which has no ${unhandled}; omit it`,
+    );
   const set = <T>(value: T | null | undefined): value is T => value !== undefined && value !== null;
   if (set(request.n) && request.n !== 1)
     refuse('n', 'This model returns one choice per request; send n=1 (or omit n) and make several requests instead');
