@@ -193,4 +193,41 @@ describe('the catalogue in the database', () => {
     expect(redirect.status).toBe(303);
     expect(redirect.headers.get('location')).toBe('/dashboard/admin/models?tab=prices');
   });
+
+  it('creates and deletes a provider from the page without JavaScript, never putting its key in an address', async () => {
+    const page = await (await platform.client.get('/dashboard/admin/models?tab=providers')).text();
+    // A form without a method would be sent as a GET, with the key in the URL and the history.
+    expect(page).toMatch(/<form method="post" action="\/dashboard\/admin\/providers" [^>]*data-testid="provider-form"/);
+    const form = {
+      name: 'form-made',
+      protocol: 'openai',
+      base_url: 'https://form-made.example.com/v1',
+      region: 'EU',
+      priority: '50',
+      api_key: 'sk-typed-in-a-form-123',
+      models: '[{"id": "form-model", "input_usd_per_mtok": 1, "output_usd_per_mtok": 2}',
+    };
+    // Broken JSON in the models box: the page again, the problem named, what was typed kept — but not the key.
+    const refused = await platform.client.postForm('/dashboard/admin/providers', form, { accept: 'text/html' });
+    expect(refused.status).toBe(422);
+    const html = await refused.text();
+    expect(html).toContain('models: must be a JSON list of models');
+    expect(html).toContain('value="https://form-made.example.com/v1"');
+    expect(html).toContain('[{&#34;id&#34;: &#34;form-model&#34;');
+    expect(html).not.toContain('sk-typed-in-a-form-123');
+    const made = await platform.client.postForm('/dashboard/admin/providers', { ...form, models: `${form.models}]` });
+    expect([made.status, made.headers.get('location')]).toEqual([303, '/dashboard/admin/models?tab=providers']);
+    const created = (await overview()).providers.find((p) => p.name === 'form-made')!;
+    expect(created).toMatchObject({ api_key: 'stored', models: [{ id: 'form-model', input_usd_per_mtok: 1 }] });
+    // Deleting takes a second, deliberate click: the button only shows inside its confirmation.
+    const listed = await (await platform.client.get('/dashboard/admin/models?tab=providers')).text();
+    expect(listed).toMatch(
+      new RegExp(
+        `<details class="confirm"><summary[^>]*>Delete</summary><form method="post" action="/dashboard/admin/providers/${created.provider_id}/delete">`,
+      ),
+    );
+    const deleted = await platform.client.postForm(`/dashboard/admin/providers/${created.provider_id}/delete`, {});
+    expect(deleted.status).toBe(303);
+    expect((await overview()).providers.some((p) => p.name === 'form-made')).toBe(false);
+  });
 });

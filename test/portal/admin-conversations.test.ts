@@ -105,6 +105,8 @@ describe('conversations', () => {
       await page.page.click(`a[href="/dashboard/admin/conversations/${session2}"]`);
       await page.page.waitForSelector('[data-testid=conversation-requests]');
       await screenshot(page.page, 'admin-conversation');
+      // A deliberate second click: the delete button shows inside its confirmation.
+      await page.page.click('[data-testid=conversation-delete-open]');
       await page.page.click('[data-testid=conversation-delete]');
       await page.page.waitForURL('**/dashboard/admin/conversations?deleted=1');
       expect(await page.page.locator(`a[href="/dashboard/admin/conversations/${session2}"]`).count()).toBe(0);

@@ -30,7 +30,8 @@ import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
-import { parseBody } from '../../web/validation.js';
+import { parseBody, validationError } from '../../web/validation.js';
+import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { adminRoute } from './route-table.js';
 
 const priceFields = [
@@ -139,6 +140,19 @@ const priceBody = z
   });
 
 /** A provider as the admin page shows it: never its key, only whether and where it has one. */
+/**
+ * A form sends the model list as the JSON text typed in its box: read as the list a JSON caller
+ * sends, or named as the problem. Anything else is left for the schema.
+ */
+function modelsFromForm(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || typeof (body as { models?: unknown }).models !== 'string') return body;
+  try {
+    return { ...body, models: JSON.parse((body as { models: string }).models) as unknown };
+  } catch (error) {
+    throw validationError([{ loc: ['body', 'models'], msg: `must be a JSON list of models: ${(error as Error).message}`, type: 'json' }]);
+  }
+}
+
 function presentProvider(p: ProviderRow, models: ModelRow[]) {
   return {
     provider_id: p.id,
@@ -195,26 +209,41 @@ export function adminCatalogueRouter(deps: PortalDeps): Router {
   const credentialOf = (body: { api_key?: string | undefined }) =>
     body.api_key === undefined || body.api_key === '' ? null : encryptCredential(body.api_key, settings.SVC_KEY_PEPPER);
 
-  adminRoute(router, 'GET', '/dashboard/admin/models', async (req, res) => {
-    const data = await overview();
-    if (wantsJson(req)) return res.json(data);
-    const tab = ['models', 'providers', 'prices'].includes(String(req.query.tab)) ? String(req.query.tab) : 'models';
-    res.render('dashboard/admin/models/index', {
+  /** The page at a tab; after a refused new provider, with its status, each problem and what was typed (never the key). */
+  const showPage = async (res: Response, tab: string, status = 200, form: FormPage = emptyFormPage) => {
+    const { api_key: _secret, ...typed } = form.values;
+    res.status(status).render('dashboard/admin/models/index', {
       title: 'Models and providers',
       section: 'admin-models',
-      ...data,
+      ...(await overview()),
       tab,
       protocols: supplierProtocols,
       priceFields,
+      issues: form.issues,
+      values: typed,
     });
+  };
+
+  adminRoute(router, 'GET', '/dashboard/admin/models', async (req, res) => {
+    if (wantsJson(req)) return res.json(await overview());
+    await showPage(res, ['models', 'providers', 'prices'].includes(String(req.query.tab)) ? String(req.query.tab) : 'models');
   });
 
   adminRoute(router, 'GET', '/dashboard/admin/prices', (_req, res) => {
     res.redirect(303, '/dashboard/admin/models?tab=prices');
   });
 
-  adminRoute(router, 'POST', '/dashboard/admin/providers', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+  adminRoute(router, 'POST', '/dashboard/admin/providers', (req, res) =>
+    withFormPage(
+      req,
+      res,
+      () => createProvider(req, res),
+      (status, form) => showPage(res, 'providers', status, form),
+    ),
+  );
+
+  const createProvider = async (req: Request, res: Response) => {
+    const body = parseBody(createBody, modelsFromForm(req.body));
     checkSupplierUrl(body.base_url, settings.SVC_ALLOW_LINK_LOCAL_SUPPLIERS);
     const { result: id } = await change(req, async (trx) => {
       if (await trx('catalogue_providers').where({ name: body.name }).first('id'))
@@ -231,7 +260,7 @@ export function adminCatalogueRouter(deps: PortalDeps): Router {
       return id;
     });
     await answer(req, res, 201, { provider_id: id }, 'providers');
-  });
+  };
 
   adminRoute(router, 'POST', '/dashboard/admin/providers/:provider_id/update', async (req, res) => {
     const id = Number(req.params.provider_id);

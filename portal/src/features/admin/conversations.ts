@@ -3,7 +3,7 @@
 //   GET    /dashboard/admin/conversations/{conv_id}    its requests (metadata only), oldest first
 //   DELETE /api/admin/conversations/{conv_id}          removes the conversation, keeps billing rows
 // A conversation id is the client's session id (any text), so it is a string parameter.
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import { isRealDate } from '../../../../core/time/index.js';
@@ -71,13 +71,26 @@ export function adminConversationsRouter(deps: PortalDeps): Router {
     });
   });
 
-  adminRoute(router, 'DELETE', '/api/admin/conversations/:conv_id', validate({ params: conversationId }), async (req, res) => {
+  /** Deletes the conversation of `:conv_id` within the caller's reach; how many requests it grouped. */
+  const remove = async (req: Request) => {
     const id = (req.valid!.params as z.infer<typeof conversationId>).conv_id;
     const requests = await deleteConversation(knex, adminKeyScope(req), id);
     if (requests === 0)
       throw new ApiError('not_found', { param: 'conv_id', humanMessage: 'There is no such conversation among those you administer' });
     deps.logger.info({ by: req.user!.id, requests }, 'conversation deleted');
+    return { id, requests };
+  };
+
+  adminRoute(router, 'DELETE', '/api/admin/conversations/:conv_id', validate({ params: conversationId }), async (req, res) => {
+    const { id, requests } = await remove(req);
     res.json({ ok: true, conversation_id: id, requests_unlinked: requests });
+  });
+
+  // The page's form (forms cannot send DELETE), behind its confirmation.
+  adminRoute(router, 'POST', '/dashboard/admin/conversations/:conv_id/delete', validate({ params: conversationId }), async (req, res) => {
+    const { id, requests } = await remove(req);
+    if (wantsJson(req)) return res.json({ ok: true, conversation_id: id, requests_unlinked: requests });
+    res.redirect(303, '/dashboard/admin/conversations?deleted=1');
   });
 
   return router;

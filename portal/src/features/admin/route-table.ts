@@ -54,6 +54,7 @@ export const adminRoutes: readonly AdminRoute[] = [
   { method: 'GET', path: '/dashboard/admin/conversations', action: 'admin.view', scoped: true },
   { method: 'GET', path: '/dashboard/admin/conversations/:conv_id', action: 'admin.view', scoped: true },
   { method: 'DELETE', path: '/api/admin/conversations/:conv_id', action: 'admin.organisation.manage', scoped: true },
+  { method: 'POST', path: '/dashboard/admin/conversations/:conv_id/delete', action: 'admin.organisation.manage', scoped: true },
   { method: 'GET', path: '/dashboard/admin/models', action: 'admin.platform.manage', scoped: false },
   { method: 'GET', path: '/dashboard/admin/prices', action: 'admin.platform.manage', scoped: false },
   { method: 'POST', path: '/dashboard/admin/prices', action: 'admin.platform.manage', scoped: false },
