@@ -103,9 +103,25 @@ async function assertSlugFree(knex: Knex, slug: string, except?: number): Promis
   if (taken) throw new ApiError('conflict', { param: 'slug', humanMessage: `The slug "${slug}" is already used by another organisation` });
 }
 
-/** Creates an organisation; the slug defaults to one made from the name. */
+/**
+ * The slug made from a name, with the first free `-2`, `-3`… suffix when another organisation has
+ * it: two "Acme" organisations, or names with no Latin letters ("日本株式会社" → "organisation"),
+ * must not fail over a slug nobody typed.
+ */
+async function freeSlugFrom(knex: Knex, name: string): Promise<string> {
+  const base = slugFrom(name).slice(0, 90);
+  const taken = new Set(
+    ((await knex('organisations').where('slug', base).orWhere('slug', 'like', `${base}-%`).select('slug')) as { slug: string }[]).map(
+      (r) => r.slug,
+    ),
+  );
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}
+
+/** Creates an organisation; the slug defaults to one made from the name (free, see freeSlugFrom). */
 export async function createOrganisation(knex: Knex, input: { name: string; slug?: string | undefined }, now: Date): Promise<number> {
-  const slug = input.slug ?? slugFrom(input.name);
+  const slug = input.slug ?? (await freeSlugFrom(knex, input.name));
   await assertSlugFree(knex, slug);
   const [row] = (await knex('organisations').insert({ name: input.name, slug, created_at: now }).returning('id')) as { id: number }[];
   return row!.id;

@@ -75,6 +75,14 @@ describe('organisations', () => {
     expect(acme.slug).toBe('acme-ltd-unicode');
     expect((await platform.client.postJson('/dashboard/admin/organisations', { name: 'Other', slug: acme.slug })).status).toBe(409);
     expect((await platform.client.postJson('/dashboard/admin/organisations', { name: 'Other', slug: 'Bad Slug' })).status).toBe(422);
+    // A slug nobody typed never fails: the same name again, or one without Latin letters, gets the next free one.
+    expect((await create('Acme Ltd. Ünïcode')).slug).toBe('acme-ltd-unicode-2');
+    const [first, second] = [await create('日本株式会社'), await create('日本株式会社')];
+    expect([first.slug, second.slug]).toEqual([
+      expect.stringMatching(/^organisation(-\d+)?$/),
+      expect.stringMatching(/^organisation-\d+$/),
+    ]);
+    expect(second.slug).not.toBe(first.slug);
     expect((await platform.client.postJson('/dashboard/admin/organisations', { name: '' })).status).toBe(422);
 
     const updated = await platform.client.postJson(`/dashboard/admin/organisations/${acme.id}`, {
