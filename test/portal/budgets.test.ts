@@ -165,6 +165,13 @@ describe('budget policies and alerts', () => {
     const stop = await capped.client.postJson('/dashboard/budgets/activate', { amount_usd: '0.000001', hard_stop: true });
     expect(((await stop.json()) as { policy: { hard_stop: boolean } }).policy.hard_stop).toBe(true);
     expect(await ask(secret)).toBe('402 budget_exceeded');
+    // The refusal says where such a stop is changed, not only that an administrator can raise a budget.
+    const stopped = await new OpenAI({ baseURL: `${world.gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'once more' }], max_tokens: 8 })
+      .catch((e: unknown) => e);
+    expect(String((stopped as { error?: { human_message?: string } }).error?.human_message)).toContain(
+      "changed on the portal's Budgets page",
+    );
     const page = await (await capped.client.get('/dashboard/budgets')).text();
     expect(page).toContain('data-testid="budget-policies"');
   });

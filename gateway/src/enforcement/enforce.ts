@@ -139,7 +139,9 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
         humanMessage:
           `${spendGroupLabel(group)} of ${usdText(verdict.capNano)} USD has ${usdText(remainingNano)} USD left ` +
           `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case; ` +
-          `${who} can raise it; it resets ${groupWindows[verdict.group]!.periodEnd!.toISOString()}`,
+          // The cap is the tighter of two sources the gateway cannot tell apart (docs/budgets.md): both are named.
+          `${who} can raise it, unless it is the hard stop of a budget policy, which is changed on the portal's Budgets page; ` +
+          `it resets ${groupWindows[verdict.group]!.periodEnd!.toISOString()}`,
         details: {
           scope: group.scope,
           ...(group.scope === 'organisation' ? { organisation_id: group.id } : { user_id: group.id }),
