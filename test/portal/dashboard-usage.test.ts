@@ -165,6 +165,16 @@ describe('usage', () => {
       expect(res.status, query).toBe(422);
       expect(((await res.json()) as { code: string }).code).toBe('validation_error');
     }
+    // The page itself keeps its navigation and form: the default view, the problem above the form, the dates as typed.
+    const page = await alice.client.get('/dashboard/usage?from=2026-11-30&to=2026-11-01', { accept: 'text/html' });
+    expect(page.status).toBe(422);
+    const html = await page.text();
+    expect(html).toContain('data-testid="usage-filters"');
+    expect(html).toContain('nav class="side-nav"');
+    expect(html).toContain('Please correct the form');
+    expect(html).toContain('value="2026-11-30"');
+    expect(html).toContain('value="2026-11-01"');
+    expect(html).toContain('data-testid="usage-requests"');
   });
 });
 
@@ -195,6 +205,14 @@ describe('the request log', () => {
     expect((await json<LogPage>(bob.client, '/dashboard/request-log')).data).toHaveLength(0);
     for (const query of ['limit=0', 'limit=500', 'status=7', 'cursor=garbage', 'key_id=abc', 'from=soon', 'from=2026-02-30'])
       expect((await alice.client.get(`/dashboard/request-log?${query}`, { accept: 'application/json' })).status, query).toBe(422);
+    // From the page: the newest requests unfiltered, the problem above the form, the filter as typed.
+    const page = await alice.client.get('/dashboard/request-log?key_id=abc&model=gpt-4o-mini', { accept: 'text/html' });
+    expect(page.status).toBe(422);
+    const html = await page.text();
+    expect(html).toContain('data-testid="log-filters"');
+    expect(html).toMatch(/key id: /);
+    expect(html).toContain('value="abc"');
+    expect(html).toContain('value="gpt-4o-mini"');
   });
 
   it('shows one request with its attempts to its scope only', async () => {

@@ -1,7 +1,7 @@
 // A form submitted from a page that the route refuses is shown again — the person's input kept,
 // each problem named beside the form (views/partials/form-issues.ejs) — instead of an error page
 // that loses what they typed. JSON callers still get the error body.
-import type { Request, Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import { ApiError } from '../../../core/errors/index.js';
 import { wantsJson } from './errors.js';
 
@@ -49,4 +49,21 @@ export async function withFormPage(
     if (!(error instanceof ApiError) || error.status >= 500 || error.status === 401 || wantsJson(req)) throw error;
     await show(error.status, { issues: formIssues(error), values: (req.body ?? {}) as Record<string, unknown> });
   }
+}
+
+/**
+ * The last handler of a page with a filter form (GET): a filter the route refuses (a 4xx from its
+ * query's validation or the handler) shows the page again through `show` — its default view with
+ * the problem above the form and the filters as typed — instead of an error page that loses the
+ * navigation and the form. JSON callers, and refusals of who is asking (401, 403), go on to the
+ * error handler.
+ */
+export function refusedFiltersPage(
+  show: (req: Request, res: Response, status: number, issues: FormIssue[]) => Promise<void>,
+): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (!(error instanceof ApiError) || error.status >= 500 || error.status === 401 || error.status === 403 || wantsJson(req))
+      return next(error);
+    show(req, res, error.status, formIssues(error)).catch(next);
+  };
 }

@@ -3,7 +3,7 @@
 //                                              for a class), code, from, to; cursor pagination (HTML/JSON)
 //   GET /dashboard/request-log/export          the filtered rows as CSV, streamed page by page
 //   GET /dashboard/request-log/{request_id}    one request with its attempts; outside the scope → 404
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import {
@@ -17,6 +17,7 @@ import {
 } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
+import { refusedFiltersPage, typedValue } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
@@ -69,29 +70,51 @@ export function requestLogRouter(deps: PortalDeps): Router {
   const guard = requireAction('usage.view');
   const scopeOf = (req: Request) => viewScope(req);
 
-  router.get('/dashboard/request-log', guard, validate({ query: pageQuery }), async (req, res) => {
-    const q = req.valid!.query as z.infer<typeof pageQuery>;
-    const filters = filtersOf(q);
-    let page;
+  /** One page of the log for these (valid) filters; a cursor that is not ours is the cursor's 422. */
+  const pageOf = async (req: Request, q: z.infer<typeof pageQuery>) => {
     try {
-      page = await listRequests(deps.database, scopeOf(req), filters, { limit: q.limit ?? 50, ...(q.cursor && { cursor: q.cursor }) });
+      return await listRequests(deps.database, scopeOf(req), filtersOf(q), { limit: q.limit ?? 50, ...(q.cursor && { cursor: q.cursor }) });
     } catch (error) {
       if (error instanceof InvalidLogCursorError)
         throw validationError([{ loc: ['query', 'cursor'], msg: 'must be the next_cursor of a previous page', type: 'value_error' }]);
       throw error;
     }
-    if (wantsJson(req)) return res.json({ object: 'list', data: page.data, next_cursor: page.next });
-    const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
-    const keep = new URLSearchParams(kept);
-    res.render('dashboard/request-log/list', {
-      title: 'Request log',
-      section: 'request-log',
-      entries: page.data,
-      query: q,
-      nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
-      exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
-    });
-  });
+  };
+
+  router.get(
+    '/dashboard/request-log',
+    guard,
+    validate({ query: pageQuery }),
+    async (req: Request, res: Response) => {
+      const q = req.valid!.query as z.infer<typeof pageQuery>;
+      const page = await pageOf(req, q);
+      if (wantsJson(req)) return void res.json({ object: 'list', data: page.data, next_cursor: page.next });
+      const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
+      const keep = new URLSearchParams(kept);
+      res.render('dashboard/request-log/list', {
+        title: 'Request log',
+        section: 'request-log',
+        entries: page.data,
+        query: q,
+        issues: [],
+        nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
+        exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
+      });
+    },
+    // A filter it refuses: the newest requests unfiltered, the problem above the form, the filters as typed.
+    refusedFiltersPage(async (req, res, status, issues) => {
+      const page = await pageOf(req, {});
+      res.status(status).render('dashboard/request-log/list', {
+        title: 'Request log',
+        section: 'request-log',
+        entries: page.data,
+        query: Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, typedValue(v)])),
+        issues,
+        nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ cursor: page.next }).toString()}` : null,
+        exportHref: '/dashboard/request-log/export',
+      });
+    }),
+  );
 
   router.get('/dashboard/request-log/export', guard, validate({ query: filterQuery }), async (req, res) => {
     const filters = filtersOf(req.valid!.query as z.infer<typeof filterQuery>);

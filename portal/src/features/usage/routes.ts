@@ -4,10 +4,11 @@
 //   GET /dashboard/usage          the same as charts and a table (HTML; the table works without script)
 //   GET /dashboard/usage/export   the same numbers as CSV
 // Query: from, to (ISO dates or times), granularity (day | hour), split_by (model | key | supplier).
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { usageReport, type Granularity, type UsageReport, type UsageSplit } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
+import { refusedFiltersPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
 import { singleString, validate } from '../../web/validation.js';
 import { viewScope } from '../keys/scope.js';
@@ -26,8 +27,7 @@ export function usageRouter(deps: PortalDeps): Router {
   const router = Router();
   const guard = requireAction('usage.view');
 
-  const report = (req: Request): Promise<UsageReport> => {
-    const q = req.valid!.query as UsageParams;
+  const report = (req: Request, q = req.valid!.query as UsageParams): Promise<UsageReport> => {
     const granularity: Granularity = q.granularity ?? 'day';
     const { from, to } = usageRange(granularity, q.from, q.to, new Date(deps.clock()));
     return usageReport(deps.database, {
@@ -43,20 +43,26 @@ export function usageRouter(deps: PortalDeps): Router {
     res.json(await report(req));
   });
 
-  router.get('/dashboard/usage', guard, validate({ query: usageQuery }), async (req, res) => {
-    const data = await report(req);
-    const q = req.valid!.query as UsageParams;
+  /** The page for a report; `refused`: the filters as typed and what is wrong with them (the report is the default one). */
+  const showPage = (
+    res: Response,
+    data: UsageReport,
+    q: UsageParams,
+    refused?: { status: number; issues: FormIssue[]; typed: unknown },
+  ) => {
     const params = new URLSearchParams({
       from: data.from.slice(0, data.granularity === 'day' ? 10 : 16),
       to: data.to.slice(0, data.granularity === 'day' ? 10 : 16),
       granularity: data.granularity,
       ...(q.split_by && { split_by: q.split_by }),
     });
-    res.render('dashboard/usage/index', {
+    res.status(refused?.status ?? 200).render('dashboard/usage/index', {
       title: 'Usage',
       section: 'usage',
       report: data,
       query: q,
+      issues: refused?.issues ?? [],
+      typedQuery: refused?.typed,
       exportHref: `/dashboard/usage/export?${params.toString()}`,
       // Only the numbers the chart script needs, as JSON in a data block (no inline script: CSP).
       chartData: JSON.stringify({
@@ -67,7 +73,15 @@ export function usageRouter(deps: PortalDeps): Router {
         groups: data.groups.slice(0, 8).map((g) => ({ label: g.label, cost: data.bins.map((b) => b.groups?.[g.id]?.cost_usd ?? 0) })),
       }).replace(/</g, '\\u003c'),
     });
-  });
+  };
+
+  router.get(
+    '/dashboard/usage',
+    guard,
+    validate({ query: usageQuery }),
+    async (req: Request, res: Response) => showPage(res, await report(req), req.valid!.query as UsageParams),
+    refusedFiltersPage(async (req, res, status, issues) => showPage(res, await report(req, {}), {}, { status, issues, typed: req.query })),
+  );
 
   router.get('/dashboard/usage/export', guard, validate({ query: usageQuery }), async (req, res) => {
     const data = await report(req);
