@@ -21,3 +21,15 @@ export function toWellFormed(text: string): string {
 export function isStorableText(text: string): boolean {
   return !text.includes('\u0000') && isWellFormed(text);
 }
+
+/**
+ * Explicit direction embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069): in a name
+ * other people read, they make it display differently than it is written ("Alice\u202Enimda"
+ * reads "Aliceadmin"), which is how names are spoofed. Right-to-left text needs none of them.
+ */
+const directionControls = /[\u202A-\u202E\u2066-\u2069]/;
+
+/** The text holds an explicit direction control (see directionControls). */
+export function hasDirectionControls(text: string): boolean {
+  return directionControls.test(text);
+}

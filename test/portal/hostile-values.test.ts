@@ -39,6 +39,22 @@ describe('values the database cannot hold', () => {
     expect(reports.data).toEqual([]);
   });
 
+  it('a name with Unicode direction controls (a spoofing right-to-left override) is 422; right-to-left text is kept', async () => {
+    const signUp = await fetch(`${portal.url}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ email: `rtl-${Date.now()}@example.com`, password: 'a fine password 7', name: 'Emoji \u202Enimda' }),
+    });
+    await expect422(signUp, 'name');
+    await expect422(await user.client.postForm('/dashboard/settings', { display_name: 'x\u2066y\u2069' }, json), 'display_name');
+    await expect422(await user.client.postJson('/dashboard/reports', { name: 'report\u202D', kind: 'usage' }), 'name');
+    const kept = await user.client.postForm('/dashboard/settings', { display_name: 'نيو مستخدم' });
+    expect(kept.status).toBe(303);
+    expect(((await (await user.client.get('/dashboard/settings', json)).json()) as { display_name: string }).display_name).toBe(
+      'نيو مستخدم',
+    );
+  });
+
   it('ids past the integer columns are 422 on paths, queries and bodies; the export answers before streaming', async () => {
     await expect422(await user.client.get('/dashboard/keys/2147483648', json), 'key_id');
     await expect422(await user.client.get('/dashboard/request-log?key_id=2147483648', json), 'key_id');

@@ -28,6 +28,14 @@ describe('Management API input PostgreSQL cannot store', () => {
   const bodies: { name: string; path: string; method: string; body: string; param: string }[] = [
     { name: 'NUL in a key name', path: '/v1/manage/keys', method: 'POST', body: '{"name":"a\\u0000b"}', param: 'name' },
     { name: 'a lone surrogate in a key name', path: '/v1/manage/keys', method: 'POST', body: '{"name":"a\\ud800b"}', param: 'name' },
+    // A right-to-left override makes "key\u202Enimda" read "keyadmin" wherever the name is shown.
+    {
+      name: 'a direction override in a key name',
+      path: '/v1/manage/keys',
+      method: 'POST',
+      body: '{"name":"key\\u202enimda"}',
+      param: 'name',
+    },
     {
       name: 'NUL in a metadata value',
       path: '/v1/manage/keys',
@@ -149,6 +157,9 @@ describe('Management API input PostgreSQL cannot store', () => {
   }
 
   test('ordinary text, emoji included, is stored and read back', async () => {
+    // Right-to-left text itself needs no direction control, and is kept as written.
+    const hebrew = await admin('/v1/manage/keys', { body: { name: 'מפתח ראשי' } });
+    assert.equal(hebrew.status, 201, hebrew.text);
     const created = await admin('/v1/manage/keys', { body: { name: 'équipe 🚀', metadata: { team: 'données' } } });
     assert.equal(created.status, 201, created.text);
     const listed = await admin(`/v1/manage/keys?name_prefix=${encodeURIComponent('équipe')}`);

@@ -1,7 +1,7 @@
 // zod at the edge: path, query and body are checked before any handler runs, and a failure is
 // one 422 naming each parameter, where it was and what was expected (docs/portal.md).
 import type { NextFunction, Request, Response } from 'express';
-import { isStorableText } from '../../../core/text/well-formed.js';
+import { hasDirectionControls, isStorableText } from '../../../core/text/well-formed.js';
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
 import { hasAtMostDecimals } from '../../../core/budget/usage.js';
@@ -251,12 +251,35 @@ function unstorableAt(value: unknown, at: (string | number)[], depth = 0): (stri
  */
 export function refuseUnstorableText(req: Request, _res: Response, next: NextFunction): void {
   const where = unstorableAt(req.query, ['query']) ?? unstorableAt(req.body, ['body']);
-  if (!where) return next();
-  next(
-    validationError([
-      { loc: where, msg: 'must not contain a NUL character (U+0000) or half a surrogate pair', type: 'string_pattern_mismatch' },
-    ]),
-  );
+  if (where)
+    return next(
+      validationError([
+        { loc: where, msg: 'must not contain a NUL character (U+0000) or half a surrogate pair', type: 'string_pattern_mismatch' },
+      ]),
+    );
+  const spoofed = spoofedNameIn(req.body);
+  if (spoofed)
+    return next(
+      validationError([
+        {
+          loc: ['body', spoofed],
+          msg: 'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069): they make a name read differently than it is written',
+          type: 'string_pattern_mismatch',
+        },
+      ]),
+    );
+  next();
+}
+
+/**
+ * A name field of the body (`name`, `display_name`, `…_name`: what other people read — in tables,
+ * headers, emails) holding direction controls, which spoof how it reads (core/text).
+ */
+function spoofedNameIn(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  for (const [key, value] of Object.entries(body))
+    if ((key === 'name' || key.endsWith('_name')) && typeof value === 'string' && hasDirectionControls(value)) return key;
+  return undefined;
 }
 
 /** What the portal's body parsers read (app.ts); the processor's webhook reads its own before them. */

@@ -3,7 +3,7 @@ import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
 import { namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
-import { isStorableText } from '../../../../core/text/well-formed.js';
+import { hasDirectionControls, isStorableText } from '../../../../core/text/well-formed.js';
 
 // Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
 
@@ -14,7 +14,11 @@ import { isStorableText } from '../../../../core/text/well-formed.js';
 export const storableText = (schema: z.ZodString) =>
   schema.refine(isStorableText, 'must not contain NUL characters or unpaired surrogates');
 
-const name = storableText(z.string().trim().min(1, 'must not be empty').max(200));
+/** A key's name, shown to other people (the portal, kubectl): no direction controls, which spoof how it reads. */
+const name = storableText(z.string().trim().min(1, 'must not be empty').max(200)).refine(
+  (text) => !hasDirectionControls(text),
+  'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069)',
+);
 /** Model ids (one named twice is kept once, by the key repository). */
 const modelList = z
   .array(storableText(z.string().min(1).max(200)))
