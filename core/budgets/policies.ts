@@ -171,6 +171,7 @@ export async function alertHistory(
 /** A new alert to deliver. */
 export interface DueAlert {
   alertId: number;
+  policyId: number;
   recipientUserId: number;
   email: string;
   scope: PolicyScope;
@@ -259,6 +260,7 @@ export async function claimDueAlerts(knex: Knex, now: Date): Promise<DueAlert[]>
         if (row)
           due.push({
             alertId: Number(row.id),
+            policyId: policy.policy_id,
             recipientUserId: r.id,
             email: r.email,
             scope: policy.scope,

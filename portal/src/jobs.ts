@@ -3,7 +3,7 @@
 // Registered in the portal process (SVC_PORTAL_WORKER=true, the default) or in `npm run worker`.
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { claimDueAlerts, markAlert } from '../../core/budgets/index.js';
+import { claimDueAlerts, markAlert, type DueAlert } from '../../core/budgets/index.js';
 import { JobRunner } from '../../core/jobs/index.js';
 import { connectionBounds, type Database } from '../../core/db/index.js';
 import {
@@ -148,29 +148,38 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
  */
 export async function deliverBudgetAlerts(deps: PortalJobDeps): Promise<number> {
   const due = await claimDueAlerts(deps.knex, new Date(deps.clock()));
+  // Spend can pass several thresholds between two runs (a burst, a first month): one email per
+  // policy and recipient, for the highest, naming the others — not a 1% alert at 213%.
+  const byRecipient = new Map<string, DueAlert[]>();
   for (const alert of due) {
+    const key = `${alert.policyId}:${alert.recipientUserId}`;
+    byRecipient.set(key, [...(byRecipient.get(key) ?? []), alert]);
+  }
+  for (const alerts of byRecipient.values()) {
+    alerts.sort((a, b) => a.threshold - b.threshold);
+    const alert = alerts.at(-1)!;
+    const passed = alerts.slice(0, -1).map((a) => `${a.threshold}%`);
     const whose = alert.scope === 'user' ? 'Your monthly budget' : `${alert.subjectName}'s monthly budget`;
+    const share = alert.amountUsd > 0 ? Math.floor((alert.spentUsd / alert.amountUsd) * 100) : 100;
+    let outcome: { sent: true } | { sent: false; reason: string } = { sent: true };
     try {
       await deps.mailer.send(
         actionMessage(
           alert.email,
           `${whose} has reached ${alert.threshold}%`,
           // The portal's money format (up to 6 decimals): a $0.05 budget's 2% is $0.001, not "$0.00".
-          `${whose} of ${formatUsd(alert.amountUsd)} has reached ${alert.threshold}%: ${formatUsd(alert.spentUsd)} spent this month (UTC).`,
+          `${whose} of ${formatUsd(alert.amountUsd)} has reached ${alert.threshold}%: ${formatUsd(alert.spentUsd)} spent this month (UTC), ` +
+            `${share}% of it.${passed.length > 0 ? ` It passed your ${passed.join(', ')} alert${passed.length > 1 ? 's' : ''} too.` : ''}`,
           'See usage and budgets',
           `${deps.baseUrl}/dashboard/budgets`,
           'You receive budget alerts because you agreed to; you can stop them on the budgets page.',
         ),
       );
-      await markAlert(deps.knex, alert.alertId, { sent: true }, new Date(deps.clock()));
     } catch (error) {
-      await markAlert(
-        deps.knex,
-        alert.alertId,
-        { sent: false, reason: error instanceof Error ? error.message : String(error) },
-        new Date(deps.clock()),
-      );
+      outcome = { sent: false, reason: error instanceof Error ? error.message : String(error) };
     }
+    // The lower thresholds were told in the same email: recorded with its outcome.
+    for (const each of alerts) await markAlert(deps.knex, each.alertId, outcome, new Date(deps.clock()));
   }
   return due.length;
 }

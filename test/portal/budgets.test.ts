@@ -117,6 +117,35 @@ describe('budget policies and alerts', () => {
     expect(await (await consenting.client.get('/dashboard/budgets')).text()).toContain('You do not receive budget alerts');
   });
 
+  it('spend past several thresholds at once is one email, for the highest, naming the others', async () => {
+    const user = await signUp(world.portal, { organisationId: orgId });
+    const key = await keyOf(user);
+    expect(await ask(key)).toBe('ok');
+    await waitFor('the cost in the rollup', async () => (await monthSpend(user.id)) > 0);
+    const spent = await monthSpend(user.id);
+    // A budget of half what was spent: 1%, 50% and 100% are all passed before the first run.
+    const amount = Math.max(0.000001, Math.floor((spent / 2) * 1e6) / 1e6); // the form takes 6 decimals
+    const res = await user.client.postJson('/dashboard/budgets/activate', { amount_usd: amount.toFixed(6), thresholds: '1,50,100' });
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect((await user.client.postJson('/dashboard/budgets/consent', {})).status).toBe(200);
+    expect(await deliverBudgetAlerts(jobDeps())).toBe(3);
+    expect(mailsTo(user.email)).toBe(1);
+    const entry = world.portal.mail.find((m) => m.includes(`email to ${user.email}`) && m.includes('/dashboard/budgets'))!;
+    const mail = readFileSync(/written to (\S+\.eml)/.exec(entry)![1]!, 'utf8')
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    expect(mail).toContain('has reached 100%');
+    expect(mail).toMatch(/, \d{3,}% of it\. It passed your 1%, 50% alerts too\./);
+    const history = (await (await user.client.get('/dashboard/budgets/alert-history')).json()) as {
+      data: { threshold: number; state: string }[];
+    };
+    expect(history.data.map((a) => [a.threshold, a.state]).sort()).toEqual([
+      [1, 'sent'],
+      [100, 'sent'],
+      [50, 'sent'],
+    ]);
+  });
+
   it("an organisation's policy is set by its administrators and alerts them; a hard stop is enforced at the gateway", async () => {
     const admin = await signUp(world.portal, { organisationId: orgId, role: 'org_admin' });
     const member = await signUp(world.portal, { organisationId: orgId });
