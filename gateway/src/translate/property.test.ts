@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'vitest';
 import fc from 'fast-check';
-import { chatCompletionRequest, type ChatCompletionRequest, type ChatMessage } from '../interfaces/chat-completions/schema.js';
+import {
+  chatCompletionRequest,
+  isFunctionTool,
+  type ChatCompletionRequest,
+  type ChatMessage,
+} from '../interfaces/chat-completions/schema.js';
 import { messagesRequest, type MessagesRequest } from '../interfaces/messages/schema.js';
 import { AnthropicToOpenAi } from './anthropic-to-openai/index.js';
 import { OpenAiToAnthropic } from './openai-to-anthropic/index.js';
@@ -164,7 +169,7 @@ function openAiMeaning(request: ChatCompletionRequest, ids: (id: string) => stri
       .map((m) => openAiText(m.content))
       .join('\n\n'),
     turns,
-    tools: (request.tools ?? []).map((tool) => ({
+    tools: (request.tools ?? []).filter(isFunctionTool).map((tool) => ({
       name: tool.function.name,
       description: tool.function.description,
       parameters: tool.function.parameters,

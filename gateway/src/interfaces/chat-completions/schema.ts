@@ -27,6 +27,9 @@ const message = z.discriminatedUnion('role', [
     refusal: z.string().nullable().optional(),
   }),
   z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+  // The legacy function-calling result (before tool_call_id existed): passed to OpenAI-protocol
+  // suppliers as sent, refused in translation (it pairs with no call id).
+  z.looseObject({ role: z.literal('function'), name: z.string().min(1), content: z.string().nullable() }),
 ]);
 
 const functionTool = z.looseObject({
@@ -39,10 +42,43 @@ const functionTool = z.looseObject({
   }),
 });
 
+/**
+ * A tool OpenAI defines beside functions: `custom` (free-form text input, optionally held to a
+ * grammar). Passed to OpenAI-protocol suppliers as sent; a translation has no form for it and
+ * refuses it naming `tools[i]`.
+ */
+const customTool = z.looseObject({
+  type: z.literal('custom'),
+  custom: z.looseObject({ name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -') }),
+});
+const tool = z.discriminatedUnion('type', [functionTool, customTool]);
+/** One tool of a chat request. */
+export type ChatTool = z.infer<typeof tool>;
+/** A function tool (the only kind every supplier protocol can carry). */
+export type FunctionTool = z.infer<typeof functionTool>;
+/** Whether a tool is a function tool. */
+export const isFunctionTool = (t: ChatTool): t is FunctionTool => t.type === 'function';
+
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) }),
+  z.looseObject({ type: z.literal('custom'), custom: z.looseObject({ name: z.string().min(1) }) }),
+  // Limits the tools the model may call to a subset of `tools` (mode auto or required).
+  z.looseObject({
+    type: z.literal('allowed_tools'),
+    allowed_tools: z.looseObject({
+      mode: z.enum(['auto', 'required'], { message: 'must be auto or required' }),
+      tools: z.array(z.looseObject({ type: z.string() })).min(1),
+    }),
+  }),
 ]);
+/** The tool a `tool_choice` forces by name, if it names one (function or custom). */
+export function forcedToolName(choice: unknown): string | undefined {
+  if (typeof choice !== 'object' || choice === null) return undefined;
+  const c = choice as { type?: unknown; function?: { name?: unknown }; custom?: { name?: unknown } };
+  const name = c.type === 'function' ? c.function?.name : c.type === 'custom' ? c.custom?.name : undefined;
+  return typeof name === 'string' ? name : undefined;
+}
 
 const responseFormat = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('text') }),
@@ -103,7 +139,7 @@ export const chatCompletionRequest = z
       .nullable()
       .optional(),
     user: z.string().max(256).optional(),
-    tools: z.array(functionTool).max(128).optional(),
+    tools: z.array(tool).max(128).optional(),
     tool_choice: toolChoice.optional(),
     parallel_tool_calls: z.boolean().optional(),
     response_format: responseFormat.optional(),
@@ -127,12 +163,11 @@ export const chatCompletionRequest = z
     const choice = request.tool_choice;
     if (choice === 'required' && !request.tools?.length) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: '"required" forces a tool call, but the request defines no tools' });
-    } else if (typeof choice === 'object' && !request.tools?.some((t) => t.function.name === choice.function.name)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['tool_choice'],
-        message: `names the tool "${choice.function.name}", which "tools" does not define`,
-      });
+    } else {
+      const forced = forcedToolName(choice);
+      const named = (t: ChatTool) => (isFunctionTool(t) ? t.function.name : t.custom.name);
+      if (forced !== undefined && !request.tools?.some((t) => named(t) === forced))
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `names the tool "${forced}", which "tools" does not define` });
     }
   });
 

@@ -7,6 +7,9 @@ import type { ChatCompletionRequest, ChatMessage } from '../../interfaces/chat-c
 import type { ClientFamily } from '../types.js';
 import { isJsonObject } from '../shared/safe-json.js';
 import { asks, unhandledField } from '../shared/unhandled-fields.js';
+import { functionToolsOf, notCarried } from '../shared/function-tools.js';
+
+const servedHere = 'the OpenAI Responses API';
 
 /** The client's own name of a chat field, for error messages (Anthropic clients wrote `stop_sequences`). */
 function clientParam(family: ClientFamily, field: string): string {
@@ -127,6 +130,8 @@ function inputFrom(messages: ChatMessage[]): { instructions: string | undefined;
       case 'tool':
         input.push({ type: 'function_call_output', call_id: message.tool_call_id, output: plainText(message.content) });
         break;
+      case 'function':
+        throw notCarried(`messages[${i}]`, 'A legacy function-role message (send a tool message with its tool_call_id)', servedHere);
       default: {
         const unknown: never = message;
         throw new ApiError('validation_error', {
@@ -160,8 +165,9 @@ export function responsesRequestFrom(chat: ChatCompletionRequest, family: Client
   body.store = chat.store === true;
   if (chat.stream === true) body.stream = true;
   if (typeof fields.reasoning_effort === 'string') body.reasoning = { effort: fields.reasoning_effort };
-  if (chat.tools !== undefined && chat.tools.length > 0) {
-    body.tools = chat.tools.map((tool) => ({
+  const { tools, toolChoice: choice } = functionToolsOf(chat, servedHere);
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
       type: 'function',
       name: tool.function.name,
       ...(tool.function.description !== undefined && { description: tool.function.description }),
@@ -170,7 +176,6 @@ export function responsesRequestFrom(chat: ChatCompletionRequest, family: Client
       strict: tool.function.strict ?? false,
     }));
   }
-  const choice = chat.tool_choice;
   if (choice !== undefined) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.function.name };
   const format = chat.response_format;
   if (format !== undefined) {

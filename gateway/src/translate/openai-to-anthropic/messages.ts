@@ -1,6 +1,7 @@
 // OpenAI conversation → Anthropic system blocks and alternating user/assistant turns, with the
 // tool_use/tool_result pairing Anthropic enforces (docs/interfaces.md §Translation rules 1, 2, 4, 5, 6).
 import { missingToolResultText, strayToolResultText } from '../shared/tool-pairing.js';
+import { notCarried } from '../shared/function-tools.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ContentBlock } from '../../interfaces/messages/schema.js';
@@ -157,6 +158,12 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedConv
       case 'tool':
         appendTurn(drafts, 'user', [toolResult(message, param)], []);
         break;
+      case 'function':
+        throw notCarried(
+          param,
+          'A legacy function-role message (send a tool message with its tool_call_id)',
+          'an Anthropic-protocol supplier',
+        );
       default: {
         const unknown: never = message;
         throw new ApiError('validation_error', {

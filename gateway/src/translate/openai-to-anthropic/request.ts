@@ -5,6 +5,7 @@ import type { MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
 import { convertMessages } from './messages.js';
 import { unhandledField } from '../shared/unhandled-fields.js';
+import { functionToolsOf, type FunctionToolChoice } from '../shared/function-tools.js';
 
 type AnthropicTool = NonNullable<MessagesRequest['tools']>[number];
 type AnthropicToolChoice = NonNullable<MessagesRequest['tool_choice']>;
@@ -21,9 +22,8 @@ export interface AnthropicRequestPlan {
 
 const emptyObjectSchema = { type: 'object', properties: {} } as const;
 
-function toolChoiceFrom(request: ChatCompletionRequest): AnthropicToolChoice | undefined {
+function toolChoiceFrom(request: ChatCompletionRequest, choice: FunctionToolChoice | undefined): AnthropicToolChoice | undefined {
   const disableParallel = request.parallel_tool_calls === false;
-  const choice = request.tool_choice;
   let mapped: AnthropicToolChoice | undefined;
   if (choice === undefined) mapped = disableParallel ? { type: 'auto' } : undefined;
   else if (typeof choice === 'string') {
@@ -184,7 +184,8 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
 
   // Tools: the client's, plus a minimal definition per name the history uses when the client
   // sent none, because Anthropic rejects tool blocks in a request without tools (pitfall 3).
-  const tools: AnthropicTool[] = (request.tools ?? []).map((tool) => ({
+  const functions = functionToolsOf(request, 'an Anthropic-protocol supplier');
+  const tools: AnthropicTool[] = functions.tools.map((tool) => ({
     name: tool.function.name,
     ...(tool.function.description !== undefined && { description: tool.function.description }),
     input_schema: { ...(tool.function.parameters ?? emptyObjectSchema), type: 'object' },
@@ -192,7 +193,7 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
   if (tools.length === 0) {
     for (const name of conversation.toolNamesInHistory) tools.push({ name, input_schema: { ...emptyObjectSchema } });
   }
-  let toolChoice = tools.length > 0 ? toolChoiceFrom(request) : undefined;
+  let toolChoice = tools.length > 0 ? toolChoiceFrom(request, functions.toolChoice) : undefined;
   const jsonTool = jsonModeTool(request.response_format);
   if (jsonTool !== undefined) {
     // The JSON answer is emulated by forcing the JSON tool: a call the client forced too cannot also be made.
