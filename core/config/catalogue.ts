@@ -44,6 +44,11 @@ const modelSchema = z
     input_usd_per_mtok: z.number().nonnegative().optional(),
     output_usd_per_mtok: z.number().nonnegative().optional(),
     cached_input_usd_per_mtok: z.number().nonnegative().optional(),
+    /**
+     * Input written to the supplier's prompt cache (Anthropic's `cache_creation_input_tokens`),
+     * which such suppliers bill above plain input (1.25× for a 5-minute cache, 2× for an hour).
+     */
+    cache_write_input_usd_per_mtok: z.number().nonnegative().optional(),
     /** Transcription: per minute of audio. */
     usd_per_audio_minute: z.number().nonnegative().optional(),
     /** Speech: per million input characters. */
@@ -108,6 +113,8 @@ export interface SupplierModel {
   inputUsdPerMtok: number;
   outputUsdPerMtok: number;
   cachedInputUsdPerMtok: number;
+  /** Input written to the prompt cache; the input price when the catalogue gives none. */
+  cacheWriteInputUsdPerMtok: number;
   usdPerAudioMinute: number;
   usdPerMchar: number;
   defaultVoice: string | undefined;
@@ -201,6 +208,7 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
         inputUsdPerMtok: m.input_usd_per_mtok ?? 0,
         outputUsdPerMtok: m.output_usd_per_mtok ?? 0,
         cachedInputUsdPerMtok: m.cached_input_usd_per_mtok ?? m.input_usd_per_mtok ?? 0,
+        cacheWriteInputUsdPerMtok: m.cache_write_input_usd_per_mtok ?? m.input_usd_per_mtok ?? 0,
         usdPerAudioMinute: m.usd_per_audio_minute ?? 0,
         usdPerMchar: m.usd_per_mchar ?? 0,
         defaultVoice: m.default_voice,

@@ -37,7 +37,15 @@ export function demoCatalogue(simulatorUrl: string): object {
       },
       { name: 'sim-us', ...base, region: 'US', priority: 2, models: [chat('gpt-4o-mini', 0.15, 0.6)] },
       // Anthropic's protocol: the OpenAI SDK reaches this model through translation, the Anthropic SDK natively.
-      { name: 'sim-anthropic', ...base, protocol: 'anthropic', region: 'EU', priority: 1, models: [chat('claude-haiku-4-5', 1, 5)] },
+      // Anthropic bills prompt-cache reads at 0.1× and writes at 1.25× (5-minute cache) the input price.
+      {
+        name: 'sim-anthropic',
+        ...base,
+        protocol: 'anthropic',
+        region: 'EU',
+        priority: 1,
+        models: [{ ...chat('claude-haiku-4-5', 1, 5), cached_input_usd_per_mtok: 0.1, cache_write_input_usd_per_mtok: 1.25 }],
+      },
       // OpenAI's Responses API: chat through the bridge, and the native lane (POST /v1/native/responses).
       { name: 'sim-responses', ...base, protocol: 'openai-responses', region: 'EU', priority: 1, models: [chat('gpt-4.1-mini', 0.4, 1.6)] },
     ],

@@ -53,7 +53,9 @@ export function worstCaseUsd(
   for (const route of routes) {
     const input = inputTokenLimit(route.model, inputCap);
     const output = (maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackOutput) * choices;
-    worst = Math.max(worst, (input * route.model.inputUsdPerMtok + output * route.model.outputUsdPerMtok) / 1e6);
+    // Any input token may be a cache write, the dearest kind of input (cost.ts).
+    const inputPrice = Math.max(route.model.inputUsdPerMtok, route.model.cacheWriteInputUsdPerMtok);
+    worst = Math.max(worst, (input * inputPrice + output * route.model.outputUsdPerMtok) / 1e6);
   }
   return worst;
 }

@@ -6,6 +6,11 @@ export interface TokenUsage {
   outputTokens: number;
   /** Input tokens served from the supplier's prompt cache (part of inputTokens). */
   cachedInputTokens: number;
+  /**
+   * Input tokens written to the supplier's prompt cache (part of inputTokens, apart from the
+   * cached ones): Anthropic reports and bills them; OpenAI-protocol suppliers have none.
+   */
+  cacheWriteInputTokens?: number;
 }
 
 /**
@@ -64,15 +69,28 @@ export function boundedUsage(model: SupplierModel, usage: TokenUsage, bounds: Us
     Math.min(outputCap ?? model.maxOutputTokens ?? context, context) * (bounds.choices ?? 1),
   );
   const cachedInputTokens = Math.min(usage.cachedInputTokens, inputTokens);
-  const capped = inputTokens !== usage.inputTokens || outputTokens !== usage.outputTokens || cachedInputTokens !== usage.cachedInputTokens;
-  return { usage: capped ? { inputTokens, outputTokens, cachedInputTokens } : usage, capped };
+  const writes = usage.cacheWriteInputTokens ?? 0;
+  const cacheWriteInputTokens = Math.min(writes, inputTokens - cachedInputTokens);
+  const capped =
+    inputTokens !== usage.inputTokens ||
+    outputTokens !== usage.outputTokens ||
+    cachedInputTokens !== usage.cachedInputTokens ||
+    cacheWriteInputTokens !== writes;
+  return {
+    usage: capped ? { inputTokens, outputTokens, cachedInputTokens, ...(writes > 0 && { cacheWriteInputTokens }) } : usage,
+    capped,
+  };
 }
 
-/** Cost in USD of a call at the catalogue's prices (per million tokens), cached input at its own price. */
+/** Cost in USD of a call at the catalogue's prices (per million tokens), cache reads and writes at their own prices. */
 export function costUsd(model: SupplierModel, usage: TokenUsage): number {
-  const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens);
+  const writes = usage.cacheWriteInputTokens ?? 0;
+  const plain = Math.max(0, usage.inputTokens - usage.cachedInputTokens - writes);
   const micro =
-    uncached * model.inputUsdPerMtok + usage.cachedInputTokens * model.cachedInputUsdPerMtok + usage.outputTokens * model.outputUsdPerMtok;
+    plain * model.inputUsdPerMtok +
+    usage.cachedInputTokens * model.cachedInputUsdPerMtok +
+    writes * model.cacheWriteInputUsdPerMtok +
+    usage.outputTokens * model.outputUsdPerMtok;
   // Round to 1e-9 USD so sums of many calls do not drift in the last float bits.
   return Math.round(micro * 1000) / 1e9;
 }

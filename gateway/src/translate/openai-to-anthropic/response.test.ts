@@ -67,7 +67,7 @@ describe('OpenAiToAnthropic.response', () => {
       total_tokens: 135,
       prompt_tokens_details: { cached_tokens: 100 },
     });
-    assert.deepEqual(t.usage(), { inputTokens: 130, outputTokens: 5, cachedInputTokens: 100 });
+    assert.deepEqual(t.usage(), { inputTokens: 130, outputTokens: 5, cachedInputTokens: 100, cacheWriteInputTokens: 20 });
   });
 
   it('maps each stop reason and gives null content when there is no text', () => {

@@ -101,7 +101,7 @@ describe('OpenAiToAnthropic stream (state machine A)', () => {
       assert.equal(chunk.model, 'public-model');
     }
     assert.equal(chunks[1]!.usage, null);
-    assert.deepEqual(t.usage(), { inputTokens: 128, outputTokens: 30, cachedInputTokens: 100 });
+    assert.deepEqual(t.usage(), { inputTokens: 128, outputTokens: 30, cachedInputTokens: 100, cacheWriteInputTokens: 3 });
   });
 
   it('numbers two parallel tool calls 0 and 1 and sends no usage chunk unless asked', () => {

@@ -12,6 +12,7 @@ export function testRoute(protocol: SupplierProtocol, upstreamModel = 'upstream-
     inputUsdPerMtok: 1,
     outputUsdPerMtok: 2,
     cachedInputUsdPerMtok: 0.1,
+    cacheWriteInputUsdPerMtok: 1.25,
     usdPerAudioMinute: 0,
     usdPerMchar: 0,
     defaultVoice: undefined,

@@ -3,19 +3,26 @@ import { describe, it } from 'vitest';
 import { anthropicUsageFrom, openAiUsageFrom, tokenUsageFromAnthropic, tokenUsageFromOpenAi } from './usage.js';
 
 describe('usage', () => {
-  it('counts Anthropic cache reads and writes into the input total, reads as cached', () => {
+  it('counts Anthropic cache reads and writes into the input total, reads as cached, writes apart', () => {
     const usage = tokenUsageFromAnthropic({
       input_tokens: 10,
       output_tokens: 7,
       cache_read_input_tokens: 100,
       cache_creation_input_tokens: 5,
     });
-    assert.deepEqual(usage, { inputTokens: 115, outputTokens: 7, cachedInputTokens: 100 });
+    assert.deepEqual(usage, { inputTokens: 115, outputTokens: 7, cachedInputTokens: 100, cacheWriteInputTokens: 5 });
     assert.deepEqual(openAiUsageFrom(usage), {
       prompt_tokens: 115,
       completion_tokens: 7,
       total_tokens: 122,
       prompt_tokens_details: { cached_tokens: 100 },
+    });
+    // Back to an Anthropic client as the supplier said it: plain input, reads and writes apart.
+    assert.deepEqual(anthropicUsageFrom(usage), {
+      input_tokens: 10,
+      output_tokens: 7,
+      cache_creation_input_tokens: 5,
+      cache_read_input_tokens: 100,
     });
   });
 

@@ -13,10 +13,12 @@ function count(value: number | null | undefined): number {
 /** Anthropic usage → the gateway's neutral usage (input includes cache reads and writes). */
 export function tokenUsageFromAnthropic(usage: Partial<AnthropicUsage>): TokenUsage {
   const cacheRead = count(usage.cache_read_input_tokens);
+  const cacheWrite = count(usage.cache_creation_input_tokens);
   return {
-    inputTokens: count(usage.input_tokens) + cacheRead + count(usage.cache_creation_input_tokens),
+    inputTokens: count(usage.input_tokens) + cacheRead + cacheWrite,
     outputTokens: count(usage.output_tokens),
     cachedInputTokens: cacheRead,
+    ...(cacheWrite > 0 && { cacheWriteInputTokens: cacheWrite }),
   };
 }
 
@@ -39,12 +41,13 @@ export function openAiUsageFrom(usage: TokenUsage): OpenAiUsage {
   };
 }
 
-/** The Anthropic usage block for a client: input excludes cached tokens, never negative. */
+/** The Anthropic usage block for a client: input excludes cache reads and writes, never negative. */
 export function anthropicUsageFrom(usage: TokenUsage): Required<AnthropicUsage> {
+  const writes = usage.cacheWriteInputTokens ?? 0;
   return {
-    input_tokens: Math.max(usage.inputTokens - usage.cachedInputTokens, 0),
+    input_tokens: Math.max(usage.inputTokens - usage.cachedInputTokens - writes, 0),
     output_tokens: usage.outputTokens,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: writes,
     cache_read_input_tokens: usage.cachedInputTokens,
   };
 }

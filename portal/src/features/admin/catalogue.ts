@@ -38,6 +38,7 @@ const priceFields = [
   'input_usd_per_mtok',
   'output_usd_per_mtok',
   'cached_input_usd_per_mtok',
+  'cache_write_input_usd_per_mtok',
   'usd_per_audio_minute',
   'usd_per_mchar',
 ] as const;
