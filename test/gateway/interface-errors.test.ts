@@ -567,6 +567,9 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         // The Responses API's own error event fields, for raw-HTTP clients...
         assert.equal(data.type, 'error');
         assert.equal(data.code, 'stream_interrupted');
+        // ...numbered after the last event passed through, as every event of the stream is.
+        const numbers = frames.slice(0, -1).map((f) => (JSON.parse(f.data) as { sequence_number: number }).sequence_number);
+        assert.equal((data as unknown as { sequence_number: number }).sequence_number, numbers.at(-1)! + 1);
         assert.equal((data.error as { request_id?: string }).request_id, res.headers.get('x-request-id'));
         assert.match(data.message, /^stream_interrupted - /);
         assert.ok(data.human_message.length > 0);

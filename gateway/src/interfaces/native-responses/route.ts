@@ -63,6 +63,8 @@ class ResponsesMeter {
   private finished = false;
   /** The supplier's own error, when its stream failed before generating anything (`response.failed`, `error`). */
   failedEarly: ApiError | undefined;
+  /** Events read so far: the sequence_number an error event of the gateway's own takes (they count from 0). */
+  events = 0;
   constructor(private readonly tally: AnswerTally) {}
 
   /** The supplier generated content (text, reasoning, a tool call), or finished without failing. */
@@ -73,6 +75,7 @@ class ResponsesMeter {
   private readonly text = new SseText();
   private readonly parser = createParser({
     onEvent: (event) => {
+      this.events++;
       this.tally.sawEvent(event.data);
       const name = event.event ?? '';
       if (finishedEvents.has(name)) this.finished = true;
@@ -195,7 +198,7 @@ async function relayResponses(
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
     lateError = streamBreak(error, route.supplier.name);
-    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id)));
+    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id), meter.events));
   }
   await noteChargedUsage(
     record,

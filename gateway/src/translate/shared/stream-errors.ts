@@ -23,10 +23,12 @@ export function anthropicStreamErrorFrame(error: ApiError, requestId: string): s
  * every interface's errors carry. The event's own `type` must stay "error", so the error's type
  * lives inside `error`, as in the other families' bodies.
  */
-export function responsesStreamErrorFrame(error: ApiError, requestId: string): string {
+export function responsesStreamErrorFrame(error: ApiError, requestId: string, sequenceNumber?: number): string {
   const body = renderErrorBody(error, requestId).error;
   return eventFrame('error', {
     type: 'error',
+    // Every Responses stream event is numbered; the error follows the last one the client got.
+    ...(sequenceNumber !== undefined && { sequence_number: sequenceNumber }),
     code: error.code,
     message: error.message,
     param: error.param ?? null,
