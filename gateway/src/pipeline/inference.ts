@@ -1,5 +1,6 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ModelCapability } from '../../../core/config/index.js';
+import type { ModelCapability, ModelRoute } from '../../../core/config/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
@@ -10,7 +11,7 @@ import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
 import { AnswerTally } from '../translate/answer-tally.js';
 import { chatItems } from '../tokens/chat-items.js';
-import { messagesItems } from '../tokens/count.js';
+import { countTokensSliced, messagesItems } from '../tokens/count.js';
 import { answerHeaders } from './answer-headers.js';
 import { noteChargedUsage } from './charged-usage.js';
 import { routingRecord, type InterfaceName } from './attempts.js';
@@ -21,6 +22,9 @@ import { readJson, readSupplierAnswer } from './upstream-json.js';
 import { withChargedUsage } from '../translate/shared/usage.js';
 
 /** A chat-style request of either family, ready to route. */
+/** The longest an Anthropic stream waits, once its supplier answered, for the count of its input (message_start). */
+const countWaitMs = 100;
+
 export interface ChatInference {
   client: ClientRequest;
   model: string;
@@ -60,6 +64,21 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         })
       : inference.model;
   if (inference.model === autoModel) record.autoRouted = true;
+  // An Anthropic stream served by a supplier of another protocol reports its input tokens in
+  // message_start, before that supplier's usage arrives (at the end): counted once, in the counter
+  // thread, while the supplier is being called, and waited for — at most `countWaitMs` — once it
+  // answered. A count that fails or is late leaves 0, as before; what is charged is the supplier's.
+  let countedInput: number | undefined;
+  let counting: Promise<void> | undefined;
+  const countInput = (route: ModelRoute) => {
+    if (inference.client.family !== 'anthropic') return;
+    const body = inference.client.body;
+    counting ??= countTokensSliced(messagesItems(body), inputTokenLimit(route.model, inference.inputCap)).then(
+      (tokens) => void (countedInput = tokens),
+      () => undefined,
+    );
+  };
+  const inputCounted = (pending: Promise<void>) => Promise.race([pending, delay(countWaitMs, undefined, { ref: false })]);
   return serveRouted(deps, request, reply, {
     interfaceName: inference.interfaceName,
     model: publicModel,
@@ -70,6 +89,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       worstCaseUsd(compliant, inference.inputCap, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
     attempt: async (route, _index, signal) => {
       const tally = new AnswerTally();
+      if (inference.stream && inference.client.family === 'anthropic' && route.supplier.protocol !== 'anthropic') countInput(route);
       const translator = createTranslator(
         inference.client,
         route.supplier.protocol,
@@ -80,6 +100,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           outputCap: inference.maxOutputTokens,
           choices: inference.choices,
           inputCap: inference.inputCap,
+          countedInputTokens: () => countedInput,
         },
         tally,
       );
@@ -93,6 +114,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         { requestId: String(request.id), clientHeaders: request.headers },
         signal,
       );
+      // Only there is anything awaited: the other lanes take no extra turn.
+      if (counting !== undefined) await inputCounted(counting);
       const headers = () => answerHeaders(reply, route, publicModel, started);
       // What is charged: the supplier's usage, or the gateway's own count where it gave none; once per call.
       let charged: Promise<void> | undefined;

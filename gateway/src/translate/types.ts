@@ -28,6 +28,12 @@ export interface TranslationContext extends UsageBounds {
   publicModel: string;
   /** Used for `max_tokens` when an OpenAI client sent none and the supplier requires it. */
   defaultMaxTokens: number;
+  /**
+   * The client's input tokens as the gateway counted them, once the count is done: an Anthropic
+   * stream's `message_start` reports them before a supplier of another protocol sends its usage
+   * (at the end). Undefined until known, or where nothing was counted.
+   */
+  countedInputTokens?: () => number | undefined;
 }
 
 /** What a call is charged once its stream ended: the usage (the supplier's, or the gateway's count) and its totals. */

@@ -47,6 +47,8 @@ export class OpenAiToAnthropicStream {
     private readonly names: ToolNameMap,
     /** The call's totals for a usage (tokens and cost), added to message_delta as `svc`. */
     private readonly totals: (usage: TokenUsage) => UsageTotals | undefined,
+    /** The request's input tokens as the gateway counted them, if known yet (TranslationContext). */
+    private readonly countedInput: () => number | undefined = () => undefined,
   ) {}
 
   private sawChunk = false;
@@ -144,7 +146,9 @@ export class OpenAiToAnthropicStream {
   private ensureStarted(): string {
     if (this.started) return '';
     this.started = true;
-    // Input usage is 0 unless the first chunk already carried usage; message_delta has the rest.
+    // Anthropic reports the input here; an OpenAI-protocol supplier only at the end. So: its usage
+    // if the first chunk carried it, else the gateway's own count if done, else 0. message_delta
+    // carries the supplier's figures, which are what is charged.
     const known = this.usageSeen === undefined ? undefined : anthropicUsageFrom(this.usageSeen);
     const start = frame({
       type: 'message_start',
@@ -156,7 +160,7 @@ export class OpenAiToAnthropicStream {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: known?.input_tokens ?? 0, output_tokens: 0 },
+        usage: { input_tokens: known?.input_tokens ?? this.countedInput() ?? 0, output_tokens: 0 },
       },
     });
     return start + frame({ type: 'ping' });

@@ -73,8 +73,11 @@ export class AnthropicToOpenAi implements Translator {
   }
 
   private streamState(): OpenAiToAnthropicStream {
-    this.stream ??= new OpenAiToAnthropicStream(this.context.publicModel, this.names, (usage) =>
-      reportedTotals(this.context.route, usage, this.context),
+    this.stream ??= new OpenAiToAnthropicStream(
+      this.context.publicModel,
+      this.names,
+      (usage) => reportedTotals(this.context.route, usage, this.context),
+      this.context.countedInputTokens,
     );
     return this.stream;
   }
