@@ -5,7 +5,7 @@
 // runs the local test payment processor (./payment-processor) and gives the portal its test keys,
 // so a top-up can be walked through end to end without a processor account; no money moves.
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
 import { DataDirLockedError, databaseTargetFromSettings, lockDataDir, openDatabase } from '../../core/db/index.js';
 import { webhookPath } from '../../core/billing/index.js';
@@ -68,7 +68,10 @@ async function main(): Promise<void> {
   const store = openStore(config.settings);
   const gateway = await startGateway(config, { database, tracing, store });
   // Card payments: the caller's processor keys when given, else the local test processor.
-  const payments = process.env.STRIPE_SECRET_KEY ? undefined : await startLocalTestProcessor();
+  // Its customers and cards are kept beside the data, which survives a restart (the portal's rows name them).
+  const payments = process.env.STRIPE_SECRET_KEY
+    ? undefined
+    : await startLocalTestProcessor({ stateFile: join(dataDir, 'payment-processor.json') });
   const paymentSettings = payments && {
     STRIPE_SECRET_KEY: payments.secretKey,
     STRIPE_PUBLISHABLE_KEY: payments.publishableKey,

@@ -12,6 +12,7 @@
 // Request shapes are checked as the portal must send them — amounts in integer cents, currency
 // `usd`, the mode, the metadata that ties a payment to its payer, and our own idempotency keys on
 // every create — and a violation is refused with the processor's error shape and recorded.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -70,7 +71,16 @@ export interface LocalTestProcessorOptions {
   webhookUrl?: string;
   /** Event types delivered (others are generated but not sent). */
   enabledEvents?: string[];
+  /**
+   * A file the processor keeps its customers, cards, sessions, payments and refunds in, read at
+   * start and rewritten after each change: `npm start` keeps its data across restarts, so the
+   * customer ids the portal stored must still name something. Unset: memory only (tests).
+   */
+  stateFile?: string;
 }
+
+/** The processor's records, as kept in `stateFile`. */
+const persistedMaps = ['customers', 'paymentMethods', 'sessions', 'paymentIntents', 'charges', 'refunds', 'setupMethods'] as const;
 
 class ApiFailure extends Error {
   constructor(
@@ -118,11 +128,37 @@ export class LocalTestProcessor {
     this.webhookSecret = options.webhookSecret ?? `whsec_local_${randomBytes(16).toString('hex')}`;
     this.webhookUrl = options.webhookUrl;
     this.enabledEvents = new Set(options.enabledEvents ?? defaultEnabledEvents);
+    this.load();
     this.server = createServer((req, res) => {
-      this.handle(req, res).catch((error: unknown) => {
-        if (!res.headersSent) this.sendJson(res, 500, { error: { type: 'api_error', message: String(error) } });
-      });
+      this.handle(req, res)
+        .then(() => {
+          if (req.method !== 'GET') this.save();
+        })
+        .catch((error: unknown) => {
+          if (!res.headersSent) this.sendJson(res, 500, { error: { type: 'api_error', message: String(error) } });
+        });
     });
+  }
+
+  /** The records of an earlier run (stateFile), if any. A file that cannot be read starts empty, said on stderr. */
+  private load(): void {
+    const file = this.options.stateFile;
+    if (file === undefined || !existsSync(file)) return;
+    try {
+      const state = JSON.parse(readFileSync(file, 'utf8')) as Record<string, [string, unknown][]>;
+      for (const name of persistedMaps) for (const [id, value] of state[name] ?? []) (this[name] as Map<string, unknown>).set(id, value);
+    } catch (error) {
+      process.stderr.write(`local test processor: ${file} could not be read (${String(error)}); starting without its records\n`);
+    }
+  }
+
+  /** Writes the records to stateFile (a whole new file, renamed over the old: never half written). */
+  private save(): void {
+    const file = this.options.stateFile;
+    if (file === undefined) return;
+    const state = Object.fromEntries(persistedMaps.map((name) => [name, [...this[name].entries()]]));
+    writeFileSync(`${file}.tmp`, JSON.stringify(state));
+    renameSync(`${file}.tmp`, file);
   }
 
   async start(): Promise<this> {
