@@ -70,6 +70,21 @@ describe('checkout', () => {
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
   });
 
+  it('the billing page pages its payments table: the newest ten, then older ones', async () => {
+    const { client } = await signedInUser(world.portal);
+    for (let i = 0; i < 12; i++) expect((await client.postJson('/api/billing/checkout', { amount: 5 + i })).status).toBe(200);
+    const rows = (html: string) => (/data-testid="payments">([\s\S]*?)<\/table>/.exec(html)?.[1] ?? '').split('<tr>').length - 2;
+    const first = await (await client.get('/dashboard/billing')).text();
+    expect(rows(first)).toBe(10);
+    const older = /href="([^"]+)" data-testid="older-payments"/.exec(first)?.[1];
+    expect(older).toMatch(/^\/dashboard\/billing\?payments_before=\d+#payments$/);
+    const second = await (await client.get(older!.replace('#payments', ''))).text();
+    expect(rows(second)).toBe(2);
+    expect(second).toContain('Newest payments');
+    expect(second).not.toContain('data-testid="older-payments"');
+    expect((await client.get('/dashboard/billing?payments_before=abc')).status).toBe(422);
+  });
+
   it('refuses amounts outside the documented limits or finer than a cent with 422, creating nothing', async () => {
     const { client } = await signedInUser(world.portal);
     const before = world.double.requestsTo('POST', '/v1/checkout/sessions').length;

@@ -17,7 +17,7 @@ import { isAllowed, type User } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { parseBody, validate } from '../../web/validation.js';
+import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/validation.js';
 import { spendChart } from './chart.js';
 import { walletWords } from './wallet-words.js';
 
@@ -50,6 +50,8 @@ const billingQuery = z.strictObject({
     .string()
     .regex(/^cs_[A-Za-z0-9_]{1,250}$/)
     .optional(),
+  /** The payments table's page: those older than this payment id (the next_before of the page before). */
+  payments_before: wholeNumberParam(maxRowId).optional(),
 });
 
 const pmParams = z.object({ pm_id: z.string().regex(paymentMethodIdPattern, 'must be a saved card id (pm_…)') });
@@ -86,7 +88,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   const hostedOrigin = () => deps.billing.hostedPageOrigin;
 
   /** Everything /dashboard/billing shows, for `user`. */
-  const overview = async (user: User) => {
+  const overview = async (user: User, paymentsBefore?: number) => {
     const service = billing();
     const payer = await service.payerOf(user);
     const manages = await service.mayManage(user, payer.payerId);
@@ -94,7 +96,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     const [statement, spend, payments, autoTopup] = await Promise.all([
       service.statement(payer.payerId, 20),
       service.dailySpend(payer.payerId, 30),
-      service.payments(user, { limit: 10 }),
+      service.payments(user, { limit: 10, ...(paymentsBefore !== undefined && { before: paymentsBefore }) }),
       deps.billing.autoTopup.view(payer.payerId),
     ]);
     let methods: Awaited<ReturnType<typeof service.paymentMethods>> | undefined;
@@ -135,6 +137,9 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       chart: spendChart(spend),
       spendTotal: spend.reduce((sum, d) => sum + d.usd, 0),
       payments: payments.data,
+      /** Links of the payments table: older ones, and back to the newest when paged. */
+      olderPaymentsHref: payments.nextBefore === null ? undefined : `/dashboard/billing?payments_before=${payments.nextBefore}#payments`,
+      paged: paymentsBefore !== undefined,
       methods,
       methodsError,
       autoTopup,
@@ -142,8 +147,12 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     };
   };
 
-  const renderOverview = async (req: Request, res: Response, extra: { notice?: string; error?: string; status?: number } = {}) => {
-    const data = await overview(req.user!);
+  const renderOverview = async (
+    req: Request,
+    res: Response,
+    extra: { notice?: string; error?: string; status?: number; paymentsBefore?: number } = {},
+  ) => {
+    const data = await overview(req.user!, extra.paymentsBefore);
     allowProcessorForms(res, hostedOrigin());
     res.status(extra.status ?? 200).render('dashboard/billing/index', {
       title: 'Billing',
@@ -171,7 +180,10 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         processor: data.config,
       });
     }
-    await renderOverview(req, res, { notice: query.setup_session ? notices.card_saved : query.notice ? notices[query.notice] : undefined });
+    await renderOverview(req, res, {
+      notice: query.setup_session ? notices.card_saved : query.notice ? notices[query.notice] : undefined,
+      ...(query.payments_before !== undefined && { paymentsBefore: query.payments_before }),
+    });
   });
 
   /** What every rendering of the fund page shows, for `user`. */
