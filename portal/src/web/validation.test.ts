@@ -34,3 +34,14 @@ test("zod's default wording is said as what the field must be; a schema's own me
     ),
   ).toEqual(['is not a value this field takes']);
 });
+
+test('a union with a "left empty" branch names the other branch’s miss, never that the value must be ""', () => {
+  // As the forms' optional whole numbers are written: a number or digits, piped to an integer in range, or ''.
+  const whole = z
+    .union([z.number(), z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)])
+    .pipe(z.number().int().min(1).max(366));
+  const optional = z.union([whole, z.literal('').transform(() => undefined)]);
+  expect(messages(optional, 1.5)).toEqual(['must be a whole number']);
+  expect(messages(optional, 400)).toEqual(['must be at most 366']);
+  expect(messages(optional, 'x')).toEqual(['must be a whole number']);
+});

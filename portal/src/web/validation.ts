@@ -85,8 +85,13 @@ export function plainError(issue: z.core.$ZodRawIssue): string | undefined {
         ? `must be ${JSON.stringify(issue.values[0])}`
         : `must be one of ${issue.values.map(String).join(', ')}`;
     case 'invalid_union': {
-      // Said by a branch that took the value's type: the nearest miss.
-      const said = (issue.errors as z.core.$ZodIssue[][]).flat().find((inner) => inner.code !== 'invalid_type')?.message;
+      // Said by a branch that took the value's type: the nearest miss. Not by the branch that lets
+      // a form field be left empty (`z.literal('')`): "must be \"\"" answered a days of 1.5.
+      const inner = (issue.errors as z.core.$ZodIssue[][])
+        .flat()
+        .filter((i) => !(i.code === 'invalid_value' && i.values.length === 1 && i.values[0] === ''));
+      const said = (inner.find((i) => i.code !== 'invalid_type') ?? inner.find((i) => i.code === 'invalid_type' && i.expected === 'int'))
+        ?.message;
       return said ?? 'is not a value this field takes';
     }
     case 'invalid_format':
