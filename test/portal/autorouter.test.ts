@@ -169,6 +169,7 @@ describe('preferences reach the gateway', () => {
     await invalid('/dashboard/autorouter/user', { exclude: 'auto' }, 'exclude');
     await invalid('/dashboard/autorouter/user', { prefer: Array.from({ length: 21 }, (_, i) => `m${i}`) }, 'prefer');
     await invalid('/dashboard/autorouter/user', { prefer: [{ id: 'mini' }] }, 'prefer');
+    await invalid('/dashboard/autorouter/user', { prefer: ['mini'], exclude: ['mini'] }, 'Both preferred and excluded: mini');
     await invalid('/dashboard/autorouter/api-key', { mode: 'premium' }, 'key_id');
     await invalid('/dashboard/autorouter/api-key', { key_id: 'x', mode: 'premium' }, 'key_id');
     // A misspelt field is refused, not read as an empty policy that clears the one in place.

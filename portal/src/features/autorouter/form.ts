@@ -48,6 +48,15 @@ export function toLayer(catalogue: Catalogue, body: z.infer<typeof layerBody>): 
         humanMessage: `Not models of this platform: ${unknown.slice(0, 5).join(', ')} (see /dashboard/models)`,
       });
   }
+  // Within one layer, a model both preferred and excluded is a contradiction to point out: saved,
+  // the exclusion would silently win (policy.ts), and the page would show a preference that does nothing.
+  const both = (body.prefer ?? []).filter((m) => (body.exclude ?? []).includes(m));
+  if (both.length > 0)
+    throw new ApiError('validation_error', {
+      status: 422,
+      param: 'exclude',
+      humanMessage: `Both preferred and excluded: ${[...new Set(both)].slice(0, 5).join(', ')}; keep each model in one list`,
+    });
   return {
     mode: body.mode || null,
     prefer: [...new Set(body.prefer ?? [])],
