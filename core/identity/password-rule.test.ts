@@ -10,7 +10,8 @@ describe('passwordWeakness', () => {
     ['onlyletterslong', 'letters and at least one digit'],
     ['1234567890123', 'letters and at least one digit'],
     ['aaaaaaaaaa1', 'too few different'],
-    ['ana.lopez-2026', 'email address'],
+    ['ana.lopez-2026', 'the name of your email address ("ana.lopez")'],
+    ['ana.lopez@example.com', 'must not be your email address'],
   ])('refuses %s', (password, why) => {
     expect(passwordWeakness(password, 'ana.lopez@example.com')).toContain(why);
   });
