@@ -56,6 +56,12 @@ const modelSchema = z
     /** Speech: the voice sent when the client names none (the supplier's default otherwise). */
     default_voice: z.string().min(1).max(100).optional(),
     max_output_tokens: z.number().int().positive().optional(),
+    /**
+     * The field an output limit is sent in to an OpenAI-protocol supplier by a translation:
+     * `max_tokens` (default; every OpenAI-compatible server reads it) or `max_completion_tokens`
+     * (OpenAI's reasoning models — o-series, gpt-5 — refuse `max_tokens`).
+     */
+    output_limit_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
     context_window: z.number().int().positive().optional(),
     capabilities: z.array(z.enum(modelCapabilities)).min(1).optional(),
   })
@@ -119,6 +125,8 @@ export interface SupplierModel {
   usdPerMchar: number;
   defaultVoice: string | undefined;
   maxOutputTokens: number | undefined;
+  /** Where a translation puts the output limit toward an OpenAI-protocol supplier. */
+  outputLimitField: 'max_tokens' | 'max_completion_tokens';
   contextWindow: number | undefined;
   capabilities: readonly ModelCapability[];
 }
@@ -213,6 +221,7 @@ export function buildCatalogue(document: unknown, env: Record<string, string | u
         usdPerMchar: m.usd_per_mchar ?? 0,
         defaultVoice: m.default_voice,
         maxOutputTokens: m.max_output_tokens,
+        outputLimitField: m.output_limit_field ?? 'max_tokens',
         contextWindow: m.context_window,
         capabilities: m.capabilities ?? defaultCapabilities,
       });

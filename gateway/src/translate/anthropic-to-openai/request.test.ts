@@ -19,6 +19,19 @@ function translate(raw: Record<string, unknown>): Record<string, unknown> {
 const weatherUse = (id: string) => ({ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } });
 
 describe('AnthropicToOpenAi.request', () => {
+  it('sends the output limit in the field the model takes: max_tokens, or max_completion_tokens for reasoning models', () => {
+    const request = messagesRequest.parse({ model: 'public-model', max_tokens: 321, messages: [{ role: 'user', content: 'Hi' }] });
+    const plain = new AnthropicToOpenAi(request, testContext('openai')).request().body as Record<string, unknown>;
+    assert.deepEqual([plain.max_tokens, plain.max_completion_tokens], [321, undefined]);
+    const context = testContext('openai');
+    const reasoning = {
+      ...context,
+      route: { ...context.route, model: { ...context.route.model, outputLimitField: 'max_completion_tokens' as const } },
+    };
+    const body = new AnthropicToOpenAi(request, reasoning).request().body as Record<string, unknown>;
+    assert.deepEqual([body.max_tokens, body.max_completion_tokens], [undefined, 321]);
+  });
+
   it('refuses a field it does not carry when it asks for something, naming it', () => {
     const messages = [{ role: 'user', content: 'Hi' }];
     for (const [field, value] of [

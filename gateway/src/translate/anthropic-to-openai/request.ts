@@ -95,8 +95,9 @@ function refuseUnhandled(request: MessagesRequest, context: TranslationContext):
 }
 
 /**
- * Builds the OpenAI request. `max_tokens` (not `max_completion_tokens`) carries the limit: every
- * OpenAI-compatible supplier reads it, while many reject the newer name. top_k, thinking and
+ * Builds the OpenAI request. The limit goes in the model's `output_limit_field`: `max_tokens` by
+ * default (every OpenAI-compatible supplier reads it, while many reject the newer name), or
+ * `max_completion_tokens` for OpenAI's reasoning models, which refuse `max_tokens`. top_k, thinking and
  * the gateway's own fields (region, metadata.session_id/sticky_key) are dropped.
  */
 export function openAiRequestFrom(request: MessagesRequest, context: TranslationContext, names: ToolNameMap): ChatCompletionRequest {
@@ -113,7 +114,11 @@ export function openAiRequestFrom(request: MessagesRequest, context: Translation
   if (messages.length === 0) {
     throw new ApiError('validation_error', { param: 'messages', humanMessage: 'At least one message with non-empty content is required' });
   }
-  const body: ChatCompletionRequest = { model: context.route.model.upstream, messages, max_tokens: request.max_tokens };
+  const body: ChatCompletionRequest = {
+    model: context.route.model.upstream,
+    messages,
+    [context.route.model.outputLimitField]: request.max_tokens,
+  };
   const tools = customTools(request, context);
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({

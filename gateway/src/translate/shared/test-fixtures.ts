@@ -17,6 +17,7 @@ export function testRoute(protocol: SupplierProtocol, upstreamModel = 'upstream-
     usdPerMchar: 0,
     defaultVoice: undefined,
     maxOutputTokens,
+    outputLimitField: 'max_tokens',
     contextWindow: 200_000,
     capabilities: ['chat'],
   };
