@@ -184,7 +184,10 @@ export async function setUserRole(knex: Knex, actor: Principal, target: Administ
  */
 export async function setUserStatus(knex: Knex, actor: Principal, target: AdministeredUser, status: UserStatus, now: Date): Promise<void> {
   if (target.id === actor.id)
-    throw new ApiError('conflict', { param: 'status', humanMessage: 'You cannot change your own account status' });
+    throw new ApiError('forbidden', {
+      param: 'status',
+      humanMessage: 'You cannot change your own account status; another administrator can',
+    });
   if (target.deleted) throw new ApiError('conflict', { humanMessage: 'This account was deleted; it cannot be reactivated' });
   if (status !== 'active') await keepAnOwner(knex, target);
   await knex.transaction(async (trx) => {
@@ -257,7 +260,9 @@ export async function setUserDepartment(knex: Knex, target: AdministeredUser, de
  * audit log keep their references and totals. Returns the secret hashes of the revoked keys.
  */
 export async function hardDeleteUser(knex: Knex, actor: Principal, target: AdministeredUser, now: Date): Promise<string[]> {
-  if (target.id === actor.id) throw new ApiError('conflict', { humanMessage: 'You cannot delete your own account here' });
+  // Refusals of what one may not do to oneself are 403, as for one's own credit or budget (users.ts).
+  if (target.id === actor.id)
+    throw new ApiError('forbidden', { humanMessage: 'You cannot delete your own account here; another administrator can' });
   await keepAnOwner(knex, target);
   return knex.transaction(async (trx) => {
     await trx('invites').whereRaw('lower(email) = lower(?)', [target.email]).where({ status: 'pending' }).update({ status: 'revoked' });

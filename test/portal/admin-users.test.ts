@@ -237,10 +237,13 @@ describe('status and deletion', () => {
     expect(res.status).toBe(200);
     await waitFor('the key to be refused', async () => (await chat()) === '403 account_status', 5_000, 25);
     expect((await user.client.get('/dashboard/api/usage', { accept: 'application/json' })).status).toBe(401);
-    // Nobody changes their own status.
+    // Nobody changes their own status, nor deletes themselves: forbidden, as setting one's own credit is.
     expect(
       (await actors.org_admin.client.postJson(`/dashboard/admin/users/${actors.org_admin.id}/status`, { status: 'archived' })).status,
-    ).toBe(409);
+    ).toBe(403);
+    expect(
+      (await actors.org_admin.client.postJson(`/dashboard/admin/users/${actors.org_admin.id}/hard-delete`, { confirm: 'delete' })).status,
+    ).toBe(403);
     await actors.org_admin.client.postJson(`/dashboard/admin/users/${user.id}/status`, { status: 'active' });
     await waitFor('the key to work again', async () => (await chat()) === 200, 5_000, 25);
   });
