@@ -47,7 +47,18 @@ export async function chargedUsage(
     outputTokens = await countOrBound(() => countTokensSliced(call.output(), call.outputBound), call.outputBound, request);
     if (outputTokens > 0) counted.push('output');
   }
-  return { usage: { inputTokens, outputTokens, cachedInputTokens: reported?.cachedInputTokens ?? 0 }, counted };
+  // What the supplier did report of its cache stays: a stream cut before its output count still
+  // read and wrote the cache, and cache writes are priced apart (cost.ts).
+  const cacheWrites = reported?.cacheWriteInputTokens ?? 0;
+  return {
+    usage: {
+      inputTokens,
+      outputTokens,
+      cachedInputTokens: reported?.cachedInputTokens ?? 0,
+      ...(cacheWrites > 0 && { cacheWriteInputTokens: cacheWrites }),
+    },
+    counted,
+  };
 }
 
 /**
