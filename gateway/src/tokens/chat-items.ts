@@ -29,8 +29,13 @@ export function* chatItems(request: ChatCompletionRequest): Generator<Countable>
     if (message.role === 'assistant') {
       if (typeof message.refusal === 'string') yield message.refusal;
       for (const call of message.tool_calls ?? []) {
-        yield call.function.name;
-        yield call.function.arguments;
+        if (call.type === 'function') {
+          yield call.function.name;
+          yield call.function.arguments;
+        } else {
+          yield call.custom.name;
+          yield call.custom.input;
+        }
       }
     }
   }

@@ -150,11 +150,13 @@ function openAiMeaning(request: ChatCompletionRequest, ids: (id: string) => stri
           {
             role: 'assistant',
             text: openAiText(message.content),
-            calls: (message.tool_calls ?? []).map((call) => ({
-              id: ids(call.id),
-              name: call.function.name,
-              args: JSON.parse(call.function.arguments) as unknown,
-            })),
+            calls: (message.tool_calls ?? [])
+              .flatMap((call) => (call.type === 'function' ? [call] : []))
+              .map((call) => ({
+                id: ids(call.id),
+                name: call.function.name,
+                args: JSON.parse(call.function.arguments) as unknown,
+              })),
           },
         ];
       case 'tool':

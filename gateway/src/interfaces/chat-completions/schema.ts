@@ -10,11 +10,20 @@ const otherPart = z.looseObject({ type: z.enum(['input_audio', 'file', 'refusal'
 const contentPart = z.discriminatedUnion('type', [textPart, imagePart, otherPart]);
 const content = z.union([z.string(), z.array(contentPart)]);
 
-const toolCall = z.looseObject({
+const functionCall = z.looseObject({
   id: z.string().min(1),
   type: z.literal('function'),
   function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
 });
+/** A call of a `custom` tool in an assistant message (a later turn of a custom-tool conversation). */
+const customCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('custom'),
+  custom: z.looseObject({ name: z.string().min(1), input: z.string() }),
+});
+const toolCall = z.discriminatedUnion('type', [functionCall, customCall]);
+/** One tool call of an assistant message. */
+export type ChatToolCall = z.infer<typeof toolCall>;
 
 const message = z.discriminatedUnion('role', [
   z.looseObject({ role: z.literal('system'), content, name: z.string().optional() }),

@@ -122,7 +122,8 @@ function inputFrom(messages: ChatMessage[]): { instructions: string | undefined;
       case 'assistant': {
         const text = plainText(message.content ?? '');
         if (text !== '') input.push({ role: 'assistant', content: text });
-        for (const call of message.tool_calls ?? []) {
+        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+          if (call.type !== 'function') throw notCarried(`messages[${i}].tool_calls[${j}]`, `A call of a ${call.type} tool`, servedHere);
           input.push({ type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments });
         }
         break;

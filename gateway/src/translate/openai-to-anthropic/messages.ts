@@ -51,7 +51,9 @@ function appendTurn(turns: DraftTurn[], role: DraftTurn['role'], results: ToolRe
 function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>, param: string, toolNames: Set<string>): ContentBlock[] {
   const blocks: ContentBlock[] = textPieces(message.content, `${param}.content`).flatMap(textBlocks);
   if (message.refusal) blocks.push(...textBlocks(message.refusal));
-  for (const call of message.tool_calls ?? []) {
+  for (const [j, call] of (message.tool_calls ?? []).entries()) {
+    if (call.type !== 'function')
+      throw notCarried(`${param}.tool_calls[${j}]`, `A call of a ${call.type} tool`, 'an Anthropic-protocol supplier');
     toolNames.add(call.function.name);
     const toolUse: ToolUseBlock = {
       type: 'tool_use',

@@ -30,6 +30,22 @@ const shapes: { name: string; body: Record<string, unknown>; param: string }[] =
     param: 'tool_choice',
   },
   {
+    // The next turn of a custom-tool conversation: the assistant's call and its result.
+    name: 'a custom tool call in the history',
+    body: {
+      messages: [
+        { role: 'user', content: 'write SQL' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'custom', custom: { name: 'grammar', input: 'SELECT 1' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'ok' },
+      ],
+    },
+    param: 'messages[1].tool_calls[0]',
+  },
+  {
     name: 'a legacy function-role message',
     body: {
       messages: [
