@@ -33,3 +33,17 @@ const directionControls = /[\u202A-\u202E\u2066-\u2069]/;
 export function hasDirectionControls(text: string): boolean {
   return directionControls.test(text);
 }
+
+/**
+ * A name another system gave (an identity provider's `name` claim), made fit to store and show: no
+ * direction controls, no NUL, no half surrogate, trimmed and cut to `max` characters. It cannot be
+ * refused like a name typed in a form, so it is cleaned instead; empty afterwards: undefined.
+ */
+export function plainName(text: string, max: number): string | undefined {
+  const cleaned = toWellFormed(text)
+    .replace(new RegExp(directionControls.source, 'g'), '')
+    .replaceAll('\u0000', '')
+    .trim();
+  const cut = [...cleaned].slice(0, max).join('').trim();
+  return cut === '' ? undefined : cut;
+}

@@ -100,6 +100,14 @@ describe('SSO sign-in', () => {
     expect(await password.json()).toMatchObject({ code: 'sso_only' });
   });
 
+  it("a provider's name claim is cleaned of direction controls before it becomes the display name", async () => {
+    const person = { ...account('sso-a'), name: 'Emoji \u202Enimda\u2066' };
+    const client = new PortalClient(harness.url);
+    await client.postForm('/auth/accept-tos', { accept: 'true', provider: 'sso-a' });
+    expect((await ssoSignIn(client, 'sso-a', person)).headers.get('location')).toBe('/dashboard');
+    expect((await harness.portal.deps.users.findByEmail(person.email))?.displayName).toBe('Emoji nimda');
+  });
+
   it('answers tos_not_accepted to a JSON caller and accepts {accept: true} as JSON', async () => {
     const client = new PortalClient(harness.url);
     const json = await client.postJson('/auth/accept-tos', { accept: true });

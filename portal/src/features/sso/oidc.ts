@@ -2,6 +2,7 @@
 // provider (retried after a failure), authorization code with PKCE, state and nonce, ID token
 // validated by the library. An http:// issuer is accepted only on a loopback address.
 import * as oidc from 'openid-client';
+import { plainName } from '../../../../core/text/well-formed.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { ConfigError, ssoProviderSettings, type ResolvedPortalSettings } from '../../../../core/config/index.js';
 import type { SsoProviderId } from './providers.js';
@@ -112,7 +113,8 @@ export class OidcProvider {
       email: typeof claims.email === 'string' ? claims.email : undefined,
       // Some providers send the claim as a string ("true": Amazon Cognito).
       emailVerified: this.trustEmails || claims.email_verified === true || claims.email_verified === 'true',
-      name: typeof claims.name === 'string' ? claims.name : undefined,
+      // Shown to other people as the display name (at most 120 characters, as the settings form takes).
+      name: typeof claims.name === 'string' ? plainName(claims.name, 120) : undefined,
     };
   }
 }
