@@ -143,7 +143,13 @@ export class AccountService {
    * so a session left open is no way to guess it), every other session of the account ends, and
    * the address is told — the one signal the owner gets if it was not them.
    */
-  async changePassword(input: { userId: number; current: string; next: string; keptSession: string; address: string }): Promise<void> {
+  async changePassword(input: {
+    userId: number;
+    current: string;
+    next: string;
+    keptSession: string;
+    address: string;
+  }): Promise<{ notified: true } | { notified: false; cause: unknown }> {
     const user = await this.deps.users.findById(input.userId);
     const found = user ? await this.deps.users.findForSignIn(user.email) : undefined;
     if (!user || !found) throw new ApiError('not_found', { humanMessage: 'This account no longer exists' });
@@ -169,16 +175,22 @@ export class AccountService {
     // Reset links asked for before are void: the password they would replace is gone.
     await this.deps.tokens.revokeUnused('reset_password', user.id, this.now());
     await this.deps.sessions.destroyOthersForUser(user.id, input.keptSession);
-    await this.deps.mailer.send(
-      actionMessage(
-        user.email,
-        'Your password was changed',
-        `Hello ${user.displayName}, the password of your account was changed from the portal's settings, and every other signed-in session was signed out.`,
-        'Sign in',
-        `${this.deps.baseUrl}/login`,
-        'If you did not change it, ask for a reset link from the sign-in page at once, and tell your administrator.',
-      ),
-    );
+    // The change is made: a mail server that fails now must not answer it as failed (the caller logs it).
+    try {
+      await this.deps.mailer.send(
+        actionMessage(
+          user.email,
+          'Your password was changed',
+          `Hello ${user.displayName}, the password of your account was changed from the portal's settings, and every other signed-in session was signed out.`,
+          'Sign in',
+          `${this.deps.baseUrl}/login`,
+          'If you did not change it, ask for a reset link from the sign-in page at once, and tell your administrator.',
+        ),
+      );
+      return { notified: true };
+    } catch (cause) {
+      return { notified: false, cause };
+    }
   }
 
   /** Sets a new password from a reset link; every session of the account ends. */

@@ -118,7 +118,7 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     if (body.confirm_password !== undefined && body.confirm_password !== body.new_password)
       throw validationError([{ loc: ['body', 'confirm_password'], msg: 'does not match the new password', type: 'mismatch' }]);
     const user = req.user!;
-    await accounts.changePassword({
+    const changed = await accounts.changePassword({
       userId: user.id,
       current: body.current_password,
       next: body.new_password,
@@ -126,6 +126,8 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       address: req.ip ?? 'unknown',
     });
     await noteActivity(deps, { userId: user.id, kind: 'password_changed', summary: 'Password changed; other sessions signed out' });
+    if (!changed.notified)
+      deps.logger.warn({ err: changed.cause, user_id: user.id }, 'password changed; the email telling the address could not be sent');
     if (wantsJson(req)) return void res.json({ ok: true });
     res.redirect(303, '/dashboard/settings?notice=password');
   };
