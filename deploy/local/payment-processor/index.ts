@@ -80,7 +80,17 @@ export interface LocalTestProcessorOptions {
 }
 
 /** The processor's records, as kept in `stateFile`. */
-const persistedMaps = ['customers', 'paymentMethods', 'sessions', 'paymentIntents', 'charges', 'refunds', 'setupMethods'] as const;
+const persistedMaps = [
+  'customers',
+  'paymentMethods',
+  'sessions',
+  'paymentIntents',
+  'charges',
+  'refunds',
+  'setupMethods',
+  // A retry after a restart with the same key gets the first answer, not a second customer.
+  'idempotency',
+] as const;
 
 class ApiFailure extends Error {
   constructor(
@@ -115,7 +125,7 @@ export class LocalTestProcessor {
   readonly paymentIntents = new Map<string, PaymentIntent>();
   readonly charges = new Map<string, Charge>();
   readonly refunds = new Map<string, Refund>();
-  private readonly idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  readonly idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
   private readonly pendingDeliveries = new Set<Promise<unknown>>();
   private readonly enabledEvents: Set<string>;
   private readonly server: Server;
@@ -131,11 +141,12 @@ export class LocalTestProcessor {
     this.load();
     this.server = createServer((req, res) => {
       this.handle(req, res)
-        .then(() => {
-          if (req.method !== 'GET') this.save();
-        })
         .catch((error: unknown) => {
           if (!res.headersSent) this.sendJson(res, 500, { error: { type: 'api_error', message: String(error) } });
+        })
+        // Whatever the answer: a handler that changed something and then failed changed it all the same.
+        .finally(() => {
+          if (req.method !== 'GET') this.save();
         });
     });
   }
@@ -152,13 +163,17 @@ export class LocalTestProcessor {
     }
   }
 
-  /** Writes the records to stateFile (a whole new file, renamed over the old: never half written). */
+  /** Writes the records to stateFile (a whole new file, renamed over the old: never half written); a failure is said on stderr. */
   private save(): void {
     const file = this.options.stateFile;
     if (file === undefined) return;
-    const state = Object.fromEntries(persistedMaps.map((name) => [name, [...this[name].entries()]]));
-    writeFileSync(`${file}.tmp`, JSON.stringify(state));
-    renameSync(`${file}.tmp`, file);
+    try {
+      const state = Object.fromEntries(persistedMaps.map((name) => [name, [...this[name].entries()]]));
+      writeFileSync(`${file}.tmp`, JSON.stringify(state));
+      renameSync(`${file}.tmp`, file);
+    } catch (error) {
+      process.stderr.write(`local test processor: ${file} could not be written (${String(error)}); its records live in memory only\n`);
+    }
   }
 
   async start(): Promise<this> {

@@ -39,6 +39,13 @@ test('customers written before a restart are there after it, whatever the new ke
   const second = await start(file);
   expect(second.secretKey).not.toBe(first.secretKey);
   expect((await clientOf(second).customers.retrieve(made.id)) as Stripe.Customer).toMatchObject({ id: made.id, email: 'kept@example.com' });
+  // A retry after the restart, with the same key, is the first answer, not a second customer.
+  const retried = await clientOf(second).customers.create(
+    { email: 'kept@example.com', metadata: { payer_id: 'user:1' } },
+    { idempotencyKey: 'create-kept-customer-1' },
+  );
+  expect(retried.id).toBe(made.id);
+  expect(second.customers.size).toBe(1);
 });
 
 test('a state file that cannot be read starts empty instead of failing the start', async () => {

@@ -73,10 +73,14 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
   const countInput = (route: ModelRoute) => {
     if (inference.client.family !== 'anthropic') return;
     const body = inference.client.body;
-    counting ??= countTokensSliced(messagesItems(body), inputTokenLimit(route.model, inference.inputCap)).then(
-      (tokens) => void (countedInput = tokens),
-      () => undefined,
-    );
+    try {
+      counting ??= countTokensSliced(messagesItems(body), inputTokenLimit(route.model, inference.inputCap)).then(
+        (tokens) => void (countedInput = tokens),
+        () => undefined,
+      );
+    } catch {
+      counting = Promise.resolve(); // listing the items failed: message_start reports 0, the call goes on
+    }
   };
   const inputCounted = (pending: Promise<void>) => Promise.race([pending, delay(countWaitMs, undefined, { ref: false })]);
   return serveRouted(deps, request, reply, {
@@ -89,7 +93,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       worstCaseUsd(compliant, inference.inputCap, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
     attempt: async (route, _index, signal) => {
       const tally = new AnswerTally();
-      if (inference.stream && inference.client.family === 'anthropic' && route.supplier.protocol !== 'anthropic') countInput(route);
+      const countsInput = inference.stream && inference.client.family === 'anthropic' && route.supplier.protocol !== 'anthropic';
+      if (countsInput) countInput(route);
       const translator = createTranslator(
         inference.client,
         route.supplier.protocol,
@@ -114,8 +119,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         { requestId: String(request.id), clientHeaders: request.headers },
         signal,
       );
-      // Only there is anything awaited: the other lanes take no extra turn.
-      if (counting !== undefined) await inputCounted(counting);
+      // Only there is anything awaited: the other lanes (and a failover to an Anthropic supplier) take no extra turn.
+      if (countsInput && counting !== undefined) await inputCounted(counting);
       const headers = () => answerHeaders(reply, route, publicModel, started);
       // What is charged: the supplier's usage, or the gateway's own count where it gave none; once per call.
       let charged: Promise<void> | undefined;
