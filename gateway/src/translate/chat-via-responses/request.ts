@@ -33,6 +33,7 @@ const sameName = [
   'user',
   'service_tier',
   'prompt_cache_key',
+  'prompt_cache_retention',
   'safety_identifier',
   'metadata',
 ] as const;

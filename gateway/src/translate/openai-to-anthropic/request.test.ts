@@ -119,18 +119,34 @@ describe('OpenAiToAnthropic.request', () => {
     rejects({ messages, verbosity: 'low' }, 'unsupported_parameter', 'verbosity');
     rejects({ messages, store: true }, 'unsupported_parameter', 'store');
     rejects({ messages, a_field_openai_adds_next_year: { on: true } }, 'unsupported_parameter', 'a_field_openai_adds_next_year');
+    rejects({ messages, modalities: ['text', 'audio'] }, 'unsupported_parameter', 'modalities');
     const body = translate({
       messages,
       store: false,
       functions: [],
       seed: 1,
       prompt_cache_key: 'k',
+      prompt_cache_retention: '24h',
       safety_identifier: 'u-1',
       service_tier: 'auto',
       reasoning_effort: 'low',
+      modalities: ['text'],
+      top_k: 40,
     });
-    for (const left of ['store', 'functions', 'seed', 'prompt_cache_key', 'safety_identifier', 'service_tier', 'reasoning_effort'])
+    for (const left of [
+      'store',
+      'functions',
+      'seed',
+      'prompt_cache_key',
+      'prompt_cache_retention',
+      'safety_identifier',
+      'service_tier',
+      'reasoning_effort',
+      'modalities',
+    ])
       assert.equal(body[left], undefined, left);
+    // top_k (vLLM's extension to the OpenAI API) is Anthropic's own parameter: carried over.
+    assert.equal(body.top_k, 40);
   });
 
   it('leaves out top_p: 1 next to temperature, which newer models refuse together', () => {

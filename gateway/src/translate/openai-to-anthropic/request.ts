@@ -95,8 +95,9 @@ function maxTokensFor(request: ChatCompletionRequest, context: TranslationContex
 
 /**
  * The chat fields this translation maps, refuses by value below, or knows to be hints it may leave
- * out (`seed`, `prompt_cache_key`, `safety_identifier`, `service_tier`, OpenAI's stored-completion
- * `metadata`, and `reasoning_effort` as docs/interfaces.md explains). Any other field that asks for
+ * out (`seed`, `prompt_cache_key`, `prompt_cache_retention`, `safety_identifier`, `service_tier`,
+ * OpenAI's stored-completion `metadata`, and `reasoning_effort` as docs/interfaces.md explains);
+ * `modalities` is refused by value, `top_k` (vLLM's extension) carried over. Any other field that asks for
  * something is refused (shared/unhandled-fields.ts): `functions`, `web_search_options`,
  * `verbosity`, `store: true`, and whatever OpenAI adds next.
  */
@@ -126,8 +127,11 @@ const handledFields: ReadonlySet<string> = new Set([
   'logit_bias',
   'reasoning_effort',
   'prompt_cache_key',
+  'prompt_cache_retention',
   'safety_identifier',
   'service_tier',
+  'modalities',
+  'top_k',
 ]);
 
 /**
@@ -166,6 +170,10 @@ function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
       'This model does not return log probabilities; omit logprobs and top_logprobs',
     );
   }
+  // Text out is what every Anthropic model gives: `["text"]` asks for nothing more; audio does.
+  const modalities = (request as { modalities?: unknown }).modalities;
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text'))
+    refuse('modalities', 'This model answers in text only; send modalities ["text"] or omit it');
   const bias = (request as { logit_bias?: unknown }).logit_bias;
   if (bias !== null && typeof bias === 'object' && Object.keys(bias).length > 0)
     refuse('logit_bias', 'This model does not take a logit_bias; omit it');
@@ -220,6 +228,11 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
   // clients often send top_p: 1, which samples from everything anyway, so that one is left out.
   const topPIsNoOp = request.top_p === 1 && body.temperature !== undefined;
   if (request.top_p !== undefined && request.top_p !== null && !topPIsNoOp) body.top_p = request.top_p;
+  // top_k is no OpenAI field, but OpenAI-compatible clients send it (vLLM's extension), and Anthropic has it.
+  const topK = (request as { top_k?: unknown }).top_k;
+  if (typeof topK === 'number' && Number.isInteger(topK) && topK > 0) body.top_k = topK;
+  else if (topK !== undefined && topK !== null)
+    throw new ApiError('unsupported_parameter', { param: 'top_k', humanMessage: 'top_k must be a whole number above 0' });
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (request.stream === true) body.stream = true;
   return { body, jsonMode: jsonTool !== undefined };
