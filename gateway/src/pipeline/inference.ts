@@ -21,10 +21,10 @@ import { streamToClient } from './stream-to-client.js';
 import { readJson, readSupplierAnswer } from './upstream-json.js';
 import { withChargedUsage } from '../translate/shared/usage.js';
 
-/** A chat-style request of either family, ready to route. */
 /** The longest an Anthropic stream waits, once its supplier answered, for the count of its input (message_start). */
 const countWaitMs = 100;
 
+/** A chat-style request of either family, ready to route. */
 export interface ChatInference {
   client: ClientRequest;
   model: string;

@@ -140,7 +140,6 @@ const priceBody = z
     path: ['input_usd_per_mtok'],
   });
 
-/** A provider as the admin page shows it: never its key, only whether and where it has one. */
 /**
  * A form sends the model list as the JSON text typed in its box: read as the list a JSON caller
  * sends, or named as the problem. Anything else is left for the schema.
@@ -154,6 +153,7 @@ function modelsFromForm(body: unknown): unknown {
   }
 }
 
+/** A provider as the admin page shows it: never its key, only whether and where it has one. */
 function presentProvider(p: ProviderRow, models: ModelRow[]) {
   return {
     provider_id: p.id,
