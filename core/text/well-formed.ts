@@ -40,10 +40,7 @@ export function hasDirectionControls(text: string): boolean {
  * refused like a name typed in a form, so it is cleaned instead; empty afterwards: undefined.
  */
 export function plainName(text: string, max: number): string | undefined {
-  const cleaned = toWellFormed(text)
-    .replace(new RegExp(directionControls.source, 'g'), '')
-    .replaceAll('\u0000', '')
-    .trim();
+  const cleaned = toWellFormed(text).replace(new RegExp(directionControls.source, 'g'), '').replaceAll('\u0000', '').trim();
   const cut = [...cleaned].slice(0, max).join('').trim();
   return cut === '' ? undefined : cut;
 }
