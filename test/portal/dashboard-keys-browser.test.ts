@@ -4,7 +4,7 @@
 // refuse it. Screenshots of the key pages go to .data/artifacts/portal/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { launchChromium, screenshot } from '../support/browser.js';
 import type { PortalHarness } from '../support/portal-harness.js';
 import type { GatewayHarness } from '../support/gateway-harness.js';
@@ -25,6 +25,15 @@ afterAll(async () => {
   await world?.close();
 });
 
+/** Signs in through the login form and lands on `path`, where the form sends the person back. */
+async function signIn(page: Page, email: string, password: string, path: string): Promise<void> {
+  await page.goto(`/login?return_to=${encodeURIComponent(path)}`);
+  await page.fill('#email', email);
+  await page.fill('#password', password);
+  await page.click('form[action="/auth/login"] button[type=submit]');
+  await page.waitForURL(`**${path}`);
+}
+
 const chat = (secret: string) =>
   new OpenAI({ baseURL: `${gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }).chat.completions.create({
     model: 'gpt-4o-mini',
@@ -41,11 +50,7 @@ describe('keys in the browser', () => {
     const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
-      await page.goto('/login?return_to=%2Fdashboard%2Fkeys');
-      await page.fill('#email', email);
-      await page.fill('#password', password);
-      await page.click('form[action="/auth/login"] button[type=submit]');
-      await page.waitForURL('**/dashboard/keys');
+      await signIn(page, email, password, '/dashboard/keys');
       expect(await page.textContent('.empty')).toContain('No keys yet');
 
       await page.click('a[href="/dashboard/keys/new"] >> nth=0');
@@ -104,11 +109,7 @@ describe('keys in the browser', () => {
     const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
-      await page.goto('/login?return_to=%2Fdashboard%2Fkeys%2Fnew');
-      await page.fill('#email', email);
-      await page.fill('#password', password);
-      await page.click('form[action="/auth/login"] button[type=submit]');
-      await page.waitForURL('**/dashboard/keys/new');
+      await signIn(page, email, password, '/dashboard/keys/new');
       await page.fill('#name', 'double clicked');
       // Without the page's guard the browser sends both, shows the answer to the second (the
       // server's "this form was already sent" redirect), and the first key's secret is never seen.
@@ -148,11 +149,7 @@ describe('keys in the browser', () => {
     const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
-      await page.goto('/login?return_to=%2Fdashboard%2Fkeys%2Fnew');
-      await page.fill('#email', email);
-      await page.fill('#password', password);
-      await page.click('form[action="/auth/login"] button[type=submit]');
-      await page.waitForURL('**/dashboard/keys/new');
+      await signIn(page, email, password, '/dashboard/keys/new');
       await page.fill('#name', 'K'.repeat(200));
       await page.click('form[action="/dashboard/keys/new"] button[type=submit]');
       await page.waitForSelector('[data-testid=key-secret]');
