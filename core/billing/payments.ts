@@ -57,6 +57,8 @@ export interface PaymentView {
   wallet_usd: number;
   /** Charged to (or refunded to) the card, USD, fee included. */
   amount_usd: number;
+  /** The same as amount_usd, under the name the checkout answer gives the card charge (one name for one meaning). */
+  total_usd: number;
   fee_usd: number;
   currency: string;
   refunded_usd: number;
@@ -75,6 +77,7 @@ export function presentPayment(row: PaymentRow): PaymentView {
     status: row.status,
     wallet_usd: nanoToUsd(Number(row.credit_nano)),
     amount_usd: centsToUsd(row.amount_cents),
+    total_usd: centsToUsd(row.amount_cents),
     fee_usd: centsToUsd(row.fee_cents),
     currency: row.currency,
     refunded_usd: centsToUsd(row.refunded_cents),

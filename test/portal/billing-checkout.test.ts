@@ -51,7 +51,10 @@ describe('checkout', () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status).toBe(200);
     // (10.00 + 0.30) / (1 − 0.029) = 10.6076… → 10.61: the fee is 0.61.
-    expect(body).toMatchObject({ ok: true, amount_usd: 10, fee_usd: 0.61, total_usd: 10.61, payer: `user:${id}` });
+    expect(body).toMatchObject({ ok: true, amount_usd: 10, wallet_usd: 10, fee_usd: 0.61, total_usd: 10.61, payer: `user:${id}` });
+    // The same names mean the same in the payments list: wallet_usd the credit, total_usd the card charge.
+    const listed = (await (await client.get('/api/billing/payments')).json()) as { data: Record<string, unknown>[] };
+    expect(listed.data[0]).toMatchObject({ wallet_usd: 10, total_usd: 10.61, amount_usd: 10.61, fee_usd: 0.61 });
     expect(String(body.url)).toMatch(new RegExp(`^${world.double.url}/pay/cs_test_`));
 
     const created = world.double.requestsTo('POST', '/v1/checkout/sessions').at(-1)!;
