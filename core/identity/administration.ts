@@ -170,10 +170,24 @@ async function keepAnOwner(knex: Knex, target: AdministeredUser): Promise<void> 
 }
 
 /** Sets a role: never above the actor's own, and the last owner stays an owner. */
-export async function setUserRole(knex: Knex, actor: Principal, target: AdministeredUser, role: Role, now: Date): Promise<void> {
+export async function setUserRole(
+  knex: Knex,
+  actor: Principal,
+  target: AdministeredUser,
+  role: Role,
+  now: Date,
+  options: { stepDownConfirmed?: boolean } = {},
+): Promise<void> {
   if (roleRank(role) > roleRank(actor.role))
     throw new ApiError('forbidden', { param: 'role', humanMessage: `You cannot give a role above your own (${actor.role})` });
   if (role !== 'owner') await keepAnOwner(knex, target);
+  // Stepping down from one's own role is said on purpose: nobody but another administrator can give it back.
+  if (target.id === actor.id && roleRank(role) < roleRank(target.role) && !options.stepDownConfirmed)
+    throw new ApiError('validation_error', {
+      status: 422,
+      param: 'confirm_step_down',
+      humanMessage: `Stepping down from ${target.role.replace('_', ' ')} to ${role.replace('_', ' ')} cannot be undone by you (another administrator would have to give the role back): send confirm_step_down "yes"`,
+    });
   await knex('users').where({ id: target.id }).update({ role, updated_at: now });
 }
 

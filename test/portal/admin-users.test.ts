@@ -188,6 +188,22 @@ describe('scope', () => {
 });
 
 describe('roles', () => {
+  it("stepping down from one's own role takes a confirmation, on the page and through JSON", async () => {
+    // (The page offers no role form for one's own account; this is the API's guard.)
+    const admin = await signUp(portal, { organisationId: orgA, role: 'org_admin' });
+    const unconfirmed = await admin.client.postJson(`/dashboard/admin/users/${admin.id}/role`, { role: 'member' });
+    expect(unconfirmed.status).toBe(422);
+    expect(((await unconfirmed.json()) as { error: { param: string } }).error.param).toBe('confirm_step_down');
+    expect(((await knex()('users').where({ id: admin.id }).first('role')) as { role: string }).role).toBe('org_admin');
+    const confirmed = await admin.client.postJson(`/dashboard/admin/users/${admin.id}/role`, { role: 'member', confirm_step_down: 'yes' });
+    expect(confirmed.status).toBe(200);
+    expect(((await knex()('users').where({ id: admin.id }).first('role')) as { role: string }).role).toBe('member');
+    // Another administrator's page for someone else has no such box.
+    expect(await (await actors.org_admin.client.get(`/dashboard/admin/users/${actors.member.id}`)).text()).not.toContain(
+      'confirm-step-down',
+    );
+  });
+
   it('nobody raises anyone above their own role or acts on a higher one; the last owner stays', async () => {
     const target = await makeTarget();
     const role = (client: PortalClient, id: number, value: string) => client.postJson(`/dashboard/admin/users/${id}/role`, { role: value });
@@ -207,7 +223,9 @@ describe('roles', () => {
     await knex()('users').where({ id: second.id }).update({ role: 'platform_admin' });
     expect((await role(second.client, actors.owner.id, 'member')).status).toBe(404); // a platform admin cannot reach an owner
     await knex()('users').where({ id: second.id }).update({ role: 'owner' });
-    expect((await role(second.client, second.id, 'member')).status).toBe(200); // the other owner may step down
+    expect(
+      (await second.client.postJson(`/dashboard/admin/users/${second.id}/role`, { role: 'member', confirm_step_down: 'yes' })).status,
+    ).toBe(200); // the other owner may step down, on purpose
     // Their own step, in their activity: not "by an administrator".
     const [stepped] = (
       (await (await second.client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {

@@ -59,7 +59,11 @@ const listQuery = z.strictObject({
   notice: singleString(40).optional(),
 });
 
-const roleBody = z.object({ role: z.enum(roles, { message: `must be one of ${roles.join(', ')}` }) });
+const roleBody = z.object({
+  role: z.enum(roles, { message: `must be one of ${roles.join(', ')}` }),
+  /** Stepping down from one's own role, said on purpose (nobody can give it back but another administrator). */
+  confirm_step_down: z.literal('yes', { message: 'must be "yes"' }).optional(),
+});
 const statusBody = z.object({ status: z.enum(userStatuses, { message: `must be one of ${userStatuses.join(', ')}` }) });
 const noneOr = (field: z.ZodType<number>) => z.union([field, z.literal(''), z.null()]).transform((v) => (v === '' ? null : v));
 const departmentBody = z.object({ department_id: noneOr(idField) });
@@ -272,8 +276,8 @@ export function adminUsersRouter(deps: PortalDeps): Router {
 
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/role', async (req, res) => {
     const user = await liveTarget(req, 'admin.users.manage');
-    const { role } = parseBody(roleBody, req.body);
-    await setUserRole(knex, req.user!, user, role, now());
+    const { role, confirm_step_down } = parseBody(roleBody, req.body);
+    await setUserRole(knex, req.user!, user, role, now(), { stepDownConfirmed: confirm_step_down === 'yes' });
     // The same role again changes nothing, so there is nothing to tell the user.
     if (role !== user.role) await note(req, user, `Role changed from ${user.role} to ${role}`, { from: user.role, to: role });
     await answer(req, res, user.id, 'role');
