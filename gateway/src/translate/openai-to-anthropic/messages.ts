@@ -31,6 +31,11 @@ interface DraftTurn {
   role: 'user' | 'assistant';
   results: ToolResultBlock[];
   blocks: ContentBlock[];
+  /**
+   * How many of `blocks` came before each result in the conversation: a result that answers no
+   * call becomes text, and goes back where it was among the turn's text, not first.
+   */
+  resultAt: number[];
 }
 
 export { missingToolResultText } from '../shared/tool-pairing.js';
@@ -41,11 +46,14 @@ function appendTurn(turns: DraftTurn[], role: DraftTurn['role'], results: ToolRe
   // Anthropic wants alternating roles and all results of one assistant turn in the next user
   // turn, so consecutive same-role messages (tool messages and the user text after them) merge.
   if (last !== undefined && last.role === role) {
-    last.results.push(...results);
+    for (const result of results) {
+      last.results.push(result);
+      last.resultAt.push(last.blocks.length);
+    }
     last.blocks.push(...blocks);
     return;
   }
-  turns.push({ role, results: [...results], blocks: [...blocks] });
+  turns.push({ role, results: [...results], blocks: [...blocks], resultAt: results.map(() => 0) });
 }
 
 function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>, param: string, toolNames: Set<string>): ContentBlock[] {
@@ -100,24 +108,26 @@ function pairToolResults(turns: DraftTurn[]): void {
       const asked = new Set(previous?.role === 'assistant' ? toolUseIds(previous.blocks) : []);
       const seen = new Set<string>();
       const kept: ToolResultBlock[] = [];
-      const stray: ContentBlock[] = [];
-      for (const result of turn.results) {
+      const stray: { at: number; blocks: ContentBlock[] }[] = [];
+      turn.results.forEach((result, r) => {
         if (asked.has(result.tool_use_id) && !seen.has(result.tool_use_id)) {
           seen.add(result.tool_use_id);
           kept.push(result);
         } else {
-          stray.push(...textBlocks(strayToolResultText(result.tool_use_id, resultText(result))));
+          stray.push({ at: turn.resultAt[r] ?? 0, blocks: textBlocks(strayToolResultText(result.tool_use_id, resultText(result))) });
         }
-      }
+      });
       turn.results = kept;
-      turn.blocks.unshift(...stray);
+      turn.resultAt = kept.map(() => 0);
+      // Back where each was: from the last position, so earlier positions still hold.
+      for (const { at, blocks } of [...stray].reverse()) turn.blocks.splice(at, 0, ...blocks);
       continue;
     }
     const ids = toolUseIds(turn.blocks);
     if (ids.length === 0) continue;
     let next = turns[i + 1];
     if (next === undefined || next.role !== 'user') {
-      next = { role: 'user', results: [], blocks: [] };
+      next = { role: 'user', results: [], blocks: [], resultAt: [] };
       turns.splice(i + 1, 0, next);
     }
     const answered = new Set(next.results.map((result) => result.tool_use_id));

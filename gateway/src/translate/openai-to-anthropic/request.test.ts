@@ -320,6 +320,24 @@ describe('OpenAiToAnthropic.request', () => {
       role: 'user',
       content: [{ type: 'text', text: 'Tool result for call_zz: stale' }],
     });
+    // After the user's own text in the same turn, it stays after it: the order the client wrote.
+    const after = translate({
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello' },
+        { role: 'user', content: 'and?' },
+        { role: 'tool', tool_call_id: 'call_zz', content: 'stale' },
+        { role: 'user', content: 'well?' },
+      ],
+    });
+    assert.deepEqual((after.messages as unknown[])[2], {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'and?' },
+        { type: 'text', text: 'Tool result for call_zz: stale' },
+        { type: 'text', text: 'well?' },
+      ],
+    });
   });
 
   it('sanitises tool ids the same way on tool_use and tool_result (pitfall 5)', () => {
