@@ -14,6 +14,7 @@ import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { openStore } from '../../core/store/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
 import { startGateway } from '../../gateway/src/server.js';
+import { tokenCounter } from '../../gateway/src/tokens/count.js';
 import { startPortal } from '../../portal/src/server.js';
 import { startSimulator } from '../../test/simulator/server.js';
 import { banner } from './banner.js';
@@ -67,6 +68,8 @@ async function main(): Promise<void> {
   // announcements or wallet-mirror credits (a portal revoke or top-up would not reach the gateway).
   const store = openStore(config.settings);
   const gateway = await startGateway(config, { database, tracing, store });
+  // As the gateway's own main does: the token counter thread loads its tokenizer now, not on the first count.
+  tokenCounter.warm();
   // Card payments: the caller's processor keys when given, else the local test processor.
   // Its customers and cards are kept beside the data, which survives a restart (the portal's rows name them).
   const payments = process.env.STRIPE_SECRET_KEY
@@ -127,6 +130,7 @@ async function main(): Promise<void> {
       await portal.stop();
       await payments?.close();
       await gateway.stop();
+      await tokenCounter.stop();
       await store.close();
       await database.close();
       await simulator.close();
