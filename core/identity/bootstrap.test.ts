@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../db/index.js';
 import { createTestDatabase } from '../db/testing.js';
 import { ensureVerifiedOwner } from './bootstrap.js';
-import { verifyPassword } from './passwords.js';
+import { hashPassword, verifyPassword } from './passwords.js';
 import { UserRepository } from './users.js';
 
 let database: Database;
@@ -13,25 +13,39 @@ afterAll(async () => {
   await database?.close();
 });
 
+const demo = (password: string, legalVersion = 'v1') => ({ email: 'owner@demo.local', displayName: 'Demo owner', password, legalVersion });
+
 describe('ensureVerifiedOwner', () => {
-  it('creates a verified owner once and restores it on later calls', async () => {
+  it('creates a verified owner once; later starts keep a password and role changed since, and recover only what must be', async () => {
     const now = new Date();
-    const first = await ensureVerifiedOwner(
-      database.knex,
-      { email: 'owner@demo.local', displayName: 'Demo owner', password: 'first password 1', legalVersion: 'v1' },
-      now,
-    );
-    expect(first).toMatchObject({ role: 'owner', status: 'active', emailVerified: true, legalVersion: 'v1' });
     const users = new UserRepository(database.knex);
-    await users.setStatus(first.id, 'suspended', now);
-    await users.setRole(first.id, 'member', now);
-    const again = await ensureVerifiedOwner(
-      database.knex,
-      { email: 'OWNER@demo.local', displayName: 'Demo owner', password: 'second password 2', legalVersion: 'v2' },
+    const first = await ensureVerifiedOwner(database.knex, demo('first password 1'), now);
+    expect(first.user).toMatchObject({ role: 'owner', status: 'active', emailVerified: true, legalVersion: 'v1' });
+    expect(first.printedPasswordWorks).toBe(true);
+
+    // The owner changed the password in the portal: a restart keeps it, and says the printed one no longer works.
+    await users.setPasswordHash(first.user.id, await hashPassword('chosen password 3'), now);
+    const kept = await ensureVerifiedOwner(database.knex, demo('first password 1', 'v2'), now, { setPassword: false });
+    expect(kept).toMatchObject({ printedPasswordWorks: false, restored: false });
+    expect(await verifyPassword((await users.findForSignIn('owner@demo.local'))!.passwordHash, 'chosen password 3')).toBe(true);
+
+    // A lost credentials file (a new printed password) sets it again.
+    const reset = await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: true });
+    expect(reset.printedPasswordWorks).toBe(true);
+    expect(await verifyPassword((await users.findForSignIn('OWNER@demo.local'))!.passwordHash, 'second password 2')).toBe(true);
+
+    // Demoted while another owner exists: left as it is.
+    const other = await users.create(
+      { email: 'other@demo.local', displayName: 'Other', passwordHash: null, legalVersion: 'v1', emailVerified: true, role: 'owner' },
       now,
     );
-    expect(again).toMatchObject({ id: first.id, role: 'owner', status: 'active', legalVersion: 'v2' });
-    const signIn = await users.findForSignIn('owner@demo.local');
-    expect(await verifyPassword(signIn!.passwordHash, 'second password 2')).toBe(true);
+    await users.setRole(first.user.id, 'member', now);
+    expect((await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false })).user.role).toBe('member');
+
+    // No active owner left anywhere: this account is brought back, so someone can administer.
+    await users.setStatus(other.id, 'suspended', now);
+    await users.setStatus(first.user.id, 'suspended', now);
+    const recovered = await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false });
+    expect(recovered).toMatchObject({ restored: true, user: { role: 'owner', status: 'active' } });
   });
 });

@@ -1,34 +1,57 @@
 // The first administrator of a fresh installation (npm start's demo owner): an active, verified
-// owner with a known password, created once and brought back to that state on each start.
+// owner with a known password, created once. Later starts respect what happened to it since — a
+// password changed in the portal, a role an administrator lowered — and step in only to recover:
+// a data directory whose printed password is new (its credentials file was lost) sets it again,
+// and an installation left with no active owner gets this one back as owner.
 import type { Knex } from 'knex';
-import { hashPassword } from './passwords.js';
+import { hashPassword, verifyPassword } from './passwords.js';
 import { UserRepository, type User } from './users.js';
 
-/** Creates (or restores) a verified, active `owner` with this email and password. */
+/** The demo owner after a start, and whether the password the launcher prints signs in. */
+export interface BootstrappedOwner {
+  user: User;
+  /** False when the owner has since chosen another password: the launcher must not print the old one as valid. */
+  printedPasswordWorks: boolean;
+  /** The account was brought back to an active owner, as nobody else was one. */
+  restored: boolean;
+}
+
+/**
+ * Creates a verified, active `owner` with this email and password, or finds it. `setPassword`:
+ * the launcher made a new password for this data directory (sets it on an existing account too).
+ */
 export async function ensureVerifiedOwner(
   knex: Knex,
   owner: { email: string; displayName: string; password: string; legalVersion: string },
   now: Date,
-): Promise<User> {
+  options: { setPassword: boolean } = { setPassword: true },
+): Promise<BootstrappedOwner> {
   const users = new UserRepository(knex);
-  const passwordHash = await hashPassword(owner.password);
-  const existing = await users.findByEmail(owner.email);
-  if (!existing) {
-    return users.create(
+  const found = await users.findForSignIn(owner.email);
+  if (!found) {
+    const user = await users.create(
       {
         email: owner.email,
         displayName: owner.displayName,
-        passwordHash,
+        passwordHash: await hashPassword(owner.password),
         legalVersion: owner.legalVersion,
         emailVerified: true,
         role: 'owner',
       },
       now,
     );
+    return { user, printedPasswordWorks: true, restored: false };
   }
-  await users.setPasswordHash(existing.id, passwordHash, now);
-  await users.setRole(existing.id, 'owner', now);
-  await users.setStatus(existing.id, 'active', now);
-  await users.acceptLegal(existing.id, owner.legalVersion, now);
-  return users.markEmailVerified(existing.id, now, undefined);
+  const { user } = found;
+  if (options.setPassword) await users.setPasswordHash(user.id, await hashPassword(owner.password), now);
+  const printedPasswordWorks = options.setPassword || (await verifyPassword(found.passwordHash, owner.password));
+  // With no active owner, nobody could administer the installation: this account is brought back.
+  const anyOwner = await knex('users').where({ role: 'owner', status: 'active' }).first('id');
+  const restored = anyOwner === undefined;
+  if (restored) {
+    await users.setRole(user.id, 'owner', now);
+    await users.setStatus(user.id, 'active', now);
+  }
+  await users.acceptLegal(user.id, owner.legalVersion, now);
+  return { user: await users.markEmailVerified(user.id, now, undefined), printedPasswordWorks, restored };
 }

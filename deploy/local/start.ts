@@ -98,12 +98,19 @@ async function main(): Promise<void> {
   const ownerEmail = 'owner@demo.local';
   const ownerPassword = credentials.demoOwnerPassword ?? `demo-${randomBytes(12).toString('base64url')}`;
   if (!credentials.demoOwnerPassword) saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerPassword: ownerPassword });
-  await ensureVerifiedOwner(
+  // The printed password is set on the account when this data directory made it; a password the
+  // owner chose since in the portal is kept (and not printed as valid).
+  const owner = await ensureVerifiedOwner(
     database.knex,
     { email: ownerEmail, displayName: 'Demo owner', password: ownerPassword, legalVersion: portal.deps.settings.SVC_LEGAL_VERSION },
     new Date(),
+    { setPassword: !credentials.demoOwnerPassword },
   );
-  console.log(`Portal: ${portal.url}   sign in as ${ownerEmail} / ${ownerPassword} (owner); emails go to ${dataDir}/outbox`);
+  const signIn = owner.printedPasswordWorks
+    ? `sign in as ${ownerEmail} / ${ownerPassword} (owner)`
+    : `sign in as ${ownerEmail} with the password you chose (forgotten: ${portal.url}/forgot-password)`;
+  if (owner.restored) console.log(`No active owner was left: ${ownerEmail} is an active owner again.`);
+  console.log(`Portal: ${portal.url}   ${signIn}; emails go to ${dataDir}/outbox`);
   if (portal.metricsUrl) console.log(`Portal metrics: ${portal.metricsUrl}`);
   if (payments)
     console.log(
