@@ -86,6 +86,12 @@ describe('administrators’ forms refused from the page', () => {
     expect(html).toMatch(/slug: /);
   });
 
+  it('a name with a direction control is refused beside the form too, not on an error page', async () => {
+    const html = await refusedPage('/dashboard/admin/organisations', { name: 'Evil \u202Enimda org', slug: 'evil' }, 422);
+    expect(html).toMatch(/name: must not contain Unicode direction controls/);
+    expect(html).toContain('value="evil"');
+  });
+
   it('a department with no name keeps the organisation chosen', async () => {
     const html = await refusedPage('/dashboard/admin/departments', { name: '', org_id: String(organisationId) }, 422);
     expect(html).toMatch(/name: /);

@@ -202,6 +202,17 @@ export const wholeNumberParam = (max: number, unit?: string) => {
 
 /** Parses a request body against `schema`, throwing the 422 validation error on failure. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  // Checked here, inside the handler, rather than before every route: a form refused for it is
+  // shown again with the problem beside the field (withFormPage), not on an error page.
+  const spoofed = spoofedNameIn(body);
+  if (spoofed)
+    throw validationError([
+      {
+        loc: ['body', spoofed],
+        msg: 'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069): they make a name read differently than it is written',
+        type: 'string_pattern_mismatch',
+      },
+    ]);
   const result = schema.safeParse(body ?? {}, inPlainWords);
   if (!result.success) throw validationError(locate('body', result.error));
   return result.data;
@@ -260,17 +271,6 @@ export function refuseUnstorableText(req: Request, _res: Response, next: NextFun
     return next(
       validationError([
         { loc: where, msg: 'must not contain a NUL character (U+0000) or half a surrogate pair', type: 'string_pattern_mismatch' },
-      ]),
-    );
-  const spoofed = spoofedNameIn(req.body);
-  if (spoofed)
-    return next(
-      validationError([
-        {
-          loc: ['body', spoofed],
-          msg: 'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069): they make a name read differently than it is written',
-          type: 'string_pattern_mismatch',
-        },
       ]),
     );
   next();
