@@ -169,7 +169,8 @@ export class LocalTestProcessor {
     if (file === undefined) return;
     try {
       const state = Object.fromEntries(persistedMaps.map((name) => [name, [...this[name].entries()]]));
-      writeFileSync(`${file}.tmp`, JSON.stringify(state));
+      // Customers' emails and card details: readable by the owner only, as local-credentials.json is.
+      writeFileSync(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
       renameSync(`${file}.tmp`, file);
     } catch (error) {
       process.stderr.write(`local test processor: ${file} could not be written (${String(error)}); its records live in memory only\n`);

@@ -44,15 +44,23 @@ describe('AnthropicToOpenAi.request', () => {
         (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === field,
         field,
       );
-    // Empty values ask for nothing; top_k, thinking and service_tier are left out as documented.
+    assert.throws(
+      () => translate({ messages, speed: 'fast' }),
+      (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'speed',
+    );
+    // Empty values ask for nothing; top_k, thinking, service_tier, a top-level cache_control and the
+    // default speed are left out as documented.
     const body = translate({
       messages,
       mcp_servers: [],
       top_k: 5,
       thinking: { type: 'enabled', budget_tokens: 2048 },
       service_tier: 'auto',
+      cache_control: { type: 'ephemeral' },
+      speed: 'standard',
     });
-    for (const left of ['mcp_servers', 'top_k', 'thinking', 'service_tier']) assert.equal(body[left], undefined, left);
+    for (const left of ['mcp_servers', 'top_k', 'thinking', 'service_tier', 'cache_control', 'speed'])
+      assert.equal(body[left], undefined, left);
   });
 
   it('maps the top-level fields and drops what OpenAI has no place for', () => {

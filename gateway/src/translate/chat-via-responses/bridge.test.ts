@@ -55,6 +55,17 @@ const created = {
 };
 
 describe('chat ↔ Responses bridge: request', () => {
+  it('carries verbosity as text.verbosity, takes modalities ["text"] as asking nothing, and refuses audio', () => {
+    const body = openAiClient({ verbosity: 'low', modalities: ['text'], response_format: { type: 'json_object' } }).request()
+      .body as Record<string, unknown>;
+    assert.deepEqual(body.text, { format: { type: 'json_object' }, verbosity: 'low' });
+    assert.equal(body.modalities, undefined);
+    assert.throws(
+      () => openAiClient({ modalities: ['text', 'audio'] }).request(),
+      (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'modalities',
+    );
+  });
+
   it('maps messages, system prompt, tools, tool choice, limits and JSON schema', () => {
     const call = openAiClient({
       messages: [

@@ -59,6 +59,8 @@ const handled = new Set<string>([
   'logprobs',
   'top_logprobs',
   'logit_bias',
+  'verbosity',
+  'modalities',
 ]);
 
 type Part = Extract<Extract<ChatMessage, { role: 'user' }>['content'], readonly unknown[]>[number];
@@ -153,6 +155,9 @@ export function responsesRequestFrom(chat: ChatCompletionRequest, family: Client
   const unhandled = unhandledField(fields, handled);
   if (unhandled !== undefined) throw unsupported(family, unhandled, 'has no such parameter');
   if (asks(chat.stop)) throw unsupported(family, 'stop', 'has no stop sequences');
+  // `["text"]` is what every answer is; audio is not to be had here.
+  const modalities = fields.modalities;
+  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw unsupported(family, 'modalities', 'answers in text only');
   if (typeof chat.n === 'number' && chat.n > 1) throw unsupported(family, 'n', 'answers with one choice only');
   for (const field of ['frequency_penalty', 'presence_penalty', 'logit_bias', 'logprobs', 'top_logprobs'] as const) {
     if (asks(fields[field])) throw unsupported(family, field, `has no ${field}`);
@@ -199,5 +204,8 @@ export function responsesRequestFrom(chat: ChatCompletionRequest, family: Client
       };
     } else body.text = { format: { type: format.type } };
   }
+  // Chat's verbosity is the Responses API's text.verbosity.
+  if (typeof fields.verbosity === 'string')
+    body.text = { ...(body.text as Record<string, unknown> | undefined), verbosity: fields.verbosity };
   return body;
 }
