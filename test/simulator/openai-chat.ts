@@ -43,10 +43,12 @@ export function handleChatCompletions(ex: Exchange, raw: unknown): void {
   const maxTokens = optionalInt(body, 'max_completion_tokens') ?? optionalInt(body, 'max_tokens');
   if (Number.isNaN(maxTokens)) return sendError(ex, 400, "'max_tokens' must be a non-negative integer.", { param: 'max_tokens' });
 
-  const tools = readTools(body.tools);
-  if (typeof tools === 'string') return sendError(ex, 400, tools, { param: 'tools' });
-  const mode = readToolChoice(body.tool_choice);
-  if (mode === null) return sendError(ex, 400, "Invalid value for 'tool_choice'.", { param: 'tool_choice' });
+  const listed = readTools(body.tools);
+  if (typeof listed === 'string') return sendError(ex, 400, listed, { param: 'tools' });
+  const choice = readToolChoice(body.tool_choice);
+  if (choice === null) return sendError(ex, 400, "Invalid value for 'tool_choice'.", { param: 'tool_choice' });
+  const { mode, allowed } = choice;
+  const tools = allowed === undefined ? listed : listed.filter((t) => allowed.includes(t.name));
 
   let promptTokens = toolsTokens(body.tools);
   let userText = '';
@@ -106,9 +108,7 @@ export function handleChatCompletions(ex: Exchange, raw: unknown): void {
         content: c.content,
         refusal: null,
         annotations: [],
-        ...(c.calls.length > 0
-          ? { tool_calls: c.calls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) }
-          : {}),
+        ...(c.calls.length > 0 ? { tool_calls: c.calls.map((t) => toolCallOf(t)) } : {}),
       },
       logprobs: null,
       finish_reason: c.finish,
@@ -154,6 +154,11 @@ function streamChat(
     for (let k = 0; k < c.calls.length; k++) {
       const call = c.calls[k];
       if (!call) continue;
+      if (call.custom) {
+        // A custom tool's call comes whole: its input is text, not JSON arguments to assemble.
+        if (!sse.send(null, delta(index, { tool_calls: [{ index: k, ...toolCallOf(call) }] }))) return;
+        continue;
+      }
       const head = { index: k, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
       if (!sse.send(null, delta(index, { tool_calls: [head] }))) return;
       for (const piece of fragments(call.arguments, ARG_FRAGMENT)) {
@@ -193,23 +198,51 @@ function formatText(format: unknown, userText: string): string {
   return reply;
 }
 
-/** Tool list from `tools`; a string is a validation error message. */
+/** A planned call as chat completions show it: a function call, or a custom tool's call with its text input. */
+function toolCallOf(call: PlannedCall & { id: string }): Record<string, unknown> {
+  return call.custom
+    ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
+    : { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+}
+
+/** Tool list from `tools` (functions, and `custom` tools with free-text input); a string is a validation error message. */
 function readTools(value: unknown): ToolSpec[] | string {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) return "'tools' must be an array.";
   const out: ToolSpec[] = [];
   for (let i = 0; i < value.length; i++) {
-    const fn = asObject(asObject(value[i])?.function);
+    const tool = asObject(value[i]);
+    if (tool?.type === 'custom') {
+      const custom = asObject(tool.custom);
+      if (!custom || typeof custom.name !== 'string' || custom.name === '') return `Missing required parameter: 'tools[${i}].custom.name'.`;
+      out.push({ name: custom.name, schema: undefined, custom: true });
+      continue;
+    }
+    const fn = asObject(tool?.function);
     if (!fn || typeof fn.name !== 'string' || fn.name === '') return `Missing required parameter: 'tools[${i}].function.name'.`;
     out.push({ name: fn.name, schema: fn.parameters ?? { type: 'object', properties: {} } });
   }
   return out;
 }
 
-/** Normalised `tool_choice`; null when invalid. */
-function readToolChoice(value: unknown): ToolMode | null {
-  if (value === undefined || value === null || value === 'auto') return 'auto';
-  if (value === 'none' || value === 'required') return value;
-  const name = asObject(asObject(value)?.function)?.name;
-  return typeof name === 'string' ? { name } : null;
+/** The name a tool entry of `allowed_tools` gives ({type, function: {name}} or {type, custom: {name}} or {type, name}). */
+function allowedName(entry: unknown): string | undefined {
+  const e = asObject(entry);
+  const name = asObject(e?.function)?.name ?? asObject(e?.custom)?.name ?? e?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** Normalised `tool_choice` (and, for `allowed_tools`, the tools it allows); null when invalid. */
+function readToolChoice(value: unknown): { mode: ToolMode; allowed?: string[] } | null {
+  if (value === undefined || value === null || value === 'auto') return { mode: 'auto' };
+  if (value === 'none' || value === 'required') return { mode: value };
+  const choice = asObject(value);
+  if (choice?.type === 'allowed_tools') {
+    const spec = asObject(choice.allowed_tools);
+    const names = Array.isArray(spec?.tools) ? spec.tools.map(allowedName) : [];
+    if ((spec?.mode !== 'auto' && spec?.mode !== 'required') || names.length === 0 || names.includes(undefined)) return null;
+    return { mode: spec.mode, allowed: names as string[] };
+  }
+  const name = (choice?.type === 'custom' ? asObject(choice.custom) : asObject(choice?.function))?.name;
+  return typeof name === 'string' ? { mode: { name } } : null;
 }

@@ -5,12 +5,15 @@
 export interface ToolSpec {
   name: string;
   schema: unknown;
+  /** An OpenAI `custom` tool: free-text input instead of JSON arguments. */
+  custom?: true;
 }
 
-/** One tool the simulated model decides to call; `arguments` is a JSON string. */
+/** One tool the simulated model decides to call; `arguments` is a JSON string (a custom tool's: its text input). */
 export interface PlannedCall {
   name: string;
   arguments: string;
+  custom?: true;
 }
 
 /** Normalised tool choice: `auto`, `required` (Anthropic `any`), `none`, or a named tool. */
@@ -39,6 +42,7 @@ export function planToolCalls(tools: readonly ToolSpec[], mode: ToolMode, parall
 }
 
 function toCall(tool: ToolSpec): PlannedCall {
+  if (tool.custom) return { name: tool.name, arguments: `input for ${tool.name}`, custom: true };
   return { name: tool.name, arguments: JSON.stringify(valueFromSchema(tool.schema, tool.name, 0) ?? {}) };
 }
 
