@@ -19,10 +19,17 @@ function textOf(content: TextContent): string {
  */
 export const maxSessionIdLength = 512;
 
+/** The words every refusal of a long session identifier uses. */
+export const sessionIdTooLong = `a session identifier is at most ${maxSessionIdLength} characters`;
+
 function header(headers: IncomingHttpHeaders): string | undefined {
   const value = headers['x-session-id'];
   if (typeof value !== 'string') return undefined;
-  return bounded(value.trim(), 'x-session-id');
+  const id = value.trim();
+  // Node reads header bytes as Latin-1: "é" arrives as two characters. Counted as the client wrote
+  // it (UTF-8) — only when the bytes could be over the limit, so a plain id costs nothing more.
+  if (id.length > maxSessionIdLength && Buffer.from(id, 'latin1').toString('utf8').length <= maxSessionIdLength) return id;
+  return bounded(id, 'x-session-id');
 }
 
 /** A session identifier within `maxSessionIdLength`, else a validation error naming where it came from; '' is none. */
@@ -30,7 +37,7 @@ function bounded(id: string, param: string): string | undefined {
   if (id.length > maxSessionIdLength)
     throw new ApiError('validation_error', {
       param,
-      humanMessage: `Invalid value for "${param}": a session identifier is at most ${maxSessionIdLength} characters (got ${id.length})`,
+      humanMessage: `Invalid value for "${param}": ${sessionIdTooLong} (got ${id.length})`,
     });
   return id === '' ? undefined : id;
 }

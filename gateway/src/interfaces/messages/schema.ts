@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
-import { maxSessionIdLength } from '../../routing/session-inputs.js';
+import { maxSessionIdLength, sessionIdTooLong } from '../../routing/session-inputs.js';
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
 
@@ -139,8 +139,8 @@ const messagesFields = z.looseObject({
   metadata: z
     .looseObject({
       user_id: z.string().max(256).optional(),
-      session_id: z.string().max(maxSessionIdLength).optional(),
-      sticky_key: z.string().max(maxSessionIdLength).optional(),
+      session_id: z.string().max(maxSessionIdLength, sessionIdTooLong).optional(),
+      sticky_key: z.string().max(maxSessionIdLength, sessionIdTooLong).optional(),
     })
     .optional(),
   thinking: z
