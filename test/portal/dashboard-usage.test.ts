@@ -166,7 +166,9 @@ describe('usage', () => {
       expect(((await res.json()) as { code: string }).code).toBe('validation_error');
     }
     // The page itself keeps its navigation and form: the default view, the problem above the form, the dates as typed.
-    const page = await alice.client.get('/dashboard/usage?from=2026-11-30&to=2026-11-01', { accept: 'text/html' });
+    const page = await alice.client.get('/dashboard/usage?from=2026-11-30&to=2026-11-01&granularity=hour&split_by=model', {
+      accept: 'text/html',
+    });
     expect(page.status).toBe(422);
     const html = await page.text();
     expect(html).toContain('data-testid="usage-filters"');
@@ -174,6 +176,8 @@ describe('usage', () => {
     expect(html).toContain('Please correct the form');
     expect(html).toContain('value="2026-11-30"');
     expect(html).toContain('value="2026-11-01"');
+    expect(html).toContain('<option value="hour" selected>');
+    expect(html).toContain('<option value="model" selected>');
     expect(html).toContain('data-testid="usage-requests"');
   });
 });
