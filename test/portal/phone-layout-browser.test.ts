@@ -60,10 +60,21 @@ describe('the dashboard on a phone', () => {
       ];
       const widths: Record<string, number> = {};
       const broken: string[] = [];
+      const menuHidesCurrent: string[] = [];
       for (const path of paths) {
         const response = await page.goto(path);
         expect(response?.status(), path).toBe(200);
         widths[path] = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+        // The menu row starts scrolled to the page shown (side-nav.js): its link is in view.
+        await page.waitForLoadState('load');
+        const inView = await page.evaluate(`(() => {
+          const nav = document.querySelector('.side-nav');
+          const current = nav && nav.querySelector('[aria-current="page"]');
+          if (!current) return true;
+          const n = nav.getBoundingClientRect(), c = current.getBoundingClientRect();
+          return c.left >= n.left - 1 && c.right <= n.right + 1;
+        })()`);
+        if (!inView) menuHidesCurrent.push(path);
         // A badge, an amount or a date in a table is one line, never "activ/e" or "$0.00/001".
         broken.push(...(await brokenTokens(page, path)));
         await screenshot(page, `phone${path.replaceAll('/', '-')}`);
@@ -76,6 +87,7 @@ describe('the dashboard on a phone', () => {
       }
       expect(Object.entries(widths).filter(([, width]) => width > 390)).toEqual([]);
       expect(broken).toEqual([]);
+      expect(menuHidesCurrent).toEqual([]);
     } finally {
       await context.close();
     }
