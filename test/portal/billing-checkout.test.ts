@@ -85,7 +85,13 @@ describe('checkout', () => {
     expect(rows(second)).toBe(2);
     expect(second).toContain('Newest payments');
     expect(second).not.toContain('data-testid="older-payments"');
-    expect((await client.get('/dashboard/billing?payments_before=abc')).status).toBe(422);
+    // A cursor that is not an id: the billing page itself, with the problem, not an error page.
+    const refused = await client.get('/dashboard/billing?payments_before=abc');
+    expect(refused.status).toBe(422);
+    const refusedPage = await refused.text();
+    expect(refusedPage).toContain('data-testid="payments"');
+    expect(refusedPage).toMatch(/payments before: must be a whole number/);
+    expect((await client.get('/dashboard/billing?payments_before=abc', { accept: 'application/json' })).status).toBe(422);
   });
 
   it('refuses amounts outside the documented limits or finer than a cent with 422, creating nothing', async () => {

@@ -18,6 +18,7 @@ import type { PortalDeps } from '../../deps.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/validation.js';
+import { refusedFiltersPage } from '../../web/form-issues.js';
 import { spendChart } from './chart.js';
 import { walletWords } from './wallet-words.js';
 
@@ -164,27 +165,39 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/billing', guard, validate({ query: billingQuery }), async (req, res) => {
-    const query = req.valid!.query as z.infer<typeof billingQuery>;
-    if (wantsJsonPage(req)) {
-      const data = await overview(req.user!);
-      return res.json({
-        payer: data.payer.payerId,
-        payer_source: data.payer.source,
-        manages: data.manages,
-        balance_usd: data.balanceUsd,
-        entries: data.entries,
-        payments: data.payments,
-        auto_topup: data.autoTopup,
-        payment_methods: data.methods?.data ?? null,
-        processor: data.config,
+  router.get(
+    '/dashboard/billing',
+    guard,
+    validate({ query: billingQuery }),
+    async (req: Request, res: Response) => {
+      const query = req.valid!.query as z.infer<typeof billingQuery>;
+      if (wantsJsonPage(req)) {
+        const data = await overview(req.user!);
+        return void res.json({
+          payer: data.payer.payerId,
+          payer_source: data.payer.source,
+          manages: data.manages,
+          balance_usd: data.balanceUsd,
+          entries: data.entries,
+          payments: data.payments,
+          auto_topup: data.autoTopup,
+          payment_methods: data.methods?.data ?? null,
+          processor: data.config,
+        });
+      }
+      await renderOverview(req, res, {
+        notice: query.setup_session ? notices.card_saved : query.notice ? notices[query.notice] : undefined,
+        ...(query.payments_before !== undefined && { paymentsBefore: query.payments_before }),
       });
-    }
-    await renderOverview(req, res, {
-      notice: query.setup_session ? notices.card_saved : query.notice ? notices[query.notice] : undefined,
-      ...(query.payments_before !== undefined && { paymentsBefore: query.payments_before }),
-    });
-  });
+    },
+    // A query it refuses (a payments cursor that is not an id): the page as first shown, with the problem.
+    refusedFiltersPage((req, res, status, issues) =>
+      renderOverview(req, res, {
+        status,
+        error: issues.map((i) => (i.name ? `${i.name.replace(/_/g, ' ')}: ${i.msg}` : i.msg)).join('; '),
+      }),
+    ),
+  );
 
   /** What every rendering of the fund page shows, for `user`. */
   const fundPage = async (user: User) => {
