@@ -245,13 +245,38 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
     await moveProjects(trx, sourceIds, targetId);
     await trx('autorouter_policies').where({ layer: 'organisation' }).whereIn('subject', sourceIds.map(String)).delete();
     for (const [userId, role] of request.roles) {
-      const updated = await trx('users').where({ id: userId, organisation_id: targetId }).whereNull('deleted_at').update({ role });
-      if (updated === 0)
+      const member = (await trx('users')
+        .where({ id: userId, organisation_id: targetId })
+        .whereNull('deleted_at')
+        .first('role', 'status')) as { role: Role; status: string } | undefined;
+      if (!member)
         throw new ApiError('validation_error', {
           status: 422,
           param: `role_${userId}`,
           humanMessage: `User ${userId} is not a member of the merged organisations`,
         });
+      if (member.role === role) continue;
+      // The rules of the users page's role change hold here too: nobody acts on a role above their
+      // own, one's own role is changed there (with its confirmation), and an owner stays.
+      if (roleRank(member.role) > roleRank(actor.role))
+        throw new ApiError('forbidden', {
+          param: `role_${userId}`,
+          humanMessage: `User ${userId} has a role above your own (${actor.role})`,
+        });
+      if (userId === actor.id)
+        throw new ApiError('forbidden', {
+          param: `role_${userId}`,
+          humanMessage: 'Change your own role on the users page, not in a merge',
+        });
+      if (member.role === 'owner' && member.status === 'active') {
+        const others = await trx('users').where({ role: 'owner', status: 'active' }).whereNot({ id: userId }).first('id');
+        if (!others)
+          throw new ApiError('conflict', {
+            param: `role_${userId}`,
+            humanMessage: 'This is the last active owner: make someone else an owner first',
+          });
+      }
+      await trx('users').where({ id: userId }).update({ role });
     }
     if (request.billingUserId !== undefined) {
       if (request.billingUserId !== null) {

@@ -217,6 +217,25 @@ describe('organisations', () => {
     }
   });
 
+  it("a merge holds the role rules of the users page: no role above the merger's touched, no last owner lost", async () => {
+    const [into, from] = [await create(`Into ${Date.now()}`), await create(`From ${Date.now()}`)];
+    const owner = await signUp(portal, { organisationId: from.id, role: 'owner' });
+    const merge = (roles: Record<string, string>) =>
+      platform.client.postJson('/dashboard/admin/organisations/merge', {
+        target_org_id: into.id,
+        source_org_ids: String(from.id),
+        ...roles,
+      });
+    // A platform admin cannot demote an owner by merging its organisation: refused, and nothing merged.
+    const refused = await merge({ [`role_${owner.id}`]: 'member' });
+    expect(refused.status).toBe(403);
+    expect((await list()).some((o) => o.id === from.id)).toBe(true);
+    expect(((await knex()('users').where({ id: owner.id }).first('role')) as { role: string }).role).toBe('owner');
+    // Leaving the role alone merges, and the owner stays one.
+    expect((await merge({})).status).toBe(200);
+    expect(((await knex()('users').where({ id: owner.id }).first('role')) as { role: string }).role).toBe('owner');
+  });
+
   it('only platform admins and owners reach the organisations pages', async () => {
     const [org] = (await knex()('organisations')
       .insert({ name: 'Closed', slug: `closed-${Date.now()}` })
