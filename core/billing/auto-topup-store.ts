@@ -79,6 +79,8 @@ export function presentOperation(row: OperationRow) {
     status: row.status,
     wallet_usd: nanoToUsd(Number(row.amount_nano)),
     amount_usd: centsToUsd(row.amount_cents),
+    // The card charge under the name the checkout answer and the payments list give it.
+    total_usd: centsToUsd(row.amount_cents),
     fee_usd: centsToUsd(row.fee_cents),
     settings_version: row.settings_version,
     payment_id: row.payment_id === null ? null : Number(row.payment_id),

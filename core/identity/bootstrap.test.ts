@@ -24,7 +24,7 @@ describe('ensureVerifiedOwner', () => {
     expect(first.printedPasswordWorks).toBe(true);
 
     // The owner changed the password in the portal: a restart keeps it, and says the printed one no longer works.
-    await users.setPasswordHash(first.user.id, await hashPassword('chosen password 3'), now);
+    await users.setPasswordHash(first.user!.id, await hashPassword('chosen password 3'), now);
     const kept = await ensureVerifiedOwner(database.knex, demo('first password 1', 'v2'), now, { setPassword: false });
     expect(kept).toMatchObject({ printedPasswordWorks: false, restored: false });
     expect(await verifyPassword((await users.findForSignIn('owner@demo.local'))!.passwordHash, 'chosen password 3')).toBe(true);
@@ -39,13 +39,29 @@ describe('ensureVerifiedOwner', () => {
       { email: 'other@demo.local', displayName: 'Other', passwordHash: null, legalVersion: 'v1', emailVerified: true, role: 'owner' },
       now,
     );
-    await users.setRole(first.user.id, 'member', now);
-    expect((await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false })).user.role).toBe('member');
+    await users.setRole(first.user!.id, 'member', now);
+    expect((await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false })).user?.role).toBe('member');
 
     // No active owner left anywhere: this account is brought back, so someone can administer.
     await users.setStatus(other.id, 'suspended', now);
-    await users.setStatus(first.user.id, 'suspended', now);
+    await users.setStatus(first.user!.id, 'suspended', now);
     const recovered = await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false });
     expect(recovered).toMatchObject({ restored: true, user: { role: 'owner', status: 'active' } });
+  });
+
+  it('does not make the demo owner again once an administrator deleted it', async () => {
+    const now = new Date();
+    const made = await ensureVerifiedOwner(database.knex, { ...demo('a password 7'), email: 'gone@demo.local' }, now);
+    // A hard delete frees the address and keeps a tombstone (core/identity/administration.ts).
+    await database
+      .knex('users')
+      .where({ id: made.user!.id })
+      .update({ email: `deleted-${made.user!.id}@invalid`, deleted_at: now });
+    const again = await ensureVerifiedOwner(database.knex, { ...demo('a password 7'), email: 'gone@demo.local' }, now, {
+      setPassword: false,
+      knownId: made.user!.id,
+    });
+    expect(again.user).toBeUndefined();
+    expect(await new UserRepository(database.knex).findByEmail('gone@demo.local')).toBeUndefined();
   });
 });

@@ -9,7 +9,8 @@ import { UserRepository, type User } from './users.js';
 
 /** The demo owner after a start, and whether the password the launcher prints signs in. */
 export interface BootstrappedOwner {
-  user: User;
+  /** Undefined when an administrator deleted the account: it is not made again. */
+  user: User | undefined;
   /** False when the owner has since chosen another password: the launcher must not print the old one as valid. */
   printedPasswordWorks: boolean;
   /** The account was brought back to an active owner, as nobody else was one. */
@@ -24,10 +25,15 @@ export async function ensureVerifiedOwner(
   knex: Knex,
   owner: { email: string; displayName: string; password: string; legalVersion: string },
   now: Date,
-  options: { setPassword: boolean } = { setPassword: true },
+  options: { setPassword: boolean; /** The account this data directory made before, if any. */ knownId?: number } = { setPassword: true },
 ): Promise<BootstrappedOwner> {
   const users = new UserRepository(knex);
   const found = await users.findForSignIn(owner.email);
+  if (!found && options.knownId !== undefined) {
+    // Made before and gone from its address: deleted by an administrator, which a start respects.
+    const earlier = (await knex('users').where({ id: options.knownId }).first('deleted_at')) as { deleted_at: Date | null } | undefined;
+    if (earlier?.deleted_at) return { user: undefined, printedPasswordWorks: false, restored: false };
+  }
   if (!found) {
     const user = await users.create(
       {

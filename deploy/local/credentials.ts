@@ -13,6 +13,8 @@ export interface LocalCredentials {
   demoKey?: string;
   /** Password of npm start's verified demo owner (owner@demo.local) in the portal. */
   demoOwnerPassword?: string;
+  /** That account's id: a later start does not make it again once an administrator deleted it. */
+  demoOwnerId?: number;
 }
 
 /** Reads the local credentials, creating admin key and pepper on first start. */

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, parsePortalSettings, stopOnSignals } from '../../core/config/index.js';
 import { DataDirLockedError, databaseTargetFromSettings, lockDataDir, openDatabase } from '../../core/db/index.js';
 import { webhookPath } from '../../core/billing/index.js';
-import { ensureVerifiedOwner } from '../../core/identity/index.js';
+import { ensureVerifiedOwner, type BootstrappedOwner } from '../../core/identity/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { openStore } from '../../core/store/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
@@ -104,11 +104,11 @@ async function main(): Promise<void> {
     database.knex,
     { email: ownerEmail, displayName: 'Demo owner', password: ownerPassword, legalVersion: portal.deps.settings.SVC_LEGAL_VERSION },
     new Date(),
-    { setPassword: !credentials.demoOwnerPassword },
+    { setPassword: !credentials.demoOwnerPassword, ...(credentials.demoOwnerId !== undefined && { knownId: credentials.demoOwnerId }) },
   );
-  const signIn = owner.printedPasswordWorks
-    ? `sign in as ${ownerEmail} / ${ownerPassword} (owner)`
-    : `sign in as ${ownerEmail} with the password you chose (forgotten: ${portal.url}/forgot-password)`;
+  if (owner.user && owner.user.id !== credentials.demoOwnerId)
+    saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerId: owner.user.id });
+  const signIn = ownerSignIn(owner, ownerEmail, ownerPassword, portal.url);
   if (owner.restored) console.log(`No active owner was left: ${ownerEmail} is an active owner again.`);
   console.log(`Portal: ${portal.url}   ${signIn}; emails go to ${dataDir}/outbox`);
   if (portal.metricsUrl) console.log(`Portal metrics: ${portal.metricsUrl}`);
@@ -155,3 +155,13 @@ main().catch((error: unknown) => {
   else console.error(portInUse(error, process.env) ?? error);
   process.exit(1);
 });
+
+/** What the banner says of the demo owner: the printed password only while it signs in, as what it now is. */
+function ownerSignIn(owner: BootstrappedOwner, email: string, password: string, portalUrl: string): string {
+  if (!owner.user) return `the demo owner ${email} was deleted by an administrator; sign in as another administrator`;
+  if (owner.user.status !== 'active') return `the demo owner ${email} is ${owner.user.status}; sign in as another administrator`;
+  const role = owner.user.role.replace('_', ' ');
+  return owner.printedPasswordWorks
+    ? `sign in as ${email} / ${password} (${role})`
+    : `sign in as ${email} (${role}) with the password you chose (forgotten: ${portalUrl}/forgot-password)`;
+}

@@ -12,7 +12,7 @@
 // Request shapes are checked as the portal must send them — amounts in integer cents, currency
 // `usd`, the mode, the metadata that ties a payment to its payer, and our own idempotency keys on
 // every create — and a violation is refused with the processor's error shape and recorded.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -171,6 +171,7 @@ export class LocalTestProcessor {
       const state = Object.fromEntries(persistedMaps.map((name) => [name, [...this[name].entries()]]));
       // Customers' emails and card details: readable by the owner only, as local-credentials.json is.
       writeFileSync(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 });
+      chmodSync(`${file}.tmp`, 0o600); // the mode above applies only when the file is created
       renameSync(`${file}.tmp`, file);
     } catch (error) {
       process.stderr.write(`local test processor: ${file} could not be written (${String(error)}); its records live in memory only\n`);

@@ -26,18 +26,20 @@ function header(headers: IncomingHttpHeaders): string | undefined {
   const value = headers['x-session-id'];
   if (typeof value !== 'string') return undefined;
   const id = value.trim();
+  if (id.length <= maxSessionIdLength) return id === '' ? undefined : id;
   // Node reads header bytes as Latin-1: "é" arrives as two characters. Counted as the client wrote
-  // it (UTF-8) — only when the bytes could be over the limit, so a plain id costs nothing more.
-  if (id.length > maxSessionIdLength && Buffer.from(id, 'latin1').toString('utf8').length <= maxSessionIdLength) return id;
-  return bounded(id, 'x-session-id');
+  // it (UTF-8) — only past the limit, so a plain id costs nothing more.
+  const written = Buffer.from(id, 'latin1').toString('utf8').length;
+  if (written <= maxSessionIdLength) return id;
+  return bounded(id, 'x-session-id', written);
 }
 
 /** A session identifier within `maxSessionIdLength`, else a validation error naming where it came from; '' is none. */
-function bounded(id: string, param: string): string | undefined {
-  if (id.length > maxSessionIdLength)
+function bounded(id: string, param: string, length = id.length): string | undefined {
+  if (length > maxSessionIdLength)
     throw new ApiError('validation_error', {
       param,
-      humanMessage: `Invalid value for "${param}": ${sessionIdTooLong} (got ${id.length})`,
+      humanMessage: `Invalid value for "${param}": ${sessionIdTooLong} (got ${length})`,
     });
   return id === '' ? undefined : id;
 }

@@ -200,11 +200,15 @@ export const wholeNumberParam = (max: number, unit?: string) => {
     .refine((n) => n <= max, message);
 };
 
-/** Parses a request body against `schema`, throwing the 422 validation error on failure. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+/**
+ * Parses a request body against `schema`, throwing the 422 validation error on failure. `sent`:
+ * the client's own body when `body` is it merged over stored values (a partial update).
+ */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown, sent: unknown = body): z.infer<S> {
   // Checked here, inside the handler, rather than before every route: a form refused for it is
-  // shown again with the problem beside the field (withFormPage), not on an error page.
-  const spoofed = spoofedNameIn(body);
+  // shown again with the problem beside the field (withFormPage), not on an error page. Only what
+  // the client sent (`sent`): an update merged over stored values is not refused for a name it left alone.
+  const spoofed = spoofedNameIn(sent);
   if (spoofed)
     throw validationError([
       {

@@ -91,7 +91,7 @@ const handledFields: ReadonlySet<string> = new Set([
 function refuseUnhandled(request: MessagesRequest, context: TranslationContext): void {
   // `speed: "standard"` is the default and asks for nothing; another speed does.
   const speed = (request as { speed?: unknown }).speed;
-  if (speed !== undefined && speed !== null && speed !== 'standard')
+  if (speed !== undefined && speed !== null && speed !== '' && speed !== 'standard')
     throw new ApiError('unsupported_parameter', {
       param: 'speed',
       humanMessage: `Model ${context.publicModel} is served here through an OpenAI-protocol supplier, which has no speed ${JSON.stringify(speed)}; omit it`,

@@ -79,7 +79,7 @@ export function keysRouter(deps: PortalDeps): Router {
     body: unknown = req.body,
   ): { form: KeyForm; issues?: undefined } | { form?: undefined; issues: FormIssue[] } => {
     try {
-      const form = parseBody(keyForm, body);
+      const form = parseBody(keyForm, body, req.body);
       // Only what the request sent meets the catalogue: a model the catalogue has since dropped
       // from a list the update leaves alone does not stop a rename.
       const sent = (field: string) => req.body !== null && typeof req.body === 'object' && field in (req.body as object);
