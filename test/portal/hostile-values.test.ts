@@ -50,7 +50,7 @@ describe('values the database cannot hold', () => {
     await expect422(await user.client.postJson('/dashboard/reports', { name: 'report\u202D', kind: 'usage' }), 'name');
     // A key whose stored name has one (made before this check) still takes an update that leaves the name alone.
     const made = (await (await user.client.postJson('/dashboard/keys/new', { name: 'plain' })).json()) as { key: { key_id: number } };
-    await portal.database.knex('api_keys').where({ id: made.key.key_id }).update({ name: 'old \u202Ename' });
+    expect(await portal.database.knex('api_keys').where({ number: made.key.key_id }).update({ name: 'old \u202Ename' })).toBe(1);
     expect((await user.client.postJson(`/dashboard/keys/${made.key.key_id}`, { action: 'update', rate_limit_rpm: 60 })).status).toBe(200);
     await expect422(await user.client.postJson(`/dashboard/keys/${made.key.key_id}`, { action: 'update', name: 'new \u202Ename' }), 'name');
     const kept = await user.client.postForm('/dashboard/settings', { display_name: 'نيو مستخدم' });
