@@ -51,7 +51,7 @@ function refuseContentEncoding(encoding: string | undefined): void {
  * still compressed. Refused like a Content-Encoding, naming the coding, rather than as "not JSON".
  */
 function refuseTransferCoding(codings: string | undefined): void {
-  if (codings === undefined) return;
+  if (codings === undefined || codings === 'chunked') return; // the usual case, without splitting it
   const other = codings
     .split(',')
     .map((c) => c.trim().toLowerCase())

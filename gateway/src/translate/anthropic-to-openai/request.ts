@@ -60,8 +60,7 @@ function customTools(request: MessagesRequest, context: TranslationContext): Cus
 }
 
 /**
- * The messages fields this translation maps, refuses elsewhere (`thread`, a `speed` other than
- * the default), or leaves out as docs/interfaces.md says (`top_k`, `thinking`, `service_tier`, a
+ * The messages fields this translation maps, refuses elsewhere (`thread`), or leaves out as docs/interfaces.md says (`top_k`, `thinking`, `service_tier`, a
  * top-level `cache_control` — OpenAI caches prompts by itself —, the gateway's own `region` and
  * metadata keys). Any other field that asks for something is refused, not dropped
  * (shared/unhandled-fields.ts): `mcp_servers`, `container`, `context_management`, and whatever
@@ -83,19 +82,11 @@ const handledFields: ReadonlySet<string> = new Set([
   'thinking',
   'service_tier',
   'cache_control',
-  'speed',
   'region',
   'thread',
 ]);
 
 function refuseUnhandled(request: MessagesRequest, context: TranslationContext): void {
-  // `speed: "standard"` is the default and asks for nothing; another speed does.
-  const speed = (request as { speed?: unknown }).speed;
-  if (speed !== undefined && speed !== null && speed !== '' && speed !== 'standard')
-    throw new ApiError('unsupported_parameter', {
-      param: 'speed',
-      humanMessage: `Model ${context.publicModel} is served here through an OpenAI-protocol supplier, which has no speed ${JSON.stringify(speed)}; omit it`,
-    });
   const unhandled = unhandledField(request, handledFields);
   if (unhandled === undefined) return;
   throw new ApiError('unsupported_parameter', {

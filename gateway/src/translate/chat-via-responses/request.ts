@@ -60,7 +60,6 @@ const handled = new Set<string>([
   'top_logprobs',
   'logit_bias',
   'verbosity',
-  'modalities',
 ]);
 
 type Part = Extract<Extract<ChatMessage, { role: 'user' }>['content'], readonly unknown[]>[number];
@@ -155,9 +154,6 @@ export function responsesRequestFrom(chat: ChatCompletionRequest, family: Client
   const unhandled = unhandledField(fields, handled);
   if (unhandled !== undefined) throw unsupported(family, unhandled, 'has no such parameter');
   if (asks(chat.stop)) throw unsupported(family, 'stop', 'has no stop sequences');
-  // `["text"]` is what every answer is; audio is not to be had here.
-  const modalities = fields.modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) throw unsupported(family, 'modalities', 'answers in text only');
   if (typeof chat.n === 'number' && chat.n > 1) throw unsupported(family, 'n', 'answers with one choice only');
   for (const field of ['frequency_penalty', 'presence_penalty', 'logit_bias', 'logprobs', 'top_logprobs'] as const) {
     if (asks(fields[field])) throw unsupported(family, field, `has no ${field}`);

@@ -97,7 +97,7 @@ function maxTokensFor(request: ChatCompletionRequest, context: TranslationContex
  * The chat fields this translation maps, refuses by value below, or knows to be hints it may leave
  * out (`seed`, `prompt_cache_key`, `prompt_cache_retention`, `safety_identifier`, `service_tier`,
  * OpenAI's stored-completion `metadata`, and `reasoning_effort` as docs/interfaces.md explains);
- * `modalities` is refused by value, `top_k` (vLLM's extension) carried over. Any other field that asks for
+ * `top_k` (vLLM's extension) is carried over; `modalities: ["text"]` passes as a spelled-out default. Any other field that asks for
  * something is refused (shared/unhandled-fields.ts): `functions`, `web_search_options`,
  * `verbosity`, `store: true`, and whatever OpenAI adds next.
  */
@@ -130,7 +130,6 @@ const handledFields: ReadonlySet<string> = new Set([
   'prompt_cache_retention',
   'safety_identifier',
   'service_tier',
-  'modalities',
   'top_k',
 ]);
 
@@ -170,10 +169,6 @@ function refuseWhatCannotBeHonoured(request: ChatCompletionRequest): void {
       'This model does not return log probabilities; omit logprobs and top_logprobs',
     );
   }
-  // Text out is what every Anthropic model gives: `["text"]` asks for nothing more; audio does.
-  const modalities = (request as { modalities?: unknown }).modalities;
-  if (Array.isArray(modalities) && modalities.some((m) => m !== 'text'))
-    refuse('modalities', 'This model answers in text only; send modalities ["text"] or omit it');
   const bias = (request as { logit_bias?: unknown }).logit_bias;
   if (bias !== null && typeof bias === 'object' && Object.keys(bias).length > 0)
     refuse('logit_bias', 'This model does not take a logit_bias; omit it');

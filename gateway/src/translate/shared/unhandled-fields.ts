@@ -12,8 +12,19 @@ export function asks(value: unknown): boolean {
   return true;
 }
 
+/**
+ * Values that ask for nothing although not empty: a default spelled out (`modalities: ["text"]`,
+ * `speed: "standard"`). Any other value of these fields asks for something a translation cannot
+ * carry, and is refused like any unhandled field.
+ */
+const spelledOutDefaults: Readonly<Record<string, (value: unknown) => boolean>> = {
+  modalities: (value) => Array.isArray(value) && value.every((m) => m === 'text'),
+  speed: (value) => value === 'standard',
+};
+
 /** The first field of `request` outside `handled` whose value asks for something. */
 export function unhandledField(request: object, handled: ReadonlySet<string>): string | undefined {
-  for (const [field, value] of Object.entries(request)) if (!handled.has(field) && asks(value)) return field;
+  for (const [field, value] of Object.entries(request))
+    if (!handled.has(field) && asks(value) && spelledOutDefaults[field]?.(value) !== true) return field;
   return undefined;
 }

@@ -17,7 +17,7 @@ import {
 } from '../../../../core/usage/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { wantsJson } from '../../web/errors.js';
-import { refusedFiltersPage, typedValue } from '../../web/form-issues.js';
+import { refusedFiltersPage, typedValue, type FormIssue } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { rowIdText, sequenceId, singleString, validate, validationError, wholeNumberParam } from '../../web/validation.js';
@@ -81,6 +81,29 @@ export function requestLogRouter(deps: PortalDeps): Router {
     }
   };
 
+  /**
+   * The list page: `kept` the query to carry into the next-page and export links, `query` the
+   * filters as the form shows them; after a refused filter, its status and problems.
+   */
+  const showList = (
+    res: Response,
+    page: Awaited<ReturnType<typeof pageOf>>,
+    query: Record<string, unknown>,
+    kept: Record<string, string>,
+    refused: { status: number; issues: FormIssue[] } = { status: 200, issues: [] },
+  ) => {
+    const keep = new URLSearchParams(kept);
+    res.status(refused.status).render('dashboard/request-log/list', {
+      title: 'Request log',
+      section: 'request-log',
+      entries: page.data,
+      query,
+      issues: refused.issues,
+      nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
+      exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
+    });
+  };
+
   router.get(
     '/dashboard/request-log',
     guard,
@@ -90,29 +113,12 @@ export function requestLogRouter(deps: PortalDeps): Router {
       const page = await pageOf(req, q);
       if (wantsJson(req)) return void res.json({ object: 'list', data: page.data, next_cursor: page.next });
       const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
-      const keep = new URLSearchParams(kept);
-      res.render('dashboard/request-log/list', {
-        title: 'Request log',
-        section: 'request-log',
-        entries: page.data,
-        query: q,
-        issues: [],
-        nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
-        exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
-      });
+      showList(res, page, q, kept);
     },
     // A filter it refuses: the newest requests unfiltered, the problem above the form, the filters as typed.
     refusedFiltersPage(async (req, res, status, issues) => {
-      const page = await pageOf(req, {});
-      res.status(status).render('dashboard/request-log/list', {
-        title: 'Request log',
-        section: 'request-log',
-        entries: page.data,
-        query: Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, typedValue(v)])),
-        issues,
-        nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ cursor: page.next }).toString()}` : null,
-        exportHref: '/dashboard/request-log/export',
-      });
+      const typed = Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, typedValue(v)]));
+      showList(res, await pageOf(req, {}), typed, {}, { status, issues });
     }),
   );
 
