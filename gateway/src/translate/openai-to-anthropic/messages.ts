@@ -9,6 +9,9 @@ import { parseToolArguments } from '../shared/safe-json.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
 import { textBlocks, textPieces, userContentBlocks, type TextBlock } from './content.js';
 
+/** How a refusal names where this translation sends the request (shared/function-tools.ts). */
+export const servedByAnthropic = 'an Anthropic-protocol supplier';
+
 type ToolResultBlock = Extract<ContentBlock, { type: 'tool_result' }>;
 type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
 
@@ -60,8 +63,7 @@ function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>, p
   const blocks: ContentBlock[] = textPieces(message.content, `${param}.content`).flatMap(textBlocks);
   if (message.refusal) blocks.push(...textBlocks(message.refusal));
   for (const [j, call] of (message.tool_calls ?? []).entries()) {
-    if (call.type !== 'function')
-      throw notCarried(`${param}.tool_calls[${j}]`, `A call of a ${call.type} tool`, 'an Anthropic-protocol supplier');
+    if (call.type !== 'function') throw notCarried(`${param}.tool_calls[${j}]`, `A call of a ${call.type} tool`, servedByAnthropic);
     toolNames.add(call.function.name);
     const toolUse: ToolUseBlock = {
       type: 'tool_use',
@@ -171,11 +173,7 @@ export function convertMessages(messages: readonly ChatMessage[]): ConvertedConv
         appendTurn(drafts, 'user', [toolResult(message, param)], []);
         break;
       case 'function':
-        throw notCarried(
-          param,
-          'A legacy function-role message (send a tool message with its tool_call_id)',
-          'an Anthropic-protocol supplier',
-        );
+        throw notCarried(param, 'A legacy function-role message (send a tool message with its tool_call_id)', servedByAnthropic);
       default: {
         const unknown: never = message;
         throw new ApiError('validation_error', {

@@ -3,7 +3,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
-import { convertMessages } from './messages.js';
+import { convertMessages, servedByAnthropic } from './messages.js';
 import { unhandledField } from '../shared/unhandled-fields.js';
 import { functionToolsOf, type FunctionToolChoice } from '../shared/function-tools.js';
 
@@ -187,7 +187,7 @@ export function anthropicRequestFrom(request: ChatCompletionRequest, context: Tr
 
   // Tools: the client's, plus a minimal definition per name the history uses when the client
   // sent none, because Anthropic rejects tool blocks in a request without tools (pitfall 3).
-  const functions = functionToolsOf(request, 'an Anthropic-protocol supplier');
+  const functions = functionToolsOf(request, servedByAnthropic);
   const tools: AnthropicTool[] = functions.tools.map((tool) => ({
     name: tool.function.name,
     ...(tool.function.description !== undefined && { description: tool.function.description }),
