@@ -1,14 +1,19 @@
 // GET /v1/models is called by both SDK families, so it takes the credential of either:
 // `Authorization: Bearer` (OpenAI SDK) or `x-api-key` (Anthropic SDK), as docs/interfaces.md says.
+// A header the gateway reads that is sent twice is refused rather than guessed at.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 
-/** Sends `request` as written (fetch would merge repeated headers) and reads the whole answer. */
+/**
+ * Sends `request` as written (fetch would merge repeated headers) and reads the whole answer,
+ * which `Connection: close` ends. The socket stays open for writing: Node's server takes a client
+ * that half-closes as gone, and drops a request still in flight.
+ */
 function rawRequest(baseUrl: string, request: string): Promise<string> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(request));
+    const socket = connect(Number(port), hostname, () => socket.write(request));
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (text: string) => (answer += text));
@@ -90,5 +95,19 @@ describe('GET /v1/models credentials', () => {
       `GET /v1/models HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
     );
     expect(one).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  test('two X-Session-Id headers are refused, not joined into one identifier', async () => {
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    const post = (sessionHeaders: string) =>
+      rawRequest(
+        h.gateway.url,
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n` +
+          `${sessionHeaders}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    const twice = await post('X-Session-Id: alpha\r\nx-session-id: beta\r\n');
+    expect(twice).toMatch(/^HTTP\/1\.1 400 /);
+    expect(twice).toContain('X-Session-Id header was sent more than once');
+    expect(await post('X-Session-Id: alpha, beta\r\n')).toMatch(/^HTTP\/1\.1 200 /);
   });
 });

@@ -1,6 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../../../core/errors/index.js';
 import { credentialKindOf, digestsEqual, secretDigest, type KeyRecord } from '../../../core/keys/index.js';
+import { sentMoreThanOnce, type RequestHeaders } from '../http/repeated-header.js';
 import type { KeyDirectory } from './key-directory.js';
 
 /** Who is calling: a key (inference) or the root admin (management). */
@@ -12,14 +12,14 @@ export interface CredentialSources {
 }
 
 /** What authentication reads of a request: its headers, and the raw list to see repeats. */
-export type PresentedRequest = Pick<IncomingMessage, 'headers' | 'rawHeaders'>;
+export type PresentedRequest = RequestHeaders;
 
 /** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
 export function presentedSecret({ headers, rawHeaders }: PresentedRequest, sources: CredentialSources): string | undefined {
   const authorization = headers.authorization;
   // Node keeps the first of two Authorization headers and drops the other: which one pays is not
   // for the gateway to guess (an x-api-key sent twice is joined, and so never a valid key).
-  if (authorization !== undefined && repeats(rawHeaders, 'authorization'))
+  if (authorization !== undefined && sentMoreThanOnce(rawHeaders, 'authorization'))
     throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header was sent more than once; send one' });
   // Read only where it counts (the Anthropic interface and the models list).
   const xApiKey = sources.xApiKey ? headerKey(headers['x-api-key']) : undefined;
@@ -36,16 +36,6 @@ export function presentedSecret({ headers, rawHeaders }: PresentedRequest, sourc
     return match[1];
   }
   return xApiKey;
-}
-
-/** Whether the raw header list (name, value, name, value…) holds `lowerName` more than once. */
-function repeats(rawHeaders: readonly string[], lowerName: string): boolean {
-  let seen = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName && ++seen > 1) return true;
-  }
-  return false;
 }
 
 /** An `x-api-key` header's key, trimmed; undefined when absent or blank. */

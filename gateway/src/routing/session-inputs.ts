@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../../core/errors/index.js';
+import { sentMoreThanOnce, type RequestHeaders } from '../http/repeated-header.js';
 import type { ChatCompletionRequest } from '../interfaces/chat-completions/schema.js';
 import type { MessagesRequest } from '../interfaces/messages/schema.js';
 import type { SessionInputs } from './session-affinity.js';
@@ -22,9 +22,16 @@ export const maxSessionIdLength = 512;
 /** The words every refusal of a long session identifier uses. */
 export const sessionIdTooLong = `a session identifier is at most ${maxSessionIdLength} characters`;
 
-function header(headers: IncomingHttpHeaders): string | undefined {
+function header({ headers, rawHeaders }: RequestHeaders): string | undefined {
   const value = headers['x-session-id'];
   if (typeof value !== 'string') return undefined;
+  // Node joins a repeated X-Session-Id with ", ": the joined value names no session the client
+  // chose. The raw list is read only when the value has a comma.
+  if (value.includes(',') && sentMoreThanOnce(rawHeaders, 'x-session-id'))
+    throw new ApiError('validation_error', {
+      param: 'x-session-id',
+      humanMessage: 'The X-Session-Id header was sent more than once; send one',
+    });
   const id = value.trim();
   if (id.length <= maxSessionIdLength) return id === '' ? undefined : id;
   // Node reads header bytes as Latin-1: "é" arrives as two characters. Counted as the client wrote
@@ -45,11 +52,11 @@ function bounded(id: string, param: string, length = id.length): string | undefi
 }
 
 /** Session inputs of a chat-completions request: header, metadata, and the conversation's opening. */
-export function chatSessionInputs(headers: IncomingHttpHeaders, body: ChatCompletionRequest): SessionInputs {
+export function chatSessionInputs(request: RequestHeaders, body: ChatCompletionRequest): SessionInputs {
   const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content as TextContent));
   const firstUser = body.messages.find((m) => m.role === 'user');
   return {
-    header: header(headers),
+    header: header(request),
     sessionId: body.metadata?.session_id || undefined,
     stickyKey: body.metadata?.sticky_key || undefined,
     conversationSeed: firstUser ? `${system.join('\n')}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
@@ -57,11 +64,11 @@ export function chatSessionInputs(headers: IncomingHttpHeaders, body: ChatComple
 }
 
 /** Session inputs of a messages request: header, metadata, and the conversation's opening. */
-export function messagesSessionInputs(headers: IncomingHttpHeaders, body: MessagesRequest): SessionInputs {
+export function messagesSessionInputs(request: RequestHeaders, body: MessagesRequest): SessionInputs {
   const system = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n');
   const firstUser = body.messages.find((m) => m.role === 'user');
   return {
-    header: header(headers),
+    header: header(request),
     sessionId: body.metadata?.session_id || undefined,
     stickyKey: body.metadata?.sticky_key || undefined,
     conversationSeed: firstUser ? `${system}\u0000${textOf(firstUser.content as TextContent)}` : undefined,
@@ -73,13 +80,13 @@ export function messagesSessionInputs(headers: IncomingHttpHeaders, body: Messag
  * read). A conversation continued with `previous_response_id` lives at the supplier that answered
  * it, so a session named by the client keeps it there.
  */
-export function nativeSessionInputs(headers: IncomingHttpHeaders, metadata: unknown): SessionInputs {
+export function nativeSessionInputs(request: RequestHeaders, metadata: unknown): SessionInputs {
   const fields = metadata !== null && typeof metadata === 'object' ? (metadata as Record<string, unknown>) : {};
   const text = (name: 'session_id' | 'sticky_key') => {
     const value = fields[name];
     return typeof value === 'string' ? bounded(value, `metadata.${name}`) : undefined;
   };
-  return { header: header(headers), sessionId: text('session_id'), stickyKey: text('sticky_key'), conversationSeed: undefined };
+  return { header: header(request), sessionId: text('session_id'), stickyKey: text('sticky_key'), conversationSeed: undefined };
 }
 
 /** Metadata keys the gateway reads for session affinity; never forwarded, on any lane. */

@@ -28,7 +28,7 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       region: body.region,
       stream: body.stream === true,
       needs: () => chatNeeds(body),
-      session: chatSessionInputs(request.headers, body),
+      session: chatSessionInputs(request.raw, body),
       inputBytes: bytes,
       inputCap: chatInputCap(body, bytes),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,

@@ -70,7 +70,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
       region: body.region,
       stream: body.stream === true,
       needs: () => messagesNeeds(body),
-      session: messagesSessionInputs(request.headers, body),
+      session: messagesSessionInputs(request.raw, body),
       inputBytes: bytes,
       inputCap: messagesInputCap(body, bytes),
       maxOutputTokens: body.max_tokens,

@@ -127,7 +127,7 @@ function nativeResponses(deps: GatewayDeps, request: FastifyRequest, reply: Fast
     model: body.model,
     region: body.region,
     needs: { protocols: ['openai-responses'], capability: 'chat' },
-    session: sessionOf(nativeSessionInputs(request.headers, body.metadata)),
+    session: sessionOf(nativeSessionInputs(request.raw, body.metadata)),
     worstCaseUsd: (compliant) => worstCaseUsd(compliant, inputCap, maxOutput, fallbackMaxTokens),
     attempt: (route, _index, signal) =>
       relayResponses(deps, request, reply, route, signal, {
