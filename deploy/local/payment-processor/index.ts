@@ -77,6 +77,12 @@ export interface LocalTestProcessorOptions {
    * customer ids the portal stored must still name something. Unset: memory only (tests).
    */
   stateFile?: string;
+  /**
+   * How often open checkout sessions past their `expires_at` are expired (each with its
+   * `checkout.session.expired` event), as the processor's hosted pages time out. Default one
+   * minute; 0: only when `expireDueSessions` is called (tests).
+   */
+  expirySweepMs?: number;
 }
 
 /** The processor's records, as kept in `stateFile`. */
@@ -130,6 +136,7 @@ export class LocalTestProcessor {
   private readonly enabledEvents: Set<string>;
   private readonly server: Server;
   private webhookUrl: string | undefined;
+  private expirySweep: NodeJS.Timeout | undefined;
   url = '';
 
   constructor(private readonly options: LocalTestProcessorOptions = {}) {
@@ -185,7 +192,31 @@ export class LocalTestProcessor {
     });
     const { port } = this.server.address() as AddressInfo;
     this.url = `http://${this.options.host ?? '127.0.0.1'}:${port}`;
+    const sweepMs = this.options.expirySweepMs ?? 60_000;
+    if (sweepMs > 0) {
+      // Sessions that timed out while the processor was stopped expire now, the rest as they come due.
+      this.expireDueSessions();
+      this.expirySweep = setInterval(() => this.expireDueSessions(), sweepMs).unref();
+    }
     return this;
+  }
+
+  /**
+   * Expires every open session whose `expires_at` is at or before `at` (seconds), with its event,
+   * as the processor does when a hosted page times out unpaid: an abandoned top-up does not stay
+   * pending in the portal. Answers the sessions expired.
+   */
+  expireDueSessions(at = now()): CheckoutSession[] {
+    const due = [...this.sessions.values()].filter((session) => session.status === 'open' && session.expires_at <= at);
+    for (const session of due) this.expire(session);
+    if (due.length > 0) this.save();
+    return due;
+  }
+
+  private expire(session: CheckoutSession): void {
+    session.status = 'expired';
+    session.url = null;
+    void this.emit('checkout.session.expired', publicSession(session));
   }
 
   setWebhookUrl(url: string): void {
@@ -194,6 +225,7 @@ export class LocalTestProcessor {
 
   /** Waits for deliveries in flight, then stops listening. */
   async close(): Promise<void> {
+    clearInterval(this.expirySweep);
     await this.settled();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -536,9 +568,7 @@ export class LocalTestProcessor {
       if (method === 'POST' && sessionId && sessionAction === 'expire') {
         const session = this.sessions.get(sessionId) ?? notFound('checkout.session', sessionId);
         if (session.status !== 'open') throw invalid(`Only open sessions can be expired (this one is ${session.status})`);
-        session.status = 'expired';
-        session.url = null;
-        void this.emit('checkout.session.expired', publicSession(session));
+        this.expire(session);
         return publicSession(session);
       }
     }
@@ -623,7 +653,7 @@ export class LocalTestProcessor {
       cancel_url: cancelUrl as string,
       url: `${this.url}/pay/${id}`,
       created: now(),
-      expires_at: now() + 24 * 3600,
+      expires_at: this.sessionExpiry(params),
       livemode: false as const,
     };
     let session: CheckoutSession;
@@ -672,6 +702,16 @@ export class LocalTestProcessor {
     }
     this.sessions.set(id, session);
     return session;
+  }
+
+  /** A session's `expires_at`: as asked, between 30 minutes and 24 hours from now as the processor allows; else 24 hours. */
+  private sessionExpiry(params: Params): number {
+    const asked = leaf(params, 'expires_at');
+    if (asked === undefined) return now() + 24 * 3600;
+    const at = Number(asked);
+    if (!/^\d+$/.test(asked) || at < now() + 1800 || at > now() + 24 * 3600)
+      this.violate('POST /v1/checkout/sessions: expires_at must be 30 minutes to 24 hours from now (seconds since 1970)', 'expires_at');
+    return at;
   }
 
   private createPaymentIntent(params: Params): PaymentIntent {
