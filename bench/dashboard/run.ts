@@ -57,6 +57,7 @@ function records(count: number, offset: number, keys: string[], end: number, nex
       inputTokens: input,
       outputTokens: output,
       cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
       costUsd: ok ? Math.round(input * 150 + output * 600) / 1e9 : 0,
       latencyMs: 100 + Math.floor(next() * 900),
       status: ok ? 200 : 502,

@@ -37,6 +37,7 @@ test('fields a gateway of another version may leave out get defaults; numbers ar
     inputTokens: 0,
     outputTokens: 0,
     cachedInputTokens: 0,
+    cacheWriteInputTokens: 0,
     costUsd: 0.3,
     latencyMs: 13,
     status: 200,

@@ -32,6 +32,12 @@ export interface AuditRecord {
   outputTokens: number;
   /** Input tokens served from the supplier's prompt cache (included in inputTokens). */
   cachedInputTokens: number;
+  /**
+   * Input tokens written to the supplier's prompt cache (included in inputTokens, priced at the
+   * model's cache-write rate); 0 for suppliers that report none. Absent in records appended before
+   * it was kept: read as 0.
+   */
+  cacheWriteInputTokens: number;
   /** Actual cost in USD, at most 9 decimals (the gateway rounds to 1e-9). */
   costUsd: number;
   latencyMs: number;
@@ -150,6 +156,7 @@ export function parseAuditRecord(json: string): AuditRecord {
     inputTokens: int(o, 'inputTokens', 0),
     outputTokens: int(o, 'outputTokens', 0),
     cachedInputTokens: int(o, 'cachedInputTokens', 0),
+    cacheWriteInputTokens: int(o, 'cacheWriteInputTokens', 0),
     costUsd: Math.round(cost * 1e9) / 1e9,
     latencyMs: int(o, 'latencyMs', 0),
     status: int(o, 'status'),

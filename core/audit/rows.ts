@@ -21,6 +21,7 @@ export interface AuditRowInsert {
   input_tokens: number;
   output_tokens: number;
   cached_input_tokens: number;
+  cache_write_input_tokens: number;
   cost_usd: string;
   latency_ms: number;
   status: number;
@@ -44,6 +45,7 @@ export const AUDIT_INSERT_COLUMNS = [
   'input_tokens',
   'output_tokens',
   'cached_input_tokens',
+  'cache_write_input_tokens',
   'cost_usd',
   'latency_ms',
   'status',
@@ -91,6 +93,7 @@ export function toRow(record: AuditRecord): AuditRowInsert {
     input_tokens: record.inputTokens,
     output_tokens: record.outputTokens,
     cached_input_tokens: record.cachedInputTokens,
+    cache_write_input_tokens: record.cacheWriteInputTokens,
     cost_usd: record.costUsd.toFixed(9),
     latency_ms: record.latencyMs,
     status: record.status,
@@ -116,6 +119,7 @@ export function fromRow(row: AuditRow): AuditRecord {
     inputTokens: row.input_tokens,
     outputTokens: row.output_tokens,
     cachedInputTokens: row.cached_input_tokens,
+    cacheWriteInputTokens: row.cache_write_input_tokens,
     costUsd: Number(row.cost_usd),
     latencyMs: row.latency_ms,
     status: row.status,

@@ -147,6 +147,7 @@ export function sampleRecord(i: number, overrides: Partial<AuditRecord> = {}): A
     inputTokens: 120 + i,
     outputTokens: 30,
     cachedInputTokens: 0,
+    cacheWriteInputTokens: 0,
     costUsd: (36_000 + i) / 1e9,
     latencyMs: 210,
     status: 200,

@@ -40,6 +40,8 @@ export interface RequestLogEntry {
   input_tokens: number;
   output_tokens: number;
   cached_input_tokens: number;
+  /** Input tokens written to the supplier's prompt cache (part of input_tokens). */
+  cache_write_input_tokens: number;
   cost_usd: number;
   latency_ms: number;
   failover: boolean;
@@ -87,6 +89,7 @@ function present(row: Row): RequestLogEntry {
     input_tokens: row.input_tokens,
     output_tokens: row.output_tokens,
     cached_input_tokens: row.cached_input_tokens,
+    cache_write_input_tokens: row.cache_write_input_tokens,
     cost_usd: Number(row.cost_usd),
     latency_ms: row.latency_ms,
     failover: row.failover,
@@ -240,6 +243,8 @@ export const requestLogCsvHeader = [
   'latency_ms',
   'failover',
   'attempts',
+  // After the columns exports had before it, so a script reading by position still works.
+  'cache_write_input_tokens',
 ] as const;
 
 /** One request's cells in `requestLogCsvHeader` order (the cost as its 9-decimal text, attempts counted). */
@@ -263,5 +268,6 @@ export function requestLogCsvCells(e: RequestLogEntry): (string | number | boole
     e.latency_ms,
     e.failover,
     e.attempts.length,
+    e.cache_write_input_tokens,
   ];
 }

@@ -227,6 +227,15 @@ describe('the request log', () => {
     expect((detail.attempts as Record<string, unknown>[])[0]).toHaveProperty('latency_ms');
     const html = await (await alice.client.get(`/dashboard/request-log/${first!.request_id}`)).text();
     expect(html).toContain(first!.gateway_request_id);
+    // Prompt-cache tokens (an Anthropic supplier's; the simulator reports none): both counts shown.
+    await portal.database.knex('audit_log').where({ request_id: first!.gateway_request_id }).update({
+      cached_input_tokens: 3,
+      cache_write_input_tokens: 5,
+    });
+    const cached = await json<Record<string, unknown>>(alice.client, `/dashboard/request-log/${first!.request_id}`);
+    expect(cached).toMatchObject({ cached_input_tokens: 3, cache_write_input_tokens: 5 });
+    const cachedHtml = await (await alice.client.get(`/dashboard/request-log/${first!.request_id}`)).text();
+    expect(cachedHtml).toContain('(3 read from the prompt cache, 5 written to it)');
     // Another tenant's request is simply not there; a malformed id is a 422.
     expect((await bob.client.get(`/dashboard/request-log/${first!.request_id}`, { accept: 'application/json' })).status).toBe(404);
     expect((await admin.client.get(`/dashboard/request-log/${first!.request_id}`, { accept: 'application/json' })).status).toBe(200);

@@ -176,7 +176,7 @@ describe('saved reports', () => {
     const csv = await (await owner.client.get(`/dashboard/reports/${report.id}/export`)).text();
     const lines = csv.trimEnd().split('\r\n');
     expect(lines[0]).toBe(
-      'request_id,gateway_request_id,ts,key_id,key_name,interface,model,supplier,region,status,code,input_tokens,output_tokens,cached_input_tokens,cost_usd,latency_ms,failover,attempts',
+      'request_id,gateway_request_id,ts,key_id,key_name,interface,model,supplier,region,status,code,input_tokens,output_tokens,cached_input_tokens,cost_usd,latency_ms,failover,attempts,cache_write_input_tokens',
     );
     const expected = (await knex()('audit_log')
       .where({ key_id: keyId, model: 'model-a' })

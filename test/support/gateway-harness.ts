@@ -35,6 +35,7 @@ export interface HarnessSupplier {
     input_usd_per_mtok?: number;
     output_usd_per_mtok?: number;
     cached_input_usd_per_mtok?: number;
+    cache_write_input_usd_per_mtok?: number;
     usd_per_audio_minute?: number;
     usd_per_mchar?: number;
     default_voice?: string;
@@ -101,6 +102,10 @@ export interface HarnessAuditRecord {
   supplier: string | null;
   status: number;
   code: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
   cost_usd: number;
   failover: boolean;
   attempts: {

@@ -30,6 +30,7 @@ import * as m028 from './028_export_chunks.js';
 import * as m029 from './029_key_budget_nano.js';
 import * as m030 from './030_unverified_identity_links.js';
 import * as m031 from './031_auto_topup_consent.js';
+import * as m032 from './032_audit_cache_writes.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -73,6 +74,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['029_key_budget_nano', m029],
   ['030_unverified_identity_links', m030],
   ['031_auto_topup_consent', m031],
+  ['032_audit_cache_writes', m032],
 ];
 
 /** knex migration source over the explicit list above. */

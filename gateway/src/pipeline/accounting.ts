@@ -30,6 +30,7 @@ export function auditRecordOf(
     inputTokens: routing.usage?.inputTokens ?? 0,
     outputTokens: routing.usage?.outputTokens ?? 0,
     cachedInputTokens: routing.usage?.cachedInputTokens ?? 0,
+    cacheWriteInputTokens: routing.usage?.cacheWriteInputTokens ?? 0,
     costUsd: routing.costUsd ?? 0,
     latencyMs: Math.round(Date.now() - receivedAt),
     status: error ? error.status : 200,

@@ -187,6 +187,8 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
         region: r.region,
         input_tokens: r.inputTokens,
         output_tokens: r.outputTokens,
+        cached_input_tokens: r.cachedInputTokens,
+        cache_write_input_tokens: r.cacheWriteInputTokens,
         cost_usd: r.costUsd,
         latency_ms: r.latencyMs,
         request_id: r.requestId,
