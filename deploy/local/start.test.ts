@@ -20,6 +20,8 @@ interface Started {
   child: ChildProcess;
   output: () => string;
   exitCode: () => number | null | undefined;
+  /** The signal that ended the process, when one did (a crash: SIGABRT, SIGSEGV). */
+  signal: () => NodeJS.Signals | null;
 }
 
 function start(dataDir: string, env: Record<string, string> = {}): Started {
@@ -46,10 +48,14 @@ function start(dataDir: string, env: Record<string, string> = {}): Started {
   cleanups.push(() => void child.kill('SIGKILL'));
   let output = '';
   let exitCode: number | null | undefined;
+  let signal: NodeJS.Signals | null = null;
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.on('exit', (code) => (exitCode = code));
-  return { child, output: () => output, exitCode: () => exitCode };
+  child.on('exit', (code, killedBy) => {
+    exitCode = code;
+    signal = killedBy;
+  });
+  return { child, output: () => output, exitCode: () => exitCode, signal: () => signal };
 }
 
 async function banner(started: Started): Promise<{ gateway: string; key: string }> {
@@ -103,7 +109,7 @@ test('npm start prints a key to export that answers the README call; one start p
   expect(third.output()).toContain('tracing     OTEL_TRACES_EXPORTER=console');
   third.child.kill('SIGTERM');
   await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);
-  expect(third.exitCode()).toBe(0);
+  expect({ code: third.exitCode(), signal: third.signal() }, third.output()).toEqual({ code: 0, signal: null });
 });
 
 /**
