@@ -11,6 +11,10 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  /** The cache writes by lifetime; a message's usage carries it, a message_delta's does not. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null;
+  server_tool_use?: { web_search_requests: number } | null;
+  service_tier?: 'standard' | 'priority' | 'batch' | null;
 }
 
 /** A response content block. */

@@ -66,7 +66,15 @@ describe('AnthropicToOpenAi.response', () => {
     ]);
     assert.equal(out.stop_reason, 'tool_use');
     assert.equal(out.stop_sequence, null);
-    assert.deepEqual(out.usage, { input_tokens: 20, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 100 });
+    assert.deepEqual(out.usage, {
+      input_tokens: 20,
+      output_tokens: 9,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 100,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+      server_tool_use: null,
+      service_tier: 'standard',
+    });
     assert.deepEqual(t.usage(), { inputTokens: 120, outputTokens: 9, cachedInputTokens: 100 });
   });
 

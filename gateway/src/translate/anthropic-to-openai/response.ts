@@ -7,7 +7,7 @@ import { newMessageId, newToolUseId } from '../shared/ids.js';
 import { isJsonObject, parseToolArguments } from '../shared/safe-json.js';
 import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
-import { anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
+import { anthropicMessageUsage, tokenUsageFromOpenAi } from '../shared/usage.js';
 import type { ToolNameMap } from './tool-names.js';
 
 /** A message's text: a string, or text parts some OpenAI-compatible servers send; anything else is not an answer. */
@@ -57,7 +57,7 @@ export function anthropicMessageFrom(
         : stopReasonFromOpenAi(choice.finish_reason, (choice.message.tool_calls ?? []).length > 0),
     // OpenAI reports a matched stop string as plain `stop`, so which one matched is unknown.
     stop_sequence: null,
-    usage: anthropicUsageFrom(usage),
+    usage: anthropicMessageUsage(usage),
   };
   return { message, usage };
 }

@@ -71,6 +71,17 @@ function withoutIds(frames: ReturnType<typeof run>): unknown[] {
   });
 }
 
+/** A translated message_start's usage: every field an Anthropic message's usage has, nothing generated yet. */
+const startUsage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  server_tool_use: null,
+  service_tier: 'standard',
+};
+
 const messageStart = {
   event: 'message_start',
   data: {
@@ -82,7 +93,7 @@ const messageStart = {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0 },
+      usage: { ...startUsage, input_tokens: 0 },
     },
   },
 };
@@ -246,7 +257,7 @@ describe('AnthropicToOpenAi stream (state machine B)', () => {
       translator(),
       openAiEvents([chunk({ content: 'a' }, 'stop', { usage: { prompt_tokens: 33, completion_tokens: 1, total_tokens: 34 } })]),
     );
-    assert.deepEqual((frames[0]!.data.message as { usage: unknown }).usage, { input_tokens: 33, output_tokens: 0 });
+    assert.deepEqual((frames[0]!.data.message as { usage: unknown }).usage, { ...startUsage, input_tokens: 33 });
   });
 
   it('finishes normally when the upstream omits [DONE] after a finish_reason', () => {

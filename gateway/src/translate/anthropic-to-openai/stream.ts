@@ -11,7 +11,7 @@ import { isJsonObject, parseJson } from '../shared/safe-json.js';
 import { eventFrame } from '../shared/sse-frames.js';
 import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
-import { anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
+import { anthropicMessageUsage, anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
 import { openAiInBandError } from '../shared/supplier-answers.js';
 import type { ToolNameMap } from './tool-names.js';
 
@@ -149,7 +149,7 @@ export class OpenAiToAnthropicStream {
     // Anthropic reports the input here; an OpenAI-protocol supplier only at the end. So: its usage
     // if the first chunk carried it, else the gateway's own count if done, else 0. message_delta
     // carries the supplier's figures, which are what is charged.
-    const known = this.usageSeen === undefined ? undefined : anthropicUsageFrom(this.usageSeen);
+    const known = this.usageSeen === undefined ? undefined : anthropicMessageUsage(this.usageSeen);
     const start = frame({
       type: 'message_start',
       message: {
@@ -160,7 +160,11 @@ export class OpenAiToAnthropicStream {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: known?.input_tokens ?? this.countedInput() ?? 0, output_tokens: 0 },
+        usage: {
+          ...(known ?? anthropicMessageUsage({ inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 })),
+          input_tokens: known?.input_tokens ?? this.countedInput() ?? 0,
+          output_tokens: 0,
+        },
       },
     });
     return start + frame({ type: 'ping' });

@@ -183,7 +183,15 @@ describe('chat ↔ Responses bridge: whole responses', () => {
     assert.equal(message.type, 'message');
     assert.deepEqual(message.content, [{ type: 'text', text: 'Hi there' }]);
     assert.equal(message.stop_reason, 'end_turn');
-    assert.deepEqual(message.usage, { input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 10 });
+    assert.deepEqual(message.usage, {
+      input_tokens: 20,
+      output_tokens: 5,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 10,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+      server_tool_use: null,
+      service_tier: 'standard',
+    });
     assert.throws(
       () => anthropicClient({}).response(response({ status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [] })),
       (e: unknown) => e instanceof ApiError && e.code === 'server_error' && e.status === 502,

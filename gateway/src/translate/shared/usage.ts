@@ -41,14 +41,36 @@ export function openAiUsageFrom(usage: TokenUsage): OpenAiUsage {
   };
 }
 
+/** The token counts of an Anthropic usage block, every one present. */
+type AnthropicCounts = Required<
+  Pick<AnthropicUsage, 'input_tokens' | 'output_tokens' | 'cache_creation_input_tokens' | 'cache_read_input_tokens'>
+>;
+
 /** The Anthropic usage block for a client: input excludes cache reads and writes, never negative. */
-export function anthropicUsageFrom(usage: TokenUsage): Required<AnthropicUsage> {
+export function anthropicUsageFrom(usage: TokenUsage): AnthropicCounts {
   const writes = usage.cacheWriteInputTokens ?? 0;
   return {
     input_tokens: Math.max(usage.inputTokens - usage.cachedInputTokens - writes, 0),
     output_tokens: usage.outputTokens,
     cache_creation_input_tokens: writes,
     cache_read_input_tokens: usage.cachedInputTokens,
+  };
+}
+
+/**
+ * The usage of a whole message (a response body, a stream's message_start) for an Anthropic
+ * client, with every field Anthropic's own messages carry, so an SDK reads values where it reads
+ * them from Anthropic: the cache writes by lifetime (a translated call's writes are all taken as
+ * the default five-minute lifetime; OpenAI-protocol suppliers report none), no server tools (none
+ * cross a translation), and the standard tier (the request's `service_tier` is not carried over).
+ */
+export function anthropicMessageUsage(usage: TokenUsage): AnthropicUsage {
+  const base = anthropicUsageFrom(usage);
+  return {
+    ...base,
+    cache_creation: { ephemeral_5m_input_tokens: base.cache_creation_input_tokens ?? 0, ephemeral_1h_input_tokens: 0 },
+    server_tool_use: null,
+    service_tier: 'standard',
   };
 }
 
