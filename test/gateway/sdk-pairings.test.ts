@@ -606,7 +606,33 @@ describe('official SDKs through the gateway, every client/supplier pairing', () 
         }
       });
 
-      // JSON mode exists on the chat-completions interface only.
+      // Anthropic's structured output: a JSON schema in output_config.format, whatever the supplier's protocol.
+      if (p.client === 'anthropic') {
+        test('structured output: output_config.format gives JSON following the schema (plain and streamed)', async () => {
+          const schema = {
+            type: 'object',
+            properties: { city: { type: 'string' }, celsius: { type: 'number' } },
+            required: ['city', 'celsius'],
+            additionalProperties: false,
+          };
+          const request = {
+            model: p.model,
+            max_tokens: 256,
+            messages: [{ role: 'user' as const, content: 'Give me the weather as JSON' }],
+            output_config: { format: { type: 'json_schema' as const, schema } },
+          };
+          const plain = await anthropic.messages.create(request);
+          assert.equal(plain.stop_reason, 'end_turn');
+          const text = plain.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+          const parsed = JSON.parse(text) as { city: unknown; celsius: unknown };
+          assert.equal(typeof parsed.city, 'string');
+          assert.equal(typeof parsed.celsius, 'number');
+          const streamed = await anthropic.messages.stream(request).finalMessage();
+          assert.deepEqual(JSON.parse(streamed.content.map((b) => (b.type === 'text' ? b.text : '')).join('')), parsed);
+        });
+      }
+
+      // JSON mode (response_format) is the chat-completions interface's.
       if (p.client === 'openai') {
         test('JSON mode: json_object and json_schema (plain and streamed) give parseable JSON', async () => {
           const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: 'Give me the weather as JSON' }];

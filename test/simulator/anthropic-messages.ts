@@ -14,7 +14,7 @@ import {
 } from './deterministic.js';
 import { asObject, type Exchange, sendError, sendJson, stopList } from './http.js';
 import { SseStream } from './sse.js';
-import { planToolCalls, type ToolMode, type ToolSpec, UnknownToolError } from './tools.js';
+import { planToolCalls, type ToolMode, type ToolSpec, UnknownToolError, valueFromSchema } from './tools.js';
 
 const ARG_FRAGMENT = 8;
 
@@ -82,7 +82,10 @@ export function handleMessages(ex: Exchange, raw: unknown): void {
     for (const c of calls) blocks.push({ type: 'tool_use', id: newId('toolu_'), name: c.name, json: c.arguments });
     stopReason = 'tool_use';
   } else {
-    const limited = limitText(replyText(userText), maxTokens, stopList(body.stop_sequences));
+    // Structured output (`output_config.format`): the whole answer is JSON following the schema.
+    const format = asObject(asObject(body.output_config)?.format);
+    const structured = format?.type === 'json_schema' ? JSON.stringify(valueFromSchema(format.schema, 'value', 0)) : undefined;
+    const limited = limitText(structured ?? replyText(userText), maxTokens, stopList(body.stop_sequences));
     blocks.push({ type: 'text', text: limited.text });
     if (limited.cut === 'length') stopReason = 'max_tokens';
     else if (limited.cut === 'stop') {

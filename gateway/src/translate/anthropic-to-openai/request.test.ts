@@ -63,6 +63,28 @@ describe('AnthropicToOpenAi.request', () => {
       assert.equal(body[left], undefined, left);
   });
 
+  it("carries output_config's JSON schema as a strict response_format, leaves its effort out, refuses other formats", () => {
+    const messages = [{ role: 'user', content: 'Rate it' }];
+    const schema = { type: 'object', properties: { stars: { type: 'integer' } }, required: ['stars'], additionalProperties: false };
+    const body = translate({ messages, output_config: { format: { type: 'json_schema', schema }, effort: 'high' } });
+    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
+    assert.equal(body.reasoning_effort, undefined);
+    // Only an effort, or nothing: no format asked for.
+    assert.equal(translate({ messages, output_config: { effort: 'low' } }).response_format, undefined);
+    assert.equal(translate({ messages, output_config: { format: null } }).response_format, undefined);
+    for (const [outputConfig, param] of [
+      [{ format: { type: 'xml' } }, 'output_config.format'],
+      [{ format: { type: 'json_schema' } }, 'output_config.format'],
+      ['json', 'output_config'],
+      [{ verbosity: 'low' }, 'output_config.verbosity'],
+    ] as const)
+      assert.throws(
+        () => translate({ messages, output_config: outputConfig }),
+        (err: unknown) => err instanceof ApiError && err.param === param && err.status === 400,
+        param,
+      );
+  });
+
   it('maps the top-level fields and drops what OpenAI has no place for', () => {
     const body = translate({
       system: 'Be brief.',

@@ -4,6 +4,7 @@ import type { ChatCompletionRequest } from '../../interfaces/chat-completions/sc
 import { isCustomTool, type CustomTool, type MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
 import { convertMessages, systemMessage } from './messages.js';
+import { responseFormatFromOutputConfig } from './output-config.js';
 import type { ToolNameMap } from './tool-names.js';
 import { unhandledField } from '../shared/unhandled-fields.js';
 
@@ -62,7 +63,7 @@ function customTools(request: MessagesRequest, context: TranslationContext): Cus
 /**
  * The messages fields this translation maps, refuses elsewhere (`thread`), or leaves out as docs/interfaces.md says (`top_k`, `thinking`, `service_tier`, a
  * top-level `cache_control` — OpenAI caches prompts by itself —, the gateway's own `region` and
- * metadata keys). Any other field that asks for something is refused, not dropped
+ * metadata keys); `output_config` is read by output-config.ts. Any other field that asks for something is refused, not dropped
  * (shared/unhandled-fields.ts): `mcp_servers`, `container`, `context_management`, and whatever
  * Anthropic adds next.
  */
@@ -84,6 +85,7 @@ const handledFields: ReadonlySet<string> = new Set([
   'cache_control',
   'region',
   'thread',
+  'output_config',
 ]);
 
 function refuseUnhandled(request: MessagesRequest, context: TranslationContext): void {
@@ -140,6 +142,8 @@ export function openAiRequestFrom(request: MessagesRequest, context: Translation
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.top_p !== undefined) body.top_p = request.top_p;
   if (request.metadata?.user_id !== undefined) body.user = request.metadata.user_id;
+  const responseFormat = responseFormatFromOutputConfig((request as { output_config?: unknown }).output_config, context);
+  if (responseFormat !== undefined) body.response_format = responseFormat;
   if (request.stream === true) {
     body.stream = true;
     // Without it OpenAI streams carry no usage, and message_delta could not report any.

@@ -1,0 +1,43 @@
+// Anthropic's `output_config` for an OpenAI-protocol supplier: the structured-output format the
+// answer must follow becomes OpenAI's strict `response_format`; the effort is a hint, left out as
+// `thinking` is (an OpenAI model that does not reason refuses `reasoning_effort`).
+import { ApiError } from '../../../../core/errors/index.js';
+import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import type { TranslationContext } from '../types.js';
+
+type ResponseFormat = NonNullable<ChatCompletionRequest['response_format']>;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The keys of `output_config` this translation reads. */
+const outputConfigKeys: ReadonlySet<string> = new Set(['format', 'effort']);
+
+/** The name OpenAI requires on a JSON schema format; Anthropic's has none. */
+const schemaName = 'output';
+
+/**
+ * The `response_format` a request's `output_config` asks for; undefined when it asks for none
+ * (absent, null, or only an effort). A format other than a JSON schema, or a key this translation
+ * does not know, is refused naming it rather than answered in free text.
+ */
+export function responseFormatFromOutputConfig(outputConfig: unknown, context: TranslationContext): ResponseFormat | undefined {
+  if (outputConfig === undefined || outputConfig === null) return undefined;
+  if (!isObject(outputConfig))
+    throw new ApiError('validation_error', { param: 'output_config', humanMessage: 'output_config must be an object' });
+  for (const [key, value] of Object.entries(outputConfig)) {
+    if (value === null || value === undefined || outputConfigKeys.has(key)) continue;
+    throw new ApiError('unsupported_parameter', {
+      param: `output_config.${key}`,
+      humanMessage: `Model ${context.publicModel} is served here through an OpenAI-protocol supplier, which has no output_config.${key}; omit it`,
+    });
+  }
+  const format = outputConfig.format;
+  if (format === undefined || format === null) return undefined;
+  if (!isObject(format) || format.type !== 'json_schema' || !isObject(format.schema))
+    throw new ApiError('validation_error', {
+      param: 'output_config.format',
+      humanMessage: 'output_config.format must be {"type": "json_schema", "schema": {...}}',
+    });
+  // Strict, because Anthropic's structured output holds the answer to the schema, as OpenAI's strict mode does.
+  return { type: 'json_schema', json_schema: { name: schemaName, schema: format.schema, strict: true } };
+}
