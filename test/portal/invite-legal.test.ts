@@ -31,6 +31,12 @@ describe('/invite/{token}', () => {
     expect(html).toContain('department admin');
     expect(html).toContain(`href="/login?return_to=%2Finvite%2F${secret}"`);
     expect(harness.logText()).toContain('"route":"/invite/:token"');
+    // Refused before routing (a foreign origin, a body that does not parse, a wrong content type): unmatched, its secret cut out.
+    const accept = `${harness.url}/invite/${secret}/accept`;
+    expect((await fetch(accept, { method: 'POST', headers: { origin: 'http://elsewhere.example' } })).status).toBe(403);
+    const broken = { method: 'POST', headers: { origin: harness.url, 'content-type': 'application/json' }, body: '{' };
+    expect((await fetch(accept, broken)).status).toBe(400);
+    expect(harness.logText()).toContain(`"path":"/invite/:redacted(${secret.length})/accept"`);
     expect(harness.logText()).not.toContain(secret);
     await deps.invites.revoke(id);
     expect(await (await fetch(`${harness.url}/invite/${secret}`)).text()).toContain('This invitation was withdrawn');

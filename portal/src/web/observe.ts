@@ -1,6 +1,6 @@
 // First in the chain: a request id, then on finish one JSON log line and the request metrics.
-// The line carries the route pattern (the raw path only for unmatched requests, never the query,
-// where tokens travel) and never a header, body or cookie, so no password, token or session id
+// The line carries the route pattern (the path only for unmatched requests, with long segments cut
+// out, never the query, where tokens travel) and never a header, body or cookie, so no password, token or session id
 // can reach the log.
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
@@ -8,6 +8,21 @@ import type { Logger } from 'pino';
 import type { PortalMetrics } from '../../../core/telemetry/index.js';
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** The longest path segment logged as it is; the portal's secrets in paths (invitation tokens) are 43. */
+const longestLoggedSegment = 19;
+
+/**
+ * The path of a request no route matched, for the log: a request refused before routing (a
+ * foreign origin, a body that does not parse) to `/invite/<token>/accept` is unmatched too, so
+ * any segment long enough to be a secret is replaced by its length.
+ */
+export function loggablePath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => (segment.length > longestLoggedSegment ? `:redacted(${segment.length})` : segment))
+    .join('/');
+}
 
 /** Request id (kept from a trusted-looking `x-request-id`, else new), access log line and metrics. */
 export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: () => number) {
@@ -30,8 +45,8 @@ export function observeRequests(logger: Logger, metrics: PortalMetrics, clock: (
           ...(res.locals.traceId ? { trace_id: res.locals.traceId as string } : {}),
           method: req.method,
           route,
-          // The raw path only when no route matched: a matched one may hold a token (/invite/:token).
-          ...(req.route ? {} : { path: req.path }),
+          // The path only when no route matched (a matched one may hold a token: /invite/:token), secrets cut out.
+          ...(req.route ? {} : { path: loggablePath(req.path) }),
           status: res.statusCode,
           durationMs: Math.round(seconds * 1000),
           userId: res.locals.user?.id,
