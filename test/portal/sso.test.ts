@@ -228,6 +228,19 @@ describe('SSO sign-in', () => {
     expect(await stranger.json()).toMatchObject({ code: 'invalid_token' });
   });
 
+  it('says a sign-in was cancelled at the provider, rather than that its answer did not verify', async () => {
+    const client = new PortalClient(harness.url);
+    const start = await client.get('/auth/sso-a');
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    // The provider sends the browser back with an error (and, per RFC 9207, its issuer), as when the person cancels there.
+    const error = new URLSearchParams({ error: 'access_denied', state, iss: providers['sso-a']!.issuer });
+    const back = await client.get(`/oauth/sso-a/login/callback/?${error}`);
+    expect(back.status).toBe(401);
+    const page = await back.text();
+    expect(page).toContain('The sign-in was cancelled at the identity provider');
+    expect(page).not.toContain('could not be verified');
+  });
+
   it('hands a sign-in off to a reseller origin with a one-time token that works once', async () => {
     const person = account('handoff');
     const client = new PortalClient(harness.url);

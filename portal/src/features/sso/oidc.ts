@@ -103,10 +103,7 @@ export class OidcProvider {
       if (claims.email === undefined)
         claims = { ...(await oidc.fetchUserInfo(config, tokens.access_token, idToken.sub)), ...claims, sub: idToken.sub };
     } catch (cause) {
-      throw new ApiError('invalid_token', {
-        humanMessage: 'The identity provider’s answer could not be verified; please sign in again',
-        cause,
-      });
+      throw callbackFailure(cause);
     }
     return {
       subject: claims.sub,
@@ -117,6 +114,38 @@ export class OidcProvider {
       name: typeof claims.name === 'string' ? plainName(claims.name, 120) : undefined,
     };
   }
+}
+
+/**
+ * What a failed callback tells the person, by its cause: they cancelled (or the provider refused)
+ * at the provider, the provider could not be reached or failed, or its answer did not verify.
+ */
+export function callbackFailure(cause: unknown): ApiError {
+  if (cause instanceof oidc.AuthorizationResponseError) {
+    const cancelled = cause.error === 'access_denied' || cause.error === 'consent_required' || cause.error === 'login_required';
+    return new ApiError('invalid_token', {
+      humanMessage: cancelled
+        ? 'The sign-in was cancelled at the identity provider; sign in again to continue'
+        : `The identity provider refused the sign-in (${plainName(cause.error, 64)}); sign in again, or ask your administrator`,
+      cause,
+    });
+  }
+  // The token or userinfo call did not reach the provider, or the provider failed (5xx).
+  const status =
+    cause instanceof oidc.ResponseBodyError
+      ? cause.status
+      : cause instanceof oidc.ClientError
+        ? (cause.cause as { status?: unknown } | undefined)?.status
+        : undefined;
+  if (cause instanceof TypeError || (typeof status === 'number' && status >= 500))
+    return new ApiError('provider_unavailable', {
+      humanMessage: 'The identity provider cannot be reached right now; try again shortly',
+      cause,
+    });
+  return new ApiError('invalid_token', {
+    humanMessage: 'The identity provider’s answer could not be verified; please sign in again',
+    cause,
+  });
 }
 
 /** The configured providers by id; a provider with a non-loopback http issuer is a configuration error. */
