@@ -137,12 +137,13 @@ export class UserRepository {
    * counts as verified.
    * Nothing changes for an account already verified.
    */
-  async claimUnverifiedForProvider(id: number, now: Date): Promise<void> {
+  async claimUnverifiedForProvider(id: number, now: Date, displayName: string): Promise<void> {
     await this.knex.transaction(async (trx) => {
       const claimed = await trx('users')
         .where({ id })
         .whereNull('email_verified_at')
-        .update({ password_hash: null, email_verified_at: now, updated_at: now });
+        // The name shown is the provider's for its person, not the one whoever signed up chose.
+        .update({ password_hash: null, email_verified_at: now, display_name: displayName, updated_at: now });
       if (claimed === 0) return;
       await trx('portal_sessions').where({ user_id: id }).delete();
       await trx('one_time_tokens').where({ user_id: id }).whereNull('used_at').update({ used_at: now });
@@ -174,7 +175,7 @@ export class UserRepository {
 
   /** Changes the name shown for the user. */
   async setDisplayName(id: number, displayName: string, now: Date): Promise<void> {
-    await this.knex('users').where({ id }).update({ display_name: displayName, updated_at: now });
+    await this.knex('users').where({ id }).update({ updated_at: now });
   }
 
   /** The user's dashboard display settings (a JSON object of free properties). */

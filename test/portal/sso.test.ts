@@ -8,6 +8,8 @@ import { startPortalHarness, type PortalHarness } from '../support/portal-harnes
 import { waitFor } from '../support/wait-for.js';
 
 let harness: PortalHarness;
+/** The platform owner's address (SVC_OWNER_EMAIL), which becomes owner when a provider vouches for it. */
+const ownerEmail = `Platform.Owner-${Date.now()}@example.com`;
 const providers: Record<'sso-a' | 'sso-b', TestOidcProvider | undefined> = { 'sso-a': undefined, 'sso-b': undefined };
 beforeAll(async () => {
   harness = await startPortalHarness({
@@ -28,6 +30,7 @@ beforeAll(async () => {
         // An organisation's own provider whose addresses are its to issue (it sends no email_verified).
         SVC_SSO_B_TRUST_EMAILS: 'true',
         SVC_PORTAL_HANDOFF_ORIGINS: baseUrl,
+        SVC_OWNER_EMAIL: ownerEmail,
       };
     },
   });
@@ -100,6 +103,20 @@ describe('SSO sign-in', () => {
     expect(await password.json()).toMatchObject({ code: 'sso_only' });
   });
 
+  it('SVC_OWNER_EMAIL becomes owner when a provider vouches for it, as when its emailed link is followed', async () => {
+    const client = new PortalClient(harness.url);
+    await client.postForm('/auth/accept-tos', { accept: 'true', provider: 'sso-a' });
+    const person = { sub: `platform-owner-${Date.now()}`, email: ownerEmail.toLowerCase(), emailVerified: true, name: 'Platform Owner' };
+    expect((await ssoSignIn(client, 'sso-a', person)).headers.get('location')).toBe('/dashboard');
+    expect(await harness.portal.deps.users.findByEmail(ownerEmail)).toMatchObject({ role: 'owner', emailVerified: true });
+    // Anyone else signing up by SSO is a member.
+    const other = new PortalClient(harness.url);
+    await other.postForm('/auth/accept-tos', { accept: 'true', provider: 'sso-a' });
+    const someone = account('not-owner');
+    await ssoSignIn(other, 'sso-a', someone);
+    expect((await harness.portal.deps.users.findByEmail(someone.email))?.role).not.toBe('owner');
+  });
+
   it("a provider's name claim is cleaned of direction controls before it becomes the display name", async () => {
     const person = { ...account('sso-a'), name: 'Emoji \u202Enimda\u2066' };
     const client = new PortalClient(harness.url);
@@ -164,7 +181,12 @@ describe('SSO sign-in', () => {
     const owner = new PortalClient(harness.url);
     const signedIn = await ssoSignIn(owner, 'sso-a', { sub: `owner-${Date.now()}`, email, emailVerified: true, name: 'Owner' });
     expect(signedIn.headers.get('location')).toBe('/dashboard');
-    expect(await harness.portal.deps.users.findByEmail(email)).toMatchObject({ hasPassword: false, emailVerified: true });
+    // The squatter's chosen name goes with the password: the account shows the provider's name.
+    expect(await harness.portal.deps.users.findByEmail(email)).toMatchObject({
+      hasPassword: false,
+      emailVerified: true,
+      displayName: 'Owner',
+    });
     // The squatter's password and emailed link no longer work.
     const login = await squatter.postJson('/auth/login', { email, password: 'squatter pass 77' });
     expect(await login.json()).toMatchObject({ code: 'sso_only' });

@@ -94,6 +94,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
           termsAccepted: readCookie(req, termsCookie) === settings.SVC_LEGAL_VERSION,
           legalVersion: settings.SVC_LEGAL_VERSION,
           now,
+          ownerEmail: settings.SVC_OWNER_EMAIL,
         });
         if (user.status !== 'active')
           throw new ApiError('account_status', { details: { status: user.status, redirect: accountStatusPage[user.status] } });

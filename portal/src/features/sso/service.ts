@@ -11,7 +11,7 @@ export async function resolveSsoUser(
   users: UserRepository,
   provider: SsoProviderId,
   identity: SsoIdentity,
-  options: { termsAccepted: boolean; legalVersion: string; now: Date },
+  options: { termsAccepted: boolean; legalVersion: string; now: Date; ownerEmail: string | undefined },
 ): Promise<{ user: User; created: boolean }> {
   const linked = await users.findByIdentity(provider, identity.subject);
   if (linked) return { user: linked, created: false };
@@ -28,8 +28,12 @@ export async function resolveSsoUser(
     if (existing.status !== 'active') return { user: existing, created: false };
     // Its address never verified, the account may be someone else's claim on it: the provider's
     // word settles whose it is (its password and sessions end).
-    if (!existing.emailVerified) await users.claimUnverifiedForProvider(existing.id, options.now);
+    if (!existing.emailVerified) await users.claimUnverifiedForProvider(existing.id, options.now, displayNameOf(identity, identity.email));
     await users.linkIdentity(existing.id, provider, identity.subject, options.now);
+    // Verified now by the provider's word: the owner address becomes owner then, as by an emailed
+    // link (an account verified before keeps the role it has).
+    if (!existing.emailVerified)
+      return { user: await users.markEmailVerified(existing.id, options.now, options.ownerEmail), created: false };
     return { user: (await users.findById(existing.id)) ?? existing, created: false };
   }
   // A new account takes the address only on the provider's word that it is the person's: else
@@ -43,7 +47,7 @@ export async function resolveSsoUser(
   const user = await users.create(
     {
       email: identity.email,
-      displayName: identity.name ?? identity.email.split('@')[0]!,
+      displayName: displayNameOf(identity, identity.email),
       passwordHash: null,
       legalVersion: options.legalVersion,
       emailVerified: true,
@@ -51,5 +55,10 @@ export async function resolveSsoUser(
     options.now,
   );
   await users.linkIdentity(user.id, provider, identity.subject, options.now);
-  return { user, created: true };
+  return { user: await users.markEmailVerified(user.id, options.now, options.ownerEmail), created: true };
+}
+
+/** The name an account made or claimed by SSO shows: the provider's name claim, else the address's local part. */
+function displayNameOf(identity: SsoIdentity, email: string): string {
+  return identity.name || email.split('@')[0]!;
 }
