@@ -50,3 +50,10 @@ node hello.mjs
 Ctrl-C stops everything; data and keys survive a restart.
 `;
 }
+
+/** Where the portal's emails go, as the banner says it: the mail server (never its credentials), else the outbox folder. */
+export function mailDestination(smtpUrl: string | undefined, dataDir: string): string {
+  if (!smtpUrl) return `emails go to ${dataDir}/outbox`;
+  const server = new URL(smtpUrl);
+  return `emails go to the mail server ${server.protocol}//${server.host}`;
+}

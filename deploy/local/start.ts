@@ -17,7 +17,7 @@ import { startGateway } from '../../gateway/src/server.js';
 import { tokenCounter } from '../../gateway/src/tokens/count.js';
 import { startPortal } from '../../portal/src/server.js';
 import { startSimulator } from '../../test/simulator/server.js';
-import { banner } from './banner.js';
+import { banner, mailDestination } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
 import { writeDemoCatalogue } from './demo-catalogue.js';
 import { startLocalTestProcessor } from './payment-processor/index.js';
@@ -108,9 +108,11 @@ async function main(): Promise<void> {
   );
   if (owner.user && owner.user.id !== credentials.demoOwnerId)
     saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerId: owner.user.id });
-  const signIn = ownerSignIn(owner, ownerEmail, ownerPassword, portal.url);
+  // The address people use: SVC_PORTAL_BASE_URL when set (a form posted to another address is refused as cross-site).
+  const portalAddress = portal.deps.settings.SVC_PORTAL_BASE_URL;
+  const signIn = ownerSignIn(owner, ownerEmail, ownerPassword, portalAddress);
   if (owner.restored) console.log(`No active owner was left: ${ownerEmail} is an active owner again.`);
-  console.log(`Portal: ${portal.url}   ${signIn}; emails go to ${dataDir}/outbox`);
+  console.log(`Portal: ${portalAddress}   ${signIn}; ${mailDestination(portal.deps.settings.SVC_SMTP_URL, dataDir)}`);
   if (portal.metricsUrl) console.log(`Portal metrics: ${portal.metricsUrl}`);
   if (payments)
     console.log(
