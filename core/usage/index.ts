@@ -6,3 +6,4 @@ export * from './scope.js';
 export * from './usage-query.js';
 export * from './model-observations.js';
 export * from './conversations.js';
+export * from './key-spend.js';

@@ -10,6 +10,7 @@ import type { PortalHarness } from '../support/portal-harness.js';
 import type { GatewayHarness } from '../support/gateway-harness.js';
 import { fundWallet, signUp, startPortalWithGateway } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
+import { formatUsd } from '../../portal/src/web/usd.js';
 
 let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
 let portal: PortalHarness;
@@ -186,6 +187,30 @@ interface LogPage {
   data: { request_id: number; gateway_request_id: string; key_id: number; status: number; code: string | null; cost_usd: number }[];
   next_cursor: string | null;
 }
+
+describe('a key without a budget', () => {
+  it('shows what it spent this month, not the $0 of a budget it does not have', async () => {
+    const audited = (await portal.database
+      .knex('audit_log')
+      .where({ key_id: keyA.key.gateway_key_id })
+      .sum({ cost: 'cost_usd' })
+      .first()) as {
+      cost: string;
+    };
+    expect(Number(audited.cost)).toBeGreaterThan(0);
+    const key = await json<{ budget_limit: number | null; spent_this_month_usd: number }>(
+      alice.client,
+      `/dashboard/keys/${keyA.key.key_id}`,
+    );
+    expect(key).toMatchObject({ budget_limit: null, spent_this_month_usd: Number(audited.cost) });
+    const list = await json<{ data: { key_id: number; spent_this_month_usd: number }[] }>(alice.client, '/dashboard/keys');
+    expect(list.data.find((k) => k.key_id === keyA.key.key_id)?.spent_this_month_usd).toBe(Number(audited.cost));
+    const page = await (await alice.client.get(`/dashboard/keys/${keyA.key.key_id}`)).text();
+    const card = /data-testid="key-spent">([\s\S]*?)<\/div>/.exec(page)?.[1] ?? '';
+    expect(card).toContain('this month (UTC) · no budget');
+    expect(card).toContain(`<p class="stat">${formatUsd(Number(audited.cost))}</p>`);
+  });
+});
 
 describe('the request log', () => {
   it('pages newest first without gaps or repeats, and filters', async () => {

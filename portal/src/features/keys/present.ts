@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { readBudgetUsage, spendFromAuditLog, unspentBudget } from '../../../../core/budget/index.js';
 import type { KeyRecord } from '../../../../core/keys/index.js';
 import type { Store } from '../../../../core/store/index.js';
+import { spendThisMonth } from '../../../../core/usage/index.js';
 
 /** The dashboard's view of one key. */
 export interface KeyPresentation {
@@ -21,6 +22,11 @@ export interface KeyPresentation {
   budget_remaining: number | null;
   /** Worst cases reserved by requests in flight (part of budget_used until they settle). */
   budget_reserved: number | null;
+  /**
+   * Spend since the start of the UTC month, whatever the budget (the hourly rollup, written with
+   * the audit rows); null when it could not be read. A key without a budget shows it as its spend.
+   */
+  spent_this_month_usd: number | null;
   resets_at: string | null;
   rate_limit_rpm: number | null;
   source: string;
@@ -33,14 +39,35 @@ export interface KeyPresentation {
   updated: string;
 }
 
-/** Presents a key with its budget usage (store counters, the audit log when the store lost them). */
-export async function presentKey(store: Store, database: Knex, key: KeyRecord, now: Date, withUsage = true): Promise<KeyPresentation> {
+/** Each key's spend this month, for presenting a page of keys with one query; null when it could not be read. */
+export function monthSpendOf(database: Knex, keys: readonly KeyRecord[], now: Date): Promise<ReadonlyMap<string, number> | null> {
+  return spendThisMonth(
+    database,
+    keys.map((k) => k.id),
+    now,
+  ).catch(() => null);
+}
+
+/**
+ * Presents a key with its budget usage (store counters, the audit log when the store lost them)
+ * and its spend this month (`monthSpend`: read for this key alone when not given; null, unknown).
+ */
+export async function presentKey(
+  store: Store,
+  database: Knex,
+  key: KeyRecord,
+  now: Date,
+  withUsage = true,
+  monthSpend?: ReadonlyMap<string, number> | null,
+): Promise<KeyPresentation> {
   const period = key.budgetPeriod ?? 'monthly';
   // A key just created has spent nothing: its window (and so its reset) is known without a read.
   const usage = withUsage
     ? await readBudgetUsage(store, key, now, () => spendFromAuditLog(database, key.id, period, now)).catch(() => undefined)
     : unspentBudget(key, now);
   const status = key.status === 'active' && usage?.exhausted ? 'budget_exhausted' : key.status;
+  // A key just created (withUsage false) has spent nothing.
+  const spent = !withUsage ? new Map<string, number>() : monthSpend !== undefined ? monthSpend : await monthSpendOf(database, [key], now);
   return {
     key_id: key.number,
     gateway_key_id: key.id,
@@ -54,6 +81,7 @@ export async function presentKey(store: Store, database: Knex, key: KeyRecord, n
     budget_used: usage ? usage.usedUsd : null,
     budget_remaining: usage ? usage.remainingUsd : null,
     budget_reserved: usage ? usage.reservedUsd : null,
+    spent_this_month_usd: spent ? (spent.get(key.id) ?? 0) : null,
     resets_at: usage?.resetsAt?.toISOString() ?? null,
     rate_limit_rpm: key.rateLimitRpm,
     source: key.source,

@@ -23,7 +23,7 @@ import { requireAction } from '../../web/principal.js';
 import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
-import { presentKey } from './present.js';
+import { monthSpendOf, presentKey } from './present.js';
 import { KeyFormClaims, newFormToken, sentFormToken, withoutFormToken } from './form-submissions.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
@@ -109,7 +109,9 @@ export function keysRouter(deps: PortalDeps): Router {
         throw new ApiError('validation_error', { status: 422, param: 'cursor', humanMessage: 'The cursor is not one this page gave' });
       throw error;
     }
-    const data = await Promise.all(page.data.map((k) => presentKey(deps.store, deps.database, k, now())));
+    const at = now();
+    const monthSpend = await monthSpendOf(deps.database, page.data, at);
+    const data = await Promise.all(page.data.map((k) => presentKey(deps.store, deps.database, k, at, true, monthSpend)));
     if (wantsJson(req)) return res.json({ object: 'list', data, next_cursor: page.nextCursor, has_more: page.nextCursor !== null });
     res.render('dashboard/keys/list', {
       title: 'API keys',
