@@ -424,9 +424,10 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
           actor: 'processor',
         })
       : undefined;
+  // The dispute's row shows its net wallet effect: a won dispute returned what it held.
   await trx('billing_payments')
     .where({ id: row.id })
-    .update({ status: won ? 'won' : 'lost', updated_at: now, completed_at: now });
+    .update({ status: won ? 'won' : 'lost', credit_nano: returned - held, updated_at: now, completed_at: now });
   if (won) {
     await trx('billing_payments')
       .where({ id: original.id })

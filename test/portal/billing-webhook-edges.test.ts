@@ -103,6 +103,9 @@ describe('disputes', () => {
       expect(await deliver('charge.dispute.closed', disputeOf(shown, id, outcome))).toBe('ignored');
       expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
       expect(await knex('billing_payments').where({ dispute_id: id }).first('status')).toEqual({ status: outcome });
+      // The payments list shows the dispute's net wallet effect: nothing once won, the hold once lost.
+      const { credit_nano } = (await knex('billing_payments').where({ dispute_id: id }).first('credit_nano')) as { credit_nano: string };
+      expect(Number(credit_nano)).toBe(balance - 10e9);
     }
   });
 });
