@@ -173,6 +173,31 @@ describe('keys in the browser', () => {
         }
       }
       await screenshot(page, 'key-list-long-names');
+
+      // Administration tables: an organisation or department name as long as its form takes, without
+      // a space, wraps; and a plain name beside an email keeps a readable column ("Othe/r Perso/n" was seen).
+      const knex = portal.database.knex;
+      const [org] = (await knex('organisations')
+        .insert({ name: `Organisation ${'Ü'.repeat(120)}`, slug: `long-${Date.now()}` })
+        .returning('id')) as { id: number }[];
+      await knex('departments').insert({ organisation_id: org!.id, name: `Department ${'D'.repeat(100)}` });
+      await signUp(portal, { name: 'Other Person', password: 'browser password 42', organisationId: org!.id });
+      for (const path of ['/dashboard/admin/organisations', '/dashboard/admin/departments']) {
+        await page.goto(path);
+        const overflowing = await page.evaluate(
+          `[...document.querySelectorAll('.card:has(> .table)')].filter((c) => c.scrollWidth > c.clientWidth + 1).length`,
+        );
+        expect(overflowing, path).toBe(0);
+        await screenshot(page, `admin${path.replaceAll('/', '-').replace('-dashboard-admin', '')}-long-names`);
+      }
+      await page.goto('/dashboard/admin/users');
+      const lines = await page.evaluate(`(() => {
+        const link = [...document.querySelectorAll('[data-testid=users-table] td a')].find((a) => a.textContent.trim() === 'Other Person');
+        const range = document.createRange();
+        range.selectNodeContents(link);
+        return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size;
+      })()`);
+      expect(lines, 'the lines "Other Person" takes in the users list').toBeLessThanOrEqual(1);
     } finally {
       await context.close();
     }
