@@ -143,6 +143,27 @@ describe('keys in the browser', () => {
     }
   });
 
+  it("'Skip to content' skips the dashboard menu: the next Tab reaches the page's own first link", async () => {
+    const { email, password } = await signUp(portal, { password: 'browser password 42' });
+    const context = await browser.newContext({ baseURL: portal.url, viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await signIn(page, email, password, '/dashboard/keys');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate('document.activeElement.textContent.trim()')).toBe('Skip to content');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      const focused = (await page.evaluate(`(() => {
+        const el = document.activeElement;
+        return { text: el.textContent.trim(), inMenu: el.closest('.side-nav') !== null, inHeader: el.closest('.site-header') !== null };
+      })()`)) as { text: string; inMenu: boolean; inHeader: boolean };
+      expect(focused).toMatchObject({ inMenu: false, inHeader: false });
+      expect(focused.text).toBe('New key');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('names as long as the forms accept, without a space, wrap instead of widening the page', async () => {
     // An administrator, so the users list (where the name is a link in a table) is seen too.
     const { email, password } = await signUp(portal, { name: 'W'.repeat(120), password: 'browser password 42', role: 'platform_admin' });
