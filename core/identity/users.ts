@@ -175,7 +175,7 @@ export class UserRepository {
 
   /** Changes the name shown for the user. */
   async setDisplayName(id: number, displayName: string, now: Date): Promise<void> {
-    await this.knex('users').where({ id }).update({ updated_at: now });
+    await this.knex('users').where({ id }).update({ display_name: displayName, updated_at: now });
   }
 
   /** The user's dashboard display settings (a JSON object of free properties). */
