@@ -35,6 +35,18 @@ export function hasDirectionControls(text: string): boolean {
 }
 
 /**
+ * Characters that show nothing: spaces of every kind, format characters (zero-width space and
+ * joiners, the BOM, soft hyphen…) and the fillers and blanks that render as empty (Hangul fillers,
+ * the blank Braille pattern). A name of only these looks empty in a table or an email.
+ */
+const invisible = /[\p{Z}\p{Cf}\s\u115F\u1160\u3164\uFFA0\u2800]/gu;
+
+/** The text shows at least one character (see invisible). */
+export function hasVisibleCharacter(text: string): boolean {
+  return text.replace(invisible, '') !== '';
+}
+
+/**
  * A name another system gave (an identity provider's `name` claim), made fit to store and show: no
  * direction controls, no NUL, no half surrogate, trimmed and cut to `max` characters. It cannot be
  * refused like a name typed in a form, so it is cleaned instead; empty afterwards: undefined.
@@ -42,5 +54,5 @@ export function hasDirectionControls(text: string): boolean {
 export function plainName(text: string, max: number): string | undefined {
   const cleaned = toWellFormed(text).replace(new RegExp(directionControls.source, 'g'), '').replaceAll('\u0000', '').trim();
   const cut = [...cleaned].slice(0, max).join('').trim();
-  return cut === '' ? undefined : cut;
+  return hasVisibleCharacter(cut) ? cut : undefined;
 }

@@ -60,6 +60,15 @@ describe('values the database cannot hold', () => {
     );
   });
 
+  it('a name of only zero-width or blank characters is 422 (it shows as nothing); one with a visible character is kept', async () => {
+    for (const invisible of ['\u200B\u200B', '\u2060\uFEFF', '\u3164', ' \u200D '])
+      await expect422(await user.client.postForm('/dashboard/settings', { display_name: invisible }, json), 'display_name');
+    await expect422(await user.client.postJson('/dashboard/keys/new', { name: '\u200B' }), 'name');
+    // A visible name with a joiner inside (an emoji sequence) is fine.
+    const kept = await user.client.postForm('/dashboard/settings', { display_name: 'Ada \u{1F469}\u200D\u{1F4BB}' });
+    expect(kept.status).toBe(303);
+  });
+
   it('ids past the integer columns are 422 on paths, queries and bodies; the export answers before streaming', async () => {
     await expect422(await user.client.get('/dashboard/keys/2147483648', json), 'key_id');
     await expect422(await user.client.get('/dashboard/request-log?key_id=2147483648', json), 'key_id');

@@ -1,7 +1,7 @@
 // zod at the edge: path, query and body are checked before any handler runs, and a failure is
 // one 422 naming each parameter, where it was and what was expected (docs/portal.md).
 import type { NextFunction, Request, Response } from 'express';
-import { hasDirectionControls, isStorableText } from '../../../core/text/well-formed.js';
+import { hasDirectionControls, hasVisibleCharacter, isStorableText } from '../../../core/text/well-formed.js';
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
 import { hasAtMostDecimals } from '../../../core/budget/usage.js';
@@ -208,15 +208,8 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, sent: u
   // Checked here, inside the handler, rather than before every route: a form refused for it is
   // shown again with the problem beside the field (withFormPage), not on an error page. Only what
   // the client sent (`sent`): an update merged over stored values is not refused for a name it left alone.
-  const spoofed = spoofedNameIn(sent);
-  if (spoofed)
-    throw validationError([
-      {
-        loc: ['body', spoofed],
-        msg: 'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069): they make a name read differently than it is written',
-        type: 'string_pattern_mismatch',
-      },
-    ]);
+  const unreadable = unreadableNameIn(sent);
+  if (unreadable) throw validationError([{ loc: ['body', unreadable.field], msg: unreadable.msg, type: 'string_pattern_mismatch' }]);
   const result = schema.safeParse(body ?? {}, inPlainWords);
   if (!result.success) throw validationError(locate('body', result.error));
   return result.data;
@@ -282,12 +275,22 @@ export function refuseUnstorableText(req: Request, _res: Response, next: NextFun
 
 /**
  * A name field of the body (`name`, `display_name`, `…_name`: what other people read — in tables,
- * headers, emails) holding direction controls, which spoof how it reads (core/text).
+ * headers, emails) that would not read as written (core/text): direction controls spoof how it
+ * reads, and a name of only zero-width or blank characters shows as nothing. An empty or
+ * all-spaces one is left to the schema ("must not be empty").
  */
-function spoofedNameIn(body: unknown): string | undefined {
+function unreadableNameIn(body: unknown): { field: string; msg: string } | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
-  for (const [key, value] of Object.entries(body))
-    if ((key === 'name' || key.endsWith('_name')) && typeof value === 'string' && hasDirectionControls(value)) return key;
+  for (const [key, value] of Object.entries(body)) {
+    if ((key !== 'name' && !key.endsWith('_name')) || typeof value !== 'string') continue;
+    if (hasDirectionControls(value))
+      return {
+        field: key,
+        msg: 'must not contain Unicode direction controls (U+202A–U+202E, U+2066–U+2069): they make a name read differently than it is written',
+      };
+    if (value.trim() !== '' && !hasVisibleCharacter(value))
+      return { field: key, msg: 'must hold a visible character: zero-width and blank characters alone show as an empty name' };
+  }
   return undefined;
 }
 
