@@ -54,6 +54,15 @@ export function createMailer(options: {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** Text as HTML paragraphs: a blank line starts a new paragraph, a single line break stays one (HTML collapses both). */
+function paragraphs(text: string): string {
+  return text
+    .split(/\n{2,}/)
+    .filter((part) => part.trim() !== '')
+    .map((part) => `<p>${escapeHtml(part).replaceAll('\n', '<br>')}</p>`)
+    .join('');
+}
+
 /** A message with one call to action: text and HTML from the same words. */
 export function actionMessage(to: string, subject: string, intro: string, action: string, link: string, outro: string): MailMessage {
   return {
@@ -61,6 +70,6 @@ export function actionMessage(to: string, subject: string, intro: string, action
     subject,
     link,
     text: `${intro}\n\n${action}: ${link}\n\n${outro}\n`,
-    html: `<p>${escapeHtml(intro)}</p><p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p><p>${escapeHtml(outro)}</p>`,
+    html: `${paragraphs(intro)}<p><a href="${escapeHtml(link)}">${escapeHtml(action)}</a></p>${paragraphs(outro)}`,
   };
 }
