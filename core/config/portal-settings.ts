@@ -19,9 +19,11 @@ export interface SsoProviderSettings {
   /**
    * The provider's email addresses count as verified even without `email_verified: true` (an
    * organisation's own identity provider that issues its users' addresses and sends no such claim,
-   * as Microsoft Entra ID does by default). Off: only a provider's explicit word counts.
+   * as Microsoft Entra ID does by default): `true` for any address, or only for addresses in the
+   * listed domains (exact, lower-case) — a provider trusted for any domain could sign in as the
+   * owner by naming the owner's address. `false`: only a provider's explicit word counts.
    */
-  trustEmails: boolean;
+  trustEmails: boolean | readonly string[];
 }
 
 /**
@@ -29,6 +31,29 @@ export interface SsoProviderSettings {
  * docs/portal.md; SVC_ADMIN_KEY is not used by the portal but stays required so one environment
  * runs every deployable.
  */
+/**
+ * SVC_SSO_*_TRUST_EMAILS: `false`, `true` (any address), or a comma-separated list of domains
+ * whose addresses the provider issues (`acme.com,acme.co.uk`): only those count as verified
+ * without the provider's `email_verified` claim.
+ */
+const trustEmails = z
+  .string()
+  .trim()
+  .default('false')
+  .transform((value, ctx): boolean | string[] => {
+    if (value === 'true' || value === 'false') return value === 'true';
+    const domains = value.split(',').map((d) => d.trim().toLowerCase().replace(/^@/, ''));
+    const bad = domains.find((d) => !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(d));
+    if (bad !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be true, false or a comma-separated list of email domains (not ${JSON.stringify(bad)})`,
+      });
+      return z.NEVER;
+    }
+    return domains;
+  });
+
 export const portalSettingsSchema = settingsSchema.extend({
   /**
    * Public address of the portal: links in emails, the same-origin check, the OIDC redirect URIs.
@@ -93,18 +118,12 @@ export const portalSettingsSchema = settingsSchema.extend({
   SVC_SSO_A_CLIENT_ID: optional,
   SVC_SSO_A_CLIENT_SECRET: optional,
   SVC_SSO_A_LABEL: z.string().trim().min(1).default('Company SSO'),
-  SVC_SSO_A_TRUST_EMAILS: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+  SVC_SSO_A_TRUST_EMAILS: trustEmails,
   SVC_SSO_B_ISSUER: optional,
   SVC_SSO_B_CLIENT_ID: optional,
   SVC_SSO_B_CLIENT_SECRET: optional,
   SVC_SSO_B_LABEL: z.string().trim().min(1).default('Partner SSO'),
-  SVC_SSO_B_TRUST_EMAILS: z
-    .enum(['true', 'false'])
-    .default('false')
-    .transform((v) => v === 'true'),
+  SVC_SSO_B_TRUST_EMAILS: trustEmails,
   /**
    * Whether this portal process also works background jobs (exports, schedules, alerts;
    * docs/reports.md "Jobs"); false when they run in their own Deployment (`npm run worker`).

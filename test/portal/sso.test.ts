@@ -28,7 +28,7 @@ beforeAll(async () => {
         SVC_SSO_B_CLIENT_SECRET: b.clientSecret,
         SVC_SSO_B_LABEL: 'Partner ID',
         // An organisation's own provider whose addresses are its to issue (it sends no email_verified).
-        SVC_SSO_B_TRUST_EMAILS: 'true',
+        SVC_SSO_B_TRUST_EMAILS: 'example.com, Partner.example',
         SVC_PORTAL_HANDOFF_ORIGINS: baseUrl,
         SVC_OWNER_EMAIL: ownerEmail,
       };
@@ -160,6 +160,18 @@ describe('SSO sign-in', () => {
     await client.postJson('/auth/accept-tos', { accept: true });
     expect((await ssoSignIn(client, 'sso-b', person)).headers.get('location')).toBe('/dashboard');
     expect(await harness.portal.deps.users.findByEmail(person.email)).toMatchObject({ emailVerified: true });
+  });
+
+  it("a provider trusted for its domains is not trusted for an address outside them (the owner's, say)", async () => {
+    const outsider = { ...account('outsider', false), email: `owner-${Date.now()}@elsewhere.test` };
+    const client = new PortalClient(harness.url);
+    await client.postJson('/auth/accept-tos', { accept: true });
+    const refused = await ssoSignIn(client, 'sso-b', outsider);
+    expect(refused.status).toBe(403);
+    expect(await harness.portal.deps.users.findByEmail(outsider.email)).toBeUndefined();
+    // A listed domain, in any case, still is.
+    const listed = { ...account('listed', false), email: `someone-${Date.now()}@PARTNER.example` };
+    expect((await ssoSignIn(client, 'sso-b', listed)).headers.get('location')).toBe('/dashboard');
   });
 
   it('makes no account on an address the provider has not verified', async () => {

@@ -42,8 +42,8 @@ export class OidcProvider {
     private readonly clientId: string,
     private readonly clientSecret: string | undefined,
     readonly redirectUri: string,
-    /** SVC_SSO_*_TRUST_EMAILS: this provider's addresses count as verified without the claim. */
-    private readonly trustEmails = false,
+    /** SVC_SSO_*_TRUST_EMAILS: this provider's addresses (all, or those of the listed domains) count as verified without the claim. */
+    private readonly trustEmails: boolean | readonly string[] = false,
   ) {
     this.issuerOrigin = issuer.origin;
   }
@@ -85,6 +85,14 @@ export class OidcProvider {
     return { url, pending };
   }
 
+  /** Whether the provider is trusted for this address without its `email_verified` claim. */
+  private trusts(email: unknown): boolean {
+    if (typeof this.trustEmails === 'boolean') return this.trustEmails;
+    if (typeof email !== 'string') return false;
+    const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+    return email.includes('@') && this.trustEmails.includes(domain);
+  }
+
   /** Exchanges the callback's code (PKCE, state, nonce and the ID token all checked). */
   async complete(callbackUrl: URL, pending: PendingSsoLogin): Promise<SsoIdentity> {
     const config = await this.config();
@@ -109,7 +117,7 @@ export class OidcProvider {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : undefined,
       // Some providers send the claim as a string ("true": Amazon Cognito).
-      emailVerified: this.trustEmails || claims.email_verified === true || claims.email_verified === 'true',
+      emailVerified: claims.email_verified === true || claims.email_verified === 'true' || this.trusts(claims.email),
       // Shown to other people as the display name (at most 120 characters, as the settings form takes).
       name: typeof claims.name === 'string' ? plainName(claims.name, 120) : undefined,
     };
