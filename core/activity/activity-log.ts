@@ -14,6 +14,8 @@ export const activityKinds = [
   'language_changed',
   'profile_changed',
   'password_changed',
+  // An identity provider was linked to an account already in use (portal/src/features/sso).
+  'sso_linked',
   // Billing (core/billing): money in and out of the account's wallet, cards, automatic top-up.
   'payment_succeeded',
   'payment_refunded',

@@ -149,9 +149,24 @@ describe('SSO sign-in', () => {
     });
     expect(unverified.status).toBe(409);
     const client = new PortalClient(harness.url);
-    const verified = await ssoSignIn(client, 'sso-b', { sub: `v-${Date.now()}`, email, emailVerified: true, name: 'X' });
+    const subject = `v-${Date.now()}`;
+    const verified = await ssoSignIn(client, 'sso-b', { sub: subject, email, emailVerified: true, name: 'X' });
     expect(verified.headers.get('location')).toBe('/dashboard');
     expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
+    // The account's holder is told a provider now signs them in, by email and in their activity.
+    expect(harness.mail.some((line) => line.includes(`email to ${email} ("A sign-in method was added to your account")`))).toBe(true);
+    expect(harness.lastLink(email, '/dashboard/settings')).toBe(`${harness.url}/dashboard/settings`);
+    const activity = (await (await client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
+      data: { kind: string }[];
+    };
+    expect(activity.data.map((a) => a.kind)).toContain('sso_linked');
+    // Signing in again through the same link announces nothing more.
+    const announced = () => harness.mail.filter((line) => line.includes(`email to ${email} ("A sign-in method`)).length;
+    expect(announced()).toBe(1);
+    expect((await ssoSignIn(new PortalClient(harness.url), 'sso-b', { sub: subject, email, emailVerified: true, name: 'X' })).status).toBe(
+      303,
+    );
+    expect(announced()).toBe(1);
   });
 
   it('a provider trusted for its addresses (SVC_SSO_B_TRUST_EMAILS) makes accounts without the claim', async () => {

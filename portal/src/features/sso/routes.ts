@@ -13,6 +13,8 @@ import { accountStatusPage } from '../auth/service.js';
 import { safeReturnTo } from '../auth/return-to.js';
 import { acceptBody } from '../auth/schemas.js';
 import { signIn } from '../auth/sign-in.js';
+import type { User } from '../../../../core/identity/index.js';
+import { actionMessage } from '../../mail/mailer.js';
 import type { OidcProvider, PendingSsoLogin } from './oidc.js';
 import { configuredSsoButtons, ssoProviderIds, type SsoProviderId } from './providers.js';
 import { resolveSsoUser } from './service.js';
@@ -32,6 +34,29 @@ const startQuery = z.object({ return_to: singleString(500).optional(), handoff_o
 const callbackQuery = z.object({ code: singleString(2048).default(''), state: singleString(256).default('') }).loose();
 const completeQuery = z.object({ token: singleString(200).default('') });
 
+/**
+ * Tells the account's holder that a provider was linked to their existing account, by email (best
+ * effort: the sign-in is not failed for a mail server) and in their activity: the provider now
+ * signs them in, and whoever runs it could, so a link they did not make must not go unnoticed.
+ */
+async function announceLink(deps: PortalDeps, user: User, label: string, now: Date): Promise<void> {
+  await noteActivity(deps, { userId: user.id, kind: 'sso_linked', summary: `${label} was linked to this account`, details: {} });
+  try {
+    await deps.mailer.send(
+      actionMessage(
+        user.email,
+        'A sign-in method was added to your account',
+        `Hello ${user.displayName}, your account can now be signed in to with ${label}: it was linked at the first sign-in with it, on ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+        'Review your account',
+        `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings`,
+        'If this was not you, reset your password from the sign-in page at once and tell your administrator.',
+      ),
+    );
+  } catch (error) {
+    deps.logger.warn({ err: error, userId: user.id }, 'the email announcing a new sign-in method could not be sent');
+  }
+}
+
 /** GET /auth/sso-a|sso-b, the callbacks, POST /auth/accept-tos, GET /auth/sso/complete. */
 export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId, OidcProvider>): Router {
   const router = Router();
@@ -44,6 +69,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
     if (!provider) throw new ApiError('not_found', { humanMessage: `Sign-in with ${id} is not configured on this portal` });
     return provider;
   };
+  const providerLabel = (id: SsoProviderId) => configuredSsoButtons(settings).find((b) => b.id === id)?.label ?? id;
   const failAsPage = (req: Request, res: Response, error: unknown) => {
     const e = toApiError(error);
     if (e.code === 'tos_not_accepted' && !wantsJson(req)) return res.redirect(303, '/signup?terms=required');
@@ -90,7 +116,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
       try {
         const identity = await provider.complete(new URL(req.originalUrl, settings.SVC_PORTAL_BASE_URL), pending);
         const now = new Date(deps.clock());
-        const { user } = await resolveSsoUser(deps.users, id, identity, {
+        const { user, linked } = await resolveSsoUser(deps.users, id, identity, {
           termsAccepted: readCookie(req, termsCookie) === settings.SVC_LEGAL_VERSION,
           legalVersion: settings.SVC_LEGAL_VERSION,
           now,
@@ -100,6 +126,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
           throw new ApiError('account_status', { details: { status: user.status, redirect: accountStatusPage[user.status] } });
         deps.metrics.logins.inc({ method: 'oidc', result: 'success' });
         res.clearCookie(termsCookie, { path: '/' });
+        if (linked) await announceLink(deps, user, providerLabel(id), now);
         if (pending.handoffOrigin) {
           const token = await deps.tokens.mint('sso_handoff', user.id, now, {
             origin: pending.handoffOrigin,
@@ -111,7 +138,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
         await noteActivity(deps, {
           userId: user.id,
           kind: 'signed_in',
-          summary: `Signed in with ${configuredSsoButtons(settings).find((b) => b.id === id)?.label ?? id}`,
+          summary: `Signed in with ${providerLabel(id)}`,
           details: { provider: id },
         });
         res.redirect(303, pending.returnTo ?? '/dashboard');

@@ -12,9 +12,9 @@ export async function resolveSsoUser(
   provider: SsoProviderId,
   identity: SsoIdentity,
   options: { termsAccepted: boolean; legalVersion: string; now: Date; ownerEmail: string | undefined },
-): Promise<{ user: User; created: boolean }> {
+): Promise<{ user: User; created: boolean; linked: boolean }> {
   const linked = await users.findByIdentity(provider, identity.subject);
-  if (linked) return { user: linked, created: false };
+  if (linked) return { user: linked, created: false, linked: false };
   if (!identity.email)
     throw new ApiError('invalid_token', { humanMessage: 'The identity provider did not share an email address, which an account needs' });
   const existing = await users.findByEmail(identity.email);
@@ -25,7 +25,7 @@ export async function resolveSsoUser(
         humanMessage: 'An account with this email exists; sign in with your password (the identity provider has not verified this address)',
       });
     // A suspended or archived account gains no new way in: the caller refuses it as it stands.
-    if (existing.status !== 'active') return { user: existing, created: false };
+    if (existing.status !== 'active') return { user: existing, created: false, linked: false };
     // Its address never verified, the account may be someone else's claim on it: the provider's
     // word settles whose it is (its password and sessions end).
     if (!existing.emailVerified) await users.claimUnverifiedForProvider(existing.id, options.now, displayNameOf(identity, identity.email));
@@ -33,8 +33,9 @@ export async function resolveSsoUser(
     // Verified now by the provider's word: the owner address becomes owner then, as by an emailed
     // link (an account verified before keeps the role it has).
     if (!existing.emailVerified)
-      return { user: await users.markEmailVerified(existing.id, options.now, options.ownerEmail), created: false };
-    return { user: (await users.findById(existing.id)) ?? existing, created: false };
+      return { user: await users.markEmailVerified(existing.id, options.now, options.ownerEmail), created: false, linked: false };
+    // A verified account in use gained a way in: `linked`, so its holder is told.
+    return { user: (await users.findById(existing.id)) ?? existing, created: false, linked: true };
   }
   // A new account takes the address only on the provider's word that it is the person's: else
   // anyone could hold another's address before its owner signs up.
@@ -55,7 +56,7 @@ export async function resolveSsoUser(
     options.now,
   );
   await users.linkIdentity(user.id, provider, identity.subject, options.now);
-  return { user: await users.markEmailVerified(user.id, options.now, options.ownerEmail), created: true };
+  return { user: await users.markEmailVerified(user.id, options.now, options.ownerEmail), created: true, linked: false };
 }
 
 /** The name an account made or claimed by SSO shows: the provider's name claim, else the address's local part. */
