@@ -102,4 +102,28 @@ describe('API tokens in the portal', () => {
     expect(page).toContain('nightly batch');
     expect(page).not.toContain(created.token);
   });
+
+  it('a token form sent twice (the answering page reloaded) makes one token, and says where it is', async () => {
+    const knex = portal.database.knex;
+    const [org] = (await knex('organisations')
+      .insert({ name: 'Twice Org', slug: `twice-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const [team] = (await knex('departments').insert({ organisation_id: org!.id, name: 'Ops' }).returning('id')) as { id: number }[];
+    const admin = await signedIn(org!.id, 'org_admin');
+    const page = await (await admin.client.get('/dashboard/settings/api-tokens')).text();
+    const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+    expect(formToken).toBeDefined();
+    const form = { name: 'reloaded', department_id: String(team!.id), form_token: formToken! };
+    const first = await admin.client.postForm('/dashboard/settings/api-tokens', form);
+    expect(first.status).toBe(201);
+    expect(await first.text()).toContain('data-testid="token-secret"');
+    const again = await admin.client.postForm('/dashboard/settings/api-tokens', form);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe('/dashboard/settings/api-tokens?notice=already_created');
+    expect(await (await admin.client.get(again.headers.get('location')!)).text()).toContain('This form was sent already');
+    const list = (await (await admin.client.get('/dashboard/settings/api-tokens', { accept: 'application/json' })).json()) as {
+      data: { name: string }[];
+    };
+    expect(list.data.filter((t) => t.name === 'reloaded')).toHaveLength(1);
+  });
 });

@@ -220,6 +220,23 @@ describe('projects', () => {
     expect(await (await admin.get('/dashboard/projects')).text()).toContain('data-testid="projects-table"');
   });
 
+  it('a project token form sent twice (the answering page reloaded) makes one token, and says where it is', async () => {
+    const project = await create(people.research_admin.client, { name: unique('Twice'), department_id: research });
+    const client = people.research_admin.client;
+    const page = await (await client.get(`/dashboard/projects/${project.id}`)).text();
+    const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+    expect(formToken).toBeDefined();
+    const form = { name: 'reloaded', form_token: formToken! };
+    expect((await client.postForm(`/dashboard/projects/${project.id}/tokens`, form)).status).toBe(201);
+    const again = await client.postForm(`/dashboard/projects/${project.id}/tokens`, form);
+    expect(again.headers.get('location')).toBe(`/dashboard/projects/${project.id}?notice=token_already_created`);
+    expect(await (await client.get(again.headers.get('location')!)).text()).toContain('This form was sent already');
+    const detail = (await (await client.get(`/dashboard/projects/${project.id}`, { accept: 'application/json' })).json()) as {
+      tokens: { name: string }[];
+    };
+    expect(detail.tokens.filter((t) => t.name === 'reloaded')).toHaveLength(1);
+  });
+
   it('a merge moves projects into the target, renaming one whose name is taken there', async () => {
     const stamp = Date.now();
     const [target, source] = (await knex()('organisations')

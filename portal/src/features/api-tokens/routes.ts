@@ -20,6 +20,13 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { integerId, parseBody, validate } from '../../web/validation.js';
 import { keyListScope } from '../keys/scope.js';
+import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
+
+/** The notice after a form sent twice (`?notice=`, from a fixed list so the URL cannot inject text). */
+const notices: Record<string, string> = {
+  already_created:
+    'This form was sent already: the token it made is in the list below. Its secret was shown once, on the page that answered the form; if you did not copy it, revoke the token and create another.',
+};
 
 const createBody = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
@@ -60,6 +67,7 @@ export function apiTokensRouter(deps: PortalDeps): Router {
   const keys = new KeyRepository(deps.database, deps.settings.SVC_KEY_PEPPER);
   const announcer = new KeyAnnouncer(deps.store, { logger: (facts, message) => deps.logger.warn(facts, message) });
   const guard = requireAction('tokens.manage');
+  const formClaims = new FormClaims(deps.store, deps.logger, 'token-form');
 
   /** The departments the caller may issue tokens for. */
   const departmentsFor = async (req: Request) => {
@@ -108,11 +116,14 @@ export function apiTokensRouter(deps: PortalDeps): Router {
       departments: await departmentsFor(req),
       created: null,
       gatewayUrl: deps.gatewayUrlHint,
+      formToken: newFormToken(),
+      notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
     });
   });
 
   router.post('/dashboard/settings/api-tokens', guard, async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const formToken = sentFormToken(req);
+    const body = parseBody(createBody, withoutFormToken(req.body));
     const user = req.user!;
     const department = (await departmentsFor(req)).find((d) => d.id === body.department_id);
     if (!department)
@@ -121,15 +132,27 @@ export function apiTokensRouter(deps: PortalDeps): Router {
         param: 'department_id',
         humanMessage: 'Choose a team (department) of your organisation that you manage',
       });
-    const { record, secret } = await keys.create({
-      kind: 'token',
-      name: body.name,
-      source: 'portal',
-      metadata: { team: department.name, department_id: String(department.id) },
-      ownerUserId: user.id,
-      organisationId: user.organisationId,
-      payerId: await payerForPortalKey(deps.database, user.id),
-    });
+    // Sent before (the answering page reloaded, a second click): the list with the token it made, not a second one.
+    if (formToken !== undefined && !(await formClaims.claim(user.id, formToken)).first)
+      return res.redirect(303, '/dashboard/settings/api-tokens?notice=already_created');
+    let created: Awaited<ReturnType<typeof keys.create>>;
+    try {
+      created = await keys.create({
+        kind: 'token',
+        name: body.name,
+        source: 'portal',
+        metadata: { team: department.name, department_id: String(department.id) },
+        ownerUserId: user.id,
+        organisationId: user.organisationId,
+        payerId: await payerForPortalKey(deps.database, user.id),
+      });
+    } catch (error) {
+      // Nothing was made: the same form may be sent again.
+      if (formToken !== undefined) await formClaims.release(user.id, formToken);
+      throw error;
+    }
+    const { record, secret } = created;
+    if (formToken !== undefined) await formClaims.made(user.id, formToken, record.number);
     await announcer.announce(record.secretHash).catch(() => undefined);
     await noteActivity(deps, {
       userId: user.id,
@@ -146,6 +169,8 @@ export function apiTokensRouter(deps: PortalDeps): Router {
       departments: await departmentsFor(req),
       created: { ...tokenView(record), token: secret },
       gatewayUrl: deps.gatewayUrlHint,
+      formToken: newFormToken(),
+      notice: undefined,
     });
   });
 

@@ -24,7 +24,7 @@ import { parseBody, singleString, validate, wholeNumberParam } from '../../web/v
 import { formIssues, type FormIssue } from '../../web/form-issues.js';
 import { checkAgainstCatalogue, keyForm, kubernetesOwned, overCurrentValues, toKeyFields, type KeyForm } from './form.js';
 import { monthSpendOf, presentKey } from './present.js';
-import { KeyFormClaims, newFormToken, sentFormToken, withoutFormToken } from './form-submissions.js';
+import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
 import { exampleChatModel } from '../pages/catalogue-view.js';
 import { mayManageKey, viewScope } from './scope.js';
 
@@ -94,7 +94,7 @@ export function keysRouter(deps: PortalDeps): Router {
       return { issues: formIssues(error) };
     }
   };
-  const formClaims = new KeyFormClaims(deps.store, deps.logger);
+  const formClaims = new FormClaims(deps.store, deps.logger, 'key-form');
   /** Whose wallet pays for a key, in words for the person viewing its page (none without a payer). */
   const payerWords = (req: Request, payerId: string | null) => (payerId ? walletOfPayer(deps.database, payerId, req.user!) : undefined);
   const publish = (key: KeyRecord) => announcer.announce(key.secretHash).catch(() => undefined);

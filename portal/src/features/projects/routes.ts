@@ -34,6 +34,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { parseBody } from '../../web/validation.js';
 import { idField } from '../../web/target-organisation.js';
+import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const createBody = z.strictObject({
@@ -70,6 +71,7 @@ export function projectsRouter(deps: PortalDeps): Router {
   applyPathParamRules(router);
   const knex = deps.database;
   const keys = new KeyRepository(knex, deps.settings.SVC_KEY_PEPPER);
+  const formClaims = new FormClaims(deps.store, deps.logger, 'project-token-form');
   const announcer = new KeyAnnouncer(deps.store, { logger: (facts, message) => deps.logger.warn(facts, message) });
   const now = () => new Date(deps.clock());
   const view = requireAction('projects.view');
@@ -124,6 +126,7 @@ export function projectsRouter(deps: PortalDeps): Router {
       canManageMembers: true,
       gatewayUrl: deps.gatewayUrlHint,
       notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
+      formToken: newFormToken(),
     });
   };
 
@@ -213,17 +216,31 @@ export function projectsRouter(deps: PortalDeps): Router {
 
   router.post('/dashboard/projects/:project_id/tokens', view, async (req, res) => {
     const project = await managedProject(req);
-    const body = parseBody(tokenBody, req.body);
-    const { record, secret } = await keys.create({
-      kind: 'token',
-      name: body.name,
-      source: 'portal',
-      metadata: { project: String(project.id), project_name: project.name },
-      ownerUserId: req.user!.id,
-      organisationId: project.organisation_id,
-      // The project pays (the gateway API's first effective payer), never the member who made it.
-      payerId: projectPayerId(project.id),
-    });
+    const formToken = sentFormToken(req);
+    const body = parseBody(tokenBody, withoutFormToken(req.body));
+    const userId = req.user!.id;
+    // Sent before (the answering page reloaded, a second click): the project with the token it made, not a second one.
+    if (formToken !== undefined && !(await formClaims.claim(userId, formToken)).first)
+      return res.redirect(303, `/dashboard/projects/${project.id}?notice=token_already_created`);
+    let created: Awaited<ReturnType<typeof keys.create>>;
+    try {
+      created = await keys.create({
+        kind: 'token',
+        name: body.name,
+        source: 'portal',
+        metadata: { project: String(project.id), project_name: project.name },
+        ownerUserId: userId,
+        organisationId: project.organisation_id,
+        // The project pays (the gateway API's first effective payer), never the member who made it.
+        payerId: projectPayerId(project.id),
+      });
+    } catch (error) {
+      // Nothing was made: the same form may be sent again.
+      if (formToken !== undefined) await formClaims.release(userId, formToken);
+      throw error;
+    }
+    const { record, secret } = created;
+    if (formToken !== undefined) await formClaims.made(userId, formToken, record.number);
     await announcer.announce(record.secretHash).catch(() => undefined);
     await noteActivity(deps, {
       userId: req.user!.id,
@@ -264,4 +281,6 @@ const notices: Record<string, string> = {
   member: 'Member added: they can now issue and revoke this project’s tokens.',
   removed: 'Member removed.',
   revoked: 'Token revoked; every gateway refuses it within a second.',
+  token_already_created:
+    'This form was sent already: the token it made is in the list below. Its secret was shown once, on the page that answered the form; if you did not copy it, revoke the token and create another.',
 };

@@ -1,13 +1,13 @@
-// The new-key form carries a one-use token, so that sending it again — reloading the "Key created"
-// page (the answer to the form's POST), or a second click while the first is under way — opens
-// the key it already made instead of making a second one. The token is claimed in the shared
-// store with one atomic increment before the key is made, so two requests racing with it make one
-// key on any replica; a JSON client sends no token and is not affected.
+// A form that makes a secret (a new key, an API token) carries a one-use token, so that sending it
+// again — reloading the page that answered its POST (which shows the secret), or a second click
+// while the first is under way — opens what it already made instead of making a second one. The
+// token is claimed in the shared store with one atomic increment before anything is made, so two
+// requests racing with it make one on any replica; a JSON client sends no token and is not affected.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request } from 'express';
-import { ApiError } from '../../../../core/errors/index.js';
-import type { Store } from '../../../../core/store/index.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { Store } from '../../../core/store/index.js';
 import type { Logger } from 'pino';
 
 /** How long a claimed token is remembered: longer than anyone keeps a form open. */
@@ -16,7 +16,7 @@ const rememberMs = 24 * 3_600_000;
 const waitForFirstMs = 10_000;
 const tokenPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A fresh token for a new-key form. */
+/** A fresh token for a form. */
 export function newFormToken(): string {
   return randomUUID();
 }
@@ -27,26 +27,28 @@ export function sentFormToken(req: Request): string | undefined {
   return typeof token === 'string' && tokenPattern.test(token) ? token : undefined;
 }
 
-/** The body without the form token, which is no key field. */
+/** The body without the form token, which is no field of what the form makes. */
 export function withoutFormToken(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const { form_token: _token, ...fields } = body as Record<string, unknown>;
   return fields;
 }
 
-/** One user's form tokens in the store: who sent each first, and the key it made. */
-export class KeyFormClaims {
+/** One form's tokens per user in the store: who sent each first, and the number of the key it made. */
+export class FormClaims {
+  /** `form`: which form, in the store keys (`key-form` is the new-key form's). */
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
+    private readonly form: string,
   ) {}
 
-  private claimKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:claims`;
-  private madeKey = (userId: number, token: string) => `portal:key-form:${userId}:${token}:key`;
+  private claimKey = (userId: number, token: string) => `portal:${this.form}:${userId}:${token}:claims`;
+  private madeKey = (userId: number, token: string) => `portal:${this.form}:${userId}:${token}:key`;
 
   /**
-   * Claims `token` for this request. `first` when no request sent it before: make the key, then
-   * call `made`. Otherwise the key number the first one made, once it is made (waited for).
+   * Claims `token` for this request. `first` when no request sent it before: make the key or
+   * token, then call `made`. Otherwise the number the first one made, once it is made (waited for).
    */
   async claim(userId: number, token: string): Promise<{ first: true } | { first: false; keyNumber: number }> {
     let claims: number;
@@ -55,7 +57,7 @@ export class KeyFormClaims {
     } catch (error) {
       // The store is out: the key is made without the check (a repeat may make a second key),
       // as the portal makes keys while the store is out.
-      this.logger.warn({ err: error }, 'new-key form token not checked: the store is unavailable');
+      this.logger.warn({ err: error, form: this.form }, 'form token not checked: the store is unavailable');
       return { first: true };
     }
     if (claims === 1) return { first: true };
@@ -65,20 +67,20 @@ export class KeyFormClaims {
       if (made !== null) return { first: false, keyNumber: Number(made) };
       if (Date.now() > deadline)
         throw new ApiError('conflict', {
-          humanMessage: 'This form was sent already and its key is still being made: look for it in your keys in a moment',
+          humanMessage: 'This form was sent already and what it makes is still being made: look for it in the list in a moment',
         });
       await sleep(100);
     }
   }
 
-  /** Records the key a claimed token made, for the submissions after it; best effort (the key exists either way). */
+  /** Records the key or token a claimed form token made, for the submissions after it; best effort (it exists either way). */
   async made(userId: number, token: string, keyNumber: number): Promise<void> {
     await this.store
       .set(this.madeKey(userId, token), String(keyNumber), { ttlMs: rememberMs })
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'new-key form token: its key could not be recorded'));
+      .catch((error: unknown) => this.logger.warn({ err: error, form: this.form }, 'form token: what it made could not be recorded'));
   }
 
-  /** Lets go of a claim whose key was not made (its creation failed), so the form can be sent again. */
+  /** Lets go of a claim whose key or token was not made (its creation failed), so the form can be sent again. */
   async release(userId: number, token: string): Promise<void> {
     await this.store.del(this.claimKey(userId, token)).catch(() => undefined);
   }
