@@ -149,6 +149,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           },
           supplier: route.supplier.name,
           sawContent: () => tally.sawContent(),
+          maxEventChars: deps.upstream.answerLimitBytes,
         });
         await charge();
         return { value: reply as unknown, lateError: outcome.error };

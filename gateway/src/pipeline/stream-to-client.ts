@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
+import { drained } from '../http/backpressure.js';
 import { abandonBody } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
@@ -10,16 +12,56 @@ import { headersSetSoFar } from './answer-headers.js';
 import { routingRecord } from './attempts.js';
 import { readSupplierAnswer } from './upstream-json.js';
 
-/** Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events. */
+/**
+ * Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events.
+ * No `Connection` header: Node keeps the connection or closes it as the client asked (a client's
+ * `Connection: close`, or HTTP/1.0, is honoured).
+ */
 export const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
-  connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
 
-/** Trailers announced on every stream; filled in from the caller's `charged()` at the end. */
+/** Trailers announced on every chunked stream; filled in from the caller's `charged()` at the end. */
 export const trailerNames = 'x-svc-input-tokens, x-svc-output-tokens, x-svc-cost-usd';
+
+/**
+ * Whether the answer to `request` is sent chunked, and so may carry trailers: not to an HTTP/1.0
+ * client (nginx's default toward upstreams), where Node refuses a `Trailer` header and the stream
+ * then broke as `internal_error` after its status line. There the totals are in the comment alone.
+ */
+function carriesTrailers(request: IncomingMessage): boolean {
+  return request.httpVersionMajor > 1 || (request.httpVersionMajor === 1 && request.httpVersionMinor >= 1);
+}
+
+/** The status line's headers of a stream: SSE's, and the totals' trailer names where trailers can follow. */
+export function streamHeadHeaders(request: IncomingMessage): Record<string, string> {
+  return carriesTrailers(request) ? { ...sseHeaders, trailer: trailerNames } : { ...sseHeaders };
+}
+
+/** Ends a stream: the totals' trailers where the answer is chunked, then the end. */
+export function endStream(raw: ServerResponse, request: IncomingMessage, totals: Record<string, string> | undefined): void {
+  if (totals && carriesTrailers(request)) raw.addTrailers(totals);
+  raw.end();
+}
+
+/**
+ * One SSE event (a line, or the data lines of one event) is at most this many characters: the
+ * supplier's answer bound (SVC_SUPPLIER_ANSWER_MAX_BYTES) applies to each event of a stream, since
+ * a line that never ends is held whole (three such streams took the process out of memory).
+ */
+export function oversizedEvent(supplier: string, limit: number): ApiError {
+  return new ApiError('invalid_backend_response', {
+    humanMessage: `Supplier ${supplier} sent a stream event of more than ${Math.round(limit / 1024 / 1024)} MiB, more than the gateway reads of an answer; it stopped reading`,
+    details: { supplier },
+  });
+}
+
+/** The parser's own failure as the supplier's: only an over-long event stops the stream (other parse errors are skipped lines). */
+export function parseFailure(error: ParseError, supplier: string, limit: number): ApiError | undefined {
+  return error.type === 'max-buffer-size-exceeded' ? oversizedEvent(supplier, limit) : undefined;
+}
 
 /** What happened to a stream, for the caller's accounting. */
 export interface StreamOutcome {
@@ -38,6 +80,8 @@ export interface StreamRelay {
   supplier: string;
   /** Whether the supplier has generated content yet (AnswerTally.sawContent). */
   sawContent: () => boolean;
+  /** The most characters one event may hold (the supplier answer bound). */
+  maxEventChars: number;
 }
 
 /**
@@ -114,7 +158,7 @@ export async function streamToClient(
     routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
     // Totals (tokens, cost) are only known at the end: they follow as a comment and HTTP trailers.
-    raw.writeHead(200, { ...headersSetSoFar(reply), ...sseHeaders, trailer: trailerNames, ...headers() });
+    raw.writeHead(200, { ...headersSetSoFar(reply), ...streamHeadHeaders(reply.request.raw), ...headers() });
     if (held !== '') raw.write(held);
     held = '';
   };
@@ -137,6 +181,10 @@ export async function streamToClient(
     if (!started) start(); // a complete stream that produced no frame is still a 200 stream
   };
   const parser = createParser({
+    maxBufferSize: relay.maxEventChars,
+    onError: (error) => {
+      failure ??= parseFailure(error, supplier, relay.maxEventChars);
+    },
     onEvent: (event: EventSourceMessage) => {
       if (failure) return;
       try {
@@ -156,6 +204,8 @@ export async function streamToClient(
     for await (const chunk of upstream.body) {
       parser.feed(text.decode(chunk as Buffer));
       if (failure) break;
+      // A client that does not read holds the supplier back, not the gateway's memory.
+      if (raw.writableNeedDrain) await drained(raw);
     }
     if (!failure) parser.feed(text.end());
   } catch (error) {
@@ -183,9 +233,8 @@ export async function streamToClient(
       // A final usage event the translator held for the charged usage, then the totals.
       if (!failure) raw.write(translator.streamClose?.(final) ?? '');
       if (final) raw.write(totalsComment(final.totals));
-      raw.addTrailers(totalsHeaders(final?.totals));
-    }
-    raw.end();
+      endStream(raw, reply.request.raw, totalsHeaders(final?.totals));
+    } else raw.end();
   }
   return { started, error: failure ? toApiError(failure) : undefined };
 }

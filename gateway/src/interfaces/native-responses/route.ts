@@ -1,7 +1,7 @@
 import { sessionOf } from '../../routing/session-affinity.js';
 import { forwardedMetadata, nativeSessionInputs } from '../../routing/session-inputs.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ModelRoute } from '../../../../core/config/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
@@ -15,7 +15,15 @@ import { routingRecord } from '../../pipeline/attempts.js';
 import { noteChargedUsage } from '../../pipeline/charged-usage.js';
 import type { AttemptResult } from '../../pipeline/failover.js';
 import { serveRouted } from '../../pipeline/serve-routed.js';
-import { holdFramingMs, refuseJsonForStream, SseText, sseHeaders, trailerNames } from '../../pipeline/stream-to-client.js';
+import {
+  endStream,
+  holdFramingMs,
+  parseFailure,
+  refuseJsonForStream,
+  SseText,
+  streamHeadHeaders,
+} from '../../pipeline/stream-to-client.js';
+import { drained } from '../../http/backpressure.js';
 import { responsesError } from '../../translate/chat-via-responses/response.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
@@ -65,7 +73,42 @@ class ResponsesMeter {
   failedEarly: ApiError | undefined;
   /** Events read so far: the sequence_number an error event of the gateway's own takes (they count from 0). */
   events = 0;
-  constructor(private readonly tally: AnswerTally) {}
+  /** The supplier's stream broke the parser's bound (one event past maxEventChars): the stream stops. */
+  private oversized: ApiError | undefined;
+  private readonly parser: EventSourceParser;
+  constructor(
+    private readonly tally: AnswerTally,
+    private readonly supplier: string,
+    private readonly maxEventChars: number,
+  ) {
+    this.parser = createParser({
+      maxBufferSize: this.maxEventChars,
+      onError: (error) => {
+        this.oversized ??= parseFailure(error, this.supplier, this.maxEventChars);
+      },
+      onEvent: (event) => {
+        this.events++;
+        this.tally.sawEvent(event.data);
+        const name = event.event ?? '';
+        if (finishedEvents.has(name)) this.finished = true;
+        else if (failureEvents.has(name) && this.failedEarly === undefined && !this.generating) this.failedEarly = failureOf(event.data);
+        if (!terminalEvents.has(name)) return;
+        this.terminal = true;
+        try {
+          const usage = (JSON.parse(event.data) as { response?: { usage?: ResponsesUsage } }).response?.usage;
+          if (usage) {
+            this.usage = {
+              inputTokens: usage.input_tokens ?? 0,
+              outputTokens: usage.output_tokens ?? 0,
+              cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
+            };
+          }
+        } catch {
+          // A terminal event that is not JSON still ends the stream; it just has no usage.
+        }
+      },
+    });
+  }
 
   /** The supplier generated content (text, reasoning, a tool call), or finished without failing. */
   get generating(): boolean {
@@ -73,37 +116,15 @@ class ResponsesMeter {
   }
 
   private readonly text = new SseText();
-  private readonly parser = createParser({
-    onEvent: (event) => {
-      this.events++;
-      this.tally.sawEvent(event.data);
-      const name = event.event ?? '';
-      if (finishedEvents.has(name)) this.finished = true;
-      else if (failureEvents.has(name) && this.failedEarly === undefined && !this.generating) this.failedEarly = failureOf(event.data);
-      if (!terminalEvents.has(name)) return;
-      this.terminal = true;
-      try {
-        const usage = (JSON.parse(event.data) as { response?: { usage?: ResponsesUsage } }).response?.usage;
-        if (usage) {
-          this.usage = {
-            inputTokens: usage.input_tokens ?? 0,
-            outputTokens: usage.output_tokens ?? 0,
-            cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
-          };
-        }
-      } catch {
-        // A terminal event that is not JSON still ends the stream; it just has no usage.
-      }
-    },
-  });
-
+  /** Reads a chunk along; throws the supplier's failure once one event outgrew the bound. */
   feed(chunk: Buffer): void {
-    this.parser.feed(this.text.decode(chunk));
+    if (this.oversized === undefined) this.parser.feed(this.text.decode(chunk));
+    if (this.oversized !== undefined) throw this.oversized;
   }
 
   /** The body ended: a last event it completes (one ended by a bare CR) is read now. */
   end(): void {
-    this.parser.feed(this.text.end());
+    if (this.oversized === undefined) this.parser.feed(this.text.end());
   }
 }
 
@@ -174,7 +195,7 @@ async function relayResponses(
   // Before the status line is the client's: a JSON document is no stream, and the next supplier is tried.
   refuseJsonForStream(upstream, route.supplier.name);
   const tally = new AnswerTally('openai-responses');
-  const meter = new ResponsesMeter(tally);
+  const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const chunks = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes);
   record.firstByteMs = reply.elapsedTime;
@@ -182,8 +203,7 @@ async function relayResponses(
   const raw = reply.raw;
   raw.writeHead(200, {
     ...headersSetSoFar(reply),
-    ...sseHeaders,
-    trailer: trailerNames,
+    ...streamHeadHeaders(request.raw),
     ...answerHeaders(reply, route, body.model, started),
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
@@ -191,12 +211,15 @@ async function relayResponses(
   try {
     for (const chunk of held) raw.write(chunk);
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-      raw.write(next.value);
       meter.feed(next.value);
+      raw.write(next.value);
+      // A client that does not read holds the supplier back, not the gateway's memory.
+      if (raw.writableNeedDrain) await drained(raw);
     }
     meter.end();
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
   } catch (error) {
+    abandonBody(upstream);
     lateError = streamBreak(error, route.supplier.name);
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id), meter.events));
   }
@@ -217,9 +240,8 @@ async function relayResponses(
     // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.
     const totals = usageTotals(route, record.usage);
     if (totals) raw.write(totalsComment(totals));
-    raw.addTrailers(totalsHeaders(totals));
-  }
-  raw.end();
+    endStream(raw, request.raw, totalsHeaders(totals));
+  } else raw.end();
   return { value: reply, lateError };
 }
 

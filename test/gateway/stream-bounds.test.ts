@@ -1,0 +1,150 @@
+// A supplier stream the gateway must not hold whole (found by an outside probe): an SSE line that
+// never ends was buffered without limit (three such streams took the process out of memory), and a
+// client that does not read made the gateway read the supplier's whole stream into memory. One
+// event is held to the supplier answer bound, and a client that does not read holds the supplier
+// back instead. Also: a stream to an HTTP/1.0 client (nginx's default toward upstreams) carries no
+// trailers, which Node refuses there, and honours the client's `Connection: close`.
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+let server: Server;
+let h: GatewayHarness;
+let key: string;
+/** The endless stream's progress at the supplier: bytes it wrote, whether it waits for its socket, whether it finished. */
+const endless = { written: 0, waiting: false, waitingSince: 0, finished: false };
+
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+/** Writes `total` bytes of content events as a well-behaved server does: waiting for its socket to drain. */
+async function writeWithBackpressure(res: ServerResponse, total: number): Promise<void> {
+  const piece = chunk('x'.repeat(64 * 1024));
+  while (endless.written < total && !res.destroyed) {
+    endless.written += piece.length;
+    if (!res.write(piece)) {
+      endless.waiting = true;
+      endless.waitingSince = Date.now();
+      await new Promise((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+      endless.waiting = false;
+    }
+  }
+  endless.finished = endless.written >= total;
+  res.end('data: [DONE]\n\n');
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { model } = JSON.parse(body) as { model: string };
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (model === 'long-line') {
+        // Content first, then one line that never ends: 4 MiB, past the 1 MiB bound.
+        res.write(chunk('Hello'));
+        res.write(`data: {"choices":[{"index":0,"delta":{"content":"${'a'.repeat(4 * 1024 * 1024)}`);
+        return;
+      }
+      if (model === 'endless') return void writeWithBackpressure(res, 256 * 1024 * 1024);
+      res.write(chunk('Hello'));
+      res.write(
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+      );
+      res.end('data: [DONE]\n\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  h = await startGatewayHarness(
+    [
+      {
+        name: 'streams',
+        region: 'EU',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models: ['long-line', 'endless', 'plain'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 })),
+      },
+    ],
+    { settings: { SVC_SUPPLIER_ANSWER_MAX_BYTES: String(1024 * 1024) } },
+  );
+  key = await h.createKey();
+});
+afterAll(async () => {
+  await h?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const streamBody = (model: string) => JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+
+/** Sends `request` as written and reads until the server closes; `read: false` never reads (the socket is returned). */
+function raw(request: string): Promise<string> {
+  const { hostname, port } = new URL(h.gateway.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (text: string) => (answer += text));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+const post = (model: string, version: string, extraHeaders = '') => {
+  const body = streamBody(model);
+  return `POST /v1/chat/completions ${version}\r\nHost: gw\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`;
+};
+
+describe('streams the gateway does not hold whole', () => {
+  test('one event past the supplier answer bound stops the stream with an error event, not the process', async () => {
+    const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: streamBody('long-line'),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"content":"Hello"');
+    expect(text).toContain('invalid_backend_response');
+    expect(text).toContain('a stream event of more than');
+  });
+
+  test('a client that does not read holds the supplier back instead of the gateway reading its whole stream', async () => {
+    const { hostname, port } = new URL(h.gateway.url);
+    const socket = connect(Number(port), hostname, () => socket.write(post('endless', 'HTTP/1.1')));
+    socket.pause(); // never reads
+    try {
+      // The supplier (writing 256 MiB as fast as it is taken) is made to wait, and keeps waiting.
+      await waitFor(
+        'the supplier to wait for the gateway',
+        () => endless.finished || (endless.waiting && Date.now() - endless.waitingSince > 1_000),
+        30_000,
+      );
+      expect(endless.finished).toBe(false);
+      expect(endless.written).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  test('an HTTP/1.0 client gets the whole stream without trailers, closed at its end', async () => {
+    const answer = await raw(post('plain', 'HTTP/1.0'));
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).not.toContain('trailer:');
+    expect(answer).not.toContain('internal_error');
+    expect(answer).toContain('"content":"Hello"');
+    expect(answer).toContain('data: [DONE]');
+    expect(answer).toContain(': svc-totals ');
+  });
+
+  test("a client's Connection: close is honoured on a stream", async () => {
+    const answer = await raw(post('plain', 'HTTP/1.1', 'Connection: close\r\n'));
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toContain('data: [DONE]');
+  });
+});
