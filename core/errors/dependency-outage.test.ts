@@ -43,6 +43,9 @@ describe('dependency outages (issue 13 finding 7)', () => {
       withFields('connection failure', { code: '08006' }),
       withFields('Knex: Timeout acquiring a connection. The pool is probably full.', { name: 'KnexTimeoutError' }),
       new Error('Connection terminated unexpectedly'),
+      // A database closed to connections (ALTER DATABASE … ALLOW_CONNECTIONS false), and a lost reply (query_timeout).
+      withFields('database "gw" is not currently accepting connections', { code: '55000' }),
+      new Error('select * from "api_keys" where "id" = $1 - Query read timeout'),
     ]) {
       const error = toApiError(new Error('query failed', { cause }));
       assert.equal(error.status, 503, cause.message);
@@ -54,6 +57,11 @@ describe('dependency outages (issue 13 finding 7)', () => {
   it('anything else stays internal_error, and data errors are not outages', () => {
     assert.equal(toApiError(new Error('boom')).code, 'internal_error');
     assert.equal(toApiError(withFields('duplicate key', { code: '23505' })).code, 'internal_error');
+    // 55000 is also "object not in prerequisite state" for other reasons (a sequence's currval): not an outage.
+    assert.equal(
+      toApiError(withFields('currval of sequence "s" is not yet defined in this session', { code: '55000' })).code,
+      'internal_error',
+    );
     assert.equal(toApiError(withFields('ERR wrong number of arguments', { name: 'ReplyError' })).code, 'internal_error');
   });
 });

@@ -47,15 +47,20 @@ function isStoreOutage(error: { name?: unknown; message?: unknown }): boolean {
 
 /**
  * pg and knex: SQLSTATE class 08 (connection exception), 57P01–57P03 (the server shutting down
- * or starting), 53300 (too many connections), a pool that could not hand out a connection in
- * time, or the connection dropping mid-query.
+ * or starting), 53300 (too many connections), 55000 for a database not accepting connections
+ * (`ALTER DATABASE … ALLOW_CONNECTIONS false`, maintenance), a pool that could not hand out a
+ * connection in time, the connection dropping mid-query, or a query whose reply never came
+ * (pg's query_timeout: core/db/lost-replies.ts).
  */
 function isDatabaseOutage(error: { name?: unknown; message?: unknown; code?: unknown }): boolean {
   const code = typeof error.code === 'string' ? error.code : '';
-  if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300') return true;
-  if (error.name === 'KnexTimeoutError') return true;
   const message = typeof error.message === 'string' ? error.message : '';
+  if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300') return true;
+  if (code === '55000' && message.includes('is not currently accepting connections')) return true;
+  if (error.name === 'KnexTimeoutError') return true;
   return (
+    // knex puts the query before pg's own words: "select … - Query read timeout".
+    message.endsWith('Query read timeout') ||
     message.startsWith('Connection terminated') ||
     message === 'Client has encountered a connection error and is not queryable' ||
     // pg's connectionTimeoutMillis (core/db/database.ts): the server did not complete a connection in time.
