@@ -194,9 +194,12 @@ export class LocalTestProcessor {
     this.url = `http://${this.options.host ?? '127.0.0.1'}:${port}`;
     const sweepMs = this.options.expirySweepMs ?? 60_000;
     if (sweepMs > 0) {
-      // Sessions that timed out while the processor was stopped expire now, the rest as they come due.
-      this.expireDueSessions();
-      this.expirySweep = setInterval(() => this.expireDueSessions(), sweepMs).unref();
+      // Sessions that timed out while the processor was stopped expire as soon as their events
+      // have somewhere to go (now, or when setWebhookUrl is called), the rest as they come due.
+      if (this.webhookUrl) this.expireDueSessions();
+      this.expirySweep = setInterval(() => {
+        if (this.webhookUrl) this.expireDueSessions();
+      }, sweepMs).unref();
     }
     return this;
   }
@@ -219,8 +222,10 @@ export class LocalTestProcessor {
     void this.emit('checkout.session.expired', publicSession(session));
   }
 
+  /** Where events go from now on; sessions that came due before there was anywhere expire now. */
   setWebhookUrl(url: string): void {
     this.webhookUrl = url;
+    if (this.expirySweep !== undefined) this.expireDueSessions();
   }
 
   /** Waits for deliveries in flight, then stops listening. */

@@ -99,8 +99,11 @@ test('a session that timed out while the processor was stopped expires at its ne
   state.sessions.find(([id]) => id === session.id)![1].expires_at = Math.floor(Date.now() / 1000) - 1;
   writeFileSync(stateFile, JSON.stringify(state));
   const webhook = await receiver();
-  // The default sweep runs at start.
-  const second = await processor({ stateFile, webhookUrl: webhook.url });
+  // As `npm start` does: the processor starts before the portal, whose webhook address is given
+  // once it listens. Nothing expires while its event would go nowhere; then the session does.
+  const second = await processor({ stateFile });
+  expect(second.sessions.get(session.id)).toMatchObject({ status: 'open' });
+  second.setWebhookUrl(webhook.url);
   await waitFor('the expiry event', () => webhook.types.includes('checkout.session.expired'));
   expect(second.sessions.get(session.id)).toMatchObject({ status: 'expired' });
 });
