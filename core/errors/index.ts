@@ -18,3 +18,4 @@ export {
   type ApiErrorOptions,
   type ErrorBody,
 } from './api-error.js';
+export { networkCodes } from './dependency-outage.js';

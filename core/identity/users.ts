@@ -223,6 +223,47 @@ export class UserRepository {
     return row ? toUser(row) : undefined;
   }
 
+  /** The identity providers linked to a user, oldest first. */
+  async identitiesOf(userId: number): Promise<{ provider: string; linkedAt: string }[]> {
+    const rows = (await this.knex('user_identities').where({ user_id: userId }).orderBy('created_at').select('provider', 'created_at')) as {
+      provider: string;
+      created_at: Date;
+    }[];
+    return rows.map((r) => ({ provider: r.provider, linkedAt: new Date(r.created_at).toISOString() }));
+  }
+
+  /**
+   * Removes a provider's link from a user, unless it is the account's only way in (no password, no
+   * other link): `last` then, and nothing changes. The user's row is locked for the check, so two
+   * removals at once cannot each leave the other as the only way in and so leave none.
+   */
+  async unlinkIdentity(userId: number, provider: string): Promise<'removed' | 'absent' | 'last'> {
+    return this.knex.transaction(async (trx) => {
+      const user = (await trx('users').where({ id: userId }).forUpdate().first('password_hash')) as
+        { password_hash: string | null } | undefined;
+      const links = (await trx('user_identities').where({ user_id: userId }).pluck('provider')) as string[];
+      if (!user || !links.includes(provider)) return 'absent';
+      if (user.password_hash === null && links.length === 1) return 'last';
+      await trx('user_identities').where({ user_id: userId, provider }).delete();
+      // Refused from now on: else the provider would link itself again at its next sign-in.
+      await trx('user_identity_refusals')
+        .insert({ user_id: userId, provider, created_at: new Date() })
+        .onConflict(['user_id', 'provider'])
+        .ignore();
+      return 'removed';
+    });
+  }
+
+  /** The identity providers this user removed and has not allowed again (they link by address no more). */
+  async refusedProviders(userId: number): Promise<string[]> {
+    return (await this.knex('user_identity_refusals').where({ user_id: userId }).orderBy('created_at').pluck('provider')) as string[];
+  }
+
+  /** Lets a removed provider link itself to this user again (at its next sign-in by the same address). */
+  async allowProvider(userId: number, provider: string): Promise<boolean> {
+    return (await this.knex('user_identity_refusals').where({ user_id: userId, provider }).delete()) > 0;
+  }
+
   /** Links an identity provider's subject to a user (idempotent). */
   async linkIdentity(userId: number, provider: string, subject: string, now: Date): Promise<void> {
     await this.knex('user_identities')

@@ -6,6 +6,8 @@ import { PortalClient } from '../support/portal-client.js';
 import { startOidcProvider, type TestAccount, type TestOidcProvider } from '../support/oidc-provider.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { resolveSsoUser } from '../../portal/src/features/sso/service.js';
+import { hashPassword } from '../../core/identity/index.js';
 
 let harness: PortalHarness;
 /** The platform owner's address (SVC_OWNER_EMAIL), which becomes owner when a provider vouches for it. */
@@ -117,6 +119,19 @@ describe('SSO sign-in', () => {
     expect((await harness.portal.deps.users.findByEmail(someone.email))?.role).not.toBe('owner');
   });
 
+  it('a provider trusted for the domain without saying email_verified itself does not make the owner', async () => {
+    const email = `trusted-owner-${Date.now()}@example.com`;
+    const identity = { subject: `t-${Date.now()}`, email, emailVerified: true, emailClaimVerified: false, name: 'Trusted' };
+    const options = { termsAccepted: true, legalVersion: '1', now: new Date(), ownerEmail: email };
+    const { user } = await resolveSsoUser(harness.portal.deps.users, 'sso-b', identity, options);
+    expect(user).toMatchObject({ emailVerified: true, role: 'member' });
+    // The provider's own claim does.
+    const claimed = { ...identity, subject: `c-${Date.now()}`, email: `claimed-owner-${Date.now()}@example.com`, emailClaimVerified: true };
+    expect((await resolveSsoUser(harness.portal.deps.users, 'sso-a', claimed, { ...options, ownerEmail: claimed.email })).user.role).toBe(
+      'owner',
+    );
+  });
+
   it("a provider's name claim is cleaned of direction controls before it becomes the display name", async () => {
     const person = { ...account('sso-a'), name: 'Emoji \u202Enimda\u2066' };
     const client = new PortalClient(harness.url);
@@ -155,7 +170,7 @@ describe('SSO sign-in', () => {
     expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
     // The account's holder is told a provider now signs them in, by email and in their activity.
     expect(harness.mail.some((line) => line.includes(`email to ${email} ("A sign-in method was added to your account")`))).toBe(true);
-    expect(harness.lastLink(email, '/dashboard/settings')).toBe(`${harness.url}/dashboard/settings`);
+    expect(harness.lastLink(email, '/dashboard/settings')).toBe(`${harness.url}/dashboard/settings#sign-in-methods`);
     const activity = (await (await client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
       data: { kind: string }[];
     };
@@ -167,6 +182,47 @@ describe('SSO sign-in', () => {
       303,
     );
     expect(announced()).toBe(1);
+  });
+
+  it('the holder removes a provider from their sign-in methods; it does not link itself again until allowed', async () => {
+    const email = `remover-${Date.now()}@example.com`;
+    await harness.portal.deps.users.create(
+      { email, displayName: 'Remover', passwordHash: await hashPassword('remover password 42'), legalVersion: '1', emailVerified: true },
+      new Date(),
+    );
+    const person = { sub: `r-${Date.now()}`, email, emailVerified: true, name: 'Remover' };
+    const holder = new PortalClient(harness.url);
+    expect((await ssoSignIn(holder, 'sso-a', person)).headers.get('location')).toBe('/dashboard');
+    const json = { accept: 'application/json' };
+    const settings = (await (await holder.get('/dashboard/settings', json)).json()) as {
+      sign_in_methods: { provider: string; label: string }[];
+    };
+    expect(settings.sign_in_methods).toMatchObject([{ provider: 'sso-a', label: 'Acme Login' }]);
+    const page = await (await holder.get('/dashboard/settings')).text();
+    expect(page).toContain('data-testid="sign-in-methods"');
+    expect(page).toContain('Acme Login');
+
+    const removed = await holder.postForm('/dashboard/settings/sign-in-methods/sso-a/remove', {});
+    expect(removed.headers.get('location')).toBe('/dashboard/settings?notice=unlinked#sign-in-methods');
+    // The provider vouching for the address again does not link itself back.
+    const again = await ssoSignIn(new PortalClient(harness.url), 'sso-a', person);
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain('removed this identity provider');
+    // Until the holder allows it again.
+    expect((await holder.postForm('/dashboard/settings/sign-in-methods/sso-a/allow', {})).status).toBe(303);
+    expect((await ssoSignIn(new PortalClient(harness.url), 'sso-a', person)).headers.get('location')).toBe('/dashboard');
+    // A provider the account does not have: 404.
+    expect((await holder.postJson('/dashboard/settings/sign-in-methods/sso-b/remove', {})).status).toBe(404);
+  });
+
+  it('an account without a password keeps its only provider: removing it is refused', async () => {
+    const person = account('only-way-in');
+    const client = new PortalClient(harness.url);
+    await client.postForm('/auth/accept-tos', { accept: 'true', provider: 'sso-a' });
+    expect((await ssoSignIn(client, 'sso-a', person)).headers.get('location')).toBe('/dashboard');
+    const refused = await client.postJson('/dashboard/settings/sign-in-methods/sso-a/remove', {});
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { human_message: string }).human_message).toContain('only way into your account');
   });
 
   it('a provider trusted for its addresses (SVC_SSO_B_TRUST_EMAILS) makes accounts without the claim', async () => {

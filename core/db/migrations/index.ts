@@ -31,6 +31,7 @@ import * as m029 from './029_key_budget_nano.js';
 import * as m030 from './030_unverified_identity_links.js';
 import * as m031 from './031_auto_topup_consent.js';
 import * as m032 from './032_audit_cache_writes.js';
+import * as m033 from './033_identity_refusals.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -75,6 +76,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['030_unverified_identity_links', m030],
   ['031_auto_topup_consent', m031],
   ['032_audit_cache_writes', m032],
+  ['033_identity_refusals', m033],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -5,6 +5,11 @@
 //                                          bounded in size and depth, stored as given
 //   POST /dashboard/settings/password      {current_password, new_password, confirm_password?}:
 //                                          other sessions end, the address is told
+//   POST /dashboard/settings/sign-in-methods/{provider}/remove
+//                                          unlinks an identity provider (never the only way in)
+//                                          and refuses it linking itself again by the address
+//   POST /dashboard/settings/sign-in-methods/{provider}/allow
+//                                          lifts that refusal
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
@@ -18,6 +23,7 @@ import { parseBody, validationError } from '../../web/validation.js';
 import { withFormPage } from '../../web/form-issues.js';
 import { displaySettingsProblem } from './display-settings.js';
 import { changePasswordBody } from '../auth/schemas.js';
+import { configuredSsoButtons } from '../sso/providers.js';
 import type { AccountService } from '../auth/service.js';
 
 const saveBody = z.strictObject({
@@ -28,6 +34,8 @@ const saveBody = z.strictObject({
 const notices: Record<string, string> = {
   saved: 'Settings saved.',
   password: 'Password changed. Every other session of your account was signed out.',
+  unlinked: 'Sign-in method removed: that identity provider no longer signs you in, nor links itself again by your address.',
+  allowed: 'That identity provider may sign you in again: its next sign-in with your address links it.',
 };
 
 export function settingsRouter(deps: PortalDeps, accounts: AccountService): Router {
@@ -35,9 +43,21 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
   const guard = requireAction('profile.update');
   const now = () => new Date(deps.clock());
 
+  const providerLabel = (provider: string) => configuredSsoButtons(deps.settings).find((b) => b.id === provider)?.label ?? provider;
   const view = async (userId: number) => {
     const user = (await deps.users.findById(userId))!;
     return {
+      // The identity providers that sign this account in (linked at a first sign-in with them).
+      sign_in_methods: (await deps.users.identitiesOf(userId)).map((i) => ({
+        provider: i.provider,
+        label: providerLabel(i.provider),
+        linked_at: i.linkedAt,
+      })),
+      // Providers removed here, which no longer link themselves by the address.
+      refused_sign_in_methods: (await deps.users.refusedProviders(userId)).map((provider) => ({
+        provider,
+        label: providerLabel(provider),
+      })),
       email: user.email,
       display_name: user.displayName,
       has_password: user.hasPassword,
@@ -131,6 +151,39 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     if (wantsJson(req)) return void res.json({ ok: true });
     res.redirect(303, '/dashboard/settings?notice=password');
   };
+
+  router.post('/dashboard/settings/sign-in-methods/:provider/remove', guard, async (req, res) => {
+    const user = req.user!;
+    const provider = req.params.provider as string;
+    const outcome = await deps.users.unlinkIdentity(user.id, provider);
+    if (outcome === 'absent') throw new ApiError('not_found', { humanMessage: 'Your account has no such sign-in method' });
+    if (outcome === 'last')
+      throw new ApiError('conflict', {
+        humanMessage:
+          'This is the only way into your account: set a password first (ask for a reset link on the sign-in page), then remove it',
+      });
+    await noteActivity(deps, {
+      userId: user.id,
+      kind: 'sso_unlinked',
+      summary: `${providerLabel(provider)} no longer signs in to this account`,
+    });
+    if (wantsJson(req)) return res.json(await view(user.id));
+    res.redirect(303, '/dashboard/settings?notice=unlinked#sign-in-methods');
+  });
+
+  router.post('/dashboard/settings/sign-in-methods/:provider/allow', guard, async (req, res) => {
+    const user = req.user!;
+    const provider = req.params.provider as string;
+    if (!(await deps.users.allowProvider(user.id, provider)))
+      throw new ApiError('not_found', { humanMessage: 'That sign-in method was not refused for your account' });
+    await noteActivity(deps, {
+      userId: user.id,
+      kind: 'sso_linked',
+      summary: `${providerLabel(provider)} may sign in to this account again`,
+    });
+    if (wantsJson(req)) return res.json(await view(user.id));
+    res.redirect(303, '/dashboard/settings?notice=allowed#sign-in-methods');
+  });
 
   router.post('/dashboard/settings/display-name', guard, async (req, res) => {
     // The object replaces what is stored: only a JSON body says what it is. An empty POST or a

@@ -23,7 +23,12 @@ describe('callbackFailure', () => {
     });
     expect(callbackFailure(refusal('temporarily_unavailable')).humanMessage).toContain('refused the sign-in (temporarily_unavailable)');
     // The token endpoint down (fetch failed) or failing (5xx): try again shortly.
-    expect(callbackFailure(new TypeError('fetch failed'))).toMatchObject({ code: 'provider_unavailable', status: 503 });
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    expect(callbackFailure(refused)).toMatchObject({ code: 'provider_unavailable', status: 503 });
+    // A TypeError of the library's own (a malformed token's base64url) is no outage.
+    expect(callbackFailure(Object.assign(new TypeError('The "input" argument must be …'), { code: 'ERR_INVALID_ARG_TYPE' })).code).toBe(
+      'invalid_token',
+    );
     const failing = Object.assign(new oidc.ClientError('unexpected HTTP response status code'), {
       cause: new Response('', { status: 502 }),
     });

@@ -3,7 +3,7 @@
 // validated by the library. An http:// issuer is accepted only on a loopback address.
 import * as oidc from 'openid-client';
 import { plainName } from '../../../../core/text/well-formed.js';
-import { ApiError } from '../../../../core/errors/index.js';
+import { ApiError, networkCodes } from '../../../../core/errors/index.js';
 import { ConfigError, ssoProviderSettings, type ResolvedPortalSettings } from '../../../../core/config/index.js';
 import type { SsoProviderId } from './providers.js';
 
@@ -11,7 +11,10 @@ import type { SsoProviderId } from './providers.js';
 export interface SsoIdentity {
   subject: string;
   email: string | undefined;
+  /** The address counts as verified: by the provider's `email_verified` claim, or by trusting it for the address (SVC_SSO_*_TRUST_EMAILS). */
   emailVerified: boolean;
+  /** The provider said so itself (`email_verified: true`), not only trusted for the domain: what making the owner takes. */
+  emailClaimVerified: boolean;
   name: string | undefined;
 }
 
@@ -113,15 +116,28 @@ export class OidcProvider {
     } catch (cause) {
       throw callbackFailure(cause);
     }
+    const claimVerified = claims.email_verified === true || claims.email_verified === 'true';
     return {
       subject: claims.sub,
       email: typeof claims.email === 'string' ? claims.email : undefined,
       // Some providers send the claim as a string ("true": Amazon Cognito).
-      emailVerified: claims.email_verified === true || claims.email_verified === 'true' || this.trusts(claims.email),
+      emailVerified: claimVerified || this.trusts(claims.email),
+      emailClaimVerified: claimVerified,
       // Shown to other people as the display name (at most 120 characters, as the settings form takes).
       name: typeof claims.name === 'string' ? plainName(claims.name, 120) : undefined,
     };
   }
+}
+
+/**
+ * The provider was not reached: fetch failed on the network (or its connection timed out). Not
+ * any TypeError: the OAuth library raises those for a malformed token too, which is the answer's
+ * fault, and retrying would not help.
+ */
+function unreached(cause: unknown): boolean {
+  if (!(cause instanceof TypeError) || cause.message !== 'fetch failed') return false;
+  const code = (cause.cause as { code?: unknown } | undefined)?.code;
+  return typeof code !== 'string' || networkCodes.has(code) || code.startsWith('UND_ERR_');
 }
 
 /**
@@ -134,7 +150,7 @@ export function callbackFailure(cause: unknown): ApiError {
     return new ApiError('invalid_token', {
       humanMessage: cancelled
         ? 'The sign-in was cancelled at the identity provider; sign in again to continue'
-        : `The identity provider refused the sign-in (${plainName(cause.error, 64)}); sign in again, or ask your administrator`,
+        : `The identity provider refused the sign-in (${plainName(cause.error, 64) ?? 'no reason given'}); sign in again, or ask your administrator`,
       cause,
     });
   }
@@ -145,7 +161,7 @@ export function callbackFailure(cause: unknown): ApiError {
       : cause instanceof oidc.ClientError
         ? (cause.cause as { status?: unknown } | undefined)?.status
         : undefined;
-  if (cause instanceof TypeError || (typeof status === 'number' && status >= 500))
+  if (unreached(cause) || (typeof status === 'number' && status >= 500))
     return new ApiError('provider_unavailable', {
       humanMessage: 'The identity provider cannot be reached right now; try again shortly',
       cause,

@@ -47,9 +47,9 @@ async function announceLink(deps: PortalDeps, user: User, label: string, now: Da
         user.email,
         'A sign-in method was added to your account',
         `Hello ${user.displayName}, your account can now be signed in to with ${label}: it was linked at the first sign-in with it, on ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
-        'Review your account',
-        `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings`,
-        'If this was not you, reset your password from the sign-in page at once and tell your administrator.',
+        'Review your sign-in methods',
+        `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings#sign-in-methods`,
+        'If this was not you, remove it there (Settings, Sign-in methods), change your password, and tell your administrator: a password reset alone does not remove it.',
       ),
     );
   } catch (error) {

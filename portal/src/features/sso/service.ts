@@ -26,6 +26,12 @@ export async function resolveSsoUser(
       });
     // A suspended or archived account gains no new way in: the caller refuses it as it stands.
     if (existing.status !== 'active') return { user: existing, created: false, linked: false };
+    // Its holder removed this provider (Settings, Sign-in methods): it does not link itself again.
+    if ((await users.refusedProviders(existing.id)).includes(provider))
+      throw new ApiError('email_taken', {
+        humanMessage:
+          'The holder of this account removed this identity provider as a way to sign in; sign in with your password or another provider (the account’s settings can allow it again)',
+      });
     // Its address never verified, the account may be someone else's claim on it: the provider's
     // word settles whose it is (its password and sessions end).
     if (!existing.emailVerified) await users.claimUnverifiedForProvider(existing.id, options.now, displayNameOf(identity, identity.email));
@@ -33,7 +39,11 @@ export async function resolveSsoUser(
     // Verified now by the provider's word: the owner address becomes owner then, as by an emailed
     // link (an account verified before keeps the role it has).
     if (!existing.emailVerified)
-      return { user: await users.markEmailVerified(existing.id, options.now, options.ownerEmail), created: false, linked: false };
+      return {
+        user: await users.markEmailVerified(existing.id, options.now, ownerEmailFor(identity, options.ownerEmail)),
+        created: false,
+        linked: false,
+      };
     // A verified account in use gained a way in: `linked`, so its holder is told.
     return { user: (await users.findById(existing.id)) ?? existing, created: false, linked: true };
   }
@@ -56,7 +66,21 @@ export async function resolveSsoUser(
     options.now,
   );
   await users.linkIdentity(user.id, provider, identity.subject, options.now);
-  return { user: await users.markEmailVerified(user.id, options.now, options.ownerEmail), created: true, linked: false };
+  return {
+    user: await users.markEmailVerified(user.id, options.now, ownerEmailFor(identity, options.ownerEmail)),
+    created: true,
+    linked: false,
+  };
+}
+
+/**
+ * The owner address (SVC_OWNER_EMAIL) to promote on this sign-in: only when the provider itself
+ * says the address is verified. A provider trusted for a domain (SVC_SSO_*_TRUST_EMAILS) vouches
+ * for its people, not for who owns the platform; the owner's address then proves itself by the
+ * emailed link.
+ */
+function ownerEmailFor(identity: SsoIdentity, ownerEmail: string | undefined): string | undefined {
+  return identity.emailClaimVerified ? ownerEmail : undefined;
 }
 
 /** The name an account made or claimed by SSO shows: the provider's name claim, else the address's local part. */
