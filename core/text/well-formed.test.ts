@@ -15,7 +15,7 @@ test('a name from another system is cleaned to show, not refused', () => {
 });
 
 test('hasVisibleCharacter: zero-width, format and blank characters alone show nothing', () => {
-  for (const text of ['', '   ', '\u200B\u200B', '\u2060\uFEFF', '\u3164', '\u2800', '\u00AD'])
+  for (const text of ['', '   ', '\u200B\u200B', '\u2060\uFEFF', '\u3164', '\u2800', '\u00AD', '\uFE0F\uFE0F', '\u034F', '\u0301'])
     expect(hasVisibleCharacter(text), JSON.stringify(text)).toBe(false);
   for (const text of ['a', ' \u200Bé', 'نيو', '\u{1F469}\u200D\u{1F4BB}']) expect(hasVisibleCharacter(text), text).toBe(true);
   // An identity provider's name claim of blanks is no name.

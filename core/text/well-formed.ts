@@ -41,9 +41,16 @@ export function hasDirectionControls(text: string): boolean {
  */
 const invisible = /[\p{Z}\p{Cf}\s\u115F\u1160\u3164\uFFA0\u2800]/gu;
 
-/** The text shows at least one character (see invisible). */
+/** What reads as a character: a letter, digit, symbol (emoji included) or punctuation mark. */
+const readable = /[\p{L}\p{N}\p{S}\p{P}]/u;
+
+/**
+ * The text shows at least one character: a readable one once the invisible ones are set aside.
+ * Marks alone (variation selectors, combining marks, U+034F) show nothing, and the fillers that
+ * Unicode counts as letters (U+3164) are among the invisible ones.
+ */
 export function hasVisibleCharacter(text: string): boolean {
-  return text.replace(invisible, '') !== '';
+  return readable.test(text.replace(invisible, ''));
 }
 
 /**

@@ -159,6 +159,12 @@ describe('keys in the browser', () => {
       })()`)) as { text: string; inMenu: boolean; inHeader: boolean };
       expect(focused).toMatchObject({ inMenu: false, inHeader: false });
       expect(focused.text).toBe('New key');
+      // The overview too (its route names its menu section).
+      await page.goto('/dashboard');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(`document.activeElement.closest('.side-nav, .site-header') === null`)).toBe(true);
     } finally {
       await context.close();
     }

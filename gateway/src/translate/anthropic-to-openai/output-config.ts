@@ -38,6 +38,34 @@ export function responseFormatFromOutputConfig(outputConfig: unknown, context: T
       param: 'output_config.format',
       humanMessage: 'output_config.format must be {"type": "json_schema", "schema": {...}}',
     });
-  // Strict, because Anthropic's structured output holds the answer to the schema, as OpenAI's strict mode does.
-  return { type: 'json_schema', json_schema: { name: schemaName, schema: format.schema, strict: true } };
+  // Strict where OpenAI's strict mode takes the schema, as Anthropic's structured output holds the
+  // answer to it; OpenAI refuses strict for a schema with an optional property or an open object,
+  // which Anthropic accepts, so such a schema goes without (the answer is then asked for, not held).
+  return { type: 'json_schema', json_schema: { name: schemaName, schema: format.schema, strict: strictCompatible(format.schema) } };
+}
+
+/**
+ * Whether OpenAI's strict mode takes `schema`: every object schema lists all its properties as
+ * required and closes itself (`additionalProperties: false`), down through properties, items and
+ * the `anyOf`/`$defs` it holds. Bounded in depth like the documents the gateway reads.
+ */
+export function strictCompatible(schema: unknown, depth = 0): boolean {
+  if (depth > 32) return false;
+  if (Array.isArray(schema)) return schema.every((s) => strictCompatible(s, depth + 1));
+  if (!isObject(schema)) return true;
+  const properties = schema.properties;
+  const objectLike = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object')) || isObject(properties);
+  if (objectLike) {
+    if (schema.additionalProperties !== false) return false;
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    if (isObject(properties) && !Object.keys(properties).every((name) => required.includes(name))) return false;
+  }
+  for (const key of ['properties', '$defs', 'definitions'] as const) {
+    const children = schema[key];
+    if (isObject(children) && !Object.values(children).every((child) => strictCompatible(child, depth + 1))) return false;
+  }
+  for (const key of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems'] as const) {
+    if (schema[key] !== undefined && !strictCompatible(schema[key], depth + 1)) return false;
+  }
+  return true;
 }

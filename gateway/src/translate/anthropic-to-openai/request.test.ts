@@ -69,6 +69,19 @@ describe('AnthropicToOpenAi.request', () => {
     const body = translate({ messages, output_config: { format: { type: 'json_schema', schema }, effort: 'high' } });
     assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } });
     assert.equal(body.reasoning_effort, undefined);
+    // A schema OpenAI's strict mode refuses (an optional property, an open object) goes without strict.
+    const optional = { type: 'object', properties: { stars: { type: 'integer' }, note: { type: 'string' } }, required: ['stars'] };
+    const loose = translate({ messages, output_config: { format: { type: 'json_schema', schema: optional } } });
+    assert.deepEqual(loose.response_format, { type: 'json_schema', json_schema: { name: 'output', schema: optional, strict: false } });
+    const nested = { ...schema, properties: { stars: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } } };
+    assert.equal(
+      (
+        translate({ messages, output_config: { format: { type: 'json_schema', schema: nested } } }).response_format as {
+          json_schema: { strict: boolean };
+        }
+      ).json_schema.strict,
+      false,
+    );
     // Only an effort, or nothing: no format asked for.
     assert.equal(translate({ messages, output_config: { effort: 'low' } }).response_format, undefined);
     assert.equal(translate({ messages, output_config: { format: null } }).response_format, undefined);

@@ -29,6 +29,7 @@ export function dashboardRouter(deps: PortalDeps): Router {
       : undefined;
     res.render('dashboard/index', {
       title: 'Dashboard',
+      section: 'overview',
       account: {
         name: user.displayName,
         email: user.email,
