@@ -27,14 +27,9 @@ export interface SsoProviderSettings {
 }
 
 /**
- * The portal's settings: everything every deployable reads plus the portal's own. Documented in
- * docs/portal.md; SVC_ADMIN_KEY is not used by the portal but stays required so one environment
- * runs every deployable.
- */
-/**
  * SVC_SSO_*_TRUST_EMAILS: `false`, `true` (any address), or a comma-separated list of domains
  * whose addresses the provider issues (`acme.com,acme.co.uk`): only those count as verified
- * without the provider's `email_verified` claim.
+ * without the provider's `email_verified` claim — exactly those domains, not their subdomains.
  */
 const trustEmails = z
   .string()
@@ -54,6 +49,11 @@ const trustEmails = z
     return domains;
   });
 
+/**
+ * The portal's settings: everything every deployable reads plus the portal's own. Documented in
+ * docs/portal.md; SVC_ADMIN_KEY is not used by the portal but stays required so one environment
+ * runs every deployable.
+ */
 export const portalSettingsSchema = settingsSchema.extend({
   /**
    * Public address of the portal: links in emails, the same-origin check, the OIDC redirect URIs.
