@@ -237,3 +237,23 @@ describe('splitFormattedMessage', () => {
     assert.equal(splitFormattedMessage('Upstream said - rate_limit_exceeded - wait'), undefined);
   });
 });
+
+it('afterOutput: the same failure, not retryable, as a stream that already sent output reports it', () => {
+  const timeout = new ApiError('provider_timeout', {
+    humanMessage: 'no bytes for 30 s',
+    details: { supplier: 'sim' },
+    cause: new Error('x'),
+  });
+  assert.equal(timeout.retryable, true);
+  const late = timeout.afterOutput();
+  assert.equal(late.retryable, false);
+  assert.ok(late instanceof ApiError);
+  assert.deepEqual(
+    [late.code, late.status, late.humanMessage, late.details, late.message],
+    [timeout.code, timeout.status, timeout.humanMessage, timeout.details, timeout.message],
+  );
+  assert.equal(timeout.retryable, true); // the original is unchanged
+  assert.equal(renderErrorBody(late).error.retryable, false);
+  const refused = new ApiError('invalid_api_key');
+  assert.equal(refused.afterOutput(), refused);
+});

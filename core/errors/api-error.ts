@@ -107,6 +107,19 @@ export class ApiError extends Error {
   }
 
   /**
+   * The same failure as reported inside a stream that already sent output: never retryable, since
+   * repeating the call repeats (and is charged for) what was generated (docs/errors.md). A
+   * `provider_timeout` before the first byte is safe to retry; one in the middle of an answer is not.
+   */
+  afterOutput(): ApiError {
+    if (!this.retryable) return this;
+    const copy = Object.create(Object.getPrototypeOf(this) as object) as ApiError;
+    Object.defineProperties(copy, Object.getOwnPropertyDescriptors(this));
+    Object.defineProperty(copy, 'retryable', { value: false, enumerable: true });
+    return copy;
+  }
+
+  /**
    * An error carrying a provider's own code (possibly a numeric JSON-RPC code) unchanged, as
    * docs/spec-conformance.md 7.5 requires; type and retry advice follow the status since the catalogue has no entry.
    */

@@ -6,7 +6,16 @@
 export type OutageSource = 'store' | 'database' | 'network';
 
 /** Socket-level failures: the peer is gone, refused or silent. */
-export const networkCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+export const networkCodes: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 
 /**
  * Replies of a Redis server (or cluster) that cannot serve now but will: the cluster or this

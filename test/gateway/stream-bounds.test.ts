@@ -53,6 +53,8 @@ beforeAll(async () => {
         return;
       }
       if (model === 'endless') return void writeWithBackpressure(res, 256 * 1024 * 1024);
+      // Content, then silence: the supplier's between-chunk timeout cuts it mid-answer.
+      if (model === 'stall') return void res.write(chunk('Hello'));
       res.write(chunk('Hello'));
       res.write(
         `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
@@ -68,6 +70,13 @@ beforeAll(async () => {
         region: 'EU',
         baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
         models: ['long-line', 'endless', 'plain'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 })),
+      },
+      {
+        name: 'stalling',
+        region: 'EU',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        first_byte_timeout_ms: 300,
+        models: [{ id: 'stall', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
       },
     ],
     { settings: { SVC_SUPPLIER_ANSWER_MAX_BYTES: String(1024 * 1024) } },
@@ -112,6 +121,22 @@ describe('streams the gateway does not hold whole', () => {
     expect(text).toContain('"content":"Hello"');
     expect(text).toContain('invalid_backend_response');
     expect(text).toContain('a stream event of more than');
+    // After output, a failure is never advertised as safe to retry (the answer so far was generated and charged).
+    expect(text).toContain('"retryable":false');
+    expect(text).not.toContain('"retryable":true');
+  });
+
+  test('a supplier that stalls mid-answer is provider_timeout in the stream, not advertised as safe to retry', async () => {
+    const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: streamBody('stall'),
+    });
+    const text = await res.text();
+    expect(text).toContain('"content":"Hello"');
+    expect(text).toContain('provider_timeout');
+    // Before the first byte a timeout is safe to retry; after output it is not: the answer so far was generated and charged.
+    expect(text).toContain('"retryable":false');
   });
 
   test('a client that does not read holds the supplier back instead of the gateway reading its whole stream', async () => {

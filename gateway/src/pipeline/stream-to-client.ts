@@ -224,7 +224,7 @@ export async function streamToClient(
     upstream.body.destroy();
     const error = toApiError(failure);
     if (!started) throw failedBeforeFirstByte(error);
-    if (!raw.destroyed) raw.write(translator.streamError(error, String(reply.request.id)));
+    if (!raw.destroyed) raw.write(translator.streamError(error.afterOutput(), String(reply.request.id)));
   }
   if (started) {
     // Counting a usage the supplier left out takes a turn of the event loop: the client may leave meanwhile.

@@ -221,7 +221,7 @@ async function relayResponses(
   } catch (error) {
     abandonBody(upstream);
     lateError = streamBreak(error, route.supplier.name);
-    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError, String(request.id), meter.events));
+    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError.afterOutput(), String(request.id), meter.events));
   }
   await noteChargedUsage(
     record,
