@@ -10,6 +10,7 @@ import type { GatewayMetrics } from '../../core/telemetry/index.js';
 import type { KeyDirectory } from './auth/key-directory.js';
 import type { SpendRecovery } from './enforcement/spend-recovery.js';
 import type { UpstreamClient } from './http/upstream-client.js';
+import type { RequestCancellation } from './http/cancellation.js';
 import type { SessionAffinity } from './routing/session-affinity.js';
 import type { CredentialPool } from './routing/credential-pool.js';
 import type { SupplierHealth } from './routing/supplier-health.js';
@@ -63,4 +64,9 @@ export interface GatewayDeps {
   uploadIdleMs: number;
   /** When the process started (ms), reported as models' `created`. */
   startedAt: number;
+  /**
+   * The requests routed to suppliers and not finished yet: a shutdown whose grace ends with some
+   * still open (a long stream) ends each with its family's error event instead of a silent cut.
+   */
+  inFlight?: Set<RequestCancellation>;
 }

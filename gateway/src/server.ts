@@ -31,9 +31,14 @@ import { CredentialPool } from './routing/credential-pool.js';
 import { CredentialEventWriter } from '../../core/routing/index.js';
 import { AuditWriterThread } from './audit/writer-thread.js';
 import { settledWithin } from '../../core/time/index.js';
+import { ApiError } from '../../core/errors/index.js';
+import type { RequestCancellation } from './http/cancellation.js';
 
 /** How long stopping waits for the store or the database to close before giving up on it. */
 const closeBoundMs = 5_000;
+
+/** How long the error events of answers ended by a shutdown get to be written before the connections close. */
+const shutdownLastWordsMs = 1_000;
 
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
@@ -161,6 +166,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   await regionPolicies.start();
   catalogue.regionPolicies = regionPolicies;
   const upstream = new UpstreamClient(settings.SVC_SUPPLIER_ANSWER_MAX_BYTES);
+  const routedInFlight = new Set<RequestCancellation>();
   const app = createApp({
     catalogue,
     store,
@@ -185,6 +191,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     headersTimeoutMs: settings.SVC_HEADERS_TIMEOUT_MS,
     uploadIdleMs: settings.SVC_UPLOAD_IDLE_TIMEOUT_MS,
     startedAt: Date.now(),
+    inFlight: routedInFlight,
   });
   await app.listen({ host: settings.SVC_HOST, port: settings.PORT });
   const address = app.server.address();
@@ -212,7 +219,16 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       // whose request finishes during the drain would otherwise idle until its timeout, so idle
       // sockets are swept every 100 ms; the grace timer bounds the wait for hung streams.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
-      const grace = setTimeout(() => app.server.closeAllConnections(), settings.SVC_SHUTDOWN_GRACE_MS);
+      const grace = setTimeout(() => {
+        // Answers still under way when the grace ends (a long stream) end with their family's
+        // error event — the client is told to retry — rather than a connection cut without a word;
+        // the connections are closed a moment later, once those last frames are written.
+        const ended = new ApiError('service_unavailable', {
+          humanMessage: 'The gateway is shutting down and its grace period for answers in flight ended; retry the request',
+        });
+        for (const request of routedInFlight) request.abort(ended);
+        setTimeout(() => app.server.closeAllConnections(), shutdownLastWordsMs).unref();
+      }, settings.SVC_SHUTDOWN_GRACE_MS);
       try {
         await app.close();
       } finally {

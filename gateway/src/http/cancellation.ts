@@ -12,14 +12,17 @@ export class RequestCancellation extends EventEmitter {
   aborted = false;
   reason: unknown;
 
-  constructor(reply: FastifyReply) {
+  /** `inFlight`: the gateway's requests under way, which a shutdown past its grace ends (server.ts). */
+  constructor(reply: FastifyReply, inFlight?: Set<RequestCancellation>) {
     super();
     // A client already gone (e.g. during a long upload, before routing began) is gone now.
     if (reply.raw.destroyed || reply.request.raw.socket?.destroyed === true) {
       this.abort(undefined);
       return;
     }
+    inFlight?.add(this);
     reply.raw.once('close', () => {
+      inFlight?.delete(this);
       if (!reply.raw.writableFinished) this.abort(undefined);
     });
   }

@@ -48,7 +48,7 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   record.interfaceName = call.interfaceName;
   record.model = call.model;
   // Listen for the client leaving from the start, before any await.
-  const cancellation = new RequestCancellation(reply);
+  const cancellation = new RequestCancellation(reply, deps.inFlight);
   const receivedAt = deps.clock();
   const session = call.session;
   record.session = session?.id;

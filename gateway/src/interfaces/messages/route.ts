@@ -112,7 +112,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     return tryCandidates(
       request,
       native.slice(0, deps.maxAttempts),
-      new RequestCancellation(reply),
+      new RequestCancellation(reply, deps.inFlight),
       deps,
       async (route, _index, signal) => {
         const upstream = await callSupplier(
