@@ -4,6 +4,7 @@ import { DEFAULT_AUDIT_STREAM } from './buffer.js';
 import { AuditPartitions, sqlStateClass, type AuditLogger } from './partitions.js';
 import { AuditRecordError, parseAuditRecord, type AuditRecord } from './record.js';
 import { insertAuditBatch } from './insert.js';
+import { outageSource } from '../errors/dependency-outage.js';
 
 /** Options of an audit writer; only `consumer` is required. */
 export interface AuditWriterOptions {
@@ -157,7 +158,15 @@ export class AuditWriter implements AuditWriting {
   /** Creates the consumer group and runs the loop in the background until stop(). */
   async start(): Promise<void> {
     if (this.state !== 'new') throw new Error(`audit writer cannot start: it is ${this.state}`);
-    await this.store.streamCreateGroup(this.stream, this.group);
+    // A store down at start-up does not keep the process from serving: the loop makes the group
+    // once the store answers (its NOGROUP retry), and what is appended meanwhile is spilled.
+    await this.store.streamCreateGroup(this.stream, this.group).catch((error: unknown) => {
+      if (outageSource(error) === undefined) throw error;
+      this.logger.warn(
+        { err: error instanceof Error ? error.message : String(error), stream: this.stream },
+        'audit stream group not made yet: the store is unavailable; retrying',
+      );
+    });
     this.state = 'running';
     this.loopDone = this.loop();
   }

@@ -410,7 +410,12 @@ export class RedisStore implements Store {
     if (!set) {
       set = new Set();
       this.handlers.set(name, set);
-      await this.subscriber.subscribe(name);
+      // Waited for as long as a command is, no longer: a process starting while Redis is down or
+      // frozen would otherwise never listen. The subscription still goes out once Redis answers
+      // (queued until the connection is first ready, renewed on every reconnection).
+      const subscribing = this.subscriber.subscribe(name);
+      subscribing.catch(() => undefined);
+      await settledWithin(subscribing, this.timeoutMs);
     }
     set.add(handler);
     return async () => {

@@ -143,7 +143,10 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   await liveCatalogue?.start(config.catalogueDocument);
   const catalogue: Catalogue = liveCatalogue ?? { ...config.catalogue };
   await health.start();
-  await health.load(catalogue.suppliers.map((s) => s.name));
+  // Open circuits other replicas recorded: an optimisation, so a store down at start-up is no reason not to serve.
+  await health
+    .load(catalogue.suppliers.map((s) => s.name))
+    .catch((error: unknown) => logger.warn({ err: error }, 'open circuits not loaded: the store is unavailable'));
   const credentialEvents = new CredentialEventWriter(database.knex, {
     onError: (err, pending) => logger.warn({ err, pending }, 'credential events not written yet; retrying'),
   });
@@ -161,7 +164,9 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     },
   );
   await credentials.start();
-  await credentials.load(catalogue.suppliers);
+  await credentials
+    .load(catalogue.suppliers)
+    .catch((error: unknown) => logger.warn({ err: error }, 'credential states not loaded: the store is unavailable'));
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
   await regionPolicies.start();
   catalogue.regionPolicies = regionPolicies;

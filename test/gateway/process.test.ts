@@ -344,6 +344,23 @@ describe('the gateway process (npm run gateway)', () => {
     },
   );
 
+  // Found by an outside probe: a gateway started while Redis was down exited (or, Redis frozen,
+  // never listened), so a restart or scale-up during an outage added no capacity.
+  test('started while Redis is down, it listens and serves a key without limits', async () => {
+    const env = { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${await freePort()}`, SVC_STORE_PREFIX: 'down:' };
+    await seedEmbeddedDataDir(env.SVC_DATA_DIR);
+    const db = await openDatabase({ kind: 'embedded', dataDir: env.SVC_DATA_DIR });
+    const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'no store', source: 'api' });
+    await db.close();
+    supplier.release();
+    const { child, exited, output } = spawnGateway(env);
+    const base = await listeningUrl(output);
+    const response = await chat(base, secret, 'served without the store');
+    assert.equal(response.status, 200, await response.clone().text());
+    child.kill('SIGTERM');
+    await exited;
+  });
+
   test('SVC_WORKERS above 1 on the embedded defaults is refused at start-up', async () => {
     const env: Record<string, string> = { ...baseEnv(), SVC_WORKERS: '2' };
     delete env.REDIS_URL;
