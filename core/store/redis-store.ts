@@ -404,6 +404,14 @@ export class RedisStore implements Store {
       subscriber.on('message', (from: string, message: string) => {
         for (const h of this.handlers.get(from) ?? []) h(message);
       });
+      // ioredis renews on reconnection only the subscriptions Redis confirmed: one asked for while
+      // Redis was down failed (and was let go, so a start-up is not held) and would never be made.
+      // Every time the connection is ready, each channel with a handler is subscribed (again: a
+      // repeated SUBSCRIBE changes nothing).
+      subscriber.on('ready', () => {
+        const channels = [...this.handlers.keys()];
+        if (channels.length > 0) subscriber.subscribe(...channels).catch(() => undefined);
+      });
       this.subscriber = subscriber;
     }
     let set = this.handlers.get(name);

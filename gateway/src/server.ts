@@ -143,10 +143,22 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   await liveCatalogue?.start(config.catalogueDocument);
   const catalogue: Catalogue = liveCatalogue ?? { ...config.catalogue };
   await health.start();
-  // Open circuits other replicas recorded: an optimisation, so a store down at start-up is no reason not to serve.
-  await health
-    .load(catalogue.suppliers.map((s) => s.name))
-    .catch((error: unknown) => logger.warn({ err: error }, 'open circuits not loaded: the store is unavailable'));
+  // State other replicas recorded in the store (open circuits, credentials cooling down): loaded
+  // now, or — the store down at start-up, no reason not to serve — retried until it answers.
+  const retries = new Set<NodeJS.Timeout>();
+  const loadWhenReachable = async (what: string, load: () => Promise<void>): Promise<void> => {
+    try {
+      await load();
+    } catch (error) {
+      logger.warn({ err: error }, `${what} not loaded: the store is unavailable; retrying in 5 s`);
+      const retry = setTimeout(() => {
+        retries.delete(retry);
+        void loadWhenReachable(what, load);
+      }, 5_000).unref();
+      retries.add(retry);
+    }
+  };
+  await loadWhenReachable('open circuits', () => health.load(catalogue.suppliers.map((s) => s.name)));
   const credentialEvents = new CredentialEventWriter(database.knex, {
     onError: (err, pending) => logger.warn({ err, pending }, 'credential events not written yet; retrying'),
   });
@@ -164,9 +176,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     },
   );
   await credentials.start();
-  await credentials
-    .load(catalogue.suppliers)
-    .catch((error: unknown) => logger.warn({ err: error }, 'credential states not loaded: the store is unavailable'));
+  await loadWhenReachable('credential states', () => credentials.load(catalogue.suppliers));
   const regionPolicies = new RegionPolicyDirectory(store, new RegionPolicyRepository(database.knex), { refreshMs: 30_000, logger });
   await regionPolicies.start();
   catalogue.regionPolicies = regionPolicies;
@@ -240,6 +250,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
         clearInterval(sweep);
         clearTimeout(grace);
       }
+      for (const retry of retries) clearTimeout(retry);
       await keys.stop();
       await regionPolicies.stop();
       await health.stop();
