@@ -14,6 +14,11 @@ export type InterfaceName =
 
 /** Routing facts of a request, kept for the request log line, the audit record and metrics. */
 export interface RoutingRecord {
+  /**
+   * How long a stream's relay waited for the client to take more (http/backpressure.ts): a
+   * supplier that times out meanwhile was held back by the client, so it counts against nobody's health.
+   */
+  waitedOnClientMs?: number;
   interfaceName: InterfaceName | undefined;
   model: string | undefined;
   attempts: AttemptRecord[];

@@ -98,8 +98,10 @@ export async function tryCandidates<T>(
       try {
         const { value, lateError } = await attempt(route, index, signal);
         close(lateError);
-        // A client hanging up (or the gateway failing itself) says nothing about the supplier's health.
-        if (!cancellation.aborted && !(lateError && isGatewayFault(lateError))) {
+        // A client hanging up (or the gateway failing itself) says nothing about the supplier's
+        // health, nor does a timeout while the relay waited for a slow client to read.
+        const heldByClient = lateError?.code === 'provider_timeout' && (record.waitedOnClientMs ?? 0) > 0;
+        if (!cancellation.aborted && !heldByClient && !(lateError && isGatewayFault(lateError))) {
           const update = lateError ? health.recordFailure(supplier, lateError) : health.recordSuccess(supplier);
           void update.catch(warn);
           if (!lateError && credential) void credentials.recordSuccess(supplier, credential.name).catch(warn);

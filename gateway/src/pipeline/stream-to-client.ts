@@ -46,6 +46,12 @@ export function endStream(raw: ServerResponse, request: IncomingMessage, totals:
   raw.end();
 }
 
+/** Adds a wait for the client to the request's routing record (failover reads it). */
+export function noteClientWait(reply: FastifyReply, ms: number): void {
+  const record = routingRecord(reply.request);
+  record.waitedOnClientMs = (record.waitedOnClientMs ?? 0) + ms;
+}
+
 /**
  * One SSE event (a line, or the data lines of one event) is at most this many characters: the
  * supplier's answer bound (SVC_SUPPLIER_ANSWER_MAX_BYTES) applies to each event of a stream, since
@@ -205,7 +211,7 @@ export async function streamToClient(
       parser.feed(text.decode(chunk as Buffer));
       if (failure) break;
       // A client that does not read holds the supplier back, not the gateway's memory.
-      if (raw.writableNeedDrain) await drained(raw);
+      if (raw.writableNeedDrain) noteClientWait(reply, await drained(raw));
     }
     if (!failure) parser.feed(text.end());
   } catch (error) {

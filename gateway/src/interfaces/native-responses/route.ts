@@ -19,6 +19,7 @@ import {
   endStream,
   holdFramingMs,
   parseFailure,
+  noteClientWait,
   refuseJsonForStream,
   SseText,
   streamHeadHeaders,
@@ -214,7 +215,7 @@ async function relayResponses(
       meter.feed(next.value);
       raw.write(next.value);
       // A client that does not read holds the supplier back, not the gateway's memory.
-      if (raw.writableNeedDrain) await drained(raw);
+      if (raw.writableNeedDrain) noteClientWait(reply, await drained(raw));
     }
     meter.end();
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
