@@ -17,6 +17,7 @@ export const activityKinds = [
   // An identity provider was linked to an account already in use (portal/src/features/sso).
   'sso_linked',
   'sso_unlinked',
+  'sso_allowed',
   // Billing (core/billing): money in and out of the account's wallet, cards, automatic top-up.
   'payment_succeeded',
   'payment_refunded',

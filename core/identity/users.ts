@@ -243,7 +243,8 @@ export class UserRepository {
         { password_hash: string | null } | undefined;
       const links = (await trx('user_identities').where({ user_id: userId }).pluck('provider')) as string[];
       if (!user || !links.includes(provider)) return 'absent';
-      if (user.password_hash === null && links.length === 1) return 'last';
+      // Counted by provider: two subjects of one provider are still one way in.
+      if (user.password_hash === null && new Set(links).size === 1) return 'last';
       await trx('user_identities').where({ user_id: userId, provider }).delete();
       // Refused from now on: else the provider would link itself again at its next sign-in.
       await trx('user_identity_refusals')

@@ -202,8 +202,14 @@ describe('SSO sign-in', () => {
     expect(page).toContain('data-testid="sign-in-methods"');
     expect(page).toContain('Acme Login');
 
+    // Someone else signed in to the account through that provider: removing it signs them out.
+    const intruder = new PortalClient(harness.url);
+    expect((await ssoSignIn(intruder, 'sso-a', person)).headers.get('location')).toBe('/dashboard');
     const removed = await holder.postForm('/dashboard/settings/sign-in-methods/sso-a/remove', {});
     expect(removed.headers.get('location')).toBe('/dashboard/settings?notice=unlinked#sign-in-methods');
+    expect((await intruder.get('/dashboard/settings', json)).status).toBe(401);
+    expect((await holder.get('/dashboard/settings', json)).status).toBe(200);
+    expect(harness.mail.some((line) => line.includes(`email to ${email} ("Your sign-in methods changed")`))).toBe(true);
     // The provider vouching for the address again does not link itself back.
     const again = await ssoSignIn(new PortalClient(harness.url), 'sso-a', person);
     expect(again.status).toBe(409);

@@ -24,6 +24,7 @@ import { withFormPage } from '../../web/form-issues.js';
 import { displaySettingsProblem } from './display-settings.js';
 import { changePasswordBody } from '../auth/schemas.js';
 import { configuredSsoButtons } from '../sso/providers.js';
+import { actionMessage } from '../../mail/mailer.js';
 import type { AccountService } from '../auth/service.js';
 
 const saveBody = z.strictObject({
@@ -152,6 +153,24 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     res.redirect(303, '/dashboard/settings?notice=password');
   };
 
+  /** Emails the account's holder about a change to how it is signed in to; best effort (the change is made). */
+  const tellHolder = async (user: { id: number; email: string; displayName: string }, what: string, more: string) => {
+    try {
+      await deps.mailer.send(
+        actionMessage(
+          user.email,
+          'Your sign-in methods changed',
+          `Hello ${user.displayName}, ${what}.`,
+          'Review your sign-in methods',
+          `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings#sign-in-methods`,
+          more,
+        ),
+      );
+    } catch (error) {
+      deps.logger.warn({ err: error, user_id: user.id }, 'the email about a sign-in method change could not be sent');
+    }
+  };
+
   router.post('/dashboard/settings/sign-in-methods/:provider/remove', guard, async (req, res) => {
     const user = req.user!;
     const provider = req.params.provider as string;
@@ -167,6 +186,13 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       kind: 'sso_unlinked',
       summary: `${providerLabel(provider)} no longer signs in to this account`,
     });
+    // Whoever signed in through that provider is signed out: the account's other sessions end, as at a password change.
+    await deps.sessions.destroyOthersForUser(user.id, req.sessionID);
+    await tellHolder(
+      user,
+      `${providerLabel(provider)} was removed from your sign-in methods`,
+      'Every other session of your account was signed out. If you did not remove it, change your password and tell your administrator.',
+    );
     if (wantsJson(req)) return res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=unlinked#sign-in-methods');
   });
@@ -178,9 +204,14 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       throw new ApiError('not_found', { humanMessage: 'That sign-in method was not refused for your account' });
     await noteActivity(deps, {
       userId: user.id,
-      kind: 'sso_linked',
+      kind: 'sso_allowed',
       summary: `${providerLabel(provider)} may sign in to this account again`,
     });
+    await tellHolder(
+      user,
+      `${providerLabel(provider)} may sign in to your account again`,
+      'It links itself at its next sign-in with your address. If you did not allow it, remove it again, change your password and tell your administrator.',
+    );
     if (wantsJson(req)) return res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=allowed#sign-in-methods');
   });
