@@ -1,26 +1,9 @@
 // GET /v1/models is called by both SDK families, so it takes the credential of either:
 // `Authorization: Bearer` (OpenAI SDK) or `x-api-key` (Anthropic SDK), as docs/interfaces.md says.
 // A header the gateway reads that is sent twice is refused rather than guessed at.
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
-
-/**
- * Sends `request` as written (fetch would merge repeated headers) and reads the whole answer,
- * which `Connection: close` ends. The socket stays open for writing: Node's server takes a client
- * that half-closes as gone, and drops a request still in flight.
- */
-function rawRequest(baseUrl: string, request: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (text: string) => (answer += text));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
+import { rawRequest } from '../support/raw-request.js';
 
 describe('GET /v1/models credentials', () => {
   let h: GatewayHarness;

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { waitFor } from '../support/wait-for.js';
+import { rawRequest } from '../support/raw-request.js';
 
 let server: Server;
 let h: GatewayHarness;
@@ -91,18 +92,7 @@ afterAll(async () => {
 
 const streamBody = (model: string) => JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
 
-/** Sends `request` as written and reads until the server closes; `read: false` never reads (the socket is returned). */
-function raw(request: string): Promise<string> {
-  const { hostname, port } = new URL(h.gateway.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(request));
-    let answer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (text: string) => (answer += text));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
+const raw = (request: string) => rawRequest(h.gateway.url, request);
 
 const post = (model: string, version: string, extraHeaders = '') => {
   const body = streamBody(model);

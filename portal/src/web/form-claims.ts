@@ -80,6 +80,30 @@ export class FormClaims {
       .catch((error: unknown) => this.logger.warn({ err: error, form: this.form }, 'form token: what it made could not be recorded'));
   }
 
+  /**
+   * Makes what the form asks for once per form token: `made` with what `make` answered, or the
+   * number the first submission made (`already`). Without a token (a JSON client), simply makes it.
+   * A `make` that fails lets go of the token, so the same form may be sent again.
+   */
+  async makeOnce<T extends { record: { number: number } }>(
+    userId: number,
+    token: string | undefined,
+    make: () => Promise<T>,
+  ): Promise<{ made: T } | { already: number }> {
+    if (token === undefined) return { made: await make() };
+    const claim = await this.claim(userId, token);
+    if (!claim.first) return { already: claim.keyNumber };
+    let made: T;
+    try {
+      made = await make();
+    } catch (error) {
+      await this.release(userId, token);
+      throw error;
+    }
+    await this.made(userId, token, made.record.number);
+    return { made };
+  }
+
   /** Lets go of a claim whose key or token was not made (its creation failed), so the form can be sent again. */
   async release(userId: number, token: string): Promise<void> {
     await this.store.del(this.claimKey(userId, token)).catch(() => undefined);

@@ -132,12 +132,8 @@ export function apiTokensRouter(deps: PortalDeps): Router {
         param: 'department_id',
         humanMessage: 'Choose a team (department) of your organisation that you manage',
       });
-    // Sent before (the answering page reloaded, a second click): the list with the token it made, not a second one.
-    if (formToken !== undefined && !(await formClaims.claim(user.id, formToken)).first)
-      return res.redirect(303, '/dashboard/settings/api-tokens?notice=already_created');
-    let created: Awaited<ReturnType<typeof keys.create>>;
-    try {
-      created = await keys.create({
+    const made = await formClaims.makeOnce(user.id, formToken, async () =>
+      keys.create({
         kind: 'token',
         name: body.name,
         source: 'portal',
@@ -145,14 +141,11 @@ export function apiTokensRouter(deps: PortalDeps): Router {
         ownerUserId: user.id,
         organisationId: user.organisationId,
         payerId: await payerForPortalKey(deps.database, user.id),
-      });
-    } catch (error) {
-      // Nothing was made: the same form may be sent again.
-      if (formToken !== undefined) await formClaims.release(user.id, formToken);
-      throw error;
-    }
-    const { record, secret } = created;
-    if (formToken !== undefined) await formClaims.made(user.id, formToken, record.number);
+      }),
+    );
+    // Sent before (the answering page reloaded, a second click): the list with the token it made, not a second one.
+    if ('already' in made) return res.redirect(303, '/dashboard/settings/api-tokens?notice=already_created');
+    const { record, secret } = made.made;
     await announcer.announce(record.secretHash).catch(() => undefined);
     await noteActivity(deps, {
       userId: user.id,

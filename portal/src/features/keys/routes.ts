@@ -150,13 +150,8 @@ export function keysRouter(deps: PortalDeps): Router {
     const user = req.user!;
     // This form was sent before (a reload of the page that answered it, a second click): the key
     // it made, not a second one. Claimed only once the form is valid, so a corrected form still makes one.
-    if (token !== undefined) {
-      const claim = await formClaims.claim(user.id, token);
-      if (!claim.first) return res.redirect(303, `/dashboard/keys/${claim.keyNumber}?notice=already_created`);
-    }
-    let created: Awaited<ReturnType<typeof keys.create>>;
-    try {
-      created = await keys.create({
+    const made = await formClaims.makeOnce(user.id, token, async () =>
+      keys.create({
         kind: 'managed',
         source: 'portal',
         ...toKeyFields(form),
@@ -165,14 +160,10 @@ export function keysRouter(deps: PortalDeps): Router {
         // Charged to the owner's effective payer (docs/billing.md "Who pays"): their organisation's
         // billing user, a delegate, else their own wallet; none when the organisation is exempt.
         payerId: await payerForPortalKey(deps.database, user.id),
-      });
-    } catch (error) {
-      // No key was made: the same form may be sent again.
-      if (token !== undefined) await formClaims.release(user.id, token);
-      throw error;
-    }
-    const { record, secret } = created;
-    if (token !== undefined) await formClaims.made(user.id, token, record.number);
+      }),
+    );
+    if ('already' in made) return res.redirect(303, `/dashboard/keys/${made.already}?notice=already_created`);
+    const { record, secret } = made.made;
     await noteActivity(deps, {
       userId: user.id,
       kind: 'key_created',

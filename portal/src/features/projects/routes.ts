@@ -219,12 +219,8 @@ export function projectsRouter(deps: PortalDeps): Router {
     const formToken = sentFormToken(req);
     const body = parseBody(tokenBody, withoutFormToken(req.body));
     const userId = req.user!.id;
-    // Sent before (the answering page reloaded, a second click): the project with the token it made, not a second one.
-    if (formToken !== undefined && !(await formClaims.claim(userId, formToken)).first)
-      return res.redirect(303, `/dashboard/projects/${project.id}?notice=token_already_created`);
-    let created: Awaited<ReturnType<typeof keys.create>>;
-    try {
-      created = await keys.create({
+    const made = await formClaims.makeOnce(userId, formToken, () =>
+      keys.create({
         kind: 'token',
         name: body.name,
         source: 'portal',
@@ -233,14 +229,11 @@ export function projectsRouter(deps: PortalDeps): Router {
         organisationId: project.organisation_id,
         // The project pays (the gateway API's first effective payer), never the member who made it.
         payerId: projectPayerId(project.id),
-      });
-    } catch (error) {
-      // Nothing was made: the same form may be sent again.
-      if (formToken !== undefined) await formClaims.release(userId, formToken);
-      throw error;
-    }
-    const { record, secret } = created;
-    if (formToken !== undefined) await formClaims.made(userId, formToken, record.number);
+      }),
+    );
+    // Sent before (the answering page reloaded, a second click): the project with the token it made, not a second one.
+    if ('already' in made) return res.redirect(303, `/dashboard/projects/${project.id}?notice=token_already_created`);
+    const { record, secret } = made.made;
     await announcer.announce(record.secretHash).catch(() => undefined);
     await noteActivity(deps, {
       userId: req.user!.id,
