@@ -37,6 +37,11 @@ import type { RequestCancellation } from './http/cancellation.js';
 /** How long stopping waits for the store or the database to close before giving up on it. */
 const closeBoundMs = 5_000;
 
+/** Resolves once `done()` holds, looked at every 20 ms. */
+async function waitUntil(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 /** How long the error events of answers ended by a shutdown get to be written before the connections close. */
 const shutdownLastWordsMs = 1_000;
 
@@ -246,6 +251,13 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       }, settings.SVC_SHUTDOWN_GRACE_MS);
       try {
         await app.close();
+        // A request whose connection closed may still be settling and appending its audit record
+        // (one ended by the grace above, released from waiting on its client): the writer is
+        // stopped only after they have, or after a bound.
+        await settledWithin(
+          waitUntil(() => routedInFlight.size === 0),
+          closeBoundMs,
+        );
       } finally {
         clearInterval(sweep);
         clearTimeout(grace);

@@ -12,8 +12,15 @@ export class RequestCancellation extends EventEmitter {
   aborted = false;
   reason: unknown;
 
-  /** `inFlight`: the gateway's requests under way, which a shutdown past its grace ends (server.ts). */
-  constructor(reply: FastifyReply, inFlight?: Set<RequestCancellation>) {
+  /**
+   * `inFlight`: the gateway's requests under way, which a shutdown past its grace ends and then
+   * waits for until each has settled and appended its audit record (server.ts); the caller calls
+   * `finished()` once it has.
+   */
+  constructor(
+    reply: FastifyReply,
+    private readonly inFlight?: Set<RequestCancellation>,
+  ) {
     super();
     // A client already gone (e.g. during a long upload, before routing began) is gone now.
     if (reply.raw.destroyed || reply.request.raw.socket?.destroyed === true) {
@@ -22,9 +29,13 @@ export class RequestCancellation extends EventEmitter {
     }
     inFlight?.add(this);
     reply.raw.once('close', () => {
-      inFlight?.delete(this);
       if (!reply.raw.writableFinished) this.abort(undefined);
     });
+  }
+
+  /** The request settled and its audit record was appended: a shutdown need not wait for it. */
+  finished(): void {
+    this.inFlight?.delete(this);
   }
 
   abort(reason: unknown): void {

@@ -49,6 +49,23 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   record.model = call.model;
   // Listen for the client leaving from the start, before any await.
   const cancellation = new RequestCancellation(reply, deps.inFlight);
+  try {
+    return await serveWith(deps, request, reply, call, key, record, cancellation);
+  } finally {
+    cancellation.finished();
+  }
+}
+
+/** serveRouted's work once the request is registered as in flight. */
+async function serveWith<T>(
+  deps: GatewayDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: RoutedCall<T>,
+  key: ReturnType<typeof requireKey>,
+  record: ReturnType<typeof routingRecord>,
+  cancellation: RequestCancellation,
+): Promise<T> {
   const receivedAt = deps.clock();
   const session = call.session;
   record.session = session?.id;

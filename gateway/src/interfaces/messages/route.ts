@@ -112,7 +112,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: GatewayDeps):
     return tryCandidates(
       request,
       native.slice(0, deps.maxAttempts),
-      new RequestCancellation(reply, deps.inFlight),
+      new RequestCancellation(reply),
       deps,
       async (route, _index, signal) => {
         const upstream = await callSupplier(
