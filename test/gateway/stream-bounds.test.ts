@@ -46,6 +46,16 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const { model } = JSON.parse(body) as { model: string };
+      if (model === 'native-partial') {
+        // A Responses stream: its opening, a delta, then half an event and the end of the body.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+        res.write(event('response.created', { sequence_number: 0, response: { id: 'resp_1', status: 'in_progress', output: [] } }));
+        res.write(
+          event('response.output_text.delta', { sequence_number: 1, item_id: 'm1', output_index: 0, content_index: 0, delta: 'Hello' }),
+        );
+        return void res.end('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","partial');
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       if (model === 'long-line') {
         // Content first, then one line that never ends: 4 MiB, past the 1 MiB bound.
@@ -71,6 +81,13 @@ beforeAll(async () => {
         region: 'EU',
         baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
         models: ['long-line', 'endless', 'plain'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 })),
+      },
+      {
+        name: 'responses',
+        region: 'EU',
+        protocol: 'openai-responses',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        models: [{ id: 'native-partial', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
       },
       {
         name: 'stalling',
@@ -127,6 +144,19 @@ describe('streams the gateway does not hold whole', () => {
     expect(text).toContain('provider_timeout');
     // Before the first byte a timeout is safe to retry; after output it is not: the answer so far was generated and charged.
     expect(text).toContain('"retryable":false');
+  });
+
+  test('the native lane: a supplier breaking off mid-event leaves no half event before the error event', async () => {
+    const res = await fetch(`${h.gateway.url}/v1/native/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'native-partial', stream: true, input: [{ role: 'user', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    expect(text).toContain('"delta":"Hello"');
+    expect(text).not.toContain('"partial');
+    // The error event follows a whole event, so an SSE parser reads it as its own event.
+    expect(text).toMatch(/\n\nevent: error\ndata: \{"type":"error"/);
   });
 
   test('a client that does not read holds the supplier back instead of the gateway reading its whole stream', async () => {

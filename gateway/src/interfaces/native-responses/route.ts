@@ -25,6 +25,7 @@ import {
   streamHeadHeaders,
 } from '../../pipeline/stream-to-client.js';
 import { drained } from '../../http/backpressure.js';
+import { SseBoundary } from '../../http/sse-boundary.js';
 import { responsesError } from '../../translate/chat-via-responses/response.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
 import { callSupplier } from '../../pipeline/supplier-call.js';
@@ -210,15 +211,24 @@ async function relayResponses(
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
   let lateError: ApiError | undefined;
   try {
-    for (const chunk of held) raw.write(chunk);
+    // Whole events only: a supplier that breaks off mid-event leaves no half event before the error event.
+    const boundary = new SseBoundary();
+    const relay = (chunk: Buffer) => {
+      const whole = boundary.take(chunk);
+      if (whole.length > 0) raw.write(whole);
+    };
+    for (const chunk of held) relay(chunk);
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
       meter.feed(next.value);
-      raw.write(next.value);
+      relay(next.value);
       // A client that does not read holds the supplier back, not the gateway's memory.
       if (raw.writableNeedDrain) noteClientWait(reply, await drained(raw));
     }
     meter.end();
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
+    // The stream ended whole: bytes after its last blank line (a last event left unclosed) go on as sent.
+    const rest = boundary.rest();
+    if (rest.length > 0) raw.write(rest);
   } catch (error) {
     abandonBody(upstream);
     lateError = streamBreak(error, route.supplier.name);
