@@ -217,8 +217,10 @@ describe('SSO sign-in', () => {
     // Until the holder allows it again.
     expect((await holder.postForm('/dashboard/settings/sign-in-methods/sso-a/allow', {})).status).toBe(303);
     expect((await ssoSignIn(new PortalClient(harness.url), 'sso-a', person)).headers.get('location')).toBe('/dashboard');
-    // A provider the account does not have: 404.
+    // A provider the account does not have, or no provider id at all: 404.
     expect((await holder.postJson('/dashboard/settings/sign-in-methods/sso-b/remove', {})).status).toBe(404);
+    for (const odd of ['sso-a%00', 'SSO-A', '%E2%80%AEa'])
+      expect((await holder.postJson(`/dashboard/settings/sign-in-methods/${odd}/allow`, {})).status, odd).toBe(404);
   });
 
   it('an account without a password keeps its only provider: removing it is refused', async () => {

@@ -171,9 +171,16 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     }
   };
 
+  /** The provider named in the path: an id as providers have (`sso-a`), else no such sign-in method. */
+  const providerParam = (req: Request): string => {
+    const provider = req.params.provider as string;
+    if (!/^[a-z0-9_-]{1,32}$/.test(provider)) throw new ApiError('not_found', { humanMessage: 'Your account has no such sign-in method' });
+    return provider;
+  };
+
   router.post('/dashboard/settings/sign-in-methods/:provider/remove', guard, async (req, res) => {
     const user = req.user!;
-    const provider = req.params.provider as string;
+    const provider = providerParam(req);
     const outcome = await deps.users.unlinkIdentity(user.id, provider);
     if (outcome === 'absent') throw new ApiError('not_found', { humanMessage: 'Your account has no such sign-in method' });
     if (outcome === 'last')
@@ -199,7 +206,7 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
 
   router.post('/dashboard/settings/sign-in-methods/:provider/allow', guard, async (req, res) => {
     const user = req.user!;
-    const provider = req.params.provider as string;
+    const provider = providerParam(req);
     if (!(await deps.users.allowProvider(user.id, provider)))
       throw new ApiError('not_found', { humanMessage: 'That sign-in method was not refused for your account' });
     await noteActivity(deps, {
