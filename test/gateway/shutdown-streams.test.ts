@@ -32,7 +32,11 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  h = await startGatewayHarness(
+  h = await startLongAnswerGateway();
+});
+/** A gateway whose one supplier gives long answers, with a short shutdown grace. */
+function startLongAnswerGateway(): Promise<GatewayHarness> {
+  return startGatewayHarness(
     [
       {
         name: 'long',
@@ -45,7 +49,8 @@ beforeAll(async () => {
     ],
     { settings: { SVC_SHUTDOWN_GRACE_MS: '300' } },
   );
-});
+}
+
 afterAll(async () => {
   await h?.close();
   server?.closeAllConnections();
@@ -74,19 +79,7 @@ test('a stream open when the shutdown grace ends gets an error event saying to r
 });
 
 test('a client that stopped reading when the grace ends still has its audit record written before the gateway stops', async () => {
-  const again = await startGatewayHarness(
-    [
-      {
-        name: 'long',
-        region: 'EU',
-        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-        timeout_ms: 60_000,
-        first_byte_timeout_ms: 60_000,
-        models: [{ id: 'long-answer', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
-      },
-    ],
-    { settings: { SVC_SHUTDOWN_GRACE_MS: '300' } },
-  );
+  const again = await startLongAnswerGateway();
   try {
     const { id, secret } = await again.createKeyWithId();
     const body = JSON.stringify({ model: 'long-answer', stream: true, messages: [{ role: 'user', content: 'flood' }] });
