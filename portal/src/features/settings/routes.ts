@@ -23,8 +23,8 @@ import { parseBody, validationError } from '../../web/validation.js';
 import { withFormPage } from '../../web/form-issues.js';
 import { displaySettingsProblem } from './display-settings.js';
 import { changePasswordBody } from '../auth/schemas.js';
-import { configuredSsoButtons } from '../sso/providers.js';
-import { actionMessage } from '../../mail/mailer.js';
+import { providerLabel } from '../sso/providers.js';
+import { tellSignInMethodChange } from '../sso/notify.js';
 import type { AccountService } from '../auth/service.js';
 
 const saveBody = z.strictObject({
@@ -44,20 +44,20 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
   const guard = requireAction('profile.update');
   const now = () => new Date(deps.clock());
 
-  const providerLabel = (provider: string) => configuredSsoButtons(deps.settings).find((b) => b.id === provider)?.label ?? provider;
+  const labelOf = (provider: string) => providerLabel(deps.settings, provider);
   const view = async (userId: number) => {
     const user = (await deps.users.findById(userId))!;
     return {
       // The identity providers that sign this account in (linked at a first sign-in with them).
       sign_in_methods: (await deps.users.identitiesOf(userId)).map((i) => ({
         provider: i.provider,
-        label: providerLabel(i.provider),
+        label: labelOf(i.provider),
         linked_at: i.linkedAt,
       })),
       // Providers removed here, which no longer link themselves by the address.
       refused_sign_in_methods: (await deps.users.refusedProviders(userId)).map((provider) => ({
         provider,
-        label: providerLabel(provider),
+        label: labelOf(provider),
       })),
       email: user.email,
       display_name: user.displayName,
@@ -153,24 +153,6 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     res.redirect(303, '/dashboard/settings?notice=password');
   };
 
-  /** Emails the account's holder about a change to how it is signed in to; best effort (the change is made). */
-  const tellHolder = async (user: { id: number; email: string; displayName: string }, what: string, more: string) => {
-    try {
-      await deps.mailer.send(
-        actionMessage(
-          user.email,
-          'Your sign-in methods changed',
-          `Hello ${user.displayName}, ${what}.`,
-          'Review your sign-in methods',
-          `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings#sign-in-methods`,
-          more,
-        ),
-      );
-    } catch (error) {
-      deps.logger.warn({ err: error, user_id: user.id }, 'the email about a sign-in method change could not be sent');
-    }
-  };
-
   /** The provider named in the path: an id as providers have (`sso-a`), else no such sign-in method. */
   const providerParam = (req: Request): string => {
     const provider = req.params.provider as string;
@@ -191,15 +173,16 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     await noteActivity(deps, {
       userId: user.id,
       kind: 'sso_unlinked',
-      summary: `${providerLabel(provider)} no longer signs in to this account`,
+      summary: `${labelOf(provider)} no longer signs in to this account`,
     });
     // Whoever signed in through that provider is signed out: the account's other sessions end, as at a password change.
     await deps.sessions.destroyOthersForUser(user.id, req.sessionID);
-    await tellHolder(
-      user,
-      `${providerLabel(provider)} was removed from your sign-in methods`,
-      'Every other session of your account was signed out. If you did not remove it, change your password and tell your administrator.',
-    );
+    await tellSignInMethodChange(deps, user, {
+      subject: 'Your sign-in methods changed',
+      what: `${labelOf(provider)} was removed from your sign-in methods`,
+      advice:
+        'Every other session of your account was signed out. If you did not remove it, change your password and tell your administrator.',
+    });
     if (wantsJson(req)) return res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=unlinked#sign-in-methods');
   });
@@ -212,13 +195,14 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     await noteActivity(deps, {
       userId: user.id,
       kind: 'sso_allowed',
-      summary: `${providerLabel(provider)} may sign in to this account again`,
+      summary: `${labelOf(provider)} may sign in to this account again`,
     });
-    await tellHolder(
-      user,
-      `${providerLabel(provider)} may sign in to your account again`,
-      'It links itself at its next sign-in with your address. If you did not allow it, remove it again, change your password and tell your administrator.',
-    );
+    await tellSignInMethodChange(deps, user, {
+      subject: 'Your sign-in methods changed',
+      what: `${labelOf(provider)} may sign in to your account again`,
+      advice:
+        'It links itself at its next sign-in with your address. If you did not allow it, remove it again, change your password and tell your administrator.',
+    });
     if (wantsJson(req)) return res.json(await view(user.id));
     res.redirect(303, '/dashboard/settings?notice=allowed#sign-in-methods');
   });

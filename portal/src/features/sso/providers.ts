@@ -19,3 +19,8 @@ export function configuredSsoButtons(settings: PortalSettings): SsoButton[] {
     return p.issuer && p.clientId ? [{ id, label: p.label }] : [];
   });
 }
+
+/** A provider's name as people read it (its configured label), for any provider id a link row may hold. */
+export function providerLabel(settings: PortalSettings, provider: string): string {
+  return configuredSsoButtons(settings).find((b) => b.id === provider)?.label ?? provider;
+}

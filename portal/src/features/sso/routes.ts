@@ -14,9 +14,9 @@ import { safeReturnTo } from '../auth/return-to.js';
 import { acceptBody } from '../auth/schemas.js';
 import { signIn } from '../auth/sign-in.js';
 import type { User } from '../../../../core/identity/index.js';
-import { actionMessage } from '../../mail/mailer.js';
+import { tellSignInMethodChange } from './notify.js';
 import type { OidcProvider, PendingSsoLogin } from './oidc.js';
-import { configuredSsoButtons, ssoProviderIds, type SsoProviderId } from './providers.js';
+import { providerLabel, ssoProviderIds, type SsoProviderId } from './providers.js';
 import { resolveSsoUser } from './service.js';
 
 /** Cookie binding a pending SSO login to the browser that started it. */
@@ -41,20 +41,12 @@ const completeQuery = z.object({ token: singleString(200).default('') });
  */
 async function announceLink(deps: PortalDeps, user: User, label: string, now: Date): Promise<void> {
   await noteActivity(deps, { userId: user.id, kind: 'sso_linked', summary: `${label} was linked to this account`, details: {} });
-  try {
-    await deps.mailer.send(
-      actionMessage(
-        user.email,
-        'A sign-in method was added to your account',
-        `Hello ${user.displayName}, your account can now be signed in to with ${label}: it was linked at the first sign-in with it, on ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
-        'Review your sign-in methods',
-        `${deps.settings.SVC_PORTAL_BASE_URL}/dashboard/settings#sign-in-methods`,
-        'If this was not you, remove it there (Settings, Sign-in methods), change your password, and tell your administrator: a password reset alone does not remove it.',
-      ),
-    );
-  } catch (error) {
-    deps.logger.warn({ err: error, userId: user.id }, 'the email announcing a new sign-in method could not be sent');
-  }
+  await tellSignInMethodChange(deps, user, {
+    subject: 'A sign-in method was added to your account',
+    what: `your account can now be signed in to with ${label}: it was linked at the first sign-in with it, on ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    advice:
+      'If this was not you, remove it there (Settings, Sign-in methods), change your password, and tell your administrator: a password reset alone does not remove it.',
+  });
 }
 
 /** GET /auth/sso-a|sso-b, the callbacks, POST /auth/accept-tos, GET /auth/sso/complete. */
@@ -69,7 +61,6 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
     if (!provider) throw new ApiError('not_found', { humanMessage: `Sign-in with ${id} is not configured on this portal` });
     return provider;
   };
-  const providerLabel = (id: SsoProviderId) => configuredSsoButtons(settings).find((b) => b.id === id)?.label ?? id;
   const failAsPage = (req: Request, res: Response, error: unknown) => {
     const e = toApiError(error);
     if (e.code === 'tos_not_accepted' && !wantsJson(req)) return res.redirect(303, '/signup?terms=required');
@@ -126,7 +117,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
           throw new ApiError('account_status', { details: { status: user.status, redirect: accountStatusPage[user.status] } });
         deps.metrics.logins.inc({ method: 'oidc', result: 'success' });
         res.clearCookie(termsCookie, { path: '/' });
-        if (linked) await announceLink(deps, user, providerLabel(id), now);
+        if (linked) await announceLink(deps, user, providerLabel(settings, id), now);
         if (pending.handoffOrigin) {
           const token = await deps.tokens.mint('sso_handoff', user.id, now, {
             origin: pending.handoffOrigin,
@@ -138,7 +129,7 @@ export function ssoRouter(deps: PortalDeps, providers: ReadonlyMap<SsoProviderId
         await noteActivity(deps, {
           userId: user.id,
           kind: 'signed_in',
-          summary: `Signed in with ${providerLabel(id)}`,
+          summary: `Signed in with ${providerLabel(settings, id)}`,
           details: { provider: id },
         });
         res.redirect(303, pending.returnTo ?? '/dashboard');
