@@ -37,9 +37,10 @@ import type { RequestCancellation } from './http/cancellation.js';
 /** How long stopping waits for the store or the database to close before giving up on it. */
 const closeBoundMs = 5_000;
 
-/** Resolves once `done()` holds, looked at every 20 ms. */
-async function waitUntil(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+/** Resolves once `done()` holds (looked at every 20 ms) or `withinMs` passed, whichever is first. */
+async function waitUntil(done: () => boolean, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 /** How long the error events of answers ended by a shutdown get to be written before the connections close. */
@@ -254,10 +255,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
         // A request whose connection closed may still be settling and appending its audit record
         // (one ended by the grace above, released from waiting on its client): the writer is
         // stopped only after they have, or after a bound.
-        await settledWithin(
-          waitUntil(() => routedInFlight.size === 0),
-          closeBoundMs,
-        );
+        await waitUntil(() => routedInFlight.size === 0, closeBoundMs);
       } finally {
         clearInterval(sweep);
         clearTimeout(grace);

@@ -28,9 +28,13 @@ export function abandonBody(upstream: UpstreamResponse): void {
   upstream.body.destroy();
 }
 
-function tooLarge(supplier: string, limit: number): ApiError {
+/**
+ * A supplier sent more than the gateway reads: `what` it sent (`answered with`, or a stream's
+ * `sent a stream event of`) past `limit` — the supplier's failure, 502 `invalid_backend_response`.
+ */
+export function tooLarge(supplier: string, limit: number, what = 'answered with'): ApiError {
   return new ApiError('invalid_backend_response', {
-    humanMessage: `Supplier ${supplier} answered with more than ${limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MiB` : `${Math.ceil(limit / 1024)} KiB`}, more than the gateway reads of an answer; it stopped reading`,
+    humanMessage: `Supplier ${supplier} ${what} more than ${limit >= 1024 * 1024 ? `${Math.round(limit / 1024 / 1024)} MiB` : `${Math.ceil(limit / 1024)} KiB`}, more than the gateway reads of an answer; it stopped reading`,
     details: { supplier },
   });
 }

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { drained } from '../http/backpressure.js';
-import { abandonBody } from '../http/bounded-body.js';
+import { abandonBody, tooLarge } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
 import { totalsComment } from '../translate/shared/sse-frames.js';
@@ -53,20 +53,13 @@ export function noteClientWait(reply: FastifyReply, ms: number): void {
 }
 
 /**
- * One SSE event (a line, or the data lines of one event) is at most this many characters: the
- * supplier's answer bound (SVC_SUPPLIER_ANSWER_MAX_BYTES) applies to each event of a stream, since
- * a line that never ends is held whole (three such streams took the process out of memory).
+ * The parser's own failure as the supplier's. One SSE event (a line, or the data lines of one
+ * event) is held to the supplier's answer bound (SVC_SUPPLIER_ANSWER_MAX_BYTES, in characters),
+ * since a line that never ends is held whole (three such streams took the process out of memory);
+ * only an over-long event stops the stream (other parse errors are skipped lines).
  */
-export function oversizedEvent(supplier: string, limit: number): ApiError {
-  return new ApiError('invalid_backend_response', {
-    humanMessage: `Supplier ${supplier} sent a stream event of more than ${Math.round(limit / 1024 / 1024)} MiB, more than the gateway reads of an answer; it stopped reading`,
-    details: { supplier },
-  });
-}
-
-/** The parser's own failure as the supplier's: only an over-long event stops the stream (other parse errors are skipped lines). */
 export function parseFailure(error: ParseError, supplier: string, limit: number): ApiError | undefined {
-  return error.type === 'max-buffer-size-exceeded' ? oversizedEvent(supplier, limit) : undefined;
+  return error.type === 'max-buffer-size-exceeded' ? tooLarge(supplier, limit, 'sent a stream event of') : undefined;
 }
 
 /** What happened to a stream, for the caller's accounting. */

@@ -4,10 +4,9 @@
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import type { TranslationContext } from '../types.js';
+import { isJsonObject } from '../shared/safe-json.js';
 
 type ResponseFormat = NonNullable<ChatCompletionRequest['response_format']>;
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The keys of `output_config` this translation reads. */
 const outputConfigKeys: ReadonlySet<string> = new Set(['format', 'effort']);
@@ -22,7 +21,7 @@ const schemaName = 'output';
  */
 export function responseFormatFromOutputConfig(outputConfig: unknown, context: TranslationContext): ResponseFormat | undefined {
   if (outputConfig === undefined || outputConfig === null) return undefined;
-  if (!isObject(outputConfig))
+  if (!isJsonObject(outputConfig))
     throw new ApiError('validation_error', { param: 'output_config', humanMessage: 'output_config must be an object' });
   for (const [key, value] of Object.entries(outputConfig)) {
     if (value === null || value === undefined || outputConfigKeys.has(key)) continue;
@@ -33,7 +32,7 @@ export function responseFormatFromOutputConfig(outputConfig: unknown, context: T
   }
   const format = outputConfig.format;
   if (format === undefined || format === null) return undefined;
-  if (!isObject(format) || format.type !== 'json_schema' || !isObject(format.schema))
+  if (!isJsonObject(format) || format.type !== 'json_schema' || !isJsonObject(format.schema))
     throw new ApiError('validation_error', {
       param: 'output_config.format',
       humanMessage: 'output_config.format must be {"type": "json_schema", "schema": {...}}',
@@ -52,17 +51,17 @@ export function responseFormatFromOutputConfig(outputConfig: unknown, context: T
 export function strictCompatible(schema: unknown, depth = 0): boolean {
   if (depth > 32) return false;
   if (Array.isArray(schema)) return schema.every((s) => strictCompatible(s, depth + 1));
-  if (!isObject(schema)) return true;
+  if (!isJsonObject(schema)) return true;
   const properties = schema.properties;
-  const objectLike = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object')) || isObject(properties);
+  const objectLike = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object')) || isJsonObject(properties);
   if (objectLike) {
     if (schema.additionalProperties !== false) return false;
     const required = Array.isArray(schema.required) ? schema.required : [];
-    if (isObject(properties) && !Object.keys(properties).every((name) => required.includes(name))) return false;
+    if (isJsonObject(properties) && !Object.keys(properties).every((name) => required.includes(name))) return false;
   }
   for (const key of ['properties', '$defs', 'definitions'] as const) {
     const children = schema[key];
-    if (isObject(children) && !Object.values(children).every((child) => strictCompatible(child, depth + 1))) return false;
+    if (isJsonObject(children) && !Object.values(children).every((child) => strictCompatible(child, depth + 1))) return false;
   }
   for (const key of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems'] as const) {
     if (schema[key] !== undefined && !strictCompatible(schema[key], depth + 1)) return false;
