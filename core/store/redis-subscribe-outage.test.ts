@@ -3,24 +3,16 @@
 // circuit and policy announcement until its next restart.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, test } from 'vitest';
 import { waitFor } from '../../test/support/wait-for.js';
+import { freePort } from '../../test/support/free-port.js';
 import { RedisStore } from './redis-store.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const hasRedisServer = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].some(existsSync);
 

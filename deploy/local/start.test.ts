@@ -110,7 +110,7 @@ test('npm start prints a key to export that answers the README call; one start p
   third.child.kill('SIGTERM');
   await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);
   // Exit 0 once everything closed. CI once saw this process end by a signal instead (Node 20, not
-  // reproduced in 55 local starts): accepted only after "SIGTERM: stopped", which the stop prints
+  // reproduced in 48 local starts): accepted only after "SIGTERM: stopped", which the stop prints
   // once every part closed cleanly, so a crash inside the runtime's own exit does not fail the run
   // while a stop that did not finish does.
   const stopped = third.output().includes('SIGTERM: stopped');

@@ -7,8 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { waitFor } from '../../../test/support/wait-for.js';
+import { stripeClientOf } from './testing.js';
 import { startLocalTestProcessor, type LocalTestProcessor, type LocalTestProcessorOptions } from './index.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -38,10 +39,7 @@ async function processor(options: LocalTestProcessorOptions): Promise<LocalTestP
   return started;
 }
 
-function clientOf(p: LocalTestProcessor): Stripe {
-  const url = new URL(p.url);
-  return new Stripe(p.secretKey, { host: url.hostname, port: url.port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
-}
+const clientOf = stripeClientOf;
 
 async function openCheckout(stripe: Stripe, extra: Partial<Stripe.Checkout.SessionCreateParams> = {}): Promise<Stripe.Checkout.Session> {
   const customer = await stripe.customers.create(

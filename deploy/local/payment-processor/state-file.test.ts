@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
+import { stripeClientOf } from './testing.js';
 import { startLocalTestProcessor, type LocalTestProcessor } from './index.js';
 
 const running: LocalTestProcessor[] = [];
@@ -14,10 +15,7 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const clientOf = (p: LocalTestProcessor) => {
-  const url = new URL(p.url);
-  return new Stripe(p.secretKey, { host: url.hostname, port: url.port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
-};
+const clientOf = stripeClientOf;
 const start = async (stateFile: string) => {
   const p = await startLocalTestProcessor({ stateFile });
   running.push(p);
