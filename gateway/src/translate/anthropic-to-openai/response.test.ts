@@ -5,7 +5,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import { messagesRequest } from '../../interfaces/messages/schema.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion, OpenAiFinishReason } from '../../wire/openai-chat.js';
-import { testContext } from '../shared/test-fixtures.js';
+import { expectedMessageUsage, testContext } from '../shared/test-fixtures.js';
 import { AnthropicToOpenAi } from './translator.js';
 
 const longName = `mcp__${'x'.repeat(70)}__lookup`;
@@ -66,15 +66,7 @@ describe('AnthropicToOpenAi.response', () => {
     ]);
     assert.equal(out.stop_reason, 'tool_use');
     assert.equal(out.stop_sequence, null);
-    assert.deepEqual(out.usage, {
-      input_tokens: 20,
-      output_tokens: 9,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 100,
-      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-      server_tool_use: null,
-      service_tier: 'standard',
-    });
+    assert.deepEqual(out.usage, expectedMessageUsage({ input: 20, output: 9, cacheRead: 100 }));
     assert.deepEqual(t.usage(), { inputTokens: 120, outputTokens: 9, cachedInputTokens: 100 });
   });
 

@@ -3,7 +3,7 @@ import { describe, it } from 'vitest';
 import { ApiError } from '../../../../core/errors/index.js';
 import { messagesRequest } from '../../interfaces/messages/schema.js';
 import type { SseEvent } from '../types.js';
-import { openAiEvents, readFrames, testContext } from '../shared/test-fixtures.js';
+import { expectedMessageUsage, openAiEvents, readFrames, testContext } from '../shared/test-fixtures.js';
 import { shortenToolName } from './tool-names.js';
 import { AnthropicToOpenAi } from './translator.js';
 
@@ -72,15 +72,7 @@ function withoutIds(frames: ReturnType<typeof run>): unknown[] {
 }
 
 /** A translated message_start's usage: every field an Anthropic message's usage has, nothing generated yet. */
-const startUsage = {
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-  server_tool_use: null,
-  service_tier: 'standard',
-};
+const startUsage = expectedMessageUsage({ input: 0, output: 0, cacheRead: 0 });
 
 const messageStart = {
   event: 'message_start',

@@ -4,7 +4,7 @@ import { ApiError } from '../../../../core/errors/index.js';
 import { chatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import { messagesRequest } from '../../interfaces/messages/schema.js';
 import { createTranslator } from '../factory.js';
-import { anthropicEvents, readFrames, testContext } from '../shared/test-fixtures.js';
+import { anthropicEvents, expectedMessageUsage, readFrames, testContext } from '../shared/test-fixtures.js';
 import type { Translator } from '../types.js';
 
 const context = testContext('openai-responses');
@@ -183,15 +183,7 @@ describe('chat ↔ Responses bridge: whole responses', () => {
     assert.equal(message.type, 'message');
     assert.deepEqual(message.content, [{ type: 'text', text: 'Hi there' }]);
     assert.equal(message.stop_reason, 'end_turn');
-    assert.deepEqual(message.usage, {
-      input_tokens: 20,
-      output_tokens: 5,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 10,
-      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
-      server_tool_use: null,
-      service_tier: 'standard',
-    });
+    assert.deepEqual(message.usage, expectedMessageUsage({ input: 20, output: 5, cacheRead: 10 }));
     assert.throws(
       () => anthropicClient({}).response(response({ status: 'failed', error: { code: 'server_error', message: 'boom' }, output: [] })),
       (e: unknown) => e instanceof ApiError && e.code === 'server_error' && e.status === 502,

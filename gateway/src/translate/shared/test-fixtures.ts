@@ -77,3 +77,20 @@ export function openAiEvents(chunks: readonly Record<string, unknown>[], done = 
   if (done) events.push({ data: '[DONE]' });
   return events;
 }
+
+/**
+ * The usage block a translated Anthropic message carries (shared/usage.ts, anthropicMessageUsage),
+ * as tests expect it: the counts given, and the fields Anthropic's own messages add — no cache
+ * writes by lifetime, no server tools, the standard tier.
+ */
+export function expectedMessageUsage(counts: { input: number; output: number; cacheRead: number }) {
+  return {
+    input_tokens: counts.input,
+    output_tokens: counts.output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: counts.cacheRead,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+    server_tool_use: null,
+    service_tier: 'standard',
+  };
+}
