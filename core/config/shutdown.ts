@@ -1,3 +1,14 @@
+export interface StopOnSignalsOptions {
+  /** How long the stop may take before the process exits anyway (1). */
+  deadlineMs?: number;
+  /**
+   * The line that tells whoever started the process it is ready, printed once the handlers are in
+   * place: printed before them, a SIGTERM sent on reading it found none and ended the process by
+   * the signal, with nothing closed (CI's start test did, on a busy machine).
+   */
+  ready?: string;
+}
+
 /**
  * Runs `stop` once on SIGTERM or SIGINT, then exits (1 if it failed). A stop that does not finish
  * by `deadlineMs` — a dependency that never answers (a frozen Redis or PostgreSQL), a close that
@@ -6,7 +17,8 @@
  * the terminal both pass on Ctrl-C) is noted and changes nothing: the stop already under way
  * closes the embedded database cleanly.
  */
-export function stopOnSignals(stop: () => Promise<void>, what: string, deadlineMs = 60_000): void {
+export function stopOnSignals(stop: () => Promise<void>, what: string, options: StopOnSignalsOptions = {}): void {
+  const deadlineMs = options.deadlineMs ?? 60_000;
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return void console.log(`${signal} again: still ${what}`);
@@ -18,8 +30,6 @@ export function stopOnSignals(stop: () => Promise<void>, what: string, deadlineM
     }, deadlineMs);
     stop().then(
       () => {
-        // Said before exiting, so a crash in the runtime's own exit after it (seen once in CI on
-        // Node 20, the process ending by a signal) is told apart from a stop that did not finish.
         console.log(`${signal}: stopped`);
         process.exit(0);
       },
@@ -31,4 +41,5 @@ export function stopOnSignals(stop: () => Promise<void>, what: string, deadlineM
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  if (options.ready !== undefined) console.log(options.ready);
 }

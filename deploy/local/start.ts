@@ -95,6 +95,23 @@ async function main(): Promise<void> {
     { database, catalogue: config.catalogue, store, metricsOnEphemeralPort: gateway.metricsUrl !== undefined },
   );
   payments?.setWebhookUrl(`${portal.url}${webhookPath}`);
+  // Handled before the banner says the platform is running (stopOnSignals' `ready`, here many lines
+  // and a bootstrap away): a SIGTERM sent on reading it must find the handlers.
+  stopOnSignals(
+    async () => {
+      await portal.stop();
+      await payments?.close();
+      await gateway.stop();
+      await tokenCounter.stop();
+      await store.close();
+      await database.close();
+      await simulator.close();
+      await tracing.shutdown();
+      // Two drains one after the other (portal, gateway), then the embedded database's clean close.
+    },
+    'stopping the portal, the gateway, the payment processor and the simulator',
+    { deadlineMs: 2 * config.settings.SVC_SHUTDOWN_GRACE_MS + 60_000 },
+  );
   const ownerEmail = 'owner@demo.local';
   const ownerPassword = credentials.demoOwnerPassword ?? `demo-${randomBytes(12).toString('base64url')}`;
   if (!credentials.demoOwnerPassword) saveLocalCredentials(dataDir, { ...loadLocalCredentials(dataDir), demoOwnerPassword: ownerPassword });
@@ -132,22 +149,6 @@ async function main(): Promise<void> {
       adminKey: config.settings.SVC_ADMIN_KEY,
       demoKey,
     }),
-  );
-
-  stopOnSignals(
-    async () => {
-      await portal.stop();
-      await payments?.close();
-      await gateway.stop();
-      await tokenCounter.stop();
-      await store.close();
-      await database.close();
-      await simulator.close();
-      await tracing.shutdown();
-      // Two drains one after the other (portal, gateway), then the embedded database's clean close.
-    },
-    'stopping the portal, the gateway, the payment processor and the simulator',
-    2 * config.settings.SVC_SHUTDOWN_GRACE_MS + 60_000,
   );
 }
 

@@ -33,15 +33,18 @@ async function main(): Promise<void> {
     settings.SVC_METRICS_PORT !== 0
       ? await startMetricsServer(registry, { host: settings.SVC_HOST, port: settings.SVC_METRICS_PORT, health: () => !stopping })
       : undefined;
-  console.log(`audit writer running; metrics and /health: ${metrics?.url ?? 'off'}`);
-  stopOnSignals(async () => {
-    stopping = true;
-    // What is appended before the signal is written; bounded, so an outage cannot block the stop.
-    await settledWithin(own.writer.flush(), 5_000);
-    await own.close();
-    await metrics?.close();
-    await new Promise<void>((resolve) => logger.flush(() => resolve()));
-  }, 'writing what was appended, then stopping');
+  stopOnSignals(
+    async () => {
+      stopping = true;
+      // What is appended before the signal is written; bounded, so an outage cannot block the stop.
+      await settledWithin(own.writer.flush(), 5_000);
+      await own.close();
+      await metrics?.close();
+      await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    },
+    'writing what was appended, then stopping',
+    { ready: `audit writer running; metrics and /health: ${metrics?.url ?? 'off'}` },
+  );
 }
 
 main().catch((error: unknown) => {

@@ -12,14 +12,16 @@ async function main(): Promise<void> {
   const workers = workerCount(config.settings);
   if (workers > 1 && !isClusterWorker()) {
     const primary = await runClusterPrimary(config.settings, workers);
-    console.log(`gateway listening on ${primary.url}; workers: ${primary.workers}; metrics: ${primary.metricsUrl ?? 'off'}`);
     stopOnSignals(
       async () => {
         if (!(await primary.stop())) throw new Error('a gateway worker did not drain cleanly');
       },
       `draining ${workers} gateway workers`,
-      // Past the workers' own deadline (below), so the primary never cuts a worker still draining.
-      config.settings.SVC_SHUTDOWN_GRACE_MS + 45_000,
+      {
+        // Past the workers' own deadline (below), so the primary never cuts a worker still draining.
+        deadlineMs: config.settings.SVC_SHUTDOWN_GRACE_MS + 45_000,
+        ready: `gateway listening on ${primary.url}; workers: ${primary.workers}; metrics: ${primary.metricsUrl ?? 'off'}`,
+      },
     );
     return;
   }
@@ -28,11 +30,6 @@ async function main(): Promise<void> {
   const gateway = await startGateway(config, { tracing });
   // The token counter thread loads the tokenizer while the gateway starts serving, not on the first count.
   tokenCounter.warm();
-  if (isClusterWorker()) reportMetricsToPrimary(gateway.registry);
-  else
-    console.log(
-      `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
-    );
   stopOnSignals(
     async () => {
       await gateway.stop();
@@ -40,9 +37,16 @@ async function main(): Promise<void> {
       await tracing.shutdown();
     },
     'draining in-flight requests',
-    // The drain's grace, then half a minute for the closes after it (each bounded in server.ts).
-    config.settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+    {
+      // The drain's grace, then half a minute for the closes after it (each bounded in server.ts).
+      deadlineMs: config.settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+      // A worker reports to its primary instead, which says the gateway is listening.
+      ...(!isClusterWorker() && {
+        ready: `gateway listening on ${gateway.url}; metrics: ${gateway.metricsUrl ?? 'off'}; audit writer: ${gateway.auditWriter}; tracing: ${tracing.decision.reason}`,
+      }),
+    },
   );
+  if (isClusterWorker()) reportMetricsToPrimary(gateway.registry);
 }
 
 main().catch((error: unknown) => {

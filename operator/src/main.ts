@@ -11,8 +11,9 @@ async function main(): Promise<void> {
   kubeConfig.loadFromDefault();
   const catalogue = settings.SVC_CATALOG ? loadCatalogue(settings.SVC_CATALOG, process.env) : undefined;
   const operator = await startOperator(settings, { kubeConfig, ...(catalogue && { catalogue }) });
-  console.log(`operator ${settings.POD_NAME} started; metrics and /health: ${operator.metricsUrl ?? 'off'}`);
-  stopOnSignals(() => operator.stop(), 'stopping controllers and releasing the Lease');
+  stopOnSignals(() => operator.stop(), 'stopping controllers and releasing the Lease', {
+    ready: `operator ${settings.POD_NAME} started; metrics and /health: ${operator.metricsUrl ?? 'off'}`,
+  });
 }
 
 main().catch((error: unknown) => {

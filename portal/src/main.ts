@@ -8,16 +8,16 @@ async function main(): Promise<void> {
   // One OpenTelemetry SDK per process, configured by the standard OTEL_* variables.
   const tracing = startTracing({ serviceName: 'svc-portal' });
   const portal = await startPortal(settings, { tracing });
-  console.log(
-    `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}; tracing: ${tracing.decision.reason}`,
-  );
   stopOnSignals(
     async () => {
       await portal.stop();
       await tracing.shutdown();
     },
     'closing the portal',
-    settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+    {
+      deadlineMs: settings.SVC_SHUTDOWN_GRACE_MS + 30_000,
+      ready: `portal listening on ${portal.url} (public address ${portal.deps.settings.SVC_PORTAL_BASE_URL}); metrics: ${portal.metricsUrl ?? 'off'}; tracing: ${tracing.decision.reason}`,
+    },
   );
 }
 

@@ -22,12 +22,15 @@ async function main(): Promise<void> {
   });
   const baseUrl = settings.SVC_PORTAL_BASE_URL ?? 'http://localhost:3000';
   await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: Date.now, mailer, baseUrl });
-  console.log(`portal worker ${hostname()}-${process.pid} working the job queue`);
-  stopOnSignals(async () => {
-    await jobs.stop();
-    mailer.close();
-    await database.close();
-  }, 'finishing jobs in progress');
+  stopOnSignals(
+    async () => {
+      await jobs.stop();
+      mailer.close();
+      await database.close();
+    },
+    'finishing jobs in progress',
+    { ready: `portal worker ${hostname()}-${process.pid} working the job queue` },
+  );
 }
 
 main().catch((error: unknown) => {
