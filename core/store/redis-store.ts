@@ -130,16 +130,26 @@ function subscriberConnection(client: Client): Client {
 /**
  * A client queues commands while it has no connection (ioredis's offline queue) and sends them
  * once connected: a command that already failed (timed out) would be sent too, and a cluster's
- * queue has no bound at all. Queueing is kept until the client is first ready — start-up
- * commands wait for the connection — and turned off from then on, so a store that went away
- * fails each command at once ("Stream isn't writeable…", "Connection is closed.", or "Cluster
- * isn't ready…"), a store outage (503).
+ * queue has no bound at all. Queueing is kept only while the first connection is being made —
+ * start-up commands wait for it — and turned off once the client is ready, once that first
+ * connection fails, or `timeoutMs` after it began (a Redis that accepts but never answers): from
+ * then on a store that is away fails each command at once ("Stream isn't writeable…",
+ * "Connection is closed.", or "Cluster isn't ready…"), a store outage (503), or what runs
+ * without the store. Queued until the first ready instead, every command of a gateway started
+ * during an outage waited for the next failed reconnection, so each request took seconds
+ * (found by an outside probe: 1–3 s per request).
  */
-function failFastOnceReady(client: Client): Client {
+function failFastOnceReady(client: Client, timeoutMs: number): Client {
   client.options.enableOfflineQueue = true;
-  client.once('ready', () => {
+  const failFast = () => {
+    clearTimeout(firstConnection);
+    client.off('ready', failFast);
+    client.off('error', failFast);
     client.options.enableOfflineQueue = false;
-  });
+  };
+  const firstConnection = setTimeout(failFast, timeoutMs).unref();
+  client.once('ready', failFast);
+  client.once('error', failFast);
   return client;
 }
 
@@ -147,6 +157,7 @@ function connect(url: string, cluster: boolean, timeoutMs: number): Client {
   if (!cluster)
     return failFastOnceReady(
       withoutStaleSocketTimer(new Redis(url, { ...singleConnectionOptions(timeoutMs), lazyConnect: false, enableAutoPipelining: true })),
+      timeoutMs,
     );
   // Credentials, TLS and the connection name come from the first seed (docs/configuration.md).
   const first = new URL(redisSeedUrls(url)[0]!);
@@ -162,7 +173,7 @@ function connect(url: string, cluster: boolean, timeoutMs: number): Client {
       tls: first.protocol === 'rediss:' ? {} : undefined,
     },
   });
-  return failFastOnceReady(client);
+  return failFastOnceReady(client, timeoutMs);
 }
 
 /**
@@ -357,7 +368,7 @@ export class RedisStore implements Store {
   }
 
   private newBlockingClient(): Client {
-    const blocking = failFastOnceReady(blockingConnection(this.client, this.timeoutMs));
+    const blocking = failFastOnceReady(blockingConnection(this.client, this.timeoutMs), this.timeoutMs);
     blocking.on('error', () => undefined);
     return blocking;
   }
@@ -399,7 +410,7 @@ export class RedisStore implements Store {
   async subscribe(channel: string, handler: (message: string) => void): Promise<() => Promise<void>> {
     const name = this.k(channel);
     if (!this.subscriber) {
-      const subscriber = failFastOnceReady(subscriberConnection(this.client));
+      const subscriber = failFastOnceReady(subscriberConnection(this.client), this.timeoutMs);
       subscriber.on('error', () => undefined);
       subscriber.on('message', (from: string, message: string) => {
         for (const h of this.handlers.get(from) ?? []) h(message);
