@@ -43,9 +43,6 @@ async function waitUntil(done: () => boolean, withinMs: number): Promise<void> {
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-/** How long the error events of answers ended by a shutdown get to be written before the connections close. */
-const shutdownLastWordsMs = 1_000;
-
 /** A listening gateway and how to stop it gracefully. */
 export interface RunningGateway {
   url: string;
@@ -242,13 +239,14 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       const grace = setTimeout(() => {
         // Answers still under way when the grace ends (a long stream) end with their family's
-        // error event — the client is told to retry — rather than a connection cut without a word;
-        // the connections are closed a moment later, once those last frames are written.
+        // error event — the client is told to retry — rather than a connection cut without a word.
+        // The connections still open are closed once those answers have ended (their charge may
+        // take a token count: a fixed second cut them mid-end in CI), or after a bound.
         const ended = new ApiError('service_unavailable', {
           humanMessage: 'The gateway is shutting down and its grace period for answers in flight ended; retry the request',
         });
         for (const request of routedInFlight) request.abort(ended);
-        setTimeout(() => app.server.closeAllConnections(), shutdownLastWordsMs).unref();
+        void waitUntil(() => routedInFlight.size === 0, closeBoundMs).then(() => app.server.closeAllConnections());
       }, settings.SVC_SHUTDOWN_GRACE_MS);
       try {
         await app.close();
