@@ -78,6 +78,13 @@ describe('GET /v1/models credentials', () => {
       `GET /v1/models HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`,
     );
     expect(one).toMatch(/^HTTP\/1\.1 200 /);
+    // Two x-api-key headers (joined by Node with a comma) say so too, even when they are the same key.
+    const xApiKeyTwice = await rawRequest(
+      h.gateway.url,
+      `GET /v1/models HTTP/1.1\r\nHost: gateway\r\nx-api-key: ${key}\r\nX-Api-Key: ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(xApiKeyTwice).toMatch(/^HTTP\/1\.1 401 /);
+    expect(xApiKeyTwice).toContain('The x-api-key header was sent more than once');
   });
 
   test('two X-Session-Id headers are refused, not joined into one identifier', async () => {

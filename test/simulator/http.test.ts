@@ -199,6 +199,17 @@ describe('audio edge cases', () => {
     assert.equal(broken.status, 400);
   });
 
+  test('transcription: fields named like object properties are fields like any other', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const fd = new FormData();
+      fd.set('model', 'whisper-1');
+      fd.set('file', new Blob([new Uint8Array(3_200)], { type: 'audio/webm' }), 'a.webm');
+      fd.set(name, 'x');
+      const res = await fetch(`${sim.url}/v1/audio/transcriptions`, { method: 'POST', body: fd });
+      assert.equal(res.status, 200, `${name}: ${await res.clone().text()}`);
+    }
+  });
+
   test('transcription: multipart split into 1-byte and odd-sized chunks parses identically', async () => {
     const file = Buffer.alloc(200_003);
     for (let i = 0; i < file.length; i++) file[i] = (i * 7) % 256;

@@ -87,8 +87,9 @@ class MultipartParser {
   private readonly dashBoundary: Buffer;
   private readonly delimiter: Buffer;
   private part: Part | null = null;
-  private readonly fields: Record<string, string> = {};
-  private readonly repeated: Record<string, string[]> = {};
+  // Without a prototype: a field named `constructor` or `__proto__` is a field like any other.
+  private readonly fields: Record<string, string> = Object.create(null) as Record<string, string>;
+  private readonly repeated: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   private readonly hash: Hash = createHash('sha256');
   private fileBytes = 0;
   private hasFile = false;

@@ -17,12 +17,14 @@ export type PresentedRequest = RequestHeaders;
 /** The presented secret, from `Authorization: Bearer` or (where allowed) `x-api-key`. */
 export function presentedSecret({ headers, rawHeaders }: PresentedRequest, sources: CredentialSources): string | undefined {
   const authorization = headers.authorization;
-  // Node keeps the first of two Authorization headers and drops the other: which one pays is not
-  // for the gateway to guess (an x-api-key sent twice is joined, and so never a valid key).
+  // Node keeps the first of two Authorization headers and drops the other (and joins two x-api-key
+  // headers with a comma): which one pays is not for the gateway to guess.
   if (authorization !== undefined && sentMoreThanOnce(rawHeaders, 'authorization'))
     throw new ApiError('invalid_api_key', { humanMessage: 'The Authorization header was sent more than once; send one' });
   // Read only where it counts (the Anthropic interface and the models list).
   const xApiKey = sources.xApiKey ? headerKey(headers['x-api-key']) : undefined;
+  if (xApiKey?.includes(',') && sentMoreThanOnce(rawHeaders, 'x-api-key'))
+    throw new ApiError('invalid_api_key', { humanMessage: 'The x-api-key header was sent more than once; send one' });
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) {
