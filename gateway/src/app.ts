@@ -4,6 +4,7 @@ import { accessLoggerOf } from '../../core/telemetry/index.js';
 import { authenticate } from './auth/authenticate.js';
 import './auth/request-caller.js';
 import type { GatewayDeps } from './deps.js';
+import { inviteBodiesOnlyWhenRead } from './http/expect-continue.js';
 import { answerClientError, answerOutsideRoutes, closeAfterEarlyAnswer, settleEarlyAnswer, newRequestId } from './http/client-errors.js';
 import { registerJsonBodyParser } from './http/json-body.js';
 import { fromFrameworkError, maxPathParameterLength, sendError } from './http/render-error.js';
@@ -82,6 +83,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
   });
   let draining = false;
   answerOutsideRoutes(app.server);
+  inviteBodiesOnlyWhenRead(app, app.server);
 
   registerJsonBodyParser(app);
 
