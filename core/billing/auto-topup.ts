@@ -16,8 +16,8 @@ import Stripe from 'stripe';
 import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
-import { walletKey } from '../wallets/ledger.js';
-import { applyMirrorOutbox, postReferencedEntry } from '../wallets/referenced-entries.js';
+import { applyMirrorOutbox, walletKey } from '../wallets/mirror.js';
+import { postReferencedEntry } from '../wallets/referenced-entries.js';
 import {
   autoTopupPolicyVersion,
   operationsThisMonthNano,

@@ -9,7 +9,7 @@ import { nanoPerUsd } from '../budget/usage.js';
 import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
-import { applyMirrorOutbox } from '../wallets/referenced-entries.js';
+import { applyMirrorOutbox } from '../wallets/mirror.js';
 import { ensureCustomer, findCustomer, setLocalDefault } from './customers.js';
 import { applyProcessorEvent, expireCheckoutSession, expirePendingPayment, type EventResult } from './events.js';
 import type { FollowUp, FollowUpCarrier } from './follow-ups.js';

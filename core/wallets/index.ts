@@ -1,2 +1,3 @@
 export * from './ledger.js';
+export * from './mirror.js';
 export * from './referenced-entries.js';

@@ -1,17 +1,8 @@
 import type { AuditRecord } from '../audit/record.js';
 import type { Knex } from 'knex';
 import { nanoPerUsd, toNano } from '../budget/usage.js';
-import { shardTag } from '../store/shard-tags.js';
-import type { Store, StoreScript } from '../store/types.js';
-
-/**
- * Store key of a payer's balance mirror (integer nano-USD), read by the enforcement script. An
- * earlier release kept micro-USD under `wallet:`; that key is left to expire and the mirror is
- * loaded from the ledger.
- */
-export function walletKey(payerId: string): string {
-  return `funds:${shardTag(payerId)}`;
-}
+import type { Store } from '../store/types.js';
+import { applyMirrorOutbox, ledgerBalanceNano, loadMirrorOnce } from './mirror.js';
 
 /** One ledger entry as the API shows it. */
 export interface WalletEntry {
@@ -69,8 +60,9 @@ export interface WalletDebit {
 
 /**
  * The wallet ledger in PostgreSQL (system of record) and its mirror in the store (what the hot
- * path reserves against). Credits go to both; debits are reserved and settled in the store per
- * request and written to the ledger with the request's audit record.
+ * path reserves against; mirror.ts). Credits are ledger entries with an outbox row, added to the
+ * mirror after commit; debits are reserved and settled in the store per request and written to
+ * the ledger with the request's audit record.
  */
 export class WalletLedger {
   constructor(
@@ -80,20 +72,34 @@ export class WalletLedger {
 
   /** Balance from the ledger, in nano-USD (rows written before nano-USD count their micro-USD). */
   async balanceNano(payerId: string, trx: Knex | Knex.Transaction = this.knex): Promise<number> {
-    const row = await trx('wallet_entries')
-      .where({ payer_id: payerId })
-      .sum({ total: trx.raw('coalesce(amount_nano, amount_micro * 1000)') })
-      .first();
-    return Number((row as { total: string | null } | undefined)?.total ?? 0);
+    return ledgerBalanceNano(trx, payerId);
   }
 
-  /** Credits a payer: a ledger entry with a reason, then the store mirror (if loaded). */
-  async credit(payerId: string, amountUsd: number, reason: string, actor: string): Promise<{ entry: WalletEntry; balanceUsd: number }> {
-    const [row] = await this.knex('wallet_entries')
-      .insert({ payer_id: payerId, ...amountColumns(toNano(amountUsd)), kind: 'credit', reason, actor })
-      .returning('*');
-    await this.store.runScript(incrementIfPresent, [walletKey(payerId)], [toNano(amountUsd)]);
-    return { entry: toEntry(row as EntryRow), balanceUsd: (await this.balanceNano(payerId)) / nanoPerUsd };
+  /**
+   * Credits a payer: a ledger entry and its outbox row in one transaction, then the mirror. Once
+   * committed the credit is made, whatever the store says: a store that does not answer leaves
+   * the outbox row to the sweep (`mirrored: false`). Before, a store failure after the commit
+   * answered 503 "retry", and a retry credited the payer twice (outside probe).
+   */
+  async credit(
+    payerId: string,
+    amountUsd: number,
+    reason: string,
+    actor: string,
+  ): Promise<{ entry: WalletEntry; balanceUsd: number; mirrored: boolean }> {
+    const nano = toNano(amountUsd);
+    const row = await this.knex.transaction(async (trx) => {
+      const [inserted] = (await trx('wallet_entries')
+        .insert({ payer_id: payerId, ...amountColumns(nano), kind: 'credit', reason, actor })
+        .returning('*')) as EntryRow[];
+      await trx('billing_mirror_outbox').insert({ wallet_entry_id: inserted!.id, payer_id: payerId, amount_nano: nano });
+      return inserted!;
+    });
+    const mirrored = await applyMirrorOutbox(this.knex, this.store, { entryIds: [Number(row.id)] }).then(
+      () => true,
+      () => false,
+    );
+    return { entry: toEntry(row), balanceUsd: (await this.balanceNano(payerId)) / nanoPerUsd, mirrored };
   }
 
   /**
@@ -101,8 +107,7 @@ export class WalletLedger {
    * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in flight.
    */
   async loadMirror(payerId: string, pendingNano = 0): Promise<void> {
-    const balance = (await this.balanceNano(payerId)) - pendingNano;
-    await this.store.runScript(setIfAbsent, [walletKey(payerId)], [balance]);
+    await loadMirrorOnce(this.knex, this.store, payerId, pendingNano);
   }
 
   /**
@@ -146,25 +151,3 @@ export class WalletLedger {
     );
   }
 }
-
-/** INCRBY only when the mirror exists: an absent mirror is loaded whole from the ledger later. */
-const incrementIfPresent: StoreScript<void> = {
-  name: 'wallet_increment_if_present',
-  lua: `if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('INCRBY', KEYS[1], ARGV[1]) end return 0`,
-  memory(redis, keys, args) {
-    if (redis.get(keys[0]!) !== null) redis.incrBy(keys[0]!, Number(args[0]));
-    return 0;
-  },
-  decode: () => undefined,
-};
-
-/** SET NX: never overwrite a mirror that already holds in-flight reservations. */
-const setIfAbsent: StoreScript<void> = {
-  name: 'wallet_set_if_absent',
-  lua: `if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end return 0`,
-  memory(redis, keys, args) {
-    if (redis.get(keys[0]!) === null) redis.set(keys[0]!, args[0]!);
-    return 0;
-  },
-  decode: () => undefined,
-};

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { auditBacklog, AuditBuffer, AuditJournal, AuditWriter, type AuditWriting } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
-import { WalletLedger } from '../../core/wallets/index.js';
+import { sweepMirrorOutbox, WalletLedger } from '../../core/wallets/index.js';
 import { countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import {
   createGatewayMetrics,
@@ -100,6 +100,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const keys = new KeyDirectory(store, keyRepository);
   await keys.start();
   const wallets = new WalletLedger(database.knex, store);
+  // Credits the Management API made while the store did not answer reach the wallet mirror here
+  // (the portal sweeps the same outbox), so a gateway-only install needs nothing else.
+  const stopMirrorSweep = sweepMirrorOutbox(database.knex, store, 5_000, (error) =>
+    logger.warn({ err: error }, 'wallet credits not applied to the store yet; retrying in 5 s'),
+  );
   // The request path appends through the journal: it spills what the stream refuses and writes
   // to PostgreSQL directly what the stream lost (docs/reliability.md).
   const auditJournal = new AuditJournal(new AuditBuffer(store), database.knex, {
@@ -264,6 +269,7 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
       await health.stop();
       await credentials.stop();
       await settledWithin(credentialEvents.close(), 2_000);
+      await settledWithin(stopMirrorSweep(), 2_000);
       await liveCatalogue?.stop();
       // Everything answered is in the durable buffer already; flushing just saves the next
       // instance the work (and is bounded, so a database outage cannot block shutdown).
