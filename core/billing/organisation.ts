@@ -13,6 +13,11 @@ export interface OrganisationBilling {
   name: string;
   billing_user_id: number | null;
   billing_user_email: string | null;
+  /**
+   * Whether the billing user pays now: an active member. A suspended or archived one stays
+   * nominated but pays again only once reactivated; meanwhile each member pays as if none were.
+   */
+  billing_user_active: boolean;
   billing_email: string | null;
   billing_exempt: boolean;
   /** Cap on the members' portal keys' spend per UTC month (USD), null when none. */
@@ -29,6 +34,7 @@ export async function organisationBilling(knex: Knex, organisationId: number): P
       'o.name',
       'o.billing_user_id',
       'b.email as billing_user_email',
+      knex.raw("coalesce(b.status = 'active' and b.organisation_id = o.id, false) as billing_user_active"),
       'o.billing_email',
       'o.billing_exempt',
       'o.monthly_budget',
@@ -38,6 +44,7 @@ export async function organisationBilling(knex: Knex, organisationId: number): P
         name: string;
         billing_user_id: number | null;
         billing_user_email: string | null;
+        billing_user_active: boolean;
         billing_email: string | null;
         billing_exempt: boolean;
         monthly_budget: string | number | null;
@@ -49,6 +56,7 @@ export async function organisationBilling(knex: Knex, organisationId: number): P
     name: row.name,
     billing_user_id: row.billing_user_id,
     billing_user_email: row.billing_user_email,
+    billing_user_active: Boolean(row.billing_user_active),
     billing_email: row.billing_email,
     billing_exempt: Boolean(row.billing_exempt),
     monthly_budget: row.monthly_budget === null ? null : Number(row.monthly_budget),
@@ -64,7 +72,9 @@ export async function nominateBillingUser(knex: Knex, organisationId: number, us
     const organisation = await trx('organisations').where({ id: organisationId }).forUpdate().first('id');
     if (!organisation) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
     if (userId !== null) {
-      const nominee = (await trx('users').where({ id: userId }).first('organisation_id', 'status')) as
+      // Locked, so a suspension or move committing meanwhile is either seen here (refused) or
+      // waits for this nomination and then re-points the keys it made (repointKeysPaidThrough).
+      const nominee = (await trx('users').where({ id: userId }).forUpdate().first('organisation_id', 'status')) as
         { organisation_id: number | null; status: string } | undefined;
       if (!nominee || nominee.organisation_id !== organisationId)
         throw new ApiError('validation_error', {
@@ -89,7 +99,8 @@ export async function saveOrganisationBillingEmail(knex: Knex, organisationId: n
 /**
  * Re-derives the payer of every live portal key owned by the organisation's members (or by one
  * user); the hashes of those that changed, to announce. Called in the transaction of any change
- * to who pays: a billing user nominated, a user moved into an organisation, organisations merged.
+ * to who pays: a billing user nominated, a user moved into an organisation, organisations merged,
+ * a billing user's standing changed (repointKeysPaidThrough).
  */
 export async function repointPortalKeys(trx: Knex, owners: { organisationId: number } | { userId: number }): Promise<string[]> {
   const keys = (await trx('api_keys as k')
@@ -115,4 +126,41 @@ export async function repointPortalKeys(trx: Knex, owners: { organisationId: num
     changed.push(key.secret_hash);
   }
   return changed;
+}
+
+/**
+ * Ends the nominations of `userId` as billing user by every organisation but `keep` (the one they
+ * stay in, or null); the organisations whose nomination ended, for repointKeysPaidThrough. A
+ * nomination names a member: one who leaves, or whose account is deleted, no longer pays there,
+ * and coming back later must not silently make them pay again.
+ */
+export async function endNominations(trx: Knex, userId: number, keep: number | null): Promise<number[]> {
+  const ended = (await trx('organisations')
+    .where({ billing_user_id: userId })
+    .modify((q) => {
+      if (keep !== null) void q.whereNot({ id: keep });
+    })
+    .pluck('id')) as number[];
+  if (ended.length > 0) await trx('organisations').whereIn('id', ended).update({ billing_user_id: null });
+  return ended;
+}
+
+/**
+ * Re-derives the payer of every portal key whose payer follows `userId`'s standing: the user's own,
+ * those of the members of every organisation that nominated them (and of `alsoOrganisations`,
+ * whose nomination of them just ended), and those of the users who delegated their billing to
+ * them. Called in the transaction of any change to that standing — suspended, archived, deleted,
+ * reactivated, moved between organisations — because the rule counts a billing user or delegate
+ * only while active (and a billing user only while a member), and a key's payer_id is what the
+ * gateway debits: without this the keys would go on charging a wallet the pages no longer name,
+ * or stay on the member's own wallet once the billing user is back. The hashes to announce.
+ */
+export async function repointKeysPaidThrough(trx: Knex, userId: number, alsoOrganisations: number[] = []): Promise<string[]> {
+  const nominating = (await trx('organisations').where({ billing_user_id: userId }).pluck('id')) as number[];
+  const delegators = (await trx('billing_delegations').where({ delegate_user_id: userId }).pluck('user_id')) as number[];
+  const changed = await repointPortalKeys(trx, { userId });
+  for (const organisationId of new Set([...nominating, ...alsoOrganisations]))
+    changed.push(...(await repointPortalKeys(trx, { organisationId })));
+  for (const delegator of delegators) changed.push(...(await repointPortalKeys(trx, { userId: delegator })));
+  return [...new Set(changed)];
 }

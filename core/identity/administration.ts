@@ -2,7 +2,7 @@
 // of each change — roles never above the actor's own, the last owner kept, hard deletion as
 // anonymisation. One place for these decisions; the portal's admin routes call it.
 import type { Knex } from 'knex';
-import { repointPortalKeys } from '../billing/organisation.js';
+import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
 import { ApiError } from '../errors/index.js';
 import { isAllowed, roleAtLeast, roleRank, type Action, type Principal, type Role, type UserStatus } from './roles.js';
 
@@ -194,9 +194,18 @@ export async function setUserRole(
 /**
  * Sets a status. Leaving `active` ends every session of the user (UserRepository.setStatus
  * semantics, in one transaction); the caller announces the user's keys so the gateways refuse
- * them. Nobody changes their own status (an administrator cannot lock themselves out).
+ * them. Nobody changes their own status (an administrator cannot lock themselves out). A billing
+ * user or delegate pays only while active, so the keys they pay for are re-pointed in the same
+ * transaction — to their owners' own wallets on suspension, back on reactivation — and their
+ * hashes returned, to announce as well.
  */
-export async function setUserStatus(knex: Knex, actor: Principal, target: AdministeredUser, status: UserStatus, now: Date): Promise<void> {
+export async function setUserStatus(
+  knex: Knex,
+  actor: Principal,
+  target: AdministeredUser,
+  status: UserStatus,
+  now: Date,
+): Promise<string[]> {
   if (target.id === actor.id)
     throw new ApiError('forbidden', {
       param: 'status',
@@ -204,17 +213,19 @@ export async function setUserStatus(knex: Knex, actor: Principal, target: Admini
     });
   if (target.deleted) throw new ApiError('conflict', { humanMessage: 'This account was deleted; it cannot be reactivated' });
   if (status !== 'active') await keepAnOwner(knex, target);
-  await knex.transaction(async (trx) => {
+  return knex.transaction(async (trx) => {
     await trx('users').where({ id: target.id }).update({ status, updated_at: now });
     if (status !== 'active') await trx('portal_sessions').where({ user_id: target.id }).delete();
+    return repointKeysPaidThrough(trx, target.id);
   });
 }
 
 /**
  * Places a user in an organisation (and department, and role when given), in the caller's
  * transaction: their keys move with them — keys are scoped by the organisation they belong to —
- * and are re-pointed to whoever pays there. The one step behind an administrator's move and an
- * accepted invite. Returns the secret hashes of the user's keys, to announce.
+ * and are re-pointed to whoever pays there. An organisation they leave no longer has them as its
+ * billing user, and its members' keys follow. The one step behind an administrator's move and an
+ * accepted invite. Returns the secret hashes of the user's keys and of those re-pointed, to announce.
  */
 export async function placeInOrganisation(
   trx: Knex,
@@ -234,8 +245,11 @@ export async function placeInOrganisation(
     .where({ owner_user_id: userId })
     .update({ organisation_id: place.organisationId, updated_at: now })
     .returning('secret_hash')) as { secret_hash: string }[];
-  await repointPortalKeys(trx, { userId });
-  return keys.map((k) => k.secret_hash);
+  // After the user's row is updated (and so locked): a nomination of them committing meanwhile is
+  // either seen here and ended, or waits and is refused as naming a non-member.
+  const left = await endNominations(trx, userId, place.organisationId);
+  const repointed = await repointKeysPaidThrough(trx, userId, left);
+  return [...new Set([...keys.map((k) => k.secret_hash), ...repointed])];
 }
 
 /** Moves a user into an organisation (no department there yet); the key hashes to announce. */
@@ -271,7 +285,9 @@ export async function setUserDepartment(knex: Knex, target: AdministeredUser, de
  * Hard deletion: the person's data goes — email, name, password, linked sign-ins, sessions,
  * preferences, pending invites to their address — and their keys are revoked. The row stays as
  * an anonymised tombstone (`deleted-<id>@invalid`, archived), so the ledger, payments and the
- * audit log keep their references and totals. Returns the secret hashes of the revoked keys.
+ * audit log keep their references and totals. The account never pays again: its nominations as
+ * billing user end and the keys it paid for are re-pointed. Returns the secret hashes of the
+ * revoked and re-pointed keys.
  */
 export async function hardDeleteUser(knex: Knex, actor: Principal, target: AdministeredUser, now: Date): Promise<string[]> {
   // Refusals of what one may not do to oneself are 403, as for one's own credit or budget (users.ts).
@@ -303,6 +319,7 @@ export async function hardDeleteUser(knex: Knex, actor: Principal, target: Admin
       .whereNot({ status: 'revoked' })
       .update({ status: 'revoked', updated_at: now })
       .returning('secret_hash')) as { secret_hash: string }[];
-    return keys.map((k) => k.secret_hash);
+    const repointed = await repointKeysPaidThrough(trx, target.id, await endNominations(trx, target.id, null));
+    return [...new Set([...keys.map((k) => k.secret_hash), ...repointed])];
   });
 }

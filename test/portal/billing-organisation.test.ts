@@ -70,6 +70,80 @@ describe('the organisation billing user', () => {
     expect(Number(activity[0]!.n)).toBe(2);
   });
 
+  it("moves members' keys off a billing user who is suspended, back on reactivation, and off for good once they leave or are deleted", async () => {
+    const orgId = await organisation('Acme Standing');
+    const owner = await signedInUser(world.portal, { role: 'owner' });
+    const bob = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const alice = await signedInUser(world.portal, { organisationId: orgId });
+    await fund(`user:${alice.id}`, 12.34);
+    await bob.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: alice.id });
+    const newKey = async (name: string) =>
+      (await (await bob.client.postJson('/dashboard/keys/new', { name })).json()) as { key: { gateway_key_id: string }; secret: string };
+    const payerOf = async (key: { key: { gateway_key_id: string } }) =>
+      ((await knex()('api_keys').where({ id: key.key.gateway_key_id }).first('payer_id')) as { payer_id: string | null }).payer_id;
+    const standing = async (status: string) =>
+      expect((await owner.client.postJson(`/dashboard/admin/users/${alice.id}/status`, { status })).status).toBe(200);
+    const bobsPayer = async () =>
+      ((await (await bob.client.get('/dashboard/billing', { accept: 'application/json' })).json()) as { payer: string }).payer;
+    const nominated = async () =>
+      ((await knex()('organisations').where({ id: orgId }).first('billing_user_id')) as { billing_user_id: number | null }).billing_user_id;
+    const saysInactive = async () =>
+      (await (await bob.client.get('/dashboard/billing')).text()).includes('data-testid="billing-user-inactive"');
+    const before = await newKey('before');
+    expect(await payerOf(before)).toBe(`user:${alice.id}`);
+    expect(await served(before.secret)).toBe('served');
+
+    // Suspended: the page, the key record and the gateway all say Bob pays (and he has nothing).
+    await standing('suspended');
+    expect(await payerOf(before)).toBe(`user:${bob.id}`);
+    expect([await bobsPayer(), await nominated(), await saysInactive()]).toEqual([`user:${bob.id}`, alice.id, true]);
+    await waitFor(
+      'the gateway to stop charging the suspended user',
+      async () => (await served(before.secret)) === 'billing_limit_reached',
+      2_000,
+    );
+    const during = await newKey('during');
+    expect(await payerOf(during)).toBe(`user:${bob.id}`);
+
+    // Reactivated: Alice pays again for both, including the key made while she was suspended.
+    await standing('active');
+    expect([await payerOf(before), await payerOf(during)]).toEqual([`user:${alice.id}`, `user:${alice.id}`]);
+    expect([await bobsPayer(), await saysInactive()]).toEqual([`user:${alice.id}`, false]);
+    await waitFor('the gateway to charge the reactivated user', async () => (await served(during.secret)) === 'served', 2_000);
+
+    // Archived: as suspended.
+    await standing('archived');
+    expect(await payerOf(during)).toBe(`user:${bob.id}`);
+    await standing('active');
+    expect(await payerOf(during)).toBe(`user:${alice.id}`);
+
+    // Moved out of the organisation: the nomination ends, and coming back does not revive it.
+    const elsewhere = await organisation('Elsewhere Ltd');
+    expect((await owner.client.postJson(`/dashboard/admin/users/${alice.id}/org`, { org_id: elsewhere })).status).toBe(200);
+    expect(await payerOf(before)).toBe(`user:${bob.id}`);
+    expect(await nominated()).toBeNull();
+    await waitFor(
+      'the gateway to stop charging the departed user',
+      async () => (await served(before.secret)) === 'billing_limit_reached',
+      2_000,
+    );
+    await owner.client.postJson(`/dashboard/admin/users/${alice.id}/org`, { org_id: orgId });
+    expect(await payerOf(before)).toBe(`user:${bob.id}`);
+
+    // Nominated again, then deleted: the keys leave her wallet and the nomination ends.
+    await bob.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: alice.id });
+    expect(await payerOf(before)).toBe(`user:${alice.id}`);
+    const deleted = await owner.client.postJson(`/dashboard/admin/users/${alice.id}/hard-delete`, { confirm: 'delete' });
+    expect(deleted.status).toBe(200);
+    expect([await payerOf(before), await payerOf(during)]).toEqual([`user:${bob.id}`, `user:${bob.id}`]);
+    expect(await nominated()).toBeNull();
+    await waitFor(
+      'the gateway to stop charging the deleted user',
+      async () => (await served(during.secret)) === 'billing_limit_reached',
+      2_000,
+    );
+  });
+
   it('is changed only by administrators of the organisation, and only to one of its active members', async () => {
     const orgId = await organisation('Guarded Org');
     const otherOrg = await organisation('Other Org');

@@ -286,8 +286,9 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/status', async (req, res) => {
     const user = await target(req, 'admin.users.manage');
     const { status } = parseBody(statusBody, req.body);
-    await setUserStatus(knex, req.user!, user, status, now());
-    await announcer.announceAll(await keysOf(user.id));
+    const repointed = await setUserStatus(knex, req.user!, user, status, now());
+    // The user's own keys (refused or served again) and those whose payer followed their standing.
+    await announcer.announceAll([...new Set([...(await keysOf(user.id)), ...repointed])]);
     await note(req, user, `Account ${status === 'active' ? 'reactivated' : status}`, { from: user.status, to: status });
     await answer(req, res, user.id, 'status');
   });
@@ -387,9 +388,10 @@ export function adminUsersRouter(deps: PortalDeps): Router {
   adminRoute(router, 'POST', '/dashboard/admin/users/:user_id/hard-delete', async (req, res) => {
     const user = await liveTarget(req, 'admin.organisation.manage');
     parseBody(deleteBody, req.body);
-    const revoked = await hardDeleteUser(knex, req.user!, user, now());
-    await announcer.announceAll(revoked);
-    deps.logger.info({ userId: user.id, by: req.user!.id, keysRevoked: revoked.length }, 'user hard-deleted');
+    // The user's keys, revoked, and those of the members they paid for, re-pointed.
+    const changed = await hardDeleteUser(knex, req.user!, user, now());
+    await announcer.announceAll(changed);
+    deps.logger.info({ userId: user.id, by: req.user!.id, keysAnnounced: changed.length }, 'user hard-deleted');
     await answer(req, res, user.id, 'deleted');
   });
 
