@@ -227,6 +227,43 @@ describe('a key created in the dashboard', () => {
     );
   });
 
+  it('a field sent null lifts its limit, as one sent empty: null is what the key reads back for "no limit"', async () => {
+    const { client } = await signedIn();
+    const limits = {
+      allowed_models: ['gpt-4o-mini'],
+      allowed_regions: ['EU'],
+      budget_limit: '5',
+      budget_period: 'daily',
+      rate_limit_rpm: 2,
+    };
+    const { key } = await createKey(client, { name: 'limited', ...limits });
+    const lifted = await client.postJson(`/dashboard/keys/${key.key_id}`, {
+      action: 'update',
+      allowed_models: null,
+      allowed_regions: null,
+      budget_limit: null,
+      budget_period: null,
+      rate_limit_rpm: null,
+    });
+    expect(lifted.status, await lifted.clone().text()).toBe(200);
+    const none = { allowed_models: null, allowed_regions: null, budget_limit: null, budget_period: null, rate_limit_rpm: null };
+    expect(await lifted.json()).toMatchObject({ name: 'limited', ...none });
+    // What a GET answers can be sent back as it is.
+    const read = (await (await client.get(`/dashboard/keys/${key.key_id}`, { accept: 'application/json' })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(read).toMatchObject(none);
+    const again = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', ...none });
+    expect(again.status, await again.clone().text()).toBe(200);
+    // A budget sent with a null period is monthly, as one sent with an empty period.
+    const budgeted = await client.postJson(`/dashboard/keys/${key.key_id}`, { action: 'update', budget_limit: '5', budget_period: null });
+    expect(await budgeted.json()).toMatchObject({ budget_limit: 5, budget_period: 'monthly' });
+    // A key can be created with the same nulls.
+    const { key: created } = await createKey(client, { name: 'unlimited', ...none });
+    expect(created).toMatchObject({ name: 'unlimited', ...none });
+  });
+
   it('shows the secret once in the HTML flow, with no-store caching', async () => {
     const { client } = await signedIn();
     const res = await client.postForm('/dashboard/keys/new', { name: 'from the form', budget_limit: '2.50', budget_period: 'daily' });

@@ -1,17 +1,19 @@
 // The key form (HTML form fields or the same names in JSON) → the repository's fields. The rules
 // are the Management API's (docs/keys.md): a name up to 200 characters, models and regions from
 // the catalogue, a budget in USD with its period, a positive requests-per-minute limit. Empty
-// fields mean "no limit".
+// (or null, as the key's JSON shows a lifted limit) fields mean "no limit".
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { Catalogue } from '../../../../core/config/index.js';
 import { budgetPeriods, type BudgetPeriod, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
 import { inPlainWords, usdAmountOrNoneUpTo, validationError } from '../../web/validation.js';
 
-/** A list field: a comma-separated string (a form) or an array (JSON); empty = no restriction. */
+/** A list field: a comma-separated string (a form) or an array (JSON); empty or null = no restriction. */
 const list = (max: number) =>
   z
     .union([z.string().max(4_000), z.array(z.string().max(200)).max(max)])
+    // null as the key's JSON shows a lifted limit (`"allowed_models": null`): sent back, it lifts it.
+    .nullable()
     .optional()
     .transform((v) => {
       const items = (typeof v === 'string' ? v.split(',') : (v ?? [])).map((s) => s.trim()).filter(Boolean);
@@ -53,6 +55,7 @@ export const keyForm = z.strictObject({
     .transform((v) => v ?? null),
   budget_period: z
     .union([z.enum(budgetPeriods, { message: `must be one of ${budgetPeriods.join(', ')}` }), z.literal('')])
+    .nullable()
     .optional()
     .transform((v) => (v ? v : null)),
   rate_limit_rpm: optionalNumber(
