@@ -156,6 +156,17 @@ function enforcementOn(name: string, open: () => Store): void {
       assert.deepEqual(await counters(raw, key), before);
     });
 
+    test("a refusal by a tiny key budget names it in decimals, never with an exponent (it read 'a budget of 1e-7 USD')", async () => {
+      const key = { ...portalKey(), budgetLimitUsd: 0.0000001 };
+      const { deps } = await setUp(key, { org: 10, user: 10 }, 5);
+      await assert.rejects(enforce(deps, key, 0.25, randomUUID()), (error: unknown) => {
+        assert.ok(error instanceof ApiError && error.code === 'budget_exceeded');
+        assert.match(error.humanMessage, /monthly budget of 0\.0000001 USD has 0\.0000001 USD left/);
+        assert.doesNotMatch(error.humanMessage, /\de-?\d/);
+        return true;
+      });
+    });
+
     test('the rate limit holds across shards, and refused requests do not use it up', async () => {
       const key = portalKey();
       const { deps, raw } = await setUp(key, { org: 10, user: 10 }, 0.3);

@@ -121,7 +121,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
       const resets = window.periodEnd ? `; it resets ${window.periodEnd.toISOString()}` : '';
       throw new ApiError('budget_exceeded', {
         humanMessage:
-          `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${key.budgetLimitUsd} USD has ${usdText(remainingNano)} USD left ` +
+          `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${usdText(capNano)} USD has ${usdText(remainingNano)} USD left ` +
           `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case ` +
           `(its input and its output cap at the model's prices: max_tokens, or the gateway's default cap when none is sent); ` +
           `set a lower max_tokens or raise the budget${resets}`,
