@@ -16,5 +16,15 @@ test('formatUsd keeps a total as precise as its parts (up to six decimals), at l
   expect(formatUsd(1_234_567.891)).toBe('$1,234,567.89');
   expect(formatUsd(-25_000)).toBe('-$25,000.00');
   expect(formatUsd(-0.5)).toBe('-$0.50');
-  expect(formatUsd(-0.0000001)).toBe('$0.00');
+  // Float noise below the nano-dollar is no amount, and never "-$0.00".
+  expect(formatUsd(-1e-12)).toBe('$0.00');
+  expect(formatUsd(1e-12)).toBe('$0.00');
+});
+
+test('formatUsd shows an amount too small for six decimals with its exact digits, never as $0.00 nor with an exponent', () => {
+  // A key's budget of $0.0000001 read "$0.00 of $0.00", as a budget of nothing does.
+  expect(formatUsd(0.0000001)).toBe('$0.0000001');
+  expect(formatUsd(0.000000123)).toBe('$0.000000123');
+  expect(formatUsd(0.000000001)).toBe('$0.000000001');
+  expect(formatUsd(-0.0000001)).toBe('-$0.0000001');
 });
