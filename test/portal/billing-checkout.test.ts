@@ -109,6 +109,12 @@ describe('checkout', () => {
     for (const amount of [5, 10000, '25.5']) expect((await client.postJson('/api/billing/checkout', { amount })).status).toBe(200);
   });
 
+  it('is offered on the public pricing page, which once said card top-ups were "coming"', async () => {
+    const pricing = await (await fetch(`${world.portal.url}/pricing`)).text();
+    expect(pricing).toContain('Top it up by card on the Billing page, once or automatically when its balance runs low.');
+    expect(pricing).not.toContain('coming');
+  });
+
   it('needs a signed-in user', async () => {
     const res = await fetch(`${world.portal.url}/api/billing/checkout`, {
       method: 'POST',

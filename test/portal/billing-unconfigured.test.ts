@@ -30,6 +30,10 @@ describe('billing without a payment processor', () => {
     expect(page).toContain('Card payments are not set up on this portal');
     const fund = await (await client.get('/dashboard/billing/fund?amount=10')).text();
     expect(fund).toContain('Card payments are not set up on this portal');
+    // The public pricing page says the same, and promises nothing ("Card top-ups are coming").
+    const pricing = await (await fetch(`${portal.url}/pricing`)).text();
+    expect(pricing).toContain('Card payments are not set up on this portal');
+    expect(pricing).not.toContain('coming');
   });
 
   it('answers every payment endpoint with 503 billing_unavailable and writes nothing', async () => {

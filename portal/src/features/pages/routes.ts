@@ -16,7 +16,10 @@ export function pagesRouter(deps: PortalDeps): Router {
   router.get('/', (_req, res) =>
     res.render('pages/home', { title: 'One API for every model', models, exampleModel, gatewayHint: deps.gatewayUrlHint }),
   );
-  router.get('/pricing', (_req, res) => res.render('pages/pricing', { title: 'Pricing', models }));
+  // Card top-ups are offered only where a payment processor is set up (docs/billing.md "Unconfigured").
+  router.get('/pricing', (_req, res) =>
+    res.render('pages/pricing', { title: 'Pricing', models, cardPayments: deps.billing.service.configured }),
+  );
   router.get('/models-public', (_req, res) => res.render('pages/models', { title: 'Models', models }));
 
   const article = (path: string, page: Article, legalVersion?: string) =>
