@@ -101,6 +101,9 @@ describe('API tokens in the portal', () => {
     const page = await (await admin.client.get('/dashboard/settings/api-tokens')).text();
     expect(page).toContain('nightly batch');
     expect(page).not.toContain(created.token);
+    // Whose wallet pays, in the key pages' words; the payer id only as the cell's title.
+    expect(page).toContain(`<span title="user:${admin.id}">your own wallet</span>`);
+    expect(page).not.toContain(`>user:${admin.id}<`);
   });
 
   it('a token form sent twice (the answering page reloaded) makes one token, and says where it is', async () => {

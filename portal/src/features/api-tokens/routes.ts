@@ -21,6 +21,7 @@ import { requireAction } from '../../web/principal.js';
 import { integerId, parseBody, validate } from '../../web/validation.js';
 import { keyListScope } from '../keys/scope.js';
 import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
+import { walletOfPayer } from '../billing/wallet-words.js';
 
 /** The notice after a form sent twice (`?notice=`, from a fixed list so the URL cannot inject text). */
 const notices: Record<string, string> = {
@@ -106,13 +107,27 @@ export function apiTokensRouter(deps: PortalDeps): Router {
     return tokens.map((t) => ({ ...tokenView(t), last_used_hour: used.get(t.id) ?? null }));
   };
 
+  /**
+   * The rows as the page shows them: whose wallet pays in words, as the key pages say it (the
+   * payer id, `user:3`, is the API's reference, not something a person recognises). One look-up
+   * per payer: a team's tokens mostly share one.
+   */
+  const withPayerWords = async <T extends { payer: string | null }>(req: Request, tokens: T[]) => {
+    const words = new Map<string, Promise<string>>();
+    const wordsOf = (payerId: string) => {
+      if (!words.has(payerId)) words.set(payerId, walletOfPayer(deps.database, payerId, req.user!));
+      return words.get(payerId)!;
+    };
+    return Promise.all(tokens.map(async (t) => ({ ...t, payer_words: t.payer ? await wordsOf(t.payer) : null })));
+  };
+
   router.get('/dashboard/settings/api-tokens', guard, async (req, res) => {
     const tokens = await listFor(req);
     if (wantsJson(req)) return res.json({ object: 'list', data: tokens });
     res.render('dashboard/settings/api-tokens', {
       title: 'API tokens',
       section: 'api-tokens',
-      tokens,
+      tokens: await withPayerWords(req, tokens),
       departments: await departmentsFor(req),
       created: null,
       gatewayUrl: deps.gatewayUrlHint,
@@ -158,7 +173,7 @@ export function apiTokensRouter(deps: PortalDeps): Router {
     res.render('dashboard/settings/api-tokens', {
       title: 'API tokens',
       section: 'api-tokens',
-      tokens: await listFor(req),
+      tokens: await withPayerWords(req, await listFor(req)),
       departments: await departmentsFor(req),
       created: { ...tokenView(record), token: secret },
       gatewayUrl: deps.gatewayUrlHint,
