@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PortalClient } from '../support/portal-client.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let harness: PortalHarness;
 beforeAll(async () => {
@@ -69,22 +70,54 @@ describe('/invite/{token}', () => {
     });
     expect(registered.status).toBe(303);
     expect(registered.headers.get('location')).toBe(`/login?notice=check_email&return_to=${encodeURIComponent(invitePath)}`);
+    // The link is opened from the mailbox, not the tab the sign-up began in: it carries the
+    // invitation, and the verified page's Sign in leads back to it (it went to plain /login).
     const link = new URL(harness.lastLink(email, '/verify-email?token=')!);
-    expect((await client.get(link.pathname + link.search)).status).toBe(200);
-    const login = await (await client.get(registered.headers.get('location')!)).text();
+    expect(link.searchParams.get('return_to')).toBe(invitePath);
+    const verified = await client.get(link.pathname + link.search);
+    expect(verified.status).toBe(200);
+    const signInHref = /<a class="button" href="([^"]+)">Sign in<\/a>/.exec(await verified.text())?.[1];
+    expect(signInHref).toBe(`/login?return_to=${encodeURIComponent(invitePath)}`);
+    const login = await (await client.get(signInHref!)).text();
     expect(login).toContain(`name="return_to" value="${invitePath}"`);
     const signedIn = await client.postForm('/auth/login', { email, password: 'invited password 42', return_to: invitePath });
     expect(signedIn.headers.get('location')).toBe(invitePath);
     expect(await (await client.get(invitePath)).text()).toContain('data-testid="invite-accept"');
-    // A return_to that leaves the portal is dropped on the way.
+    // A return_to that leaves the portal is dropped on the way: from the redirect, the link, the verified page.
+    const offsiteEmail = `x-${Date.now()}@example.com`;
     const offsite = await client.postForm('/auth/register', {
       name: 'X',
-      email: `x-${Date.now()}@example.com`,
+      email: offsiteEmail,
       password: 'invited password 42',
       accept_terms: 'true',
       return_to: '//evil.example',
     });
     expect(offsite.headers.get('location')).toBe('/login?notice=check_email');
+    const offsiteLink = new URL(harness.lastLink(offsiteEmail, '/verify-email?token=')!);
+    expect(offsiteLink.searchParams.has('return_to')).toBe(false);
+    offsiteLink.searchParams.set('return_to', '//evil.example');
+    const offsitePage = await (await client.get(offsiteLink.pathname + offsiteLink.search)).text();
+    expect(offsitePage).toContain('<a class="button" href="/login">Sign in</a>');
+  });
+
+  it('a verification link sent again keeps the invitation the sign-up began at', async () => {
+    const client = new PortalClient(harness.url);
+    const email = `again-${Date.now()}@example.com`;
+    const invitePath = '/invite/some-invitation';
+    await client.postForm('/auth/register', {
+      name: 'Again',
+      email,
+      password: 'invited password 42',
+      accept_terms: 'true',
+      return_to: invitePath,
+    });
+    // The resend form of the page a used or expired link opens carries it.
+    const first = harness.lastLink(email, '/verify-email?token=');
+    const page = await (await client.get(`/verify-email?token=not-a-token&return_to=${encodeURIComponent(invitePath)}`)).text();
+    expect(page).toContain(`name="return_to" value="${invitePath}"`);
+    expect((await client.postForm('/auth/resend-verification', { email, return_to: invitePath })).status).toBe(200);
+    await waitFor('the new link', async () => harness.lastLink(email, '/verify-email?token=') !== first);
+    expect(new URL(harness.lastLink(email, '/verify-email?token=')!).searchParams.get('return_to')).toBe(invitePath);
   });
 
   it('answers an unknown token with a 404 page and an over-long one with 422 naming the parameter', async () => {

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { configuredSsoButtons } from '../sso/providers.js';
 import { verifyHours } from './pages.js';
 import { safeReturnTo } from './return-to.js';
-import { emailBody, languageBody, loginBody, registerBody, resetBody } from './schemas.js';
+import { emailBody, languageBody, loginBody, registerBody, resendVerificationBody, resetBody } from './schemas.js';
 import type { EmailRequestThrottle } from './throttle.js';
 import type { AccountService } from './service.js';
 import { signIn } from './sign-in.js';
@@ -102,9 +102,9 @@ export function accountRouter(deps: {
       await deps.emailThrottle.take('verify_email', body.email, req.ip ?? 'unknown');
       // A form's unchecked box sends nothing, so for forms absent means "not accepted".
       const acceptTerms = body.accept_terms ?? (req.is('application/json') ? undefined : false);
-      const user = await accounts.register({ email: body.email, password: body.password, name: body.name, acceptTerms });
       // Where the sign-up began (an invitation): after verifying, the sign-in goes back there.
       const returnTo = safeReturnTo(body.return_to);
+      const user = await accounts.register({ email: body.email, password: body.password, name: body.name, acceptTerms, returnTo });
       if (wantsJson(req)) res.status(201).json({ user: userJson(user), verification: 'sent' });
       else res.redirect(303, `/login?notice=check_email${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`);
     }),
@@ -167,13 +167,22 @@ export function accountRouter(deps: {
   router.post(
     '/auth/resend-verification',
     action(
-      () => ({ view: 'auth/verify-email', locals: { title: 'Verify your email', verified: false, verifyHours } }),
+      (req) => ({
+        view: 'auth/verify-email',
+        locals: {
+          title: 'Verify your email',
+          verified: false,
+          verifyHours,
+          returnTo: safeReturnTo((req.body as { return_to?: string })?.return_to),
+        },
+      }),
       async (req, res) => {
-        const { email } = parseBody(emailBody, req.body);
-        await deps.emailThrottle.take('verify_email', email, req.ip ?? 'unknown');
-        inBackground('verification email', accounts.resendVerification(email));
+        const body = parseBody(resendVerificationBody, req.body);
+        const returnTo = safeReturnTo(body.return_to);
+        await deps.emailThrottle.take('verify_email', body.email, req.ip ?? 'unknown');
+        inBackground('verification email', accounts.resendVerification(body.email, returnTo));
         if (wantsJson(req)) res.status(202).json({ status: 'accepted', message: sameAnswer });
-        else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, notice: sameAnswer });
+        else res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo, notice: sameAnswer });
       },
     ),
   );
@@ -194,19 +203,21 @@ export function accountRouter(deps: {
     ),
   );
 
-  const verifyQuery = z.object({ token: singleString(200).optional() });
+  // `return_to` came with the link (sendVerification): the page's sign-in leads back there.
+  const verifyQuery = z.object({ token: singleString(200).optional(), return_to: singleString(500).optional() });
   router.get('/verify-email', validate({ query: verifyQuery }), async (req, res, next) => {
-    const { token } = req.valid!.query as z.infer<typeof verifyQuery>;
-    if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours });
+    const { token, return_to } = req.valid!.query as z.infer<typeof verifyQuery>;
+    const returnTo = safeReturnTo(return_to);
+    if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo });
     try {
       const user = await accounts.verifyEmail(token);
       if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });
-      res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours });
+      res.render('auth/verify-email', { title: 'Email verified', verified: true, verifyHours, returnTo });
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
       res
         .status(error.status)
-        .render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, error: error.humanMessage });
+        .render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo, error: error.humanMessage });
     }
   });
 

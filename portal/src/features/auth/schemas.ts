@@ -22,6 +22,8 @@ export const registerBody = z.object({
 });
 export const loginBody = z.object({ email, password, return_to: z.string().max(500).optional() });
 export const emailBody = z.object({ email });
+/** A new verification link: `return_to` is where the sign-up began, kept in the new link too. */
+export const resendVerificationBody = z.object({ email, return_to: z.string().max(500).optional() });
 export const resetBody = z.object({ token: z.string(requiredText).min(1, 'is required').max(200), password });
 export const changePasswordBody = z.object({
   current_password: password,

@@ -39,8 +39,17 @@ export class AccountService {
     return new Date(this.deps.clock());
   }
 
-  /** Creates an account and sends its verification email. `acceptTerms` false → tos_not_accepted. */
-  async register(input: { email: string; password: string; name: string; acceptTerms: boolean | undefined }): Promise<User> {
+  /**
+   * Creates an account and sends its verification email. `acceptTerms` false → tos_not_accepted.
+   * `returnTo` (a safe portal path: where the sign-up began, an invitation) rides on the link.
+   */
+  async register(input: {
+    email: string;
+    password: string;
+    name: string;
+    acceptTerms: boolean | undefined;
+    returnTo?: string;
+  }): Promise<User> {
     if (input.acceptTerms === false) throw new ApiError('tos_not_accepted', { param: 'accept_terms' });
     const weakness = passwordWeakness(input.password, input.email);
     if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'password' });
@@ -59,11 +68,16 @@ export class AccountService {
       if (error instanceof EmailTakenError) throw new ApiError('email_taken', { param: 'email' });
       throw error;
     }
-    await this.sendVerification(user);
+    await this.sendVerification(user, input.returnTo);
     return user;
   }
 
-  private async sendVerification(user: User): Promise<void> {
+  /**
+   * Mails the verification link. `returnTo` goes in it: the link is opened from the mailbox, away
+   * from the tab where the sign-up began, and the verified page's sign-in leads back there (an
+   * invitation was otherwise lost, and the first sign-in landed on the dashboard).
+   */
+  private async sendVerification(user: User, returnTo: string | undefined): Promise<void> {
     const now = this.now();
     // Only the newest link works, as for password resets: a resend voids the ones before.
     await this.deps.tokens.revokeUnused('verify_email', user.id, now);
@@ -74,7 +88,7 @@ export class AccountService {
         'Verify your email address',
         `Hello ${user.displayName}, please confirm that this is your email address to finish creating your account.`,
         'Verify my email address',
-        `${this.deps.baseUrl}/verify-email?token=${token}`,
+        `${this.deps.baseUrl}/verify-email?token=${token}${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`,
         `The link works once and expires in ${tokenLifetimeMs.verify_email / 3_600_000} hours. If you did not sign up, ignore this message.`,
       ),
     );
@@ -114,9 +128,9 @@ export class AccountService {
   }
 
   /** Sends a new verification link if the address has an unverified account; silent otherwise. */
-  async resendVerification(email: string): Promise<void> {
+  async resendVerification(email: string, returnTo?: string): Promise<void> {
     const user = await this.deps.users.findByEmail(email);
-    if (user && !user.emailVerified && user.status === 'active') await this.sendVerification(user);
+    if (user && !user.emailVerified && user.status === 'active') await this.sendVerification(user, returnTo);
   }
 
   /** Sends a reset link if the address has an active account; silent otherwise (same answer). */
