@@ -253,6 +253,30 @@ export class BillingService {
   }
 
   /**
+   * Where to send a browser whose fund form was sent again (a double click, a reload) to the
+   * checkout its first submission opened, instead of opening a second one (another pending
+   * top-up): the processor's hosted page while the session can still be paid, else the
+   * confirmation page, which says what became of it (paid, expired). Asked of the processor: the
+   * hosted page's address is not kept. Unknown to this user (or the processor out of reach): the
+   * confirmation page when the session is known, else the billing overview.
+   */
+  async openedCheckout(user: User, paymentId: number): Promise<string> {
+    const payment = (await this.deps.knex('billing_payments').where({ id: paymentId, user_id: user.id, kind: 'checkout' }).first()) as
+      PaymentRow | undefined;
+    const sessionId = payment?.checkout_session_id;
+    if (!sessionId) return '/dashboard/billing';
+    const confirmation = `/dashboard/billing/fund?session_id=${encodeURIComponent(sessionId)}`;
+    if (payment.status !== 'pending') return confirmation;
+    try {
+      const session = await this.processor().client.checkout.sessions.retrieve(sessionId);
+      return session.status === 'open' && session.url ? session.url : confirmation;
+    } catch (error) {
+      this.deps.logger.warn({ err: error, payment_id: paymentId }, 'the checkout of a form sent again could not be read');
+      return confirmation;
+    }
+  }
+
+  /**
    * After the redirect back: what the ledger holds for the caller's session (never credited from
    * here — only the signed event credits). Another user's session is unknown (404).
    */

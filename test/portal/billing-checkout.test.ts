@@ -109,6 +109,39 @@ describe('checkout', () => {
     for (const amount of [5, 10000, '25.5']) expect((await client.postJson('/api/billing/checkout', { amount })).status).toBe(200);
   });
 
+  it('the fund form sent again goes to the checkout it opened, not a second one; once paid, to its confirmation', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const page = await (await client.get('/dashboard/billing/fund?amount=12')).text();
+    const formToken = /name="form_token" value="([^"]+)"/.exec(page)?.[1];
+    expect(formToken, 'the confirming form carries a one-use token').toBeDefined();
+    const send = () => client.postForm('/dashboard/billing/fund', { amount: '12.00', form_token: formToken! });
+    // A double click: both at once, one checkout, both sent to its hosted page.
+    const [first, second] = await Promise.all([send(), send()]);
+    expect([first.status, second.status]).toEqual([303, 303]);
+    const hosted = first.headers.get('location')!;
+    expect(second.headers.get('location')).toBe(hosted);
+    const payments = () => knex()('billing_payments').where({ user_id: id, kind: 'checkout' }).select('id', 'status');
+    const [payment] = await payments();
+    expect(await payments()).toHaveLength(1);
+    const opened = world.double
+      .requestsTo('POST', '/v1/checkout/sessions')
+      .filter((r) => r.params.client_reference_id === String(payment!.id));
+    expect(opened).toHaveLength(1);
+    // Paid, then the page that confirmed it is sent again (back and submit): its confirmation, no new checkout.
+    const outcome = await world.double.payOnHostedPage(hosted);
+    if (!('redirect' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    const again = await send();
+    expect(again.headers.get('location')).toBe(`/dashboard/billing/fund?session_id=${sessionOf(outcome.redirect)}`);
+    expect(await payments()).toHaveLength(1);
+    // A new form (a new token) opens a new checkout.
+    const next = await (await client.get('/dashboard/billing/fund?amount=12')).text();
+    const nextToken = /name="form_token" value="([^"]+)"/.exec(next)![1]!;
+    expect(nextToken).not.toBe(formToken);
+    const another = await client.postForm('/dashboard/billing/fund', { amount: '12.00', form_token: nextToken });
+    expect(another.headers.get('location')).not.toBe(hosted);
+    expect(await payments()).toHaveLength(2);
+  });
+
   it('is offered on the public pricing page, which once said card top-ups were "coming"', async () => {
     const pricing = await (await fetch(`${world.portal.url}/pricing`)).text();
     expect(pricing).toContain('Top it up by card on the Billing page, once or automatically when its balance runs low.');

@@ -1,6 +1,7 @@
-// A form that makes a secret (a new key, an API token) carries a one-use token, so that sending it
-// again — reloading the page that answered its POST (which shows the secret), or a second click
-// while the first is under way — opens what it already made instead of making a second one. The
+// A form that makes a secret (a new key, an API token) or opens a checkout (add funds) carries a
+// one-use token, so that sending it again — reloading the page that answered its POST (which shows
+// the secret), or a second click while the first is under way — opens what it already made instead
+// of making a second one. The
 // token is claimed in the shared store with one atomic increment before anything is made, so two
 // requests racing with it make one on any replica; a JSON client sends no token and is not affected.
 import { randomUUID } from 'node:crypto';

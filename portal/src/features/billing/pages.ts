@@ -19,6 +19,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/validation.js';
 import { refusedFiltersPage } from '../../web/form-issues.js';
+import { FormClaims, newFormToken, sentFormToken } from '../../web/form-claims.js';
 import { spendChart } from './chart.js';
 import { walletWords } from './wallet-words.js';
 
@@ -87,6 +88,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   const guard = requireAction('billing.manage');
   const billing = () => deps.billing.service;
   const hostedOrigin = () => deps.billing.hostedPageOrigin;
+  const fundClaims = new FormClaims(deps.store, deps.logger, 'fund-form');
 
   /** Everything /dashboard/billing shows, for `user`. */
   const overview = async (user: User, paymentsBefore?: number) => {
@@ -238,20 +240,36 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         res.status(422);
       }
     }
-    res.render('dashboard/billing/fund', { ...base, quote, issue, amount: query.amount ?? '', cancelled: query.cancelled !== undefined });
+    res.render('dashboard/billing/fund', {
+      ...base,
+      quote,
+      issue,
+      amount: query.amount ?? '',
+      cancelled: query.cancelled !== undefined,
+      formToken: newFormToken(),
+    });
   });
 
-  /** Confirms the quote: a hosted checkout, and the browser goes there (303). */
+  /**
+   * Confirms the quote: a hosted checkout, and the browser goes there (303). The form opens one
+   * checkout per form token: sent again (a double click, a reload, back and submit) it goes to the
+   * checkout the first submission opened, not a second one (each was a pending top-up).
+   */
   router.post('/dashboard/billing/fund', guard, async (req, res) => {
+    const user = req.user!;
     const amount = (req.body as { amount?: unknown } | undefined)?.amount;
+    const token = sentFormToken(req);
     try {
-      const started = await billing().startCheckout(req.user!, amount);
-      res.redirect(303, started.url);
+      const opened = await fundClaims.makeOnce(user.id, token, async () => {
+        const started = await billing().startCheckout(user, amount);
+        return { record: { number: started.paymentId }, url: started.url };
+      });
+      res.redirect(303, 'made' in opened ? opened.made.url : await billing().openedCheckout(user, opened.already));
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
       allowProcessorForms(res, hostedOrigin());
       res.status(error.status).render('dashboard/billing/fund', {
-        ...(await fundPage(req.user!)),
+        ...(await fundPage(user)),
         quote: undefined,
         issue: error.humanMessage,
         amount: typeof amount === 'string' ? amount : '',
