@@ -51,15 +51,21 @@ function calendarDay(nowMs: number): CalendarDay {
   return lastDay;
 }
 
-/** The budget window of `keyId` (or of a spend group, `org:5`) for `period` at `now`; its counter is tagged with that id's shard. */
-export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): BudgetWindow {
+/**
+ * The budget window of `keyId` (or of a spend group, `org:5`) for `period` at `now`; its counter is
+ * tagged with that id's shard. `periodSince`, when the key's period last changed, ends its name:
+ * a counter left when the key took another period knows nothing of what it spent since, so
+ * taking the period again must start from a counter rebuilt from the audit log, not that one.
+ */
+export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date, periodSince?: string | null): BudgetWindow {
   const nowMs = now.getTime();
   const calendar = calendarDay(nowMs);
+  const since = periodSince ? `:${Date.parse(periodSince).toString(36)}` : '';
   switch (period) {
     case 'daily': {
       const end = (calendar.day + 1) * dayMs;
       return {
-        counterKey: `spend:${shardTag(keyId)}:d:${calendar.dayTag}`,
+        counterKey: `spend:${shardTag(keyId)}:d:${calendar.dayTag}${since}`,
         bucket: 0,
         minBucket: 0,
         ttlMs: end - nowMs + dayMs,
@@ -68,7 +74,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
     }
     case 'monthly':
       return {
-        counterKey: `spend:${shardTag(keyId)}:m:${calendar.monthTag}`,
+        counterKey: `spend:${shardTag(keyId)}:m:${calendar.monthTag}${since}`,
         bucket: 0,
         minBucket: 0,
         ttlMs: calendar.monthEnd - nowMs + dayMs,
@@ -76,7 +82,7 @@ export function budgetWindow(keyId: string, period: BudgetPeriod, now: Date): Bu
       };
     case 'rolling':
       return {
-        counterKey: `spend:${shardTag(keyId)}:r`,
+        counterKey: `spend:${shardTag(keyId)}:r${since}`,
         bucket: calendar.day,
         minBucket: calendar.day - rollingWindowDays + 1,
         ttlMs: (rollingWindowDays + 1) * dayMs,

@@ -72,7 +72,7 @@ export interface BudgetUsage {
  * is that period's next reset (what a budget set now would reset at), otherwise null.
  */
 function withoutBudget(key: KeyRecord, now: Date): BudgetUsage {
-  const resets = key.budgetPeriod === null ? null : resetsAt(budgetWindow(key.id, key.budgetPeriod, now), new Map());
+  const resets = key.budgetPeriod === null ? null : resetsAt(budgetWindow(key.id, key.budgetPeriod, now, key.budgetPeriodSince), new Map());
   return { usedUsd: 0, reservedUsd: 0, remainingUsd: null, resetsAt: resets, exhausted: false };
 }
 
@@ -88,7 +88,7 @@ export async function readBudgetUsage(
   fromAuditLog?: () => Promise<ReadonlyMap<number, number>>,
 ): Promise<BudgetUsage> {
   if (key.budgetLimitUsd === null) return withoutBudget(key, now);
-  const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
+  const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
   const raw = await store.hashGetAll(window.counterKey);
   const { [reservedField]: reservedRaw, ...bucketFields } = raw;
   let buckets = new Map(Object.entries(bucketFields).map(([bucket, nano]) => [Number(bucket), Number(nano)]));
@@ -110,7 +110,7 @@ export async function readBudgetUsage(
 /** The usage of a key that has spent nothing in its current window (a key just created). */
 export function unspentBudget(key: KeyRecord, now: Date): BudgetUsage {
   if (key.budgetLimitUsd === null) return withoutBudget(key, now);
-  const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
+  const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
   return {
     usedUsd: 0,
     reservedUsd: 0,

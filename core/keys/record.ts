@@ -33,6 +33,11 @@ export interface KeyRecord {
   allowedRegions: string[] | null;
   budgetLimitUsd: number | null;
   budgetPeriod: BudgetPeriod | null;
+  /**
+   * When the budget period last changed (ISO), null when never: part of the spend counters' names
+   * (core/budget/periods.ts), so a period taken again does not find the counter it left.
+   */
+  budgetPeriodSince?: string | null;
   rateLimitRpm: number | null;
   metadata: Record<string, string>;
   /** Wallet the key's requests are charged to; null = the caller pays outside the platform. */

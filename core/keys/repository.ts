@@ -16,6 +16,7 @@ interface KeyRow {
   allowed_regions: string[] | null;
   budget_limit_usd: string | null;
   budget_period: BudgetPeriod | null;
+  budget_period_since: Date | null;
   rate_limit_rpm: number | null;
   metadata: Record<string, string>;
   payer_id: string | null;
@@ -40,6 +41,7 @@ function toRecord(row: KeyRow): KeyRecord {
     allowedRegions: row.allowed_regions,
     budgetLimitUsd: row.budget_limit_usd === null ? null : Number(row.budget_limit_usd),
     budgetPeriod: row.budget_period,
+    budgetPeriodSince: row.budget_period_since ? new Date(row.budget_period_since).toISOString() : null,
     rateLimitRpm: row.rate_limit_rpm,
     metadata: row.metadata ?? {},
     payerId: row.payer_id ?? null,
@@ -268,7 +270,14 @@ export class KeyRepository {
     if (patch.allowedModels !== undefined) changes.allowed_models = jsonb(modelList(patch.allowedModels));
     if (patch.allowedRegions !== undefined) changes.allowed_regions = jsonb(patch.allowedRegions);
     if (patch.budgetLimitUsd !== undefined) changes.budget_limit_usd = patch.budgetLimitUsd === null ? null : String(patch.budgetLimitUsd);
-    if (patch.budgetPeriod !== undefined) changes.budget_period = patch.budgetPeriod;
+    if (patch.budgetPeriod !== undefined) {
+      changes.budget_period = patch.budgetPeriod;
+      // A key without a period counts monthly (enforcement's default): only a change of what is counted restarts the counters.
+      changes.budget_period_since = this.knex.raw(
+        "case when coalesce(budget_period, 'monthly') = ? then budget_period_since else now() end",
+        [patch.budgetPeriod ?? 'monthly'],
+      );
+    }
     if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
     if (patch.metadata !== undefined) changes.metadata = jsonb(patch.metadata);
     if (patch.payerId !== undefined) changes.payer_id = patch.payerId;

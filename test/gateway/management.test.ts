@@ -227,6 +227,34 @@ describe('enforcement and the audit log', () => {
     assert.equal((await admin('GET', `/v1/manage/keys/${id}`)).body.resets_at, '2026-11-23T00:00:00.000Z');
   });
 
+  // Found by an outside probe: the daily counter left behind when the key went monthly was found
+  // again when it went back to daily, knowing nothing of what was spent under monthly — the key
+  // spent 41 % past its daily budget. A period taken again starts from the audit log.
+  test('a budget period left and taken again counts what the key spent meanwhile', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'flip', budget_limit: 0.5, budget_period: 'daily' });
+    const secret = created.body.key as string;
+    const id = created.body.id as string;
+    let spentUsd = 0;
+    const spend = async (requests: number) => {
+      for (let i = 0; i < requests; i++) {
+        const r = await call(base, 'POST', '/v1/chat/completions', secret, chatBody('f'));
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        spentUsd += Number(r.headers.get('x-svc-cost-usd'));
+      }
+    };
+    const used = async () => (await admin('GET', `/v1/manage/keys/${id}`)).body.budget_used as number;
+    await spend(3);
+    assert.equal((await admin('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly', budget_limit: 100 })).status, 200);
+    await spend(3);
+    assert.equal((await admin('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'daily' })).status, 200);
+    await waitFor('the audit log to hold all six requests', async () => Math.abs((await used()) - spentUsd) < 1e-9);
+    await spend(1);
+    await waitFor('the seventh request counted', async () => Math.abs((await used()) - spentUsd) < 1e-9);
+    // A change that keeps the period keeps the counter.
+    assert.equal((await admin('PATCH', `/v1/manage/keys/${id}`, { budget_limit: 50, budget_period: 'daily' })).status, 200);
+    assert.ok(Math.abs((await used()) - spentUsd) < 1e-9, 'same period, same counter');
+  });
+
   test('a refusal near the end of a budget explains itself: the worst case reserved and what is left', async () => {
     // 0.000005 USD left: far less than any worst case of max_tokens 20 at this catalogue's prices.
     const created = await admin('POST', '/v1/manage/keys', { name: 'nearly-spent', budget_limit: 0.000005, budget_period: 'daily' });

@@ -32,6 +32,7 @@ import * as m030 from './030_unverified_identity_links.js';
 import * as m031 from './031_auto_topup_consent.js';
 import * as m032 from './032_audit_cache_writes.js';
 import * as m033 from './033_identity_refusals.js';
+import * as m034 from './034_budget_period_since.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -77,6 +78,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['031_auto_topup_consent', m031],
   ['032_audit_cache_writes', m032],
   ['033_identity_refusals', m033],
+  ['034_budget_period_since', m034],
 ];
 
 /** knex migration source over the explicit list above. */

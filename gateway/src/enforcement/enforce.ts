@@ -74,7 +74,7 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   const groups = spendGroupsOf(key);
   if (!budgeted && !walletEnforced && groups.length === 0 && key.rateLimitRpm === null) return nothingReserved;
   const now = new Date(deps.clock());
-  const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now);
+  const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
   const groupWindows = groups.map((group) => spendGroupWindow(group, now));
   const reserveNano = budgeted || walletEnforced || groups.length > 0 ? toNanoCeil(reserveUsd) : 0;
   const wallet = walletEnforced ? walletKey(key.payerId!) : undefined;
