@@ -365,6 +365,21 @@ describe('interface errors through raw HTTP and both SDKs', () => {
     });
   });
 
+  test('stream_options without stream is a validation_error naming it, as OpenAI answers', async () => {
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const expected: Expected = { status: 400, code: 'validation_error', param: 'stream_options' };
+    for (const model of ['claude-x', 'gpt-x']) {
+      const before = upstreamCalls();
+      for (const stream of [undefined, false]) {
+        const body = { model, messages, stream_options: { include_usage: true }, ...(stream !== undefined && { stream }) };
+        expectError(await post('/v1/chat/completions', body), expected);
+      }
+      assert.equal(upstreamCalls(), before, 'nothing reached a supplier');
+      // null says nothing, with or without a stream.
+      assert.equal((await post('/v1/chat/completions', { model, messages, stream_options: null })).status, 200);
+    }
+  });
+
   describe('supplier errors across families', () => {
     test('anthropic supplier 429 → OpenAI SDK RateLimitError with Retry-After 3 and the provider code', async () => {
       const sim = h.simulators.get('an')!;

@@ -17,6 +17,17 @@ export function chatNeeds(body: ChatCompletionRequest): ModelCapability[] {
   return needs;
 }
 
+/**
+ * The most output a request may ask for, reserved against its budget and wallet. A request may
+ * send both `max_completion_tokens` and the older `max_tokens`, and a supplier of the OpenAI
+ * protocol receives both as sent: one that reads only `max_tokens` may write up to it, so the
+ * larger is reserved (the smaller let such a supplier spend past the reservation — outside probe).
+ */
+export function outputTokenBound(body: Pick<ChatCompletionRequest, 'max_completion_tokens' | 'max_tokens'>): number | undefined {
+  const asked = [body.max_completion_tokens, body.max_tokens].filter((n): n is number => typeof n === 'number');
+  return asked.length === 0 ? undefined : Math.max(...asked);
+}
+
 /** `POST /v1/chat/completions` (OpenAI chat-completions interface). */
 export function registerChatCompletionRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   app.post('/v1/chat/completions', (request, reply) => {
@@ -31,7 +42,7 @@ export function registerChatCompletionRoutes(app: FastifyInstance, deps: Gateway
       session: chatSessionInputs(request.raw, body),
       inputBytes: bytes,
       inputCap: chatInputCap(body, bytes),
-      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      maxOutputTokens: outputTokenBound(body),
       choices: body.n ?? 1,
       interfaceName: 'chat.completions',
     });

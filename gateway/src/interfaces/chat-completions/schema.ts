@@ -168,6 +168,9 @@ export const chatCompletionRequest = z
       if (!checked.success)
         for (const issue of checked.error.issues) ctx.addIssue({ code: 'custom', path: [field, ...issue.path], message: issue.message });
     }
+    // As OpenAI answers: options of a stream the request does not ask for are a mistake to say, not to ignore.
+    if (request.stream_options != null && request.stream !== true)
+      ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'is only allowed when "stream" is true' });
     // A forced tool call needs the tool: OpenAI refuses it too, and a translation would drop it silently.
     const choice = request.tool_choice;
     if (choice === 'required' && !request.tools?.length) {
