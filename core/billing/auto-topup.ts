@@ -18,6 +18,7 @@ import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox, walletKey } from '../wallets/mirror.js';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
+import { receiptFollowUp } from './receipts.js';
 import {
   autoTopupPolicyVersion,
   operationsThisMonthNano,
@@ -358,6 +359,14 @@ export class AutoTopup {
                   details: { operation_id: op.id },
                 },
               },
+              ...receiptFollowUp(notified, {
+                paymentId: Number(payment!.id),
+                at: now,
+                chargedCents: op.amount_cents,
+                feeCents: op.fee_cents,
+                creditNano: Number(op.amount_nano),
+                automatic: true,
+              }),
             ];
       return { entryIds: entryId === undefined ? [] : [entryId], followUps };
     });

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
 import { recordOperationFailure } from './auto-topup-store.js';
+import { receiptFollowUp } from './receipts.js';
 import { activityFollowUp, type FollowUp } from './follow-ups.js';
 import { centsToNano, currency, formatCents } from './money.js';
 import { lockPayment, type PaymentRow } from './payments.js';
@@ -151,11 +152,21 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
   const creditNano = Number(payment.credit_nano);
   const entryId = await creditCheckout(trx, payment, sessionId, ref(session, 'payment_intent') ?? null, now);
   if (entryId === undefined) return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: 'already credited' };
-  const followUps = activityFollowUp(payment.user_id, {
-    kind: 'payment_succeeded',
-    summary: `Added ${formatCents(creditNano / centsToNano(1))} to the wallet (card charged ${formatCents(payment.amount_cents)})`,
-    details: { payment_id: paymentId, payer: payment.payer_id },
-  });
+  const followUps = [
+    ...activityFollowUp(payment.user_id, {
+      kind: 'payment_succeeded',
+      summary: `Added ${formatCents(creditNano / centsToNano(1))} to the wallet (card charged ${formatCents(payment.amount_cents)})`,
+      details: { payment_id: paymentId, payer: payment.payer_id },
+    }),
+    ...receiptFollowUp(payment.user_id, {
+      paymentId,
+      at: now,
+      chargedCents: payment.amount_cents,
+      feeCents: payment.fee_cents,
+      creditNano,
+      automatic: false,
+    }),
+  ];
   return { outcome: 'credited', paymentId, entryIds: [entryId], followUps };
 }
 

@@ -196,7 +196,7 @@ describe('automatic top-up', () => {
   });
 
   it('creates exactly one operation when 50 concurrent requests through two replicas drain the wallet below the threshold', async () => {
-    const { client, id } = await signedInUser(world.portal);
+    const { client, id, email } = await signedInUser(world.portal);
     const payer = `user:${id}`;
     await saveCard(client);
     await fund(client, 6);
@@ -235,6 +235,10 @@ describe('automatic top-up', () => {
     expect(seen.status).toBe(200);
     expect(await seen.json()).toMatchObject({ operation_id: ops[0]!.id, status: 'succeeded', wallet_usd: 10, amount_usd: 10.61 });
     expect(world.double.violations).toEqual([]);
+    // Its receipt, once: the card charge with its fee, and what reached the wallet.
+    const receipt = `email to ${email} ("Receipt: $10.00 added to your wallet")`;
+    await waitFor('the receipt', () => world.portal.mail.some((m) => m.includes(receipt)), 5_000);
+    expect(world.portal.mail.filter((m) => m.includes(receipt))).toHaveLength(1);
   });
 
   it('creates one operation when portal replicas race for the same low balance', async () => {

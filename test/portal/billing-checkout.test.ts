@@ -3,6 +3,7 @@
 // concurrent deliveries of one event and a late one), refunds reversing (partial too), a declined
 // card recorded and emailed, forged signatures changing nothing, and a payer refused at the
 // gateway with billing_limit_reached served again within a second of the credit.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { waitFor } from '../support/wait-for.js';
@@ -184,7 +185,7 @@ describe('the signed webhook', () => {
   });
 
   it('applies one event delivered ten times at once, and once more later, exactly once', async () => {
-    const { client, id } = await signedInUser(world.portal);
+    const { client, id, email } = await signedInUser(world.portal);
     const { url, payment_id } = await startCheckout(client, 15);
     const sessionId = new URL(url).pathname.split('/').pop()!;
     // The double completes the session without delivering, so the test controls every delivery.
@@ -210,6 +211,14 @@ describe('the signed webhook', () => {
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(15));
     expect(await knex()('billing_payments').where({ id: payment_id }).first('status')).toEqual({ status: 'succeeded' });
     expect(await knex()('billing_processor_events').where({ event_id: event.id }).count({ n: '*' })).toEqual([{ n: expect.anything() }]);
+    // One receipt, as the billing page promises: the payment credited once is announced once.
+    const receipt = `email to ${email} ("Receipt: $15.00 added to your wallet")`;
+    await waitFor('the receipt', () => world.portal.mail.some((m) => m.includes(receipt)), 5_000);
+    expect(world.portal.mail.filter((m) => m.includes(receipt))).toHaveLength(1);
+    const file = /written to (\S+)/.exec(world.portal.mail.find((m) => m.includes(receipt))!)![1]!;
+    const body = readFileSync(file, 'utf8');
+    expect(body).toContain(`Payment:              ${payment_id}`);
+    expect(body).toMatch(/Card charged: +\$15\.\d\d\n {2}card processing fee \$0\.\d\d\nAdded to the wallet: +\$15\.00/);
   });
 
   it('reverses refunds from the wallet, partial ones included, and never more than was credited', async () => {
