@@ -85,4 +85,37 @@ describe('billing in the browser', () => {
       1_000,
     );
   });
+
+  // Found by an outside probe: a refused organisation budget led to a page naming
+  // "monthly_budget (body)" with only a way home, and what was typed was lost.
+  it('a refused form says what was wrong in words and goes back to the form with what was typed', async () => {
+    const [org] = (await world.portal.portal.deps
+      .database('organisations')
+      .insert({ name: 'Form Errors Ltd', slug: `form-errors-${Date.now()}` })
+      .returning('id')) as { id: number }[];
+    const { email, password } = await signUp(world.portal, { organisationId: org!.id, role: 'org_admin', password: 'browser password 42' });
+    const context = await browser.newContext({ baseURL: world.portal.url, viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto('/login?return_to=%2Fdashboard%2Fbilling');
+      await page.fill('#email', email);
+      await page.fill('#password', password);
+      await page.click('form[action="/auth/login"] button[type=submit]');
+      await page.waitForURL('**/dashboard/billing');
+      await page.fill('#monthly_budget', '-1');
+      await page.click('form[action="/dashboard/admin/organisation/monthly-budget"] button[type=submit]');
+      await page.waitForSelector('text=Back to the form');
+      expect(await page.textContent('.lead')).toBe('Some input is not valid: monthly budget');
+      const issues = await page.textContent('ul.issues');
+      expect(issues).toContain('monthly budget');
+      expect(issues).not.toContain('monthly_budget');
+      expect(issues).not.toContain('(body)');
+      await screenshot(page, 'form-refused');
+      await page.click('text=Back to the form');
+      await page.waitForURL('**/dashboard/billing');
+      await waitFor('the typed value to be back', async () => (await page.inputValue('#monthly_budget')) === '-1');
+    } finally {
+      await context.close();
+    }
+  });
 });

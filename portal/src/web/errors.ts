@@ -47,8 +47,12 @@ export function sendError(req: Request, res: Response, error: ApiError, logger?:
       title: error.status === 404 ? 'Page not found' : 'Something needs attention',
       status: error.status,
       code: error.code,
-      humanMessage: error.humanMessage,
-      issues: detail.map((d) => ({ name: d.loc.slice(1).join('.'), where: String(d.loc[0]), msg: d.msg })),
+      // The fields a validation message names, in the words the list below uses.
+      humanMessage: detail
+        .filter((d) => d.loc.length > 1)
+        .reduce((text, d) => text.replaceAll(d.loc.slice(1).join('.'), fieldWords(d.loc.slice(1))), error.humanMessage),
+      issues: detail.map((d) => ({ name: fieldWords(d.loc.slice(1)), where: whereWords[String(d.loc[0])] ?? '', msg: d.msg })),
+      formPage: refusedFormPage(req, error),
     },
     (renderError, html) => {
       if (!renderError) return void res.send(html);
@@ -57,6 +61,33 @@ export function sendError(req: Request, res: Response, error: ApiError, logger?:
       res.type('text/plain').send(`${error.code} - ${error.humanMessage}\n`);
     },
   );
+}
+
+/** A field as people read it: `monthly_budget` is "monthly budget", `items.2.name` "items 2 name". */
+function fieldWords(path: (string | number)[]): string {
+  return path.map((part) => String(part).replace(/_/g, ' ')).join(' ');
+}
+
+/** Where a refused value was, said only when it was not the form's own fields. */
+const whereWords: Record<string, string> = { query: 'in the address', params: 'in the address', path: 'in the address' };
+
+/**
+ * The page a refused form was sent from (its Referer, same origin only), for the error page's
+ * "Back to the form" — which goes back in the history, keeping what was typed. Only for a form
+ * post refused for what was in it (4xx other than a missing session or permission).
+ */
+function refusedFormPage(req: Request, error: ApiError): string | undefined {
+  if (req.method !== 'POST' || error.status < 400 || error.status >= 500 || error.status === 401 || error.status === 403) return undefined;
+  const referer = req.get('referer');
+  if (!referer) return undefined;
+  try {
+    const from = new URL(referer);
+    // The form's origin passed the portal's same-origin check (csrf) as the Origin header.
+    const origin = req.get('origin') ?? `${req.protocol}://${req.get('host') ?? ''}`;
+    return from.origin === origin ? from.pathname + from.search : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
