@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('the dashboard on a phone', () => {
   it('no page is wider than a 390 px screen, wide tables scroll inside it, and badges, amounts and dates stay on one line', async () => {
-    const user = await signUp(world.portal, { password: 'phone layout password 42' });
+    const user = await signUp(world.portal, { password: 'phone layout password 42', name: 'Alexandra Konstantinopoulou-Smithson' });
     await fundWallet(world.gateway, `user:${user.id}`, 5);
     const { secret } = (await (await user.client.postJson('/dashboard/keys/new', { name: 'phone' })).json()) as { secret: string };
     const openai = new OpenAI({ baseURL: `${world.gateway.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
@@ -79,6 +79,18 @@ describe('the dashboard on a phone', () => {
         broken.push(...(await brokenTokens(page, path)));
         await screenshot(page, `phone${path.replaceAll('/', '-')}`);
       }
+      // The header: the site's links on one row (they wrapped into three against the top edge),
+      // and "Sign out" inside the page's margin beside a long name (it touched the screen's edge).
+      await page.goto('/dashboard');
+      const header = (await page.evaluate(`(() => {
+        const tops = new Set([...document.querySelectorAll('.main-nav a')].map((a) => Math.round(a.getBoundingClientRect().top)));
+        const button = document.querySelector('.account-nav a[href="/logout"]');
+        const signOut = button.getBoundingClientRect();
+        return { navRows: tops.size, signOutRight: Math.round(signOut.right), signOutWhole: button.scrollWidth <= button.clientWidth };
+      })()`)) as { navRows: number; signOutRight: number; signOutWhole: boolean };
+      expect(header).toEqual({ navRows: 1, signOutRight: expect.any(Number), signOutWhole: true });
+      expect(header.signOutRight).toBeLessThanOrEqual(390 - 16);
+      await screenshot(page, 'phone-header');
       // And on a laptop's screen, where the table has more columns than room.
       await page.setViewportSize({ width: 1280, height: 800 });
       for (const path of ['/dashboard/request-log', '/dashboard/models', '/dashboard/usage', '/dashboard/keys']) {
