@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
  * an outside probe). Here the server hands such a request to the app like any other, and the
  * app invites the body only when it is about to read it: after authentication (onRequest), and
  * only when the declared length is within the route's limit (past it, fastify answers `413`
- * before reading anything).
+ * before reading anything). A route that reads its body itself (audio uploads, streamed) names
+ * its bound in its config as `invitedBodyBytes`.
  */
 export function inviteBodiesOnlyWhenRead(app: FastifyInstance, server: Server): void {
   server.on('checkContinue', (request, response) => server.emit('request', request, response));
@@ -16,7 +17,9 @@ export function inviteBodiesOnlyWhenRead(app: FastifyInstance, server: Server): 
     const expect = request.headers.expect;
     if (expect !== undefined && expect.toLowerCase() === '100-continue' && !reply.raw.headersSent) {
       const declared = Number(request.headers['content-length']);
-      if (!(declared > request.routeOptions.bodyLimit)) reply.raw.writeContinue();
+      // A route that streams its body itself names its own bound (config.invitedBodyBytes).
+      const config = request.routeOptions.config as { invitedBodyBytes?: number } | undefined;
+      if (!(declared > (config?.invitedBodyBytes ?? request.routeOptions.bodyLimit))) reply.raw.writeContinue();
     }
     done(null, payload);
   });

@@ -13,7 +13,7 @@ import { maxPrice } from '../../routing/worst-case.js';
 import { wavSeconds } from './formats.js';
 import { languageCodes } from './languages.js';
 import { multipartBody, type MultipartBody } from './multipart-body.js';
-import { readAudioUpload, refuseDeclaredSize, type AudioFile, type FormField } from './upload.js';
+import { maxUploadBytes, readAudioUpload, refuseDeclaredSize, type AudioFile, type FormField } from './upload.js';
 import { modelIdField } from '../../http/validate.js';
 
 /** The model used when the form names none (docs/spec-conformance.md 4.8: default `whisper`). */
@@ -251,6 +251,10 @@ export function registerTranscriptionRoutes(app: FastifyInstance, deps: GatewayD
       request.isMultipart = true;
       done(null, undefined);
     });
-    scope.post('/v1/audio/transcriptions', (request, reply) => serveTranscription(deps, request, reply));
+    // The upload is streamed, not parsed by fastify, so its bound is the upload's own, not bodyLimit:
+    // an `Expect: 100-continue` upload within it is invited (http/expect-continue.ts).
+    scope.post('/v1/audio/transcriptions', { config: { invitedBodyBytes: maxUploadBytes } }, (request, reply) =>
+      serveTranscription(deps, request, reply),
+    );
   });
 }

@@ -13,6 +13,8 @@ import { sniffAudioFormat, sniffBytes, type AudioFormat } from './formats.js';
 export const maxAudioBytes = 25 * 1024 * 1024;
 /** Room for the form's text fields and part headers around the file. */
 const formOverheadBytes = 1024 * 1024;
+/** The largest upload body taken: the audio and its form around it. */
+export const maxUploadBytes = maxAudioBytes + formOverheadBytes;
 /**
  * After a refusal, the rest of the body is read and discarded so the client can receive the
  * error — up to this much; a client still sending after that loses the connection instead.
@@ -82,7 +84,7 @@ function notAudio(): ApiError {
  */
 export function refuseDeclaredSize(raw: IncomingMessage): ApiError | undefined {
   const declared = Number(raw.headers['content-length']);
-  return Number.isFinite(declared) && declared > maxAudioBytes + formOverheadBytes ? tooLarge() : undefined;
+  return Number.isFinite(declared) && declared > maxUploadBytes ? tooLarge() : undefined;
 }
 
 function tooLarge(): ApiError {
