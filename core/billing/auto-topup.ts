@@ -359,7 +359,7 @@ export class AutoTopup {
                   details: { operation_id: op.id },
                 },
               },
-              ...receiptFollowUp(notified, {
+              ...receiptFollowUp(op.user_id, op.payer_id, {
                 paymentId: Number(payment!.id),
                 at: now,
                 chargedCents: op.amount_cents,

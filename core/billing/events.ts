@@ -158,7 +158,7 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
       summary: `Added ${formatCents(creditNano / centsToNano(1))} to the wallet (card charged ${formatCents(payment.amount_cents)})`,
       details: { payment_id: paymentId, payer: payment.payer_id },
     }),
-    ...receiptFollowUp(payment.user_id, {
+    ...receiptFollowUp(payment.user_id, payment.payer_id, {
       paymentId,
       at: now,
       chargedCents: payment.amount_cents,

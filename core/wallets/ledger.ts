@@ -76,30 +76,23 @@ export class WalletLedger {
   }
 
   /**
-   * Credits a payer: a ledger entry and its outbox row in one transaction, then the mirror. Once
-   * committed the credit is made, whatever the store says: a store that does not answer leaves
-   * the outbox row to the sweep (`mirrored: false`). Before, a store failure after the commit
-   * answered 503 "retry", and a retry credited the payer twice (outside probe).
+   * Credits a payer: a ledger entry and its outbox row in one transaction (with the balance it
+   * makes, read there), then the mirror. Once committed the credit is made, whatever the store
+   * says: a store that does not answer leaves the outbox row to the sweeps. Before, a store
+   * failure after the commit answered 503 "retry", and a retry credited the payer twice (outside
+   * probe); nothing that can fail runs after the commit now.
    */
-  async credit(
-    payerId: string,
-    amountUsd: number,
-    reason: string,
-    actor: string,
-  ): Promise<{ entry: WalletEntry; balanceUsd: number; mirrored: boolean }> {
+  async credit(payerId: string, amountUsd: number, reason: string, actor: string): Promise<{ entry: WalletEntry; balanceUsd: number }> {
     const nano = toNano(amountUsd);
-    const row = await this.knex.transaction(async (trx) => {
+    const { row, balanceNano } = await this.knex.transaction(async (trx) => {
       const [inserted] = (await trx('wallet_entries')
         .insert({ payer_id: payerId, ...amountColumns(nano), kind: 'credit', reason, actor })
         .returning('*')) as EntryRow[];
       await trx('billing_mirror_outbox').insert({ wallet_entry_id: inserted!.id, payer_id: payerId, amount_nano: nano });
-      return inserted!;
+      return { row: inserted!, balanceNano: await this.balanceNano(payerId, trx) };
     });
-    const mirrored = await applyMirrorOutbox(this.knex, this.store, { entryIds: [Number(row.id)] }).then(
-      () => true,
-      () => false,
-    );
-    return { entry: toEntry(row), balanceUsd: (await this.balanceNano(payerId)) / nanoPerUsd, mirrored };
+    await applyMirrorOutbox(this.knex, this.store, { entryIds: [Number(row.id)] }).catch(() => undefined);
+    return { entry: toEntry(row), balanceUsd: balanceNano / nanoPerUsd };
   }
 
   /**

@@ -135,7 +135,14 @@ export async function applyMirrorOutbox(
   store: Store,
   which: { entryIds: readonly number[] } | { olderThanMs: number; now: Date },
 ): Promise<number> {
-  const query = knex('billing_mirror_outbox').select('wallet_entry_id', 'payer_id', 'amount_nano', 'created_at');
+  // The row's age by the database's clock, which wrote created_at: an application host whose clock
+  // runs ahead would otherwise drop a row kept for a load under way (review).
+  const query = knex('billing_mirror_outbox').select(
+    'wallet_entry_id',
+    'payer_id',
+    'amount_nano',
+    knex.raw('extract(epoch from (now() - created_at)) * 1000 as age_ms'),
+  );
   const rows = (await ('entryIds' in which
     ? which.entryIds.length === 0
       ? Promise.resolve([])
@@ -143,8 +150,7 @@ export async function applyMirrorOutbox(
     : query
         .where('created_at', '<', new Date(which.now.getTime() - which.olderThanMs))
         .orderBy('wallet_entry_id')
-        .limit(500))) as { wallet_entry_id: string | number; payer_id: string; amount_nano: string | number; created_at: Date }[];
-  const nowMs = 'now' in which ? which.now.getTime() : Date.now();
+        .limit(500))) as { wallet_entry_id: string | number; payer_id: string; amount_nano: string | number; age_ms: string | number }[];
   for (const row of rows) {
     const outcome = await store.runScript(
       applyEntryToMirror,
@@ -152,7 +158,7 @@ export async function applyMirrorOutbox(
       [Number(row.amount_nano), markerTtlMs],
     );
     // Kept while a load that began before its commit may still put a mirror there without it.
-    if (outcome === 'no_mirror' && nowMs - new Date(row.created_at).getTime() < absentMirrorKeepMs) continue;
+    if (outcome === 'no_mirror' && Number(row.age_ms) < absentMirrorKeepMs) continue;
     await knex('billing_mirror_outbox').where({ wallet_entry_id: row.wallet_entry_id }).delete();
   }
   return rows.length;

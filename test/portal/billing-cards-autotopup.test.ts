@@ -236,7 +236,7 @@ describe('automatic top-up', () => {
     expect(await seen.json()).toMatchObject({ operation_id: ops[0]!.id, status: 'succeeded', wallet_usd: 10, amount_usd: 10.61 });
     expect(world.double.violations).toEqual([]);
     // Its receipt, once: the card charge with its fee, and what reached the wallet.
-    const receipt = `email to ${email} ("Receipt: $10.00 added to your wallet")`;
+    const receipt = `email to ${email} ("Receipt: $10.00 added to the wallet")`;
     await waitFor('the receipt', () => world.portal.mail.some((m) => m.includes(receipt)), 5_000);
     expect(world.portal.mail.filter((m) => m.includes(receipt))).toHaveLength(1);
   });

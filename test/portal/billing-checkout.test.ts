@@ -212,7 +212,7 @@ describe('the signed webhook', () => {
     expect(await knex()('billing_payments').where({ id: payment_id }).first('status')).toEqual({ status: 'succeeded' });
     expect(await knex()('billing_processor_events').where({ event_id: event.id }).count({ n: '*' })).toEqual([{ n: expect.anything() }]);
     // One receipt, as the billing page promises: the payment credited once is announced once.
-    const receipt = `email to ${email} ("Receipt: $15.00 added to your wallet")`;
+    const receipt = `email to ${email} ("Receipt: $15.00 added to the wallet")`;
     await waitFor('the receipt', () => world.portal.mail.some((m) => m.includes(receipt)), 5_000);
     expect(world.portal.mail.filter((m) => m.includes(receipt))).toHaveLength(1);
     const file = /written to (\S+)/.exec(world.portal.mail.find((m) => m.includes(receipt))!)![1]!;

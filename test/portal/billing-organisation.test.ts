@@ -181,6 +181,15 @@ describe('the organisation billing user', () => {
       world.portal.mail.some((m) => m.includes('email to finance@acme.example ("Your payment failed")')),
     );
     expect(world.portal.mail.some((m) => m.includes(`email to ${admin.email} ("Your payment failed")`))).toBe(true);
+
+    // A member topping up the billing user's wallet: the receipt goes to the member who paid, to
+    // the wallet's holder and to the billing email (review: it went to the member only).
+    const member = await signedInUser(world.portal, { organisationId: orgId });
+    const paid = await startCheckout(member.client, 9);
+    expect(await world.double.payOnHostedPage(paid.url, '4242 4242 4242 4242')).not.toHaveProperty('refused');
+    const receipt = (to: string) => `email to ${to} ("Receipt: $9.00 added to the wallet")`;
+    for (const to of [member.email, admin.email, 'finance@acme.example'])
+      await waitFor(`the receipt to ${to}`, () => world.portal.mail.some((m) => m.includes(receipt(to))));
   });
 });
 
