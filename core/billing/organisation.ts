@@ -69,13 +69,18 @@ export async function organisationBilling(knex: Knex, organisationId: number): P
  */
 export async function nominateBillingUser(knex: Knex, organisationId: number, userId: number | null): Promise<string[]> {
   return knex.transaction(async (trx) => {
+    // The nominee's row is locked first, then the organisation's — the order a move out of the
+    // organisation takes (user, then its nominations): the other order deadlocked the two (review).
+    // Locked, so a suspension or move committing meanwhile is either seen here (refused) or waits
+    // for this nomination and then re-points the keys it made (repointKeysPaidThrough).
+    const nominee =
+      userId === null
+        ? undefined
+        : ((await trx('users').where({ id: userId }).forUpdate().first('organisation_id', 'status')) as
+            { organisation_id: number | null; status: string } | undefined);
     const organisation = await trx('organisations').where({ id: organisationId }).forUpdate().first('id');
     if (!organisation) throw new ApiError('not_found', { humanMessage: 'There is no such organisation' });
     if (userId !== null) {
-      // Locked, so a suspension or move committing meanwhile is either seen here (refused) or
-      // waits for this nomination and then re-points the keys it made (repointKeysPaidThrough).
-      const nominee = (await trx('users').where({ id: userId }).forUpdate().first('organisation_id', 'status')) as
-        { organisation_id: number | null; status: string } | undefined;
       if (!nominee || nominee.organisation_id !== organisationId)
         throw new ApiError('validation_error', {
           status: 422,

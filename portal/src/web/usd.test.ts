@@ -26,5 +26,8 @@ test('formatUsd shows an amount too small for six decimals with its exact digits
   expect(formatUsd(0.0000001)).toBe('$0.0000001');
   expect(formatUsd(0.000000123)).toBe('$0.000000123');
   expect(formatUsd(0.000000001)).toBe('$0.000000001');
+  // Just under a millionth too: it showed as $0.000001, rounded up, while smaller ones were exact.
+  expect(formatUsd(0.0000007)).toBe('$0.0000007');
+  expect(formatUsd(0.0000015)).toBe('$0.000002');
   expect(formatUsd(-0.0000001)).toBe('-$0.0000001');
 });

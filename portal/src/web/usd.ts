@@ -5,8 +5,8 @@ import { exactUsdText } from '../../../core/budget/usage.js';
  * USD for people, precise enough that a total and its parts agree on the page: up to six
  * decimals (one request to a small model costs millionths of a dollar, and "$0.00" would hide
  * that it was counted), at least cents, trailing zeros dropped — $0.013224, $12.50, $0.00. From
- * $1,000 on, cents, and thousands grouped: $1,234.57. An amount too small for six decimals shows
- * its exact digits to the nano-dollar, the finest a budget is kept: a key's budget of $0.0000001
+ * $1,000 on, cents, and thousands grouped: $1,234.57. An amount under a millionth shows its exact
+ * digits to the nano-dollar (whether or not it would round up to $0.000001), the finest a budget is kept: a key's budget of $0.0000001
  * read "$0.00", the same as a budget of nothing.
  */
 export function formatUsd(usd: number): string {
@@ -16,13 +16,13 @@ export function formatUsd(usd: number): string {
   const text =
     Number(six) >= 1_000
       ? groupThousands(magnitude.toFixed(2))
-      : Number(six) === 0
+      : magnitude < 0.000001
         ? belowMillionth(magnitude)
         : six.replace(/0{1,4}$/, '');
   return `${usd < 0 && text !== '0.00' ? '-' : ''}$${text}`;
 }
 
-/** An amount that rounds to 0 at six decimals: its nano-dollar digits, or 0.00 when it has none (float noise). */
+/** An amount under a millionth: its nano-dollar digits, or 0.00 when it has none (float noise). */
 function belowMillionth(magnitude: number): string {
   const exact = exactUsdText(magnitude);
   return exact === '0' ? '0.00' : exact;
