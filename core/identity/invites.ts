@@ -12,6 +12,7 @@ import { placeInOrganisation } from './administration.js';
 export interface InviteSummary {
   id: number;
   email: string;
+  organisationId: number;
   organisationName: string;
   role: Role;
   status: 'pending' | 'accepted' | 'revoked' | 'expired';
@@ -56,6 +57,7 @@ export class InviteRepository {
         'invites.id',
         'invites.email',
         'invites.role',
+        'invites.organisation_id',
         'invites.status',
         'invites.expires_at',
         'organisations.name as organisation_name',
@@ -65,6 +67,7 @@ export class InviteRepository {
     return {
       id: row.id,
       email: row.email,
+      organisationId: row.organisation_id,
       organisationName: row.organisation_name,
       role: row.role,
       status: expired ? 'expired' : row.status,

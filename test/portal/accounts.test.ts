@@ -375,7 +375,7 @@ describe('validation and language', () => {
     });
     const page = await fetch(`${harness.url}/verify-email?token=a&token=b`);
     expect(page.status).toBe(422);
-    expect(await page.text()).toContain('<strong>token</strong> (query)');
+    expect(await page.text()).toContain('<strong>token</strong> (in the address)');
     // A missing one is said to be missing, and a body field of the wrong type to be the wrong type.
     const signedIn = await signedInUser(uniqueEmail());
     const missing = await signedIn.get('/api/billing/checkout-status', { accept: 'application/json' });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PortalClient } from '../support/portal-client.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
+import { signUp } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
 
 let harness: PortalHarness;
@@ -98,6 +99,36 @@ describe('/invite/{token}', () => {
     offsiteLink.searchParams.set('return_to', '//evil.example');
     const offsitePage = await (await client.get(offsiteLink.pathname + offsiteLink.search)).text();
     expect(offsitePage).toContain('<a class="button" href="/login">Sign in</a>');
+  });
+
+  // Found by an outside probe: a member offered "Accept and join" an organisation they were in,
+  // which did nothing; an accepted invitation told a signed-in person to "Sign in to continue".
+  it('tells a signed-in member where they stand instead of a button that changes nothing', async () => {
+    const { deps } = harness.portal;
+    const { OrganisationRepository } = await import('../../core/identity/index.js');
+    const organisations = new OrganisationRepository(deps.database);
+    const org = await organisations.create('Standing Ltd', `standing-${Date.now()}`, new Date());
+    const other = await organisations.create('Elsewhere Ltd', `elsewhere-${Date.now()}`, new Date());
+    const member = await signUp(harness, { organisationId: org.id });
+    const outsider = await signUp(harness, { organisationId: other.id });
+    const invite = async (email: string, role: 'member' | 'org_admin') =>
+      `/invite/${(await deps.invites.create({ email, organisationId: org.id, role, invitedBy: null }, new Date())).secret}`;
+
+    const same = await (await member.client.get(await invite(member.email, 'member'))).text();
+    expect(same).toContain('You are a member of Standing Ltd already, as member.');
+    expect(same).not.toContain('data-testid="invite-accept"');
+    // One that raises the role is still offered, and accepting it takes effect.
+    const raising = await invite(member.email, 'org_admin');
+    expect(await (await member.client.get(raising)).text()).toContain('data-testid="invite-accept"');
+    expect((await member.client.postJson(`${raising}/accept`, {})).status).toBe(200);
+    const accepted = await (await member.client.get(raising)).text();
+    expect(accepted).toContain('This invitation has already been accepted.');
+    expect(accepted).not.toContain('Sign in to continue');
+    expect(accepted).toContain('You are a member of Standing Ltd already, as org admin.');
+
+    const elsewhere = await (await outsider.client.get(await invite(outsider.email, 'member'))).text();
+    expect(elsewhere).toContain('You belong to another organisation');
+    expect(elsewhere).not.toContain('data-testid="invite-accept"');
   });
 
   it('a verification link sent again keeps the invitation the sign-up began at', async () => {

@@ -7,10 +7,12 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
+import type { InviteSummary } from '../../../../core/identity/invites.js';
+import { roleRank, type Role } from '../../../../core/identity/roles.js';
 
 const statusText = {
   pending: undefined,
-  accepted: 'This invitation has already been accepted. Sign in to continue.',
+  accepted: 'This invitation has already been accepted.',
   revoked: 'This invitation was withdrawn. Ask your administrator for a new one.',
   expired: 'This invitation has expired. Ask your administrator for a new one.',
 } as const;
@@ -34,8 +36,7 @@ export function inviteRouter(deps: PortalDeps): Router {
       },
       problem: statusText[invite.status],
       returnTo: `/invite/${encodeURIComponent(token)}`,
-      // Signed in with the invited address: the page offers to accept.
-      canAccept: invite.status === 'pending' && req.user !== undefined && req.user.email.toLowerCase() === invite.email.toLowerCase(),
+      ...acceptance(invite, req.user),
       signedInAs: req.user?.email,
       acceptAction: `/invite/${encodeURIComponent(token)}/accept`,
     });
@@ -52,4 +53,29 @@ export function inviteRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard');
   });
   return router;
+}
+
+/**
+ * What the page offers a signed-in person with the invited address: to accept, unless accepting
+ * would change nothing (already a member there with that role or a higher one: the page says so
+ * instead of a button that silently did nothing) or cannot work (a member of another
+ * organisation: accepting is refused, so the page says why first).
+ */
+function acceptance(
+  invite: InviteSummary,
+  user: { email: string; role: Role; organisationId: number | null } | undefined,
+): { canAccept: boolean; standing?: string } {
+  if (!user || user.email.toLowerCase() !== invite.email.toLowerCase()) return { canAccept: false };
+  const role = user.role.replace('_', ' ');
+  if (user.organisationId === invite.organisationId) {
+    if (invite.status === 'pending' && roleRank(invite.role) > roleRank(user.role)) return { canAccept: true };
+    return { canAccept: false, standing: `You are a member of ${invite.organisationName} already, as ${role}.` };
+  }
+  if (invite.status !== 'pending') return { canAccept: false };
+  if (user.organisationId !== null)
+    return {
+      canAccept: false,
+      standing: 'You belong to another organisation: a platform administrator can move you (accepting here is refused).',
+    };
+  return { canAccept: true };
 }
