@@ -113,8 +113,9 @@ class MultipartParser {
   finish(): MultipartUpload {
     if (this.state !== 'done') throw new MultipartError('Malformed multipart body: missing closing boundary', 400);
     return {
-      fields: this.fields,
-      repeated: this.repeated,
+      // Copied into plain objects (a spread defines `__proto__` as a field, never a prototype).
+      fields: { ...this.fields },
+      repeated: { ...this.repeated },
       hasFile: this.hasFile,
       fileBytes: this.fileBytes,
       filename: this.filename,
