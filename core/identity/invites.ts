@@ -26,25 +26,36 @@ export class InviteRepository {
     private readonly pepper: string,
   ) {}
 
-  /** Creates a pending invite; the returned secret goes into the link and is stored nowhere. */
+  /**
+   * Creates a pending invite; the returned secret goes into the link and is stored nowhere. It
+   * replaces a pending invite of the same address to the same organisation (withdrawn: its link
+   * stops working), so an address has one invitation there at a time — two, with different
+   * roles, could each be accepted in turn (outside probe).
+   */
   async create(
     invite: { email: string; organisationId: number; departmentId?: number | null; role: Role; invitedBy: number | null },
     now: Date,
   ): Promise<{ id: number; secret: string }> {
     const secret = randomBytes(32).toString('base64url');
-    const [row] = await this.knex('invites')
-      .insert({
-        email: invite.email,
-        organisation_id: invite.organisationId,
-        department_id: invite.departmentId ?? null,
-        role: invite.role,
-        invited_by: invite.invitedBy,
-        token_hash: hashSecret(secret, this.pepper),
-        expires_at: new Date(now.getTime() + tokenLifetimeMs.invite),
-        created_at: now,
-      })
-      .returning('id');
-    return { id: (row as { id: number }).id, secret };
+    return this.knex.transaction(async (trx) => {
+      await trx('invites')
+        .whereRaw('lower(email) = lower(?)', [invite.email])
+        .andWhere({ organisation_id: invite.organisationId, status: 'pending' })
+        .update({ status: 'revoked' });
+      const [row] = await trx('invites')
+        .insert({
+          email: invite.email,
+          organisation_id: invite.organisationId,
+          department_id: invite.departmentId ?? null,
+          role: invite.role,
+          invited_by: invite.invitedBy,
+          token_hash: hashSecret(secret, this.pepper),
+          expires_at: new Date(now.getTime() + tokenLifetimeMs.invite),
+          created_at: now,
+        })
+        .returning('id');
+      return { id: (row as { id: number }).id, secret };
+    });
   }
 
   /** The invite behind a link, whatever its state (the landing page explains an expired one). */

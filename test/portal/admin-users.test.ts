@@ -636,6 +636,25 @@ describe('invites', () => {
     };
     expect(others.data.some((i) => i.id === invite.id)).toBe(false);
   });
+
+  // Found by an outside probe: two pending invitations of one address to one organisation, with
+  // different roles, could each be accepted in turn.
+  it('inviting an address again replaces its pending invitation: the earlier link is withdrawn', async () => {
+    const email = `twice-${Date.now()}@example.com`;
+    const first = await createInvite(actors.org_admin.client, { email, role: 'member' });
+    const firstLink = new URL(portal.lastLink(email, '/invite/')!);
+    const second = await createInvite(actors.org_admin.client, {
+      email: email.toUpperCase(),
+      role: 'department_admin',
+      department_id: deptA2,
+    });
+    const listed = (await (await actors.org_admin.client.get('/dashboard/admin/users/invite', { accept: 'application/json' })).json()) as {
+      data: { id: number; status: string }[];
+    };
+    expect(listed.data.find((i) => i.id === first.invite.id)?.status).toBe('revoked');
+    expect(listed.data.find((i) => i.id === second.invite.id)?.status).toBe('pending');
+    expect(await (await fetch(`${portal.url}${firstLink.pathname}`)).text()).toContain('withdrawn');
+  });
 });
 
 describe('departments', () => {
