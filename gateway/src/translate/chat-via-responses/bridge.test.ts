@@ -215,6 +215,17 @@ describe('chat ↔ Responses bridge: streams', () => {
     // 20 × $1 + 10 cached × $0.1 + 5 × $2 per million.
     assert.deepEqual(data.at(-1)!.svc, { input_tokens: 30, output_tokens: 5, cost_usd: '0.000031' });
     assert.deepEqual(new Set(data.map((c) => c.model)), new Set(['public-model']));
+    // As OpenAI marks them with include_usage: every chunk before the usage chunk says usage: null.
+    assert.deepEqual(
+      data.slice(0, -1).map((c) => c.usage),
+      data.slice(0, -1).map(() => null),
+    );
+    // Without include_usage the field is not there at all.
+    const plain = run(
+      openAiClient({ stream: true }),
+      events([...text, { type: 'response.completed', response: { status: 'completed', usage } }]),
+    );
+    assert.ok(plain.slice(0, -1).every((f) => !Object.hasOwn(f.data as object, 'usage')));
   });
 
   it('an Anthropic client gets the full event sequence; function calls become tool_use blocks; incomplete is max_tokens', () => {

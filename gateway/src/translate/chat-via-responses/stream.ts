@@ -79,6 +79,9 @@ export class ResponsesToChatStream {
       created: this.created,
       model: this.model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      // As a chat supplier asked for usage marks every chunk before its usage chunk (the client's
+      // translator drops the field when the client did not ask).
+      usage: null,
     };
     return { data: JSON.stringify(chunk) };
   }
