@@ -19,6 +19,34 @@ function failure(body: unknown): ApiError {
   throw new Error('expected a validation error');
 }
 
+describe('validateBody: a field of several shapes says which rule its value broke', () => {
+  const shapes = z.strictObject({
+    stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
+    content: z.union([z.string(), z.array(z.strictObject({ type: z.literal('text'), text: z.string() }))]).optional(),
+  });
+  const refusal = (body: unknown) => {
+    try {
+      validateBody(shapes, body);
+    } catch (error) {
+      if (error instanceof ApiError) return { param: error.param, message: error.humanMessage };
+    }
+    throw new Error('expected a validation error');
+  };
+  // It said only "Invalid input" (outside probe).
+  it('a value of none of the types names the types it could have', () => {
+    expect(refusal({ content: 5 })).toEqual({ param: 'content', message: 'Invalid value for "content": expected string or array' });
+  });
+  it('a value of the right type names the rule it broke, where', () => {
+    expect(refusal({ stop: ['a', 'b', 'c', 'd', 'e'] }).message).toMatch(
+      /^Invalid value for "stop": Too big: expected array to have <=4 items/,
+    );
+    expect(refusal({ content: [{ type: 'text', text: 5 }] })).toEqual({
+      param: 'content[0].text',
+      message: 'Invalid value for "content[0].text": Invalid input: expected string, received number',
+    });
+  });
+});
+
 describe('validateBody: one rule for every interface', () => {
   it('a missing union-typed field is missing_fields naming it, like any other missing field', () => {
     const error = failure({ model: 'm' });

@@ -31,13 +31,35 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
   }
   // A rule about the body as a whole (a PATCH with no field): no field to name.
   if (issue.path.length === 0) throw new ApiError('validation_error', { humanMessage: `Invalid request body: ${issue.message}` });
-  const param = pathOf(issue.path);
   // A required top-level field that is absent is "missing" whatever the field's schema is (a union
   // such as embeddings' `input` reports invalid_union, not invalid_type): one rule on every interface.
   const missing = issue.path.length === 1 && (body as Record<string, unknown>)[String(issue.path[0])] === undefined;
-  if (missing && param === 'model') throw new ApiError('missing_model', { param, humanMessage: 'The "model" field is required' });
-  if (missing) throw new ApiError('missing_fields', { param, humanMessage: `The "${param}" field is required` });
-  throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${issue.message}` });
+  const top = pathOf(issue.path);
+  if (missing && top === 'model') throw new ApiError('missing_model', { param: top, humanMessage: 'The "model" field is required' });
+  if (missing) throw new ApiError('missing_fields', { param: top, humanMessage: `The "${top}" field is required` });
+  const { path, message } = explained(issue);
+  const param = pathOf(path);
+  throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${message}` });
+}
+
+/**
+ * What is wrong, said as precisely as the schema knows it. A field that may take several shapes
+ * (`stop`: a string or a list; `content`: text or blocks) failed every one, and zod says only
+ * "Invalid input" — the outside probe's complaint. The shape the value came closest to explains
+ * it: the one whose problem lies deepest, or that had the right type but broke a rule (a list too
+ * long); when the value had none of the types, the types it could have had.
+ */
+function explained(issue: z.core.$ZodIssue): { path: readonly PropertyKey[]; message: string } {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return { path: issue.path, message: issue.message };
+  const firsts = issue.errors.map((branch) => branch[0]).filter((i): i is z.core.$ZodIssue => i !== undefined);
+  const closeness = (i: z.core.$ZodIssue) => i.path.length * 2 + (i.code === 'invalid_type' ? 0 : 1);
+  const closest = firsts.reduce<z.core.$ZodIssue | undefined>((best, i) => (!best || closeness(i) > closeness(best) ? i : best), undefined);
+  if (closest && closeness(closest) > 0) {
+    const inner = explained(closest);
+    return { path: [...issue.path, ...inner.path], message: inner.message };
+  }
+  const types = [...new Set(firsts.flatMap((i) => (i.code === 'invalid_type' ? [String(i.expected)] : [])))];
+  return { path: issue.path, message: types.length > 1 ? `expected ${types.join(' or ')}` : issue.message };
 }
 
 /**
