@@ -70,11 +70,21 @@ return 1
   decode: (reply) => reply === 1,
 };
 
-/** The store arguments of loadBudgetIfAbsent for a window and its rebuilt spend. */
-export function loadBudgetArgs(window: BudgetWindow, spend: BucketSpend, reservedNano = 0): (string | number)[] {
+/**
+ * The store arguments of loadBudgetIfAbsent for a window, its rebuilt spend (reservations in
+ * flight included) and those reservations per lease field (leases.ts).
+ */
+export function loadBudgetArgs(
+  window: BudgetWindow,
+  spend: BucketSpend,
+  leases: ReadonlyMap<string, number> = new Map(),
+): (string | number)[] {
   const pairs = new Map(spend);
   if (!pairs.has(window.bucket)) pairs.set(window.bucket, 0);
   const buckets = [...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, nano]) => [b, nano]);
-  // The reservations this gateway holds are in flight (other replicas' are not known here).
-  return [window.ttlMs, ...buckets, reservedField, reservedNano];
+  // The reservations this gateway holds are in flight (other replicas' are not known here: their
+  // settlements find no lease and charge their actual cost).
+  let reservedNano = 0;
+  for (const nano of leases.values()) reservedNano += nano;
+  return [window.ttlMs, ...buckets, reservedField, reservedNano, ...[...leases].flat()];
 }

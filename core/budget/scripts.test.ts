@@ -8,7 +8,10 @@ import { loadBudgetIfAbsent } from './recovery.js';
 import { enforceRequest, reservedField, settleReservation } from './scripts.js';
 
 // One shard tag for every key, so the scripts also run on Redis Cluster (SVC_REDIS_CLUSTER).
-const keys = ['rate:{t}', 'budget:{t}', 'wallet:{t}'];
+const keys = ['rate:{t}', 'budget:{t}', 'wallet:{t}', 'leases:{t}'];
+/** The minute the tests' enforcement runs in, and the minute its reservations' leases end. */
+const minute = 29_000_000;
+const leaseEnd = minute + 15;
 /** ARGV for enforceRequest. */
 function args(o: {
   rpm?: number;
@@ -17,9 +20,27 @@ function args(o: {
   bucket?: number;
   minBucket?: number;
   wallet?: boolean;
+  /** Spend groups' counter ttls (their keys follow `keys`). */
+  groupTtls?: number[];
+  now?: number;
+  leaseEnd?: number;
 }): (string | number)[] {
-  return [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
+  const groups = o.groupTtls ?? [];
+  const head = [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
+  return [...head, groups.length, 0, o.now ?? minute, o.leaseEnd ?? leaseEnd, ...groups];
 }
+
+/** ARGV for settleReservation (bucket 0). */
+function settleArgs(
+  reserve: number,
+  actual: number,
+  o: { budget?: boolean; wallet?: boolean; groups?: number; leaseEnd?: number } = { budget: true },
+): (string | number)[] {
+  return [0, reserve, actual, o.budget ? 1 : 0, o.wallet ? 1 : 0, 60_000, o.groups ?? 0, o.leaseEnd ?? leaseEnd];
+}
+
+/** A lease field of the tests' reservations (core/budget/leases.ts). */
+const lease = (bucket = 0, end = leaseEnd) => `lease:${end}:${bucket}`;
 
 /** The counter as a rebuild leaves it for a key that has spent nothing. */
 async function emptyCounter(store: Store, bucket = 0): Promise<void> {
@@ -28,7 +49,7 @@ async function emptyCounter(store: Store, bucket = 0): Promise<void> {
 
 /** KEYS of settleReservation with a fresh settlement marker. */
 function settleKeys(): string[] {
-  return ['budget:{t}', 'wallet:{t}', `settled:{t}:${randomUUID()}`];
+  return ['budget:{t}', 'wallet:{t}', `settled:{t}:${randomUUID()}`, 'leases:{t}'];
 }
 
 function enforcementContract(name: string, open: () => Store): void {
@@ -51,7 +72,7 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       assert.equal(verdicts.filter((v) => v.kind === 'admitted').length, 10);
       assert.ok(verdicts.filter((v) => v.kind !== 'admitted').every((v) => v.kind === 'budget_exceeded'));
-      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '10000', [reservedField]: '10000' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '10000', [reservedField]: '10000', [lease()]: '10000' });
     });
 
     test('a missing budget counter is budget_unknown and reserves nothing; a rebuilt one is never overwritten', async () => {
@@ -68,8 +89,8 @@ function enforcementContract(name: string, open: () => Store): void {
       await emptyCounter(store);
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
       const once = settleKeys();
-      await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
-      await store.runScript(settleReservation, once, [0, 5_000, 1_200, 1, 0, 60_000]);
+      await store.runScript(settleReservation, once, settleArgs(5_000, 1_200));
+      await store.runScript(settleReservation, once, settleArgs(5_000, 1_200));
       assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
     });
 
@@ -77,10 +98,10 @@ function enforcementContract(name: string, open: () => Store): void {
       const store = fresh();
       await emptyCounter(store);
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
-      await store.runScript(settleReservation, settleKeys(), [0, 5_000, 1_200, 1, 0, 60_000]);
+      await store.runScript(settleReservation, settleKeys(), settleArgs(5_000, 1_200));
       assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
       await store.runScript(enforceRequest, keys, args({ reserve: 5_000, cap: 10_000 }));
-      await store.runScript(settleReservation, settleKeys(), [0, 5_000, 0, 1, 0, 60_000]);
+      await store.runScript(settleReservation, settleKeys(), settleArgs(5_000, 0));
       assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1200', [reservedField]: '0' });
     });
 
@@ -95,7 +116,7 @@ function enforcementContract(name: string, open: () => Store): void {
       );
       const refused = verdicts[3]!;
       assert.ok(refused.kind === 'rate_limited' && refused.retryAfterMs > 0 && refused.retryAfterMs <= 60_000);
-      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '30', [reservedField]: '30' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '30', [reservedField]: '30', [lease()]: '30' });
     });
 
     test('wallet: unknown until loaded, refused when short, reserved and refunded', async () => {
@@ -107,15 +128,17 @@ function enforcementContract(name: string, open: () => Store): void {
         kind: 'wallet_empty',
         balanceNano: 50,
       });
-      await store.runScript(settleReservation, settleKeys(), [0, 100, 30, 0, 1, 60_000]);
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), { [lease()]: '100' });
+      await store.runScript(settleReservation, settleKeys(), settleArgs(100, 30, { wallet: true }));
       assert.equal(await store.get('wallet:{t}'), '120');
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), {});
     });
 
     test('spend groups: each is checked in order, a refusal by the second writes nothing to the first or the wallet', async () => {
       const store = fresh();
-      // KEYS: rate, budget, wallet, then (counter, cap) per group; ARGV: … groupCount, credit, ttl per group.
+      // KEYS: rate, budget, wallet, its leases, then (counter, cap) per group.
       const groupKeys = [...keys, 'org-spend:{t}', 'org-cap:{t}', 'user-spend:{t}', 'user-cap:{t}'];
-      const groupArgs = (reserve: number) => [...args({ reserve, wallet: true }), 2, 0, 60_000, 60_000];
+      const groupArgs = (reserve: number) => args({ reserve, wallet: true, groupTtls: [60_000, 60_000] });
       await store.set('wallet:{t}', '10000');
       assert.deepEqual(await store.runScript(enforceRequest, groupKeys, groupArgs(100)), { kind: 'group_budget_unknown', group: 0 });
       await store.set('org-cap:{t}', '-1');
@@ -132,12 +155,16 @@ function enforcementContract(name: string, open: () => Store): void {
         capNano: 250,
       });
       // The organisation (no cap) counted both admitted requests and not the refused one.
-      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '200', [reservedField]: '200' });
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '200', [reservedField]: '200', [lease()]: '200' });
       assert.equal(await store.get('wallet:{t}'), '9800');
       // Settling gives back to every group what was reserved and not spent.
-      await store.runScript(settleReservation, [...settleKeys(), 'org-spend:{t}', 'user-spend:{t}'], [0, 100, 40, 0, 1, 60_000, 2]);
-      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '140', [reservedField]: '100' });
-      assert.deepEqual(await store.hashGetAll('user-spend:{t}'), { '0': '140', [reservedField]: '100' });
+      await store.runScript(
+        settleReservation,
+        [...settleKeys(), 'org-spend:{t}', 'user-spend:{t}'],
+        settleArgs(100, 40, { wallet: true, groups: 2 }),
+      );
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '140', [reservedField]: '100', [lease()]: '100' });
+      assert.deepEqual(await store.hashGetAll('user-spend:{t}'), { '0': '140', [reservedField]: '100', [lease()]: '100' });
       assert.equal(await store.get('wallet:{t}'), '9860');
     });
 
@@ -154,7 +181,65 @@ function enforcementContract(name: string, open: () => Store): void {
         'admitted',
       );
       // Both admitted requests are still in flight (never settled): 700 + 400 reserved.
-      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '130': '400', [reservedField]: '1100' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), {
+        '130': '400',
+        [reservedField]: '1100',
+        [lease(100)]: '700',
+        [lease(130)]: '400',
+      });
+    });
+
+    test('a reservation nobody settled is given back when its lease ends; a settlement after that charges only its cost, once', async () => {
+      const store = fresh();
+      await emptyCounter(store);
+      await store.set('wallet:{t}', '10000');
+      await store.set('org-cap:{t}', '5000');
+      await store.runScript(loadBudgetIfAbsent, ['org-spend:{t}'], [86_400_000, 0, 0]);
+      const groupKeys = [...keys, 'org-spend:{t}', 'org-cap:{t}'];
+      const enforceAt = (now: number, reserve: number, end: number) =>
+        store.runScript(enforceRequest, groupKeys, args({ reserve, cap: 5_000, wallet: true, groupTtls: [60_000], now, leaseEnd: end }));
+      // Two requests in flight: the first one's gateway dies, the second outlives its lease.
+      assert.equal((await enforceAt(minute, 3_000, leaseEnd)).kind, 'admitted');
+      assert.equal((await enforceAt(minute, 1_000, leaseEnd)).kind, 'admitted');
+      // Until the lease ends both are held.
+      assert.deepEqual(await enforceAt(leaseEnd, 2_000, leaseEnd + 15), { kind: 'budget_exceeded', usedNano: 4_000 });
+      // The minute after, the next request gives both back before it reserves.
+      const later = leaseEnd + 16;
+      assert.equal((await enforceAt(leaseEnd + 1, 2_000, later)).kind, 'admitted');
+      const onlyTheLast = { '0': '2000', [reservedField]: '2000', [lease(0, later)]: '2000' };
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), onlyTheLast);
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), onlyTheLast);
+      assert.equal(await store.get('wallet:{t}'), '8000');
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), { [lease(0, later)]: '2000' });
+      // The request that outlived its lease settles: its cost is charged, nothing is given back twice.
+      const late = [...settleKeys(), 'org-spend:{t}'];
+      const lateArgs = settleArgs(1_000, 600, { budget: true, wallet: true, groups: 1 });
+      await store.runScript(settleReservation, late, lateArgs);
+      await store.runScript(settleReservation, late, lateArgs);
+      const withTheLate = { '0': '2600', [reservedField]: '2000', [lease(0, later)]: '2000' };
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), withTheLate);
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), withTheLate);
+      assert.equal(await store.get('wallet:{t}'), '7400');
+      // The last one settles within its lease: the wallet has paid exactly the two costs.
+      await store.runScript(
+        settleReservation,
+        [...settleKeys(), 'org-spend:{t}'],
+        settleArgs(2_000, 500, { budget: true, wallet: true, groups: 1, leaseEnd: later }),
+      );
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1100', [reservedField]: '0' });
+      assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '1100', [reservedField]: '0' });
+      assert.equal(await store.get('wallet:{t}'), String(10_000 - 600 - 500));
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), {});
+    });
+
+    test("a counter rebuilt without a reservation (another gateway rebuilt it) is charged that request's cost at settlement", async () => {
+      const store = fresh();
+      await emptyCounter(store);
+      assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 5_000 }))).kind, 'admitted');
+      await store.del('budget:{t}');
+      await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, 0, 400]);
+      await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 300));
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '700' });
     });
 
     test('the in-flight total: reserved at admission, given back at settlement, never counted as spend twice', async () => {
@@ -165,13 +250,13 @@ function enforcementContract(name: string, open: () => Store): void {
       assert.equal((await store.hashGetAll('budget:{t}'))[reservedField], '3000');
       // Spend counted is 3,000 (the day bucket), not 6,000: the total is skipped when summing.
       assert.equal((await store.runScript(enforceRequest, keys, args({ reserve: 1, cap: 3_000 }))).kind, 'budget_exceeded');
-      const settle = (actual: number) => store.runScript(settleReservation, settleKeys(), [0, 1_000, actual, 1, 0, 60_000]);
+      const settle = (actual: number) => store.runScript(settleReservation, settleKeys(), settleArgs(1_000, actual));
       await settle(250);
       await settle(0);
-      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1250', [reservedField]: '1000' });
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '1250', [reservedField]: '1000', [lease()]: '1000' });
       const marker = settleKeys();
-      await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
-      await store.runScript(settleReservation, marker, [0, 1_000, 100, 1, 0, 60_000]);
+      await store.runScript(settleReservation, marker, settleArgs(1_000, 100));
+      await store.runScript(settleReservation, marker, settleArgs(1_000, 100));
       assert.deepEqual(
         await store.hashGetAll('budget:{t}'),
         { '0': '350', [reservedField]: '0' },

@@ -1,4 +1,5 @@
 import type { ScriptCommands, ScriptReply, StoreScript } from '../store/types.js';
+import { counterFields } from './leases.js';
 
 /** Why enforcement refused a request, or `admitted`. */
 export type EnforcementVerdict =
@@ -25,38 +26,128 @@ export type EnforcementVerdict =
  */
 export const reservedField = 'reserved';
 
-/** Sums the counted buckets of a budget hash, deleting buckets that left the window. */
-function countedSpend(redis: ScriptCommands, key: string, minBucket: number): number {
+/**
+ * A counter hash's counted spend from `minBucket` on, after giving back the reservations whose
+ * lease ended unsettled (leases.ts) and deleting buckets that left the window. The memory store's
+ * twin of the script's `counted`.
+ */
+function countedSpend(redis: ScriptCommands, key: string, minBucket: number, nowMinute: number): number {
+  const { buckets, abandoned, abandonedFields } = counterFields(redis.hgetall(key), nowMinute);
+  for (const field of abandonedFields) redis.hdel(key, field);
   let sum = 0;
-  for (const [field, value] of Object.entries(redis.hgetall(key))) {
-    if (field === reservedField) continue;
-    if (Number(field) < minBucket) redis.hdel(key, field);
-    else sum += Number(value);
+  for (const [bucket, nano] of buckets) {
+    if (bucket < minBucket) {
+      redis.hdel(key, String(bucket));
+      continue;
+    }
+    const back = abandoned.get(bucket) ?? 0;
+    if (back !== 0) redis.hincrBy(key, String(bucket), -back);
+    sum += nano - back;
   }
+  let released = 0;
+  for (const nano of abandoned.values()) released += nano;
+  if (released !== 0) redis.hincrBy(key, reservedField, -released);
   return sum;
 }
+
+/** Gives back to a wallet mirror the reservations whose lease ended unsettled; returns how much. */
+function reclaimedFunds(redis: ScriptCommands, mirror: string, leases: string, nowMinute: number): number {
+  const { abandoned, abandonedFields } = counterFields(redis.hgetall(leases), nowMinute);
+  for (const field of abandonedFields) redis.hdel(leases, field);
+  let back = 0;
+  for (const nano of abandoned.values()) back += nano;
+  if (back !== 0) redis.incrBy(mirror, back);
+  return back;
+}
+
+/** Takes a settled reservation back from its lease field; false when the lease had ended and was given back already. */
+function endLease(redis: ScriptCommands, key: string, field: string, reserve: number): boolean {
+  if (redis.hget(key, field) === null) return false;
+  if (redis.hincrBy(key, field, -reserve) <= 0) redis.hdel(key, field);
+  return true;
+}
+
+/**
+ * Lua of the lease handling both scripts share (leases.ts). `counted` is countedSpend above;
+ * `reclaimFunds` is reclaimedFunds; `endLease` is endLease. Numbers reach Lua as doubles: exact
+ * for integers to 2^53 nano-USD.
+ */
+const leaseLua = `
+local function counted(key, minBucket, nowMinute)
+  local flat = redis.call('HGETALL', key)
+  local buckets, abandoned, released = {}, {}, 0
+  for i = 1, #flat, 2 do
+    local field, value = flat[i], tonumber(flat[i + 1])
+    if string.match(field, '^%d+$') then
+      local bucket = tonumber(field)
+      if bucket < minBucket then redis.call('HDEL', key, field) else buckets[field] = value end
+    else
+      local ends, bucket = string.match(field, '^lease:(%d+):(%d+)$')
+      if ends and tonumber(ends) < nowMinute then
+        redis.call('HDEL', key, field)
+        abandoned[bucket] = (abandoned[bucket] or 0) + value
+        released = released + value
+      end
+    end
+  end
+  if released ~= 0 then redis.call('HINCRBY', key, '${reservedField}', -released) end
+  local used = 0
+  for field, value in pairs(buckets) do
+    local back = abandoned[field]
+    if back then
+      redis.call('HINCRBY', key, field, -back)
+      value = value - back
+    end
+    used = used + value
+  end
+  return used
+end
+local function reclaimFunds(mirror, leases, nowMinute)
+  local flat = redis.call('HGETALL', leases)
+  local back = 0
+  for i = 1, #flat, 2 do
+    local ends = string.match(flat[i], '^lease:(%d+):%d+$')
+    if ends and tonumber(ends) < nowMinute then
+      redis.call('HDEL', leases, flat[i])
+      back = back + tonumber(flat[i + 1])
+    end
+  end
+  if back ~= 0 then redis.call('INCRBY', mirror, back) end
+  return back
+end
+local function endLease(key, field, reserve)
+  if redis.call('HEXISTS', key, field) == 0 then return false end
+  if redis.call('HINCRBY', key, field, -reserve) <= 0 then redis.call('HDEL', key, field) end
+  return true
+end
+`;
 
 /**
  * The per-request enforcement step, atomic in one store round trip (docs/architecture.md
  * §The request hot path, step 4): rate limit (sliding window), budget reservation of the worst-case cost, and the payer's wallet
- * reservation. Nothing is written unless everything passes, so a refusal costs nothing.
+ * reservation, each reservation under a lease (leases.ts). Nothing is written for a refused
+ * request, except that ended leases it read are given back.
  *
- * KEYS: rate window zset, budget hash, wallet balance, then per spend group its spend hash and cap.
+ * KEYS: rate window zset, budget hash, wallet balance, wallet leases hash, then per spend group
+ *       its spend hash and cap.
  * ARGV: rpm (0 = none), windowMs, member, reserveNano, capNano (-1 = none), minBucket,
- *       bucket, budgetTtlMs, walletEnforced (0/1), groupCount (absent = 0), creditNano (how far
- *       below zero the payer's wallet may go; absent = 0), then per spend group its counter's ttl.
+ *       bucket, budgetTtlMs, walletEnforced (0/1), groupCount, creditNano (how far below zero
+ *       the payer's wallet may go), the current minute, the minute this reservation's lease
+ *       ends, then per spend group its counter's ttl.
  * A spend group's counter is monthly (bucket 0) and counted whether or not it has a cap.
  * Money is integer nano-USD: Lua and JavaScript agree on integers, not on floats (exactly up to
  * 2^53 nano-dollars, about 9 million USD, per counter).
  */
 export const enforceRequest: StoreScript<EnforcementVerdict> = {
   name: 'enforce_request',
-  lua: `
+  lua: `${leaseLua}
 local rpm = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local reserve = tonumber(ARGV[4])
 local cap = tonumber(ARGV[5])
 local minBucket = tonumber(ARGV[6])
+local groups = tonumber(ARGV[10])
+local nowMinute = tonumber(ARGV[12])
 local now = 0
 if rpm > 0 then
   local t = redis.call('TIME')
@@ -69,32 +160,23 @@ if rpm > 0 then
 end
 if cap >= 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then return {5, 0} end
-  local used = 0
-  local flat = redis.call('HGETALL', KEYS[2])
-  for i = 1, #flat, 2 do
-    local bucket = tonumber(flat[i])
-    if bucket == nil then
-      -- the in-flight total ('${reservedField}'): already inside the day buckets, not counted twice
-    elseif bucket < minBucket then redis.call('HDEL', KEYS[2], flat[i])
-    else used = used + tonumber(flat[i + 1]) end
-  end
+  local used = counted(KEYS[2], minBucket, nowMinute)
   if used + reserve > cap then return {2, used} end
 end
-local groups = tonumber(ARGV[10] or '0')
 for g = 1, groups do
-  local groupCap = redis.call('GET', KEYS[3 + 2 * g])
-  if (not groupCap) or redis.call('EXISTS', KEYS[2 + 2 * g]) == 0 then return {7, 0, 0, g - 1} end
+  local groupCap = redis.call('GET', KEYS[4 + 2 * g])
+  if (not groupCap) or redis.call('EXISTS', KEYS[3 + 2 * g]) == 0 then return {7, 0, 0, g - 1} end
   groupCap = tonumber(groupCap)
-  if groupCap >= 0 then
-    local groupUsed = tonumber(redis.call('HGET', KEYS[2 + 2 * g], '0') or '0')
-    if groupUsed + reserve > groupCap then return {6, groupUsed, groupCap, g - 1} end
-  end
+  local groupUsed = counted(KEYS[3 + 2 * g], 0, nowMinute)
+  if groupCap >= 0 and groupUsed + reserve > groupCap then return {6, groupUsed, groupCap, g - 1} end
 end
 if ARGV[9] == '1' then
   local balance = redis.call('GET', KEYS[3])
   if not balance then return {4, 0} end
-  if tonumber(balance) + tonumber(ARGV[11] or '0') < reserve then return {3, tonumber(balance)} end
+  balance = tonumber(balance) + reclaimFunds(KEYS[3], KEYS[4], nowMinute)
+  if balance + tonumber(ARGV[11]) < reserve then return {3, balance} end
   redis.call('DECRBY', KEYS[3], reserve)
+  if reserve > 0 then redis.call('HINCRBY', KEYS[4], 'lease:' .. ARGV[13] .. ':0', reserve) end
 end
 if rpm > 0 then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
@@ -102,24 +184,33 @@ if rpm > 0 then
 end
 if cap >= 0 then
   redis.call('HINCRBY', KEYS[2], ARGV[7], reserve)
-  redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
+  if reserve > 0 then
+    redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
+    redis.call('HINCRBY', KEYS[2], 'lease:' .. ARGV[13] .. ':' .. ARGV[7], reserve)
+  end
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
 end
 for g = 1, groups do
-  redis.call('HINCRBY', KEYS[2 + 2 * g], '0', reserve)
-  redis.call('HINCRBY', KEYS[2 + 2 * g], '${reservedField}', reserve)
-  redis.call('PEXPIRE', KEYS[2 + 2 * g], ARGV[11 + g])
+  redis.call('HINCRBY', KEYS[3 + 2 * g], '0', reserve)
+  if reserve > 0 then
+    redis.call('HINCRBY', KEYS[3 + 2 * g], '${reservedField}', reserve)
+    redis.call('HINCRBY', KEYS[3 + 2 * g], 'lease:' .. ARGV[13] .. ':0', reserve)
+  end
+  redis.call('PEXPIRE', KEYS[3 + 2 * g], ARGV[13 + g])
 end
 return {0, 0}
 `,
   memory(redis, keys, args) {
-    const [rateKey, budgetKey, walletKey] = keys as [string, string, string];
-    const groups = Number(args[9] ?? 0);
-    const counterOf = (g: number) => keys[3 + 2 * g]!;
+    const [rateKey, budgetKey, walletKey, walletLeases] = keys as [string, string, string, string];
+    const groups = Number(args[9]);
+    const counterOf = (g: number) => keys[4 + 2 * g]!;
+    const capOf = (g: number) => keys[5 + 2 * g]!;
     const rpm = Number(args[0]);
     const window = Number(args[1]);
     const reserve = Number(args[3]);
     const cap = Number(args[4]);
+    const nowMinute = Number(args[11]);
+    const lease = (bucket: string) => `lease:${args[12]}:${bucket}`;
     const now = redis.nowMs();
     if (rpm > 0) {
       redis.zremRangeByScore(rateKey, -Infinity, now - window);
@@ -127,20 +218,22 @@ return {0, 0}
     }
     if (cap >= 0) {
       if (redis.pttl(budgetKey) === -2) return [5, 0];
-      const used = countedSpend(redis, budgetKey, Number(args[5]));
+      const used = countedSpend(redis, budgetKey, Number(args[5]), nowMinute);
       if (used + reserve > cap) return [2, used];
     }
     for (let g = 0; g < groups; g++) {
-      const groupCap = redis.get(keys[4 + 2 * g]!);
+      const groupCap = redis.get(capOf(g));
       if (groupCap === null || redis.pttl(counterOf(g)) === -2) return [7, 0, 0, g];
-      const groupUsed = Number(redis.hget(counterOf(g), '0') ?? 0);
+      const groupUsed = countedSpend(redis, counterOf(g), 0, nowMinute);
       if (Number(groupCap) >= 0 && groupUsed + reserve > Number(groupCap)) return [6, groupUsed, Number(groupCap), g];
     }
     if (args[8] === '1') {
-      const balance = redis.get(walletKey);
-      if (balance === null) return [4, 0];
-      if (Number(balance) + Number(args[10] ?? 0) < reserve) return [3, Number(balance)];
+      const mirrored = redis.get(walletKey);
+      if (mirrored === null) return [4, 0];
+      const balance = Number(mirrored) + reclaimedFunds(redis, walletKey, walletLeases, nowMinute);
+      if (balance + Number(args[10]) < reserve) return [3, balance];
       redis.incrBy(walletKey, -reserve);
+      if (reserve > 0) redis.hincrBy(walletLeases, lease('0'), reserve);
     }
     if (rpm > 0) {
       redis.zadd(rateKey, now, args[2]!);
@@ -148,13 +241,19 @@ return {0, 0}
     }
     if (cap >= 0) {
       redis.hincrBy(budgetKey, args[6]!, reserve);
-      redis.hincrBy(budgetKey, reservedField, reserve);
+      if (reserve > 0) {
+        redis.hincrBy(budgetKey, reservedField, reserve);
+        redis.hincrBy(budgetKey, lease(args[6]!), reserve);
+      }
       redis.pexpire(budgetKey, Number(args[7]));
     }
     for (let g = 0; g < groups; g++) {
       redis.hincrBy(counterOf(g), '0', reserve);
-      redis.hincrBy(counterOf(g), reservedField, reserve);
-      redis.pexpire(counterOf(g), Number(args[11 + g]));
+      if (reserve > 0) {
+        redis.hincrBy(counterOf(g), reservedField, reserve);
+        redis.hincrBy(counterOf(g), lease('0'), reserve);
+      }
+      redis.pexpire(counterOf(g), Number(args[12 + g]));
     }
     return [0, 0];
   },
@@ -184,58 +283,79 @@ return {0, 0}
 };
 
 /**
- * Settles a reservation once the actual cost is known (or releases it, with actual = 0): the
- * budget bucket and the wallet get back what was reserved and not spent. Exactly once per
- * request: the marker makes a settlement retried after a lost reply (or resent by the client
- * library on reconnection) change nothing twice. A counter or mirror the store lost is left
- * alone: its rebuild counts the request from PostgreSQL.
- * KEYS: budget hash, wallet balance, settlement marker, then each spend group's spend hash,
- * then (with a member) the rate window.
+ * Settles a reservation once the actual cost is known (or releases it, with actual = 0), exactly
+ * once per request: the marker makes a settlement retried after a lost reply (or resent by the
+ * client library on reconnection) change nothing twice. On each counter, and on the wallet, the
+ * reservation is taken back from its lease: while the lease holds it, what was reserved and not
+ * spent goes back; once its lease has ended (given back already: leases.ts), only the actual cost
+ * is charged. A counter or mirror the store lost is left alone: its rebuild counts the request
+ * from PostgreSQL.
+ * KEYS: budget hash, wallet balance, settlement marker, wallet leases hash, then each spend
+ * group's spend hash, then (with a member) the rate window.
  * ARGV: bucket, reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
- * groupCount (absent = 0), rate member to remove (absent = none: a withdrawal on a sharded
- * store, where another shard refused the request after this one admitted it, takes back the
- * request's place in the rate window too).
+ * groupCount, the minute the lease ends, rate member to remove (absent = none: a withdrawal on a
+ * sharded store, where another shard refused the request after this one admitted it, takes back
+ * the request's place in the rate window too).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
-  lua: `
+  lua: `${leaseLua}
 if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) == false then return 0 end
-local unspent = tonumber(ARGV[2]) - tonumber(ARGV[3])
-if ARGV[4] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
-  if unspent ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -unspent) end
-  redis.call('HINCRBY', KEYS[1], '${reservedField}', -tonumber(ARGV[2]))
-end
-if ARGV[5] == '1' and unspent ~= 0 and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('INCRBY', KEYS[2], unspent)
-end
-local groups = tonumber(ARGV[7] or '0')
-for g = 1, groups do
-  if redis.call('EXISTS', KEYS[3 + g]) == 1 then
-    if unspent ~= 0 then redis.call('HINCRBY', KEYS[3 + g], '0', -unspent) end
-    redis.call('HINCRBY', KEYS[3 + g], '${reservedField}', -tonumber(ARGV[2]))
+local reserve = tonumber(ARGV[2])
+local actual = tonumber(ARGV[3])
+local unspent = reserve - actual
+local function settleCounter(key, bucket)
+  if redis.call('EXISTS', key) == 0 then return end
+  if endLease(key, 'lease:' .. ARGV[8] .. ':' .. bucket, reserve) then
+    if unspent ~= 0 then redis.call('HINCRBY', key, bucket, -unspent) end
+    redis.call('HINCRBY', key, '${reservedField}', -reserve)
+  elseif actual ~= 0 then
+    redis.call('HINCRBY', key, bucket, actual)
   end
 end
-if ARGV[8] then redis.call('ZREM', KEYS[4 + groups], ARGV[8]) end
+if ARGV[4] == '1' then settleCounter(KEYS[1], ARGV[1]) end
+if ARGV[5] == '1' then
+  local leased = endLease(KEYS[4], 'lease:' .. ARGV[8] .. ':0', reserve)
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    if leased then
+      if unspent ~= 0 then redis.call('INCRBY', KEYS[2], unspent) end
+    elseif actual ~= 0 then
+      redis.call('DECRBY', KEYS[2], actual)
+    end
+  end
+end
+local groups = tonumber(ARGV[7])
+for g = 1, groups do settleCounter(KEYS[4 + g], '0') end
+if ARGV[9] then redis.call('ZREM', KEYS[5 + groups], ARGV[9]) end
 return 0
 `,
   memory(redis, keys, args) {
-    const [budgetKey, walletKey, marker] = keys as [string, string, string];
+    const [budgetKey, walletKey, marker, walletLeases] = keys as [string, string, string, string];
     if (redis.get(marker) !== null) return 0;
     redis.set(marker, '1', Number(args[5]));
-    const unspent = Number(args[1]) - Number(args[2]);
-    if (args[3] === '1' && redis.pttl(budgetKey) !== -2) {
-      if (unspent !== 0) redis.hincrBy(budgetKey, args[0]!, -unspent);
-      redis.hincrBy(budgetKey, reservedField, -Number(args[1]));
+    const reserve = Number(args[1]);
+    const actual = Number(args[2]);
+    const unspent = reserve - actual;
+    const lease = (bucket: string) => `lease:${args[7]}:${bucket}`;
+    const settleCounter = (key: string, bucket: string) => {
+      if (redis.pttl(key) === -2) return;
+      if (endLease(redis, key, lease(bucket), reserve)) {
+        if (unspent !== 0) redis.hincrBy(key, bucket, -unspent);
+        redis.hincrBy(key, reservedField, -reserve);
+      } else if (actual !== 0) redis.hincrBy(key, bucket, actual);
+    };
+    if (args[3] === '1') settleCounter(budgetKey, args[0]!);
+    if (args[4] === '1') {
+      const leased = endLease(redis, walletLeases, lease('0'), reserve);
+      if (redis.get(walletKey) !== null) {
+        if (leased) {
+          if (unspent !== 0) redis.incrBy(walletKey, unspent);
+        } else if (actual !== 0) redis.incrBy(walletKey, -actual);
+      }
     }
-    if (args[4] === '1' && unspent !== 0 && redis.get(walletKey) !== null) redis.incrBy(walletKey, unspent);
-    const groups = Number(args[6] ?? 0);
-    for (let g = 0; g < groups; g++) {
-      const counter = keys[3 + g]!;
-      if (redis.pttl(counter) === -2) continue;
-      if (unspent !== 0) redis.hincrBy(counter, '0', -unspent);
-      redis.hincrBy(counter, reservedField, -Number(args[1]));
-    }
-    if (args[7] !== undefined) redis.zrem(keys[3 + groups]!, args[7]);
+    const groups = Number(args[6]);
+    for (let g = 0; g < groups; g++) settleCounter(keys[4 + g]!, '0');
+    if (args[8] !== undefined) redis.zrem(keys[4 + groups]!, args[8]);
     return 0;
   },
   decode: () => undefined,

@@ -97,10 +97,11 @@ export class WalletLedger {
 
   /**
    * Loads the ledger balance into the store unless a mirror is already there (cold start, or a
-   * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in flight.
+   * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in
+   * flight (these also per lease field, core/budget/leases.ts).
    */
-  async loadMirror(payerId: string, pendingNano = 0): Promise<void> {
-    await loadMirrorOnce(this.knex, this.store, payerId, pendingNano);
+  async loadMirror(payerId: string, pendingNano = 0, leases?: ReadonlyMap<string, number>): Promise<void> {
+    await loadMirrorOnce(this.knex, this.store, payerId, pendingNano, leases);
   }
 
   /**

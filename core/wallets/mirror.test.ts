@@ -10,7 +10,7 @@ import { openSharedTestStores } from '../store/testing.js';
 import type { Store, StoreScript } from '../store/types.js';
 import { waitFor } from '../../test/support/wait-for.js';
 import { WalletLedger } from './ledger.js';
-import { applyMirrorOutbox, loadMirrorOnce, walletKey } from './mirror.js';
+import { applyMirrorOutbox, loadMirrorOnce, walletKey, walletLeasesKey } from './mirror.js';
 
 let database: Database;
 let store: Store;
@@ -115,4 +115,25 @@ test('a credit whose store write fails is made all the same, once, and reaches t
   await sweep();
   expect(await mirror(payer)).toBe(3 * usd);
   expect(await ledger.balanceNano(payer)).toBe(3 * usd);
+});
+
+test('a load leaves the mirror the leases of the reservations it left out, and no lease from before', async () => {
+  const payer = newPayer();
+  await new WalletLedger(database.knex, store).credit(payer, 5, 'first', 'test');
+  // A lease left by reservations the store forgot the balance of (the mirror was dropped).
+  await store.del(walletKey(payer));
+  await store.runScript(
+    {
+      name: 'test_leave_lease',
+      lua: "return redis.call('HSET', KEYS[1], 'lease:100:0', '700')",
+      memory: (redis, keys) => redis.hset(keys[0]!, 'lease:100:0', '700'),
+      decode: () => undefined,
+    },
+    [walletLeasesKey(payer)],
+    [],
+  );
+  // The loading gateway has 250 nano-USD reserved in flight, under a lease ending at minute 200.
+  await loadMirrorOnce(database.knex, store, payer, 250, new Map([['lease:200:0', 250]]));
+  expect(await mirror(payer)).toBe(5 * usd - 250);
+  expect(await store.hashGetAll(walletLeasesKey(payer))).toEqual({ 'lease:200:0': '250' });
 });

@@ -23,6 +23,14 @@ export function walletKey(payerId: string): string {
   return `funds:${shardTag(payerId)}`;
 }
 
+/**
+ * The leases of the reservations held on a payer's mirror (core/budget/leases.ts): a hash beside
+ * the mirror, on its shard, that the enforcement script reads and writes with it.
+ */
+export function walletLeasesKey(payerId: string): string {
+  return `funds-leases:${shardTag(payerId)}`;
+}
+
 /** How long a mirror marker remembers an applied entry (far beyond any outbox retry). */
 const markerTtlMs = 7 * 24 * 3600_000;
 
@@ -73,20 +81,27 @@ return 1
 /**
  * Puts a loaded balance in the store unless a mirror is there already (it may hold reservations
  * in flight), marking the entries the balance already counts whose outbox rows are not applied
- * yet. KEYS: mirror, then those entries' markers. ARGV: balance nano, marker ttl ms.
+ * yet. The mirror's leases become those of the reservations the balance leaves out (the loading
+ * gateway's in flight): a lease left from before would give back a reservation the new balance
+ * never took. KEYS: mirror, its leases, then those entries' markers. ARGV: balance nano, marker
+ * ttl ms, then lease field and nano pairs.
  */
 const loadMirrorIfAbsent: StoreScript<boolean> = {
   name: 'wallet_load_if_absent',
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
-for i = 2, #KEYS do redis.call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
+redis.call('DEL', KEYS[2])
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+for i = 3, #KEYS do redis.call('SET', KEYS[i], '1', 'PX', ARGV[2]) end
 return 1
 `,
   memory(redis, keys, args) {
     if (redis.get(keys[0]!) !== null) return 0;
     redis.set(keys[0]!, args[0]!);
-    for (const marker of keys.slice(1)) redis.set(marker, '1', Number(args[1]));
+    redis.del(keys[1]!);
+    for (let i = 2; i + 1 < args.length; i += 2) redis.hset(keys[1]!, args[i]!, args[i + 1]!);
+    for (const marker of keys.slice(2)) redis.set(marker, '1', Number(args[1]));
     return 1;
   },
   decode: (reply) => reply === 1,
@@ -103,10 +118,17 @@ export async function ledgerBalanceNano(trx: Knex | Knex.Transaction, payerId: s
 
 /**
  * Loads a payer's mirror from the ledger unless one is there (cold start, a store that lost it),
- * less `pendingNano` (debits not yet in the ledger, reservations in flight). The balance and the
- * entries still waiting in the outbox are read from one snapshot.
+ * less `pendingNano` (debits not yet in the ledger, reservations in flight — these also given as
+ * `leases`, per lease field). The balance and the entries still waiting in the outbox are read
+ * from one snapshot.
  */
-export async function loadMirrorOnce(knex: Knex, store: Store, payerId: string, pendingNano: number): Promise<void> {
+export async function loadMirrorOnce(
+  knex: Knex,
+  store: Store,
+  payerId: string,
+  pendingNano: number,
+  leases: ReadonlyMap<string, number> = new Map(),
+): Promise<void> {
   // One statement, so one snapshot, and one round trip: a load held up (behind the audit writer on
   // the embedded database's one connection, say) is a load whose `pendingNano` grows stale.
   const row = (await knex
@@ -121,7 +143,11 @@ export async function loadMirrorOnce(knex: Knex, store: Store, payerId: string, 
     .split(',')
     .filter((id) => id !== '')
     .map((id) => mirrorMarkerKey(store, payerId, id));
-  await store.runScript(loadMirrorIfAbsent, [walletKey(payerId), ...markers], [Number(row.total ?? 0) - pendingNano, markerTtlMs]);
+  await store.runScript(
+    loadMirrorIfAbsent,
+    [walletKey(payerId), walletLeasesKey(payerId), ...markers],
+    [Number(row.total ?? 0) - pendingNano, markerTtlMs, ...[...leases].flat()],
+  );
 }
 
 /**

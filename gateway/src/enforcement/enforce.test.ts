@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
   budgetWindow,
+  leaseMarginMs,
   loadBudgetIfAbsent,
   publishSpendGroupCap,
   rateWindowKey,
@@ -131,6 +132,31 @@ function enforcementOn(name: string, open: () => Store): void {
       const settled = await counters(raw, key);
       for (const counter of [settled.key, settled.org, settled.user]) assert.deepEqual(counter, { spent: toNano(0.1), reserved: 0 });
       assert.equal(settled.wallet, toNano(4.9));
+    });
+
+    test('a gateway that dies with a request in flight: its reservation is given back everywhere once its lease ends', async () => {
+      const key = portalKey();
+      const { deps, raw } = await setUp(key, { org: 10, user: 10 }, 5);
+      // Reserved and never settled: its gateway was killed. The request could have lived a minute.
+      await enforce(deps, key, 0.25, randomUUID(), 60_000);
+      let at = now.getTime();
+      const later: EnforcementDeps = { ...deps, clock: () => at };
+      // Up to the lease's end (its life and the margin) the reservation is held.
+      at = now.getTime() + 60_000 + leaseMarginMs;
+      await (await enforce(later, key, 0.01, randomUUID(), 60_000)).settle(0.01);
+      const held = await counters(raw, key);
+      for (const counter of [held.key, held.org, held.user]) assert.deepEqual(counter, { spent: toNano(0.26), reserved: toNano(0.25) });
+      assert.equal(held.wallet, toNano(4.74));
+      // The minute after, the next request gives it back on every counter and on the wallet.
+      at += 60_000;
+      const next = await enforce(later, key, 0.02, randomUUID(), 60_000);
+      const given = await counters(raw, key);
+      for (const counter of [given.key, given.org, given.user]) assert.deepEqual(counter, { spent: toNano(0.03), reserved: toNano(0.02) });
+      assert.equal(given.wallet, toNano(4.97));
+      await next.settle(0.005);
+      const settled = await counters(raw, key);
+      for (const counter of [settled.key, settled.org, settled.user]) assert.deepEqual(counter, { spent: toNano(0.015), reserved: 0 });
+      assert.equal(settled.wallet, toNano(5 - 0.015));
     });
 
     test('a refusal by the payer leaves no trace on the shards that admitted the request', async () => {

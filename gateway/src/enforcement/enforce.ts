@@ -9,14 +9,16 @@ import {
   nanoPerUsd,
   toNano,
   toNanoCeil,
+  leaseEndMinute,
+  minuteOf,
   type BudgetWindow,
   type EnforcementVerdict,
 } from '../../../core/budget/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
-import { walletKey } from '../../../core/wallets/index.js';
-import { moneyKeys, reservationParts, reservePlan, settlePart, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
+import { walletKey, walletLeasesKey } from '../../../core/wallets/index.js';
+import { moneyLeases, reservationParts, reservePlan, settlePart, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
 import type { SpendRecovery } from './spend-recovery.js';
 import { inputTokenLimit } from '../routing/cost.js';
 
@@ -61,6 +63,19 @@ export function worstCaseUsd(
 }
 
 /**
+ * The longest a request routed over `routes` can live once admitted: each of its attempts (at most
+ * `maxAttempts`) runs until its supplier's deadline at the latest, so at most the sum of the
+ * longest deadlines. Its reservation's lease lasts that, and a margin, before it may be given back
+ * (core/budget/leases.ts).
+ */
+export function longestLifeMs(routes: readonly ModelRoute[], maxAttempts: number): number {
+  const deadlines = routes.map((route) => route.supplier.timeoutMs).sort((a, b) => b - a);
+  let life = 0;
+  for (const deadline of deadlines.slice(0, maxAttempts)) life += deadline;
+  return life;
+}
+
+/**
  * The enforcement step for one request (docs/architecture.md §The request hot path, step 4),
  * in one atomic store call: the key's rate limit, a budget reservation of the worst-case cost,
  * the same reservation against each spend group's monthly budget (the organisation of a portal
@@ -68,7 +83,13 @@ export function worstCaseUsd(
  * A key without any of them costs no store call at all. Refusals are catalogue errors. On Redis
  * Cluster the call is one per shard the request touches, at once (reservation-parts.ts).
  */
-export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd: number, requestId: string): Promise<Reservation> {
+export async function enforce(
+  deps: EnforcementDeps,
+  key: KeyRecord,
+  reserveUsd: number,
+  requestId: string,
+  lifeMs = 0,
+): Promise<Reservation> {
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
   const groups = spendGroupsOf(key);
@@ -81,14 +102,18 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   const plan: ReservationPlan = {
     requestId,
     reserveNano,
+    nowMinute: minuteOf(now.getTime()),
+    leaseEndMinute: leaseEndMinute(now.getTime(), lifeMs),
     rate: key.rateLimitRpm ? { key: rateWindowKey(key.id), rpm: key.rateLimitRpm } : null,
     budget: budgeted ? { window, capNano: toNano(key.budgetLimitUsd!) } : null,
-    wallet: wallet ? { key: wallet, creditNano: key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0 } : null,
+    wallet: wallet
+      ? { key: wallet, leasesKey: walletLeasesKey(key.payerId!), creditNano: key.payerCreditUsd ? toNano(key.payerCreditUsd) : 0 }
+      : null,
     groups: groups.map((group, i) => ({ window: groupWindows[i]!, capKey: spendGroupCapKey(group) })),
   };
   const parts = reservationParts(plan, deps.store.sharded);
   const withdrawals: Withdrawals = {
-    withdraw: (part, run) => deps.spend.settle(run, deps.spend.hold(moneyKeys(part), reserveNano)),
+    withdraw: (part, run) => deps.spend.settle(run, deps.spend.hold(moneyLeases(plan, part), reserveNano)),
   };
   let attempt = 0;
   let verdict = await reservePlan(deps.store, plan, parts, attempt, withdrawals);
@@ -179,8 +204,8 @@ export async function enforce(deps: EnforcementDeps, key: KeyRecord, reserveUsd:
   if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation. Each
   // part holding money (one on a single store) is held and settled on its own.
-  const moneyParts = parts.filter((part) => moneyKeys(part).length > 0);
-  const releases = moneyParts.map((part) => deps.spend.hold(moneyKeys(part), reserveNano));
+  const moneyParts = parts.filter((part) => moneyLeases(plan, part).length > 0);
+  const releases = moneyParts.map((part) => deps.spend.hold(moneyLeases(plan, part), reserveNano));
   let settled = false;
   return {
     settle: async (actualUsd: number) => {

@@ -11,19 +11,31 @@
 // shard before the request is admitted, and each part is settled (or withdrawn) on its own. What a refused request reserved elsewhere is held for the moment
 // between its reservation and its withdrawal, so a concurrent request near a cap may be refused
 // where a single store would have admitted it — never the other way round.
-import { enforceRequest, rateWindowMs, settleReservation, type BudgetWindow, type EnforcementVerdict } from '../../../core/budget/index.js';
+import {
+  enforceRequest,
+  leaseField,
+  rateWindowMs,
+  settleReservation,
+  type BudgetWindow,
+  type EnforcementVerdict,
+} from '../../../core/budget/index.js';
 import { shardTag, tagOf, type Store } from '../../../core/store/index.js';
+import type { HeldLease } from './spend-recovery.js';
 
 /** Everything one request reserves, before it is split per shard. */
 export interface ReservationPlan {
   requestId: string;
   reserveNano: number;
+  /** The minute the enforcement ran (by this gateway's clock): leases ended before it are given back. */
+  nowMinute: number;
+  /** The minute this reservation's lease ends (core/budget/leases.ts). */
+  leaseEndMinute: number;
   /** The key's rate window, when it has a rate limit. */
   rate: { key: string; rpm: number } | null;
   /** The key's own budget, when it has one. */
   budget: { window: BudgetWindow; capNano: number } | null;
-  /** The payer's wallet mirror, when a payer pays. */
-  wallet: { key: string; creditNano: number } | null;
+  /** The payer's wallet mirror and its leases hash, when a payer pays. */
+  wallet: { key: string; leasesKey: string; creditNano: number } | null;
   /** Spend groups in enforcement order (verdicts name them by this index). */
   groups: readonly { window: BudgetWindow; capKey: string }[];
 }
@@ -73,6 +85,7 @@ function reserveCall(plan: ReservationPlan, part: ReservationPart): [string[], (
     rate?.key ?? unused,
     budget?.window.counterKey ?? unused,
     wallet?.key ?? unused,
+    wallet?.leasesKey ?? unused,
     ...part.groups.flatMap((group) => [group.window.counterKey, group.capKey]),
   ];
   const args = [
@@ -87,6 +100,8 @@ function reserveCall(plan: ReservationPlan, part: ReservationPart): [string[], (
     wallet ? 1 : 0,
     part.groups.length,
     wallet?.creditNano ?? 0,
+    plan.nowMinute,
+    plan.leaseEndMinute,
     ...part.groups.map((group) => group.window.ttlMs),
   ];
   return [keys, args];
@@ -98,12 +113,13 @@ function inPlanTerms(part: ReservationPart, verdict: EnforcementVerdict): Enforc
   return { ...verdict, group: part.groups[verdict.group]!.index };
 }
 
-/** The store keys a part holds money on (for SpendRecovery.hold). */
-export function moneyKeys(part: ReservationPart): string[] {
+/** Where a part holds money: each counter (or wallet mirror) with its reservation's lease field (for SpendRecovery.hold). */
+export function moneyLeases(plan: ReservationPlan, part: ReservationPart): HeldLease[] {
+  const end = plan.leaseEndMinute;
   return [
-    ...(part.budget ? [part.budget.window.counterKey] : []),
-    ...(part.wallet ? [part.wallet.key] : []),
-    ...part.groups.map((group) => group.window.counterKey),
+    ...(part.budget ? [{ key: part.budget.window.counterKey, field: leaseField(end, part.budget.window.bucket) }] : []),
+    ...(part.wallet ? [{ key: part.wallet.key, field: leaseField(end, 0) }] : []),
+    ...part.groups.map((group) => ({ key: group.window.counterKey, field: leaseField(end, 0) })),
   ];
 }
 
@@ -128,6 +144,7 @@ function settleCall(
     part.budget?.window.counterKey ?? unused,
     part.wallet?.key ?? unused,
     marker,
+    part.wallet?.leasesKey ?? unused,
     ...part.groups.map((group) => group.window.counterKey),
   ];
   const args: (string | number)[] = [
@@ -138,6 +155,7 @@ function settleCall(
     part.wallet ? 1 : 0,
     settlementMarkerTtlMs,
     part.groups.length,
+    plan.leaseEndMinute,
   ];
   if (withdrawAttempt !== undefined && part.rate) {
     keys.push(part.rate.key);

@@ -4,6 +4,7 @@ import {
   bucketOf,
   loadBudgetArgs,
   loadBudgetIfAbsent,
+  parseLeaseField,
   publishSpendGroupCap,
   spendFromAuditLog,
   spendGroupCapNano,
@@ -17,6 +18,12 @@ import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import type { WalletLedger } from '../../../core/wallets/index.js';
 
+/** A reservation's place on one counter (or wallet mirror): the store key and its lease field (core/budget/leases.ts). */
+export interface HeldLease {
+  key: string;
+  field: string;
+}
+
 /** Where the recovery reports a settlement it could not make yet. */
 export type RecoveryLogger = (facts: object, message: string) => void;
 
@@ -27,12 +34,13 @@ export type RecoveryLogger = (facts: object, message: string) => void;
  * missing from the store (it restarted empty, or never had it), it is rebuilt from PostgreSQL
  * plus these, so a lost counter never reads as "nothing spent" (issue 13 finding 4).
  *
- * A counter rebuilt by another replica does not know this replica's in-flight reservations;
- * docs/reliability.md bounds what that can cost.
+ * A counter rebuilt by another replica does not know this replica's in-flight reservations:
+ * they are not in its leases, so their settlements charge their actual cost (core/budget/leases.ts);
+ * until then the counter counts them as nothing (docs/reliability.md).
  */
 export class SpendRecovery {
-  /** Store key (budget counter or wallet mirror) → nano-USD reserved in flight by this process. */
-  private readonly held = new Map<string, number>();
+  /** Store key (budget counter or wallet mirror) → lease field → nano-USD reserved in flight by this process. */
+  private readonly held = new Map<string, Map<string, number>>();
   private owedSettlements: (() => Promise<void>)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private retrying: Promise<void> | undefined;
@@ -45,19 +53,34 @@ export class SpendRecovery {
     private readonly options: { retryMs?: number; logger?: RecoveryLogger } = {},
   ) {}
 
-  /** Counts a reservation as in flight on these store keys; the returned function ends it. */
-  hold(storeKeys: readonly string[], nano: number): () => void {
-    for (const key of storeKeys) this.held.set(key, (this.held.get(key) ?? 0) + nano);
+  /** Counts a reservation as in flight on these counters, under its leases; the returned function ends it. */
+  hold(leases: readonly HeldLease[], nano: number): () => void {
+    for (const { key, field } of leases) {
+      const fields = this.held.get(key) ?? new Map<string, number>();
+      fields.set(field, (fields.get(field) ?? 0) + nano);
+      this.held.set(key, fields);
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      for (const key of storeKeys) {
-        const left = (this.held.get(key) ?? 0) - nano;
-        if (left > 0) this.held.set(key, left);
-        else this.held.delete(key);
+      for (const { key, field } of leases) {
+        const fields = this.held.get(key);
+        if (!fields) continue;
+        const left = (fields.get(field) ?? 0) - nano;
+        if (left > 0) fields.set(field, left);
+        else fields.delete(field);
+        if (fields.size === 0) this.held.delete(key);
       }
     };
+  }
+
+  /** What this process holds in flight on a store key, per lease field (a copy), and in all. */
+  private heldOn(storeKey: string): { leases: Map<string, number>; total: number } {
+    const leases = new Map(this.held.get(storeKey) ?? []);
+    let total = 0;
+    for (const nano of leases.values()) total += nano;
+    return { leases, total };
   }
 
   /**
@@ -106,9 +129,13 @@ export class SpendRecovery {
       const bucket = bucketOf(period, at);
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
-    const held = this.held.get(window.counterKey) ?? 0;
-    spend.set(window.bucket, (spend.get(window.bucket) ?? 0) + held);
-    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held));
+    // Each reservation in flight counts in the bucket it was reserved in, under its lease.
+    const held = this.heldOn(window.counterKey);
+    for (const [field, nano] of held.leases) {
+      const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
+      spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
+    }
+    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held.leases));
   }
 
   /**
@@ -128,18 +155,26 @@ export class SpendRecovery {
       let spent = spend.spentNano;
       for (const record of this.journal.unconfirmed())
         if (spend.keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
-      const held = this.held.get(window.counterKey) ?? 0;
-      await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, new Map([[0, spent + held]]), held));
+      const held = this.heldOn(window.counterKey);
+      await store.runScript(
+        loadBudgetIfAbsent,
+        [window.counterKey],
+        loadBudgetArgs(window, new Map([[0, spent + held.total]]), held.leases),
+      );
     }
     await publishSpendGroupCap(store, group, capNano);
   }
 
-  /** Loads a payer's missing wallet mirror: the ledger, less debits not yet written and reservations in flight. */
+  /**
+   * Loads a payer's missing wallet mirror: the ledger, less debits not yet written and this
+   * process's reservations in flight, which the mirror's leases then hold.
+   */
   async rebuildWallet(payerId: string, walletStoreKey: string): Promise<void> {
-    let pending = this.held.get(walletStoreKey) ?? 0;
+    const held = this.heldOn(walletStoreKey);
+    let pending = held.total;
     for (const record of this.journal.unconfirmed())
       if (record.payerId === payerId && record.costUsd > 0) pending += toNano(record.costUsd);
-    await this.wallets.loadMirror(payerId, pending);
+    await this.wallets.loadMirror(payerId, pending, held.leases);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { ModelRoute } from '../../../core/config/index.js';
 import { toApiError } from '../../../core/errors/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
-import { enforce, type Reservation } from '../enforcement/enforce.js';
+import { enforce, longestLifeMs, type Reservation } from '../enforcement/enforce.js';
 import { RequestCancellation } from '../http/cancellation.js';
 import { pickCandidates, type InterfaceNeeds } from '../routing/candidates.js';
 import { rankCandidates } from '../routing/order-candidates.js';
@@ -83,7 +83,7 @@ async function serveWith<T>(
     [pinned, reservation] = await Promise.all([
       // A session store failure must neither fail the request nor leak the reservation.
       sticky && session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
-      enforce(deps, key, call.worstCaseUsd(compliant), String(request.id)),
+      enforce(deps, key, call.worstCaseUsd(compliant), String(request.id), longestLifeMs(compliant, deps.maxAttempts)),
     ]);
   } catch (thrown) {
     await auditRefusal(deps, request, key, call.interfaceName, receivedAt, toApiError(thrown));
