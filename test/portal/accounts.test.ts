@@ -212,7 +212,19 @@ describe('password reset', () => {
     expect(weak.status).toBe(400);
     expect(await weak.json()).toMatchObject({ code: 'weak_password' });
     const newPassword = 'a brand new password 9';
-    expect((await anonymous.postJson('/auth/reset-password', { token, password: newPassword })).status).toBe(200);
+    const mismatch = await anonymous.postJson('/auth/reset-password', {
+      token,
+      password: newPassword,
+      confirm_password: 'a brand new pasword 9',
+    });
+    expect(mismatch.status).toBe(422);
+    expect(await mismatch.json()).toMatchObject({
+      code: 'validation_error',
+      human_message: 'The two passwords differ: type the same new password in both fields',
+    });
+    expect((await anonymous.postJson('/auth/reset-password', { token, password: newPassword, confirm_password: newPassword })).status).toBe(
+      200,
+    );
     expect((await anonymous.postJson('/auth/reset-password', { token, password: newPassword })).status).toBe(401);
     // The reset ended the old session, and only the new password works.
     expect((await client.get('/dashboard')).status).toBe(303);

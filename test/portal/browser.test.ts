@@ -111,7 +111,13 @@ describe('in the browser', () => {
       expect(await page.textContent('.alert-ok')).toContain('If an account exists');
       await waitFor('the reset email', () => smtp.linkTo(email, '/reset-password?token=') !== undefined);
       await page.goto(smtp.linkTo(email, '/reset-password?token=')!);
+      // The second field mistyped: refused, the link still good for a second try.
       await page.fill('#password', 'a fresh password 77');
+      await page.fill('#confirm_password', 'a fresh pasword 77');
+      await page.click('form[action="/auth/reset-password"] button[type=submit]');
+      expect(await page.textContent('.alert-error')).toContain('The two passwords differ');
+      await page.fill('#password', 'a fresh password 77');
+      await page.fill('#confirm_password', 'a fresh password 77');
       await screenshot(page, 'reset-password');
       await page.click('form[action="/auth/reset-password"] button[type=submit]');
       await page.waitForURL('**/login?notice=reset');

@@ -11,7 +11,7 @@ import { isLanguage, languageCookie, languageCookieOptions } from '../../web/lay
 import { endSession } from '../../web/principal.js';
 import { sameOriginVerdict } from '../../web/same-origin.js';
 import { sessionCookie } from '../../web/session.js';
-import { parseBody, singleString, validate } from '../../web/validation.js';
+import { parseBody, singleString, validate, validationError } from '../../web/validation.js';
 import { z } from 'zod';
 import { configuredSsoButtons } from '../sso/providers.js';
 import { verifyHours } from './pages.js';
@@ -196,6 +196,11 @@ export function accountRouter(deps: {
       }),
       async (req, res) => {
         const body = parseBody(resetBody, req.body);
+        // Checked before the token is spent: a typo in one field leaves the link usable.
+        if (body.confirm_password !== undefined && body.confirm_password !== body.password)
+          throw validationError([{ loc: ['body', 'confirm_password'], msg: 'does not match the new password', type: 'mismatch' }], {
+            humanMessage: 'The two passwords differ: type the same new password in both fields',
+          });
         const user = await accounts.resetPassword(body.token, body.password);
         if (wantsJson(req)) res.json({ user: userJson(user), redirect: '/login' });
         else res.redirect(303, '/login?notice=reset');

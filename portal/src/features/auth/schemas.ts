@@ -24,7 +24,12 @@ export const loginBody = z.object({ email, password, return_to: z.string().max(5
 export const emailBody = z.object({ email });
 /** A new verification link: `return_to` is where the sign-up began, kept in the new link too. */
 export const resendVerificationBody = z.object({ email, return_to: z.string().max(500).optional() });
-export const resetBody = z.object({ token: z.string(requiredText).min(1, 'is required').max(200), password });
+export const resetBody = z.object({
+  token: z.string(requiredText).min(1, 'is required').max(200),
+  password,
+  /** The form's second field; a JSON caller may leave it out. */
+  confirm_password: z.string(requiredText).max(1024, 'must be at most 1024 characters').optional(),
+});
 export const changePasswordBody = z.object({
   current_password: password,
   new_password: password,
