@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../db/index.js';
 import { createTestDatabase } from '../db/testing.js';
+import { repointKeysPaidThrough } from '../billing/organisation.js';
+import { KeyRepository } from '../keys/index.js';
 import { ensureVerifiedOwner } from './bootstrap.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { UserRepository } from './users.js';
@@ -47,6 +49,41 @@ describe('ensureVerifiedOwner', () => {
     await users.setStatus(first.user!.id, 'suspended', now);
     const recovered = await ensureVerifiedOwner(database.knex, demo('second password 2'), now, { setPassword: false });
     expect(recovered).toMatchObject({ restored: true, user: { role: 'owner', status: 'active' } });
+  });
+
+  it("a restored owner that is its organisation's billing user pays for the members' keys again, announced", async () => {
+    const now = new Date();
+    const knex = database.knex;
+    const made = await ensureVerifiedOwner(knex, { ...demo('a password 8'), email: 'payer@demo.local' }, now);
+    const ownerId = made.user!.id;
+    const [organisation] = (await knex('organisations')
+      .insert({ name: 'Paid by the owner', slug: `paid-${Date.now()}`, billing_user_id: ownerId })
+      .returning('id')) as { id: number }[];
+    const [member] = (await knex('users')
+      .insert({ email: `member-${Date.now()}@example.com`, display_name: 'Member', organisation_id: organisation!.id })
+      .returning('id')) as { id: number }[];
+    await knex('users').where({ id: ownerId }).update({ organisation_id: organisation!.id });
+    const keys = new KeyRepository(knex, 'a-pepper-long-enough-for-the-repository');
+    const key = (
+      await keys.create({
+        kind: 'managed',
+        name: 'member key',
+        source: 'portal',
+        ownerUserId: member!.id,
+        organisationId: organisation!.id,
+        payerId: `user:${ownerId}`,
+      })
+    ).record;
+    // Every owner suspended as an administrator would: the member's key falls back to their own wallet.
+    await knex.transaction(async (trx) => {
+      await trx('users').where({ role: 'owner' }).update({ status: 'suspended' });
+      await repointKeysPaidThrough(trx, ownerId);
+    });
+    expect((await keys.findById(key.id))?.payerId).toBe(`user:${member!.id}`);
+    const restored = await ensureVerifiedOwner(knex, { ...demo('a password 8'), email: 'payer@demo.local' }, now, { setPassword: false });
+    expect(restored).toMatchObject({ restored: true, user: { status: 'active', role: 'owner' } });
+    expect((await keys.findById(key.id))?.payerId).toBe(`user:${ownerId}`);
+    expect(restored.changedKeys).toContain(key.secretHash);
   });
 
   it('does not make the demo owner again once an administrator deleted it', async () => {

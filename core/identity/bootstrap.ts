@@ -4,6 +4,7 @@
 // a data directory whose printed password is new (its credentials file was lost) sets it again,
 // and an installation left with no active owner gets this one back as owner.
 import type { Knex } from 'knex';
+import { repointKeysPaidThrough } from '../billing/organisation.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import { UserRepository, type User } from './users.js';
 
@@ -15,6 +16,11 @@ export interface BootstrappedOwner {
   printedPasswordWorks: boolean;
   /** The account was brought back to an active owner, as nobody else was one. */
   restored: boolean;
+  /**
+   * Secret hashes of the keys whose standing the restore changed — the owner's own, served again,
+   * and those re-pointed to it as their payer once more — for the caller to announce to gateways.
+   */
+  changedKeys: string[];
 }
 
 /**
@@ -32,7 +38,7 @@ export async function ensureVerifiedOwner(
   if (!found && options.knownId !== undefined) {
     // Made before and gone from its address: deleted by an administrator, which a start respects.
     const earlier = (await knex('users').where({ id: options.knownId }).first('deleted_at')) as { deleted_at: Date | null } | undefined;
-    if (earlier?.deleted_at) return { user: undefined, printedPasswordWorks: false, restored: false };
+    if (earlier?.deleted_at) return { user: undefined, printedPasswordWorks: false, restored: false, changedKeys: [] };
   }
   if (!found) {
     const user = await users.create(
@@ -46,7 +52,7 @@ export async function ensureVerifiedOwner(
       },
       now,
     );
-    return { user, printedPasswordWorks: true, restored: false };
+    return { user, printedPasswordWorks: true, restored: false, changedKeys: [] };
   }
   const { user } = found;
   if (options.setPassword) await users.setPasswordHash(user.id, await hashPassword(owner.password), now);
@@ -54,10 +60,15 @@ export async function ensureVerifiedOwner(
   // With no active owner, nobody could administer the installation: this account is brought back.
   const anyOwner = await knex('users').where({ role: 'owner', status: 'active' }).first('id');
   const restored = anyOwner === undefined;
-  if (restored) {
-    await users.setRole(user.id, 'owner', now);
-    await users.setStatus(user.id, 'active', now);
-  }
+  // As an administrator's reactivation does (administration.ts, setUserStatus): the keys it pays
+  // for as a billing user or delegate are re-pointed to it again, in the same transaction.
+  const changedKeys = restored
+    ? await knex.transaction(async (trx) => {
+        await trx('users').where({ id: user.id }).update({ role: 'owner', status: 'active', updated_at: now });
+        const own = (await trx('api_keys').where({ owner_user_id: user.id }).pluck('secret_hash')) as string[];
+        return [...new Set([...own, ...(await repointKeysPaidThrough(trx, user.id))])];
+      })
+    : [];
   await users.acceptLegal(user.id, owner.legalVersion, now);
-  return { user: await users.markEmailVerified(user.id, now, undefined), printedPasswordWorks, restored };
+  return { user: await users.markEmailVerified(user.id, now, undefined), printedPasswordWorks, restored, changedKeys };
 }

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig, parsePortalSettings, stopOnSignals } from '../
 import { DataDirLockedError, databaseTargetFromSettings, lockDataDir, openDatabase } from '../../core/db/index.js';
 import { webhookPath } from '../../core/billing/index.js';
 import { ensureVerifiedOwner, type BootstrappedOwner } from '../../core/identity/index.js';
-import { hashSecret, KeyRepository } from '../../core/keys/index.js';
+import { announceKeyChange, hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { openStore } from '../../core/store/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
 import { startGateway } from '../../gateway/src/server.js';
@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const portalAddress = portal.deps.settings.SVC_PORTAL_BASE_URL;
   const signIn = ownerSignIn(owner, ownerEmail, ownerPassword, portalAddress);
   if (owner.restored) console.log(`No active owner was left: ${ownerEmail} is an active owner again.`);
+  for (const secretHash of owner.changedKeys) await announceKeyChange(store, secretHash);
   console.log(`Portal: ${portalAddress}   ${signIn}; ${mailDestination(portal.deps.settings.SVC_SMTP_URL, dataDir)}`);
   if (portal.metricsUrl) console.log(`Portal metrics: ${portal.metricsUrl}`);
   if (payments)
