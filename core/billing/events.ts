@@ -149,10 +149,16 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
       followUps: [],
       detail: `session ${sessionId} says ${total} ${str(session, 'currency')} for ${metadata(session).payer_id}, payment ${paymentId} expects ${payment.amount_cents} ${currency} for ${payment.payer_id}`,
     };
-  const creditNano = Number(payment.credit_nano);
   const entryId = await creditCheckout(trx, payment, sessionId, ref(session, 'payment_intent') ?? null, now);
   if (entryId === undefined) return { outcome: 'duplicate', paymentId, entryIds: [], followUps: [], detail: 'already credited' };
-  const followUps = [
+  return { outcome: 'credited', paymentId, entryIds: [entryId], followUps: checkoutCreditedFollowUps(payment, now) };
+}
+
+/** What a checkout payment's credit is followed by, whichever event credited it: an activity line and the receipt. */
+function checkoutCreditedFollowUps(payment: PaymentRow, now: Date): FollowUp[] {
+  const paymentId = Number(payment.id);
+  const creditNano = Number(payment.credit_nano);
+  return [
     ...activityFollowUp(payment.user_id, {
       kind: 'payment_succeeded',
       summary: `Added ${formatCents(creditNano / centsToNano(1))} to the wallet (card charged ${formatCents(payment.amount_cents)})`,
@@ -167,7 +173,6 @@ async function checkoutCompleted(trx: Knex.Transaction, session: Obj, now: Date)
       automatic: false,
     }),
   ];
-  return { outcome: 'credited', paymentId, entryIds: [entryId], followUps };
 }
 
 /**
@@ -219,16 +224,27 @@ async function setupCompleted(trx: Knex.Transaction, session: Obj, now: Date): P
   return { outcome: 'card_saved', entryIds: [], followUps };
 }
 
+/** A payment as it stands after creditedFirst, with the credit's entry and follow-ups when it made one. */
+interface CreditedFirst {
+  payment: PaymentRow;
+  entryIds: number[];
+  followUps: FollowUp[];
+}
+
 /**
  * A refund or a dispute proves its charge was paid, and may arrive before the checkout's
  * completion (events are not ordered): the payment is credited first, under the completion's own
  * reference, so the reversal takes back only what was credited and the completion, when it comes,
- * is the duplicate it now is. Returns the payment as it then stands.
+ * is the duplicate it now is — so the credit's receipt and activity line go out here, as the
+ * completion would have sent them (outside probe: none was sent).
  */
-async function creditedFirst(trx: Knex.Transaction, payment: PaymentRow, now: Date): Promise<PaymentRow> {
-  if (payment.kind !== 'checkout' || !creditablePaymentStatuses.has(payment.status) || payment.checkout_session_id === null) return payment;
-  await creditCheckout(trx, payment, payment.checkout_session_id, null, now);
-  return { ...payment, status: 'succeeded' };
+async function creditedFirst(trx: Knex.Transaction, payment: PaymentRow, now: Date): Promise<CreditedFirst> {
+  if (payment.kind !== 'checkout' || !creditablePaymentStatuses.has(payment.status) || payment.checkout_session_id === null)
+    return { payment, entryIds: [], followUps: [] };
+  const entryId = await creditCheckout(trx, payment, payment.checkout_session_id, null, now);
+  const credited: PaymentRow = { ...payment, status: 'succeeded' };
+  if (entryId === undefined) return { payment: credited, entryIds: [], followUps: [] };
+  return { payment: credited, entryIds: [entryId], followUps: checkoutCreditedFollowUps(payment, now) };
 }
 
 /**
@@ -277,13 +293,14 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
   const found = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge));
   if (!found || found.kind === 'refund')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for charge ${chargeId}` };
-  const payment = await creditedFirst(trx, found, now);
+  const first = await creditedFirst(trx, found, now);
+  const { payment } = first;
   const paymentId = Number(payment.id);
   // Never more than was paid, whatever the event says (a refund cannot exceed its charge).
   const cumulative = Math.min(Math.max(int(charge, 'amount_refunded') ?? 0, 0), payment.amount_cents);
   const newlyRefunded = cumulative - payment.refunded_cents;
   if (newlyRefunded <= 0)
-    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refunds up to ${cumulative} cents already applied` };
+    return { outcome: 'ignored', paymentId, ...afterCredit(first, []), detail: `refunds up to ${cumulative} cents already applied` };
   const credited = Number(payment.credit_nano);
   const left = credited - Number(payment.reversed_nano);
   const reversal = cumulative >= payment.amount_cents ? left : Math.min(centsToNano(newlyRefunded), left);
@@ -325,7 +342,7 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
     summary: `Refunded ${formatCents(newlyRefunded)} of payment ${paymentId}; ${formatCents(Math.round(reversal / centsToNano(1)))} taken back from the wallet`,
     details: { payment_id: paymentId },
   });
-  return { outcome: 'reversed', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+  return { outcome: 'reversed', paymentId, ...afterCredit(first, followUps, entryId) };
 }
 
 /**
@@ -392,7 +409,8 @@ async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): P
   const amountCents = Math.min(int(dispute, 'amount') ?? found.amount_cents, found.amount_cents);
   if (amountCents <= 0)
     return { outcome: 'mismatch', paymentId, entryIds: [], followUps: [], detail: `dispute ${disputeId} is for ${amountCents} cents` };
-  const payment = await creditedFirst(trx, found, now);
+  const first = await creditedFirst(trx, found, now);
+  const { payment } = first;
   const { taken: held, entryId } = await takeForDispute(trx, payment, dispute, now, {
     disputeId,
     amountCents,
@@ -405,7 +423,7 @@ async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): P
     summary: `Payment ${paymentId} is disputed at the card issuer; ${formatCents(Math.round(held / centsToNano(1)))} is held back from the wallet until it is decided`,
     details: { payment_id: paymentId, dispute_id: disputeId },
   });
-  return { outcome: 'held', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+  return { outcome: 'held', paymentId, ...afterCredit(first, followUps, entryId) };
 }
 
 /**
@@ -468,7 +486,8 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
   const found = disputeId ? await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute)) : undefined;
   if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no dispute or payment for ${disputeId}` };
-  const payment = await creditedFirst(trx, found, now);
+  const first = await creditedFirst(trx, found, now);
+  const { payment } = first;
   const paymentId = Number(payment.id);
   const amountCents = Math.min(Math.max(int(dispute, 'amount') ?? payment.amount_cents, 0), payment.amount_cents);
   const won = str(dispute, 'status') === 'won';
@@ -479,7 +498,15 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
     status: won ? 'won' : 'lost',
     reason: `payment ${paymentId} disputed and lost`,
   });
-  return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps: [] };
+  return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, ...afterCredit(first, [], entryId) };
+}
+
+/** An event's entries and follow-ups after creditedFirst: the credit's (when it made one) first, then its own. */
+function afterCredit(first: CreditedFirst, followUps: FollowUp[], entryId?: number): Pick<EventResult, 'entryIds' | 'followUps'> {
+  return {
+    entryIds: [...first.entryIds, ...(entryId === undefined ? [] : [entryId])],
+    followUps: [...first.followUps, ...followUps],
+  };
 }
 
 /**

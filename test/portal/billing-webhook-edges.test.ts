@@ -1,7 +1,9 @@
 // Signed webhook events that must not credit: a completed session whose amount, currency or payer
 // differ from the payment the portal started (recorded as a mismatch, logged, nothing credited),
 // a session not paid yet, and events missing the object or its id (acknowledged, ignored).
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait-for.js';
 import { ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
 
 let world: BillingWorld;
@@ -14,14 +16,23 @@ afterAll(async () => {
 
 /** A checkout started through the API and marked paid at the double without a delivery. */
 async function paidSession(amount: number) {
-  const { client, id } = await signedInUser(world.portal);
+  const { client, id, email } = await signedInUser(world.portal);
   const { url, payment_id } = await startCheckout(client, amount);
   const session = world.double.sessions.get(new URL(url).pathname.split('/').pop()!)!;
   session.status = 'complete';
   session.payment_status = 'paid';
   session.payment_intent = `pi_edge_${payment_id}`;
   const { line_items: _l, payment_intent_metadata: _m, ...shown } = session;
-  return { id, paymentId: payment_id, shown };
+  return { id, email, paymentId: payment_id, shown };
+}
+
+/** The payment's receipt reached `email`, exactly once (its text names the payment). */
+async function receivedOneReceipt(email: string, paymentId: number): Promise<void> {
+  const receipt = `email to ${email} ("Receipt: $10.00 added to the wallet")`;
+  await waitFor('the receipt', () => world.portal.mail.some((m) => m.includes(receipt)), 5_000);
+  const sent = world.portal.mail.filter((m) => m.includes(receipt));
+  expect(sent).toHaveLength(1);
+  expect(readFileSync(/written to (\S+)/.exec(sent[0]!)![1]!, 'utf8')).toContain(`Payment:              ${paymentId}`);
 }
 
 const deliver = async (type: string, object: unknown) => {
@@ -231,26 +242,31 @@ describe('events out of order (outside probe)', () => {
       [undefined, 0],
       [300, 7e9],
     ] as const) {
-      const { id: userId, paymentId, shown } = await paidSession(10);
+      const { id: userId, email, paymentId, shown } = await paidSession(10);
       expect(await deliver('charge.refunded', refundOf(shown, `ch_early_${paymentId}`, cents ?? Number(shown.amount_total)))).toBe(
         'reversed',
       );
+      // The refund credited the payment first: its receipt goes out then, once (outside probe: none did).
+      await receivedOneReceipt(email, paymentId);
       expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
       expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
       expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(balance);
       expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({
         status: cents === undefined ? 'refunded' : 'partially_refunded',
       });
+      await receivedOneReceipt(email, paymentId);
     }
   });
 
   it('a dispute before the completion holds the credit, and winning it gives the credit back once', async () => {
-    const { id: userId, shown } = await paidSession(10);
+    const { id: userId, email, paymentId, shown } = await paidSession(10);
     expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_early'))).toBe('held');
+    await receivedOneReceipt(email, paymentId);
     expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(0);
     expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
     expect(await deliver('charge.dispute.closed', disputeOf(shown, 'dp_early', 'won'))).toBe('dispute_won');
     expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+    await receivedOneReceipt(email, paymentId);
   });
 
   it("a dispute's close before its creation applies the outcome once; the creation then holds nothing", async () => {
