@@ -16,7 +16,7 @@ import Stripe from 'stripe';
 import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
-import { applyMirrorOutbox, walletKey } from '../wallets/mirror.js';
+import { applyMirrorOutbox, enforcedBalanceNano } from '../wallets/mirror.js';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
 import { receiptFollowUp } from './receipts.js';
 import {
@@ -201,10 +201,10 @@ export class AutoTopup {
     }
   }
 
-  /** The balance the gateway enforces: its mirror in the store, else the ledger (read through `db`). */
+  /** The balance the gateway enforces: its mirror in the store (ended leases given back), else the ledger (read through `db`). */
   private async balanceNano(payerId: string, db: Knex = this.deps.knex): Promise<number> {
-    const mirrored = await this.deps.store.get(walletKey(payerId));
-    return mirrored === null ? this.deps.billing.balanceNano(payerId, db) : Number(mirrored);
+    const mirrored = await enforcedBalanceNano(this.deps.store, payerId, this.now);
+    return mirrored ?? this.deps.billing.balanceNano(payerId, db);
   }
 
   /** Creates the payer's operation unless something says not to; undefined when none was made. */

@@ -24,23 +24,24 @@ function args(o: {
   groupTtls?: number[];
   now?: number;
   leaseEnd?: number;
+  holder?: string;
 }): (string | number)[] {
   const groups = o.groupTtls ?? [];
   const head = [o.rpm ?? 0, 60_000, randomUUID(), o.reserve, o.cap ?? -1, o.minBucket ?? 0, o.bucket ?? 0, 86_400_000, o.wallet ? 1 : 0];
-  return [...head, groups.length, 0, o.now ?? minute, o.leaseEnd ?? leaseEnd, ...groups];
+  return [...head, groups.length, 0, o.now ?? minute, o.leaseEnd ?? leaseEnd, o.holder ?? 'g1', ...groups];
 }
 
 /** ARGV for settleReservation (bucket 0). */
 function settleArgs(
   reserve: number,
   actual: number,
-  o: { budget?: boolean; wallet?: boolean; groups?: number; leaseEnd?: number } = { budget: true },
+  o: { budget?: boolean; wallet?: boolean; groups?: number; leaseEnd?: number; holder?: string } = { budget: true },
 ): (string | number)[] {
-  return [0, reserve, actual, o.budget ? 1 : 0, o.wallet ? 1 : 0, 60_000, o.groups ?? 0, o.leaseEnd ?? leaseEnd];
+  return [0, reserve, actual, o.budget ? 1 : 0, o.wallet ? 1 : 0, 60_000, o.groups ?? 0, o.leaseEnd ?? leaseEnd, o.holder ?? 'g1'];
 }
 
-/** A lease field of the tests' reservations (core/budget/leases.ts). */
-const lease = (bucket = 0, end = leaseEnd) => `lease:${end}:${bucket}`;
+/** A lease field of the tests' reservations (core/budget/leases.ts), held by gateway `g1` unless named. */
+const lease = (bucket = 0, end = leaseEnd, holder = 'g1') => `lease:${end}:${bucket}:${holder}`;
 
 /** The counter as a rebuild leaves it for a key that has spent nothing. */
 async function emptyCounter(store: Store, bucket = 0): Promise<void> {
@@ -240,6 +241,42 @@ function enforcementContract(name: string, open: () => Store): void {
       await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, 0, 400]);
       await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 300));
       assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '700' });
+    });
+
+    test('gateways keep their leases apart: a counter and a mirror rebuilt by one gateway are settled right by both', async () => {
+      const store = fresh();
+      await emptyCounter(store);
+      await store.set('wallet:{t}', '10000');
+      // Two gateways reserve in the same minute, with the same lease end.
+      for (const holder of ['g1', 'g2'])
+        assert.equal(
+          (await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 5_000, wallet: true, holder }))).kind,
+          'admitted',
+        );
+      // The store loses both; g2 rebuilds them with what it knows: the spend before, and its own reservation under its lease.
+      await store.del('budget:{t}', 'wallet:{t}', 'leases:{t}');
+      await store.runScript(
+        loadBudgetIfAbsent,
+        ['budget:{t}'],
+        [86_400_000, 0, 1_000, reservedField, 1_000, lease(0, leaseEnd, 'g2'), 1_000],
+      );
+      await store.set('wallet:{t}', String(10_000 - 1_000));
+      await store.runScript(
+        {
+          name: 'test_lease',
+          lua: "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])",
+          memory: (r, k, a) => r.hset(k[0]!, a[0]!, a[1]!),
+          decode: () => undefined,
+        },
+        ['leases:{t}'],
+        [lease(0, leaseEnd, 'g2'), 1_000],
+      );
+      // g1's settlement finds no lease of its own: its cost is charged; g2's gives back what it did not spend.
+      await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 300, { budget: true, wallet: true, holder: 'g1' }));
+      await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 200, { budget: true, wallet: true, holder: 'g2' }));
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '500', [reservedField]: '0' });
+      assert.equal(await store.get('wallet:{t}'), String(10_000 - 500));
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), {});
     });
 
     test('the in-flight total: reserved at admission, given back at settlement, never counted as spend twice', async () => {

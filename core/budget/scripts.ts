@@ -82,7 +82,7 @@ local function counted(key, minBucket, nowMinute)
       local bucket = tonumber(field)
       if bucket < minBucket then redis.call('HDEL', key, field) else buckets[field] = value end
     else
-      local ends, bucket = string.match(field, '^lease:(%d+):(%d+)$')
+      local ends, bucket = string.match(field, '^lease:(%d+):(%d+):%w+$')
       if ends and tonumber(ends) < nowMinute then
         redis.call('HDEL', key, field)
         abandoned[bucket] = (abandoned[bucket] or 0) + value
@@ -106,7 +106,7 @@ local function reclaimFunds(mirror, leases, nowMinute)
   local flat = redis.call('HGETALL', leases)
   local back = 0
   for i = 1, #flat, 2 do
-    local ends = string.match(flat[i], '^lease:(%d+):%d+$')
+    local ends = string.match(flat[i], '^lease:(%d+):%d+:%w+$')
     if ends and tonumber(ends) < nowMinute then
       redis.call('HDEL', leases, flat[i])
       back = back + tonumber(flat[i + 1])
@@ -133,7 +133,7 @@ end
  * ARGV: rpm (0 = none), windowMs, member, reserveNano, capNano (-1 = none), minBucket,
  *       bucket, budgetTtlMs, walletEnforced (0/1), groupCount, creditNano (how far below zero
  *       the payer's wallet may go), the current minute, the minute this reservation's lease
- *       ends, then per spend group its counter's ttl.
+ *       ends, the lease's holder (this gateway), then per spend group its counter's ttl.
  * A spend group's counter is monthly (bucket 0) and counted whether or not it has a cap.
  * Money is integer nano-USD: Lua and JavaScript agree on integers, not on floats (exactly up to
  * 2^53 nano-dollars, about 9 million USD, per counter).
@@ -148,6 +148,7 @@ local cap = tonumber(ARGV[5])
 local minBucket = tonumber(ARGV[6])
 local groups = tonumber(ARGV[10])
 local nowMinute = tonumber(ARGV[12])
+local function lease(bucket) return 'lease:' .. ARGV[13] .. ':' .. bucket .. ':' .. ARGV[14] end
 local now = 0
 if rpm > 0 then
   local t = redis.call('TIME')
@@ -176,7 +177,7 @@ if ARGV[9] == '1' then
   balance = tonumber(balance) + reclaimFunds(KEYS[3], KEYS[4], nowMinute)
   if balance + tonumber(ARGV[11]) < reserve then return {3, balance} end
   redis.call('DECRBY', KEYS[3], reserve)
-  if reserve > 0 then redis.call('HINCRBY', KEYS[4], 'lease:' .. ARGV[13] .. ':0', reserve) end
+  if reserve > 0 then redis.call('HINCRBY', KEYS[4], lease('0'), reserve) end
 end
 if rpm > 0 then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
@@ -186,7 +187,7 @@ if cap >= 0 then
   redis.call('HINCRBY', KEYS[2], ARGV[7], reserve)
   if reserve > 0 then
     redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
-    redis.call('HINCRBY', KEYS[2], 'lease:' .. ARGV[13] .. ':' .. ARGV[7], reserve)
+    redis.call('HINCRBY', KEYS[2], lease(ARGV[7]), reserve)
   end
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
 end
@@ -194,9 +195,9 @@ for g = 1, groups do
   redis.call('HINCRBY', KEYS[3 + 2 * g], '0', reserve)
   if reserve > 0 then
     redis.call('HINCRBY', KEYS[3 + 2 * g], '${reservedField}', reserve)
-    redis.call('HINCRBY', KEYS[3 + 2 * g], 'lease:' .. ARGV[13] .. ':0', reserve)
+    redis.call('HINCRBY', KEYS[3 + 2 * g], lease('0'), reserve)
   end
-  redis.call('PEXPIRE', KEYS[3 + 2 * g], ARGV[13 + g])
+  redis.call('PEXPIRE', KEYS[3 + 2 * g], ARGV[14 + g])
 end
 return {0, 0}
 `,
@@ -210,7 +211,7 @@ return {0, 0}
     const reserve = Number(args[3]);
     const cap = Number(args[4]);
     const nowMinute = Number(args[11]);
-    const lease = (bucket: string) => `lease:${args[12]}:${bucket}`;
+    const lease = (bucket: string) => `lease:${args[12]}:${bucket}:${args[13]}`;
     const now = redis.nowMs();
     if (rpm > 0) {
       redis.zremRangeByScore(rateKey, -Infinity, now - window);
@@ -253,7 +254,7 @@ return {0, 0}
         redis.hincrBy(counterOf(g), reservedField, reserve);
         redis.hincrBy(counterOf(g), lease('0'), reserve);
       }
-      redis.pexpire(counterOf(g), Number(args[12 + g]));
+      redis.pexpire(counterOf(g), Number(args[13 + g]));
     }
     return [0, 0];
   },
@@ -293,9 +294,9 @@ return {0, 0}
  * KEYS: budget hash, wallet balance, settlement marker, wallet leases hash, then each spend
  * group's spend hash, then (with a member) the rate window.
  * ARGV: bucket, reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
- * groupCount, the minute the lease ends, rate member to remove (absent = none: a withdrawal on a
- * sharded store, where another shard refused the request after this one admitted it, takes back
- * the request's place in the rate window too).
+ * groupCount, the minute the lease ends, the lease's holder, rate member to remove (absent = none:
+ * a withdrawal on a sharded store, where another shard refused the request after this one
+ * admitted it, takes back the request's place in the rate window too).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
@@ -304,9 +305,10 @@ if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) == false then return 0 e
 local reserve = tonumber(ARGV[2])
 local actual = tonumber(ARGV[3])
 local unspent = reserve - actual
+local function lease(bucket) return 'lease:' .. ARGV[8] .. ':' .. bucket .. ':' .. ARGV[9] end
 local function settleCounter(key, bucket)
   if redis.call('EXISTS', key) == 0 then return end
-  if endLease(key, 'lease:' .. ARGV[8] .. ':' .. bucket, reserve) then
+  if endLease(key, lease(bucket), reserve) then
     if unspent ~= 0 then redis.call('HINCRBY', key, bucket, -unspent) end
     redis.call('HINCRBY', key, '${reservedField}', -reserve)
   elseif actual ~= 0 then
@@ -315,7 +317,7 @@ local function settleCounter(key, bucket)
 end
 if ARGV[4] == '1' then settleCounter(KEYS[1], ARGV[1]) end
 if ARGV[5] == '1' then
-  local leased = endLease(KEYS[4], 'lease:' .. ARGV[8] .. ':0', reserve)
+  local leased = endLease(KEYS[4], lease('0'), reserve)
   if redis.call('EXISTS', KEYS[2]) == 1 then
     if leased then
       if unspent ~= 0 then redis.call('INCRBY', KEYS[2], unspent) end
@@ -326,7 +328,7 @@ if ARGV[5] == '1' then
 end
 local groups = tonumber(ARGV[7])
 for g = 1, groups do settleCounter(KEYS[4 + g], '0') end
-if ARGV[9] then redis.call('ZREM', KEYS[5 + groups], ARGV[9]) end
+if ARGV[10] then redis.call('ZREM', KEYS[5 + groups], ARGV[10]) end
 return 0
 `,
   memory(redis, keys, args) {
@@ -336,7 +338,7 @@ return 0
     const reserve = Number(args[1]);
     const actual = Number(args[2]);
     const unspent = reserve - actual;
-    const lease = (bucket: string) => `lease:${args[7]}:${bucket}`;
+    const lease = (bucket: string) => `lease:${args[7]}:${bucket}:${args[8]}`;
     const settleCounter = (key: string, bucket: string) => {
       if (redis.pttl(key) === -2) return;
       if (endLease(redis, key, lease(bucket), reserve)) {
@@ -355,7 +357,7 @@ return 0
     }
     const groups = Number(args[6]);
     for (let g = 0; g < groups; g++) settleCounter(keys[4 + g]!, '0');
-    if (args[8] !== undefined) redis.zrem(keys[4 + groups]!, args[8]);
+    if (args[9] !== undefined) redis.zrem(keys[4 + groups]!, args[9]);
     return 0;
   },
   decode: () => undefined,

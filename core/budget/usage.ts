@@ -2,7 +2,7 @@ import type { KeyRecord } from '../keys/record.js';
 import type { Store } from '../store/types.js';
 import { budgetWindow, resetsAt } from './periods.js';
 import { reservedField } from './scripts.js';
-import { counterFields, minuteOf } from './leases.js';
+import { liveBuckets } from './leases.js';
 
 /**
  * Nano-USD per USD: money is counted in integer nano-dollars everywhere — store counters,
@@ -93,19 +93,12 @@ export async function readBudgetUsage(
   const raw = await store.hashGetAll(window.counterKey);
   // Reservations whose lease ended unsettled (their gateway died) are not spend: the next request
   // gives them back (leases.ts); the view does not wait for it.
-  const counter = counterFields(raw, minuteOf(now.getTime()));
-  let buckets = counter.buckets;
-  let abandonedNano = 0;
-  for (const [bucket, nano] of counter.abandoned) {
-    const counted = buckets.get(bucket);
-    if (counted === undefined) continue;
-    buckets.set(bucket, counted - nano);
-    abandonedNano += nano;
-  }
+  const live = liveBuckets(raw, now);
+  let buckets = live.buckets;
   if (buckets.size === 0 && fromAuditLog) buckets = new Map(await fromAuditLog());
   let usedNano = 0;
   for (const [bucket, nano] of buckets) if (bucket >= window.minBucket) usedNano += nano;
-  const reservedRaw = Number(raw[reservedField] ?? 0) - abandonedNano;
+  const reservedRaw = Number(raw[reservedField] ?? 0) - live.abandonedNano;
   const remainingNano = Math.max(0, toNano(key.budgetLimitUsd) - usedNano);
   return {
     usedUsd: usedNano / nanoPerUsd,

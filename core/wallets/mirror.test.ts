@@ -125,15 +125,15 @@ test('a load leaves the mirror the leases of the reservations it left out, and n
   await store.runScript(
     {
       name: 'test_leave_lease',
-      lua: "return redis.call('HSET', KEYS[1], 'lease:100:0', '700')",
-      memory: (redis, keys) => redis.hset(keys[0]!, 'lease:100:0', '700'),
+      lua: "return redis.call('HSET', KEYS[1], 'lease:100:0:g0', '700')",
+      memory: (redis, keys) => redis.hset(keys[0]!, 'lease:100:0:g0', '700'),
       decode: () => undefined,
     },
     [walletLeasesKey(payer)],
     [],
   );
   // The loading gateway has 250 nano-USD reserved in flight, under a lease ending at minute 200.
-  await loadMirrorOnce(database.knex, store, payer, 250, new Map([['lease:200:0', 250]]));
+  await loadMirrorOnce(database.knex, store, payer, 250, new Map([['lease:200:0:g1', 250]]));
   expect(await mirror(payer)).toBe(5 * usd - 250);
-  expect(await store.hashGetAll(walletLeasesKey(payer))).toEqual({ 'lease:200:0': '250' });
+  expect(await store.hashGetAll(walletLeasesKey(payer))).toEqual({ 'lease:200:0:g1': '250' });
 });

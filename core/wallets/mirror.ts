@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { counterFields, minuteOf } from '../budget/leases.js';
 import { shardTag } from '../store/shard-tags.js';
 import type { Store, StoreScript } from '../store/types.js';
 
@@ -29,6 +30,20 @@ export function walletKey(payerId: string): string {
  */
 export function walletLeasesKey(payerId: string): string {
   return `funds-leases:${shardTag(payerId)}`;
+}
+
+/**
+ * A payer's balance as the gateways will enforce it, or null when the store has no mirror: the
+ * mirror plus what reservations whose lease ended unsettled still hold (a killed gateway's; the
+ * next enforcement gives them back, core/budget/leases.ts) — so a reader that acts on the balance,
+ * such as the automatic top-up, does not charge a card for funds merely held by a dead request.
+ */
+export async function enforcedBalanceNano(store: Store, payerId: string, now: Date): Promise<number | null> {
+  const [mirrored, leases] = await Promise.all([store.get(walletKey(payerId)), store.hashGetAll(walletLeasesKey(payerId))]);
+  if (mirrored === null) return null;
+  let abandoned = 0;
+  for (const nano of counterFields(leases, minuteOf(now.getTime())).abandoned.values()) abandoned += nano;
+  return Number(mirrored) + abandoned;
 }
 
 /** How long a mirror marker remembers an applied entry (far beyond any outbox retry). */

@@ -13,6 +13,7 @@ import {
   publishSpendGroupCap,
   rateWindowKey,
   rateWindowMs,
+  readBudgetUsage,
   readRateWindow,
   reservedField,
   spendGroupWindow,
@@ -23,7 +24,7 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import { MemoryStore, type Store } from '../../../core/store/index.js';
 import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
-import { walletKey, type WalletLedger } from '../../../core/wallets/index.js';
+import { enforcedBalanceNano, walletKey, type WalletLedger } from '../../../core/wallets/index.js';
 import { waitFor } from '../../../test/support/wait-for.js';
 import { enforce, usdText, type EnforcementDeps } from './enforce.js';
 import { SpendRecovery } from './spend-recovery.js';
@@ -147,8 +148,12 @@ function enforcementOn(name: string, open: () => Store): void {
       const held = await counters(raw, key);
       for (const counter of [held.key, held.org, held.user]) assert.deepEqual(counter, { spent: toNano(0.26), reserved: toNano(0.25) });
       assert.equal(held.wallet, toNano(4.74));
-      // The minute after, the next request gives it back on every counter and on the wallet.
+      // The minute after, readers already leave it out; the next request gives it back on every counter and on the wallet.
       at += 60_000;
+      const shown = await readBudgetUsage(raw, key, new Date(at));
+      assert.deepEqual([shown.usedUsd, shown.reservedUsd], [0.01, 0]);
+      assert.equal(await enforcedBalanceNano(raw, 'org:5', new Date(at)), toNano(4.99));
+      assert.equal(await enforcedBalanceNano(raw, 'org:5', new Date(at - 60_000)), toNano(4.74));
       const next = await enforce(later, key, 0.02, randomUUID(), 60_000);
       const given = await counters(raw, key);
       for (const counter of [given.key, given.org, given.user]) assert.deepEqual(counter, { spent: toNano(0.03), reserved: toNano(0.02) });

@@ -64,14 +64,18 @@ export function worstCaseUsd(
 
 /**
  * The longest a request routed over `routes` can live once admitted: each of its attempts (at most
- * `maxAttempts`) runs until its supplier's deadline at the latest, so at most the sum of the
- * longest deadlines. Its reservation's lease lasts that, and a margin, before it may be given back
- * (core/budget/leases.ts).
+ * `maxAttempts` suppliers) runs until its supplier's deadline at the latest, and a supplier with a
+ * credential pool may first be tried with each other credential, each failing before its
+ * response's first byte (a credential's fault is its answer's status: failover.ts). So at most
+ * the sum of the longest of those. Its reservation's lease lasts that, and a margin, before it
+ * may be given back (core/budget/leases.ts).
  */
 export function longestLifeMs(routes: readonly ModelRoute[], maxAttempts: number): number {
-  const deadlines = routes.map((route) => route.supplier.timeoutMs).sort((a, b) => b - a);
+  const lives = routes
+    .map(({ supplier }) => (Math.max(1, supplier.credentials.length) - 1) * supplier.firstByteTimeoutMs + supplier.timeoutMs)
+    .sort((a, b) => b - a);
   let life = 0;
-  for (const deadline of deadlines.slice(0, maxAttempts)) life += deadline;
+  for (const supplierLife of lives.slice(0, maxAttempts)) life += supplierLife;
   return life;
 }
 
@@ -104,6 +108,7 @@ export async function enforce(
     reserveNano,
     nowMinute: minuteOf(now.getTime()),
     leaseEndMinute: leaseEndMinute(now.getTime(), lifeMs),
+    leaseHolder: deps.spend.leaseHolder,
     rate: key.rateLimitRpm ? { key: rateWindowKey(key.id), rpm: key.rateLimitRpm } : null,
     budget: budgeted ? { window, capNano: toNano(key.budgetLimitUsd!) } : null,
     wallet: wallet

@@ -30,6 +30,8 @@ export interface ReservationPlan {
   nowMinute: number;
   /** The minute this reservation's lease ends (core/budget/leases.ts). */
   leaseEndMinute: number;
+  /** This gateway's name on its leases (SpendRecovery.leaseHolder). */
+  leaseHolder: string;
   /** The key's rate window, when it has a rate limit. */
   rate: { key: string; rpm: number } | null;
   /** The key's own budget, when it has one. */
@@ -102,6 +104,7 @@ function reserveCall(plan: ReservationPlan, part: ReservationPart): [string[], (
     wallet?.creditNano ?? 0,
     plan.nowMinute,
     plan.leaseEndMinute,
+    plan.leaseHolder,
     ...part.groups.map((group) => group.window.ttlMs),
   ];
   return [keys, args];
@@ -115,11 +118,11 @@ function inPlanTerms(part: ReservationPart, verdict: EnforcementVerdict): Enforc
 
 /** Where a part holds money: each counter (or wallet mirror) with its reservation's lease field (for SpendRecovery.hold). */
 export function moneyLeases(plan: ReservationPlan, part: ReservationPart): HeldLease[] {
-  const end = plan.leaseEndMinute;
+  const lease = (bucket: number) => leaseField(plan.leaseEndMinute, bucket, plan.leaseHolder);
   return [
-    ...(part.budget ? [{ key: part.budget.window.counterKey, field: leaseField(end, part.budget.window.bucket) }] : []),
-    ...(part.wallet ? [{ key: part.wallet.key, field: leaseField(end, 0) }] : []),
-    ...part.groups.map((group) => ({ key: group.window.counterKey, field: leaseField(end, 0) })),
+    ...(part.budget ? [{ key: part.budget.window.counterKey, field: lease(part.budget.window.bucket) }] : []),
+    ...(part.wallet ? [{ key: part.wallet.key, field: lease(0) }] : []),
+    ...part.groups.map((group) => ({ key: group.window.counterKey, field: lease(0) })),
   ];
 }
 
@@ -156,6 +159,7 @@ function settleCall(
     settlementMarkerTtlMs,
     part.groups.length,
     plan.leaseEndMinute,
+    plan.leaseHolder,
   ];
   if (withdrawAttempt !== undefined && part.rate) {
     keys.push(part.rate.key);

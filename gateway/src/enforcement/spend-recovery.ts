@@ -4,6 +4,7 @@ import {
   bucketOf,
   loadBudgetArgs,
   loadBudgetIfAbsent,
+  newLeaseHolder,
   parseLeaseField,
   publishSpendGroupCap,
   spendFromAuditLog,
@@ -39,6 +40,8 @@ export type RecoveryLogger = (facts: object, message: string) => void;
  * until then the counter counts them as nothing (docs/reliability.md).
  */
 export class SpendRecovery {
+  /** This gateway's name on the leases of its reservations (core/budget/leases.ts). */
+  readonly leaseHolder = newLeaseHolder();
   /** Store key (budget counter or wallet mirror) → lease field → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, Map<string, number>>();
   private owedSettlements: (() => Promise<void>)[] = [];

@@ -19,6 +19,7 @@ import {
   rateWindowMs,
   readRateWindow,
   nanoPerUsd,
+  liveBuckets,
 } from '../../../../core/budget/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
 import { findAdministeredUser, isAllowed, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
@@ -31,7 +32,7 @@ import {
   supplierOpenKey,
 } from '../../../../core/routing/index.js';
 import { usageReport, keysInScope, type Granularity, type UsageSplit } from '../../../../core/usage/index.js';
-import { walletKey } from '../../../../core/wallets/index.js';
+import { enforcedBalanceNano } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { presentKey } from '../keys/present.js';
 import { mayManageKey } from '../keys/scope.js';
@@ -96,13 +97,14 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
       ]);
       return {
         monthly_budget_usd: capNano < 0 ? null : capNano / nanoPerUsd,
-        counted_this_month_usd: counter && counter['0'] !== undefined ? Number(counter['0']) / nanoPerUsd : null,
+        // As the next enforcement counts it: reservations of a killed gateway whose lease ended left out.
+        counted_this_month_usd: counter['0'] === undefined ? null : (liveBuckets(counter, at).buckets.get(0) ?? 0) / nanoPerUsd,
       };
     };
     const [rate, shown, walletMirror, organisation, owner] = await Promise.all([
       deps.store.runScript(readRateWindow, [rateWindowKey(key.id)], [rateWindowMs]),
       presentKey(deps.store, knex, key, at),
-      key.payerId ? deps.store.get(walletKey(key.payerId)) : Promise.resolve(null),
+      key.payerId ? enforcedBalanceNano(deps.store, key.payerId, at) : Promise.resolve(null),
       groupState(key.organisationId === null ? null : { scope: 'organisation', id: key.organisationId }),
       groupState(key.ownerUserId === null ? null : { scope: 'user', id: key.ownerUserId }),
     ]);
@@ -132,7 +134,7 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
       wallet: {
         payer_id: key.payerId,
         // The store's mirror the gateways reserve against; null when not loaded (read from the ledger on next use).
-        mirror_balance_usd: walletMirror === null ? null : Number(walletMirror) / nanoPerUsd,
+        mirror_balance_usd: walletMirror === null ? null : walletMirror / nanoPerUsd,
       },
       organisation: organisation && { organisation_id: key.organisationId, ...organisation },
       owner: owner && { user_id: key.ownerUserId, ...owner },
