@@ -1,22 +1,27 @@
-// Reservation leases (docs/reliability.md "A gateway killed with requests in flight").
+// Reservation leases (docs/reliability.md, "Reservation leases").
 //
-// Every reservation the enforcement script makes is also written, on the same counter, under a
-// lease field named for the minute its lease ends, the bucket it was counted in and the gateway
-// that holds it: `lease:<end minute>:<bucket>:<holder>` holds the sum of that gateway's
-// reservations of that minute and bucket still in flight. (The holder keeps gateways' leases
-// apart: a counter rebuilt by one gateway carries only its own reservations' leases, so another's
-// settlement must not find — and give back from — a field that is not its own; outside probe.) (A wallet mirror is a plain number, so its leases are a hash beside it,
-// `funds-leases:{payer}`, with bucket 0.) A settlement takes its reservation back from its lease
-// field; a lease still there after its end belongs to a gateway that died (`kill -9`, an
-// out-of-memory kill, a lost node) and is given back to the counter — and to the wallet — by the
-// next enforcement that reads it. A settlement that arrives after its lease was given back
-// (a request outliving its lease) charges only its actual cost. So a reservation is held at
-// most until its lease ends, and counted once either way.
+// Every reservation the enforcement script makes is written twice on each counter it reserves on:
+// into the spend bucket, and into a lease field
 //
-// One field per minute, bucket and gateway, not per request: a busy key holds as many lease
-// fields as there are gateways times distinct end minutes among its requests in flight (one or
-// two per gateway under a steady load), so reading them costs the enforcement script a few
-// fields, not one per request.
+//     lease:<end minute>:<bucket>:<holder>:<generation>
+//
+// which sums the reservations still in flight that one gateway (the holder) made in that bucket,
+// on that generation of the counter, whose lease ends in that minute. A wallet mirror is a plain
+// number, so its lease fields (bucket 0) are in a hash beside it, `funds-leases:{payer}`.
+//
+// - A settlement takes its reservation back from its lease field and gives back what was not
+//   spent; a settlement that finds no lease field charges only its actual cost.
+// - A lease field still there after its minute belongs to reservations nobody settled (their
+//   gateway was killed): the next enforcement that reads the counter gives them back.
+// - A counter (or mirror) rebuilt from PostgreSQL gets a new generation and carries only the
+//   rebuilding gateway's own reservations, under their old lease names. A reservation it does
+//   not count — another gateway's, or one whose lease name a reservation made after the rebuild
+//   would otherwise share — then finds no lease, and is charged its cost once. (Shared names drove
+//   a rebuilt counter below its spend and over-credited a wallet: an outside probe, a review.)
+//
+// One field per minute, bucket, gateway and generation, not per request: a busy key holds about
+// one or two lease fields per gateway under a steady load, so the enforcement script reads a few
+// fields, not one per request in flight.
 
 import { randomBytes } from 'node:crypto';
 
@@ -45,17 +50,33 @@ export function newLeaseHolder(): string {
   return randomBytes(6).toString('hex');
 }
 
-/** The counter-hash field holding `holder`'s in-flight reservations whose lease ends at `endMinute`, counted in `bucket`. */
-export function leaseField(endMinute: number, bucket: number, holder: string): string {
-  return `${leasePrefix}${endMinute}:${bucket}:${holder}`;
+/** A new generation for a counter or mirror put in the store by a rebuild or a load. */
+export function newLeaseGeneration(): string {
+  return randomBytes(4).toString('hex');
 }
 
-const leasePattern = /^lease:(\d+):(\d+):([A-Za-z0-9]+)$/;
+/**
+ * The counter-hash field (a wallet's leases hash: the mirror's) holding the generation its lease
+ * fields are made on; absent on one made before generations, read as `generationOfOld`.
+ */
+export const generationField = 'gen';
+export const generationOfOld = '0';
 
-/** The end minute, bucket and holder of a lease field, or null for any other field. */
-export function parseLeaseField(field: string): { endMinute: number; bucket: number; holder: string } | null {
+/**
+ * The field of `holder`'s in-flight reservations whose lease ends at `endMinute`, counted in
+ * `bucket`, on generation `generation` of its counter. The enforcement script builds the same
+ * name (scripts.ts) from the generation it reads; the settlement is given it whole.
+ */
+export function leaseField(endMinute: number, bucket: number, holder: string, generation: string): string {
+  return `${leasePrefix}${endMinute}:${bucket}:${holder}:${generation}`;
+}
+
+const leasePattern = /^lease:(\d+):(\d+):[A-Za-z0-9]+:[A-Za-z0-9]+$/;
+
+/** The end minute and bucket of a lease field, or null for any other field. */
+export function parseLeaseField(field: string): { endMinute: number; bucket: number } | null {
   const match = leasePattern.exec(field);
-  return match ? { endMinute: Number(match[1]), bucket: Number(match[2]), holder: match[3]! } : null;
+  return match ? { endMinute: Number(match[1]), bucket: Number(match[2]) } : null;
 }
 
 /** A counter hash read: spend per bucket (lease and in-flight fields left out) and what its ended leases still hold. */

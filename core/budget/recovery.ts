@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { AUDIT_TABLE } from '../audit/rows.js';
 import type { BudgetPeriod } from '../keys/record.js';
 import type { StoreScript } from '../store/types.js';
+import { generationField, newLeaseGeneration } from './leases.js';
 import { rollingWindowDays, type BudgetWindow } from './periods.js';
 import { reservedField } from './scripts.js';
 
@@ -82,9 +83,11 @@ export function loadBudgetArgs(
   const pairs = new Map(spend);
   if (!pairs.has(window.bucket)) pairs.set(window.bucket, 0);
   const buckets = [...pairs].filter(([b]) => b >= window.minBucket).flatMap(([b, nano]) => [b, nano]);
-  // The reservations this gateway holds are in flight (other replicas' are not known here: their
-  // settlements find no lease and charge their actual cost).
+  // The reservations this gateway holds are in flight, under the names of their leases (other
+  // replicas' are not known here: their settlements find no lease and charge their actual cost).
+  // A new generation, so that a lease field made on the lost counter is never made again on this
+  // one (leases.ts).
   let reservedNano = 0;
   for (const nano of leases.values()) reservedNano += nano;
-  return [window.ttlMs, ...buckets, reservedField, reservedNano, ...[...leases].flat()];
+  return [window.ttlMs, ...buckets, reservedField, reservedNano, generationField, newLeaseGeneration(), ...[...leases].flat()];
 }

@@ -31,17 +31,22 @@ function args(o: {
   return [...head, groups.length, 0, o.now ?? minute, o.leaseEnd ?? leaseEnd, o.holder ?? 'g1', ...groups];
 }
 
-/** ARGV for settleReservation (bucket 0). */
+/**
+ * A lease field of the tests' reservations (core/budget/leases.ts): held by gateway `g1`, on a
+ * counter's first generation (`0`: the tests' counters are loaded without one), unless named.
+ */
+const lease = (bucket = 0, end = leaseEnd, holder = 'g1', generation = '0') => `lease:${end}:${bucket}:${holder}:${generation}`;
+
+/** ARGV for settleReservation (bucket 0): its reservation's lease fields as `lease()` names them. */
 function settleArgs(
   reserve: number,
   actual: number,
-  o: { budget?: boolean; wallet?: boolean; groups?: number; leaseEnd?: number; holder?: string } = { budget: true },
+  o: { budget?: boolean; wallet?: boolean; groups?: number; leaseEnd?: number; holder?: string; generation?: string } = { budget: true },
 ): (string | number)[] {
-  return [0, reserve, actual, o.budget ? 1 : 0, o.wallet ? 1 : 0, 60_000, o.groups ?? 0, o.leaseEnd ?? leaseEnd, o.holder ?? 'g1'];
+  const field = lease(0, o.leaseEnd ?? leaseEnd, o.holder ?? 'g1', o.generation ?? '0');
+  const groups = Array.from({ length: o.groups ?? 0 }, () => field);
+  return [0, reserve, actual, o.budget ? 1 : 0, o.wallet ? 1 : 0, 60_000, o.groups ?? 0, field, field, ...groups];
 }
-
-/** A lease field of the tests' reservations (core/budget/leases.ts), held by gateway `g1` unless named. */
-const lease = (bucket = 0, end = leaseEnd, holder = 'g1') => `lease:${end}:${bucket}:${holder}`;
 
 /** The counter as a rebuild leaves it for a key that has spent nothing. */
 async function emptyCounter(store: Store, bucket = 0): Promise<void> {
@@ -124,7 +129,10 @@ function enforcementContract(name: string, open: () => Store): void {
       const store = fresh();
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'wallet_unknown' });
       await store.set('wallet:{t}', '150');
-      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), { kind: 'admitted' });
+      assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), {
+        kind: 'admitted',
+        generations: { budget: '', wallet: '0', groups: [] },
+      });
       assert.deepEqual(await store.runScript(enforceRequest, keys, args({ reserve: 100, wallet: true })), {
         kind: 'wallet_empty',
         balanceNano: 50,
@@ -155,6 +163,11 @@ function enforcementContract(name: string, open: () => Store): void {
         usedNano: 200,
         capNano: 250,
       });
+      // Each group's counter lives as long as its ttl says (60 s here), on every store.
+      for (const counter of ['org-spend:{t}', 'user-spend:{t}']) {
+        const ttl = await store.pttl(counter);
+        assert.ok(ttl > 0 && ttl <= 60_000, `${counter} expires in ${ttl} ms`);
+      }
       // The organisation (no cap) counted both admitted requests and not the refused one.
       assert.deepEqual(await store.hashGetAll('org-spend:{t}'), { '0': '200', [reservedField]: '200', [lease()]: '200' });
       assert.equal(await store.get('wallet:{t}'), '9800');
@@ -243,40 +256,42 @@ function enforcementContract(name: string, open: () => Store): void {
       assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '700' });
     });
 
-    test('gateways keep their leases apart: a counter and a mirror rebuilt by one gateway are settled right by both', async () => {
+    test('a counter and a mirror rebuilt by one gateway are settled right by every reservation, before and after the rebuild', async () => {
       const store = fresh();
       await emptyCounter(store);
       await store.set('wallet:{t}', '10000');
+      const reserve = (holder: string) => store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 5_000, wallet: true, holder }));
       // Two gateways reserve in the same minute, with the same lease end.
-      for (const holder of ['g1', 'g2'])
-        assert.equal(
-          (await store.runScript(enforceRequest, keys, args({ reserve: 1_000, cap: 5_000, wallet: true, holder }))).kind,
-          'admitted',
-        );
-      // The store loses both; g2 rebuilds them with what it knows: the spend before, and its own reservation under its lease.
+      for (const holder of ['g1', 'g2']) assert.equal((await reserve(holder)).kind, 'admitted');
+      // The store loses both; g2 rebuilds them, on a new generation, with what it knows: the spend
+      // before, and its own reservation under its lease's name.
       await store.del('budget:{t}', 'wallet:{t}', 'leases:{t}');
-      await store.runScript(
-        loadBudgetIfAbsent,
-        ['budget:{t}'],
-        [86_400_000, 0, 1_000, reservedField, 1_000, lease(0, leaseEnd, 'g2'), 1_000],
-      );
+      const g2Lease = lease(0, leaseEnd, 'g2');
+      await store.runScript(loadBudgetIfAbsent, ['budget:{t}'], [86_400_000, 0, 1_000, reservedField, 1_000, 'gen', 'r2', g2Lease, 1_000]);
       await store.set('wallet:{t}', String(10_000 - 1_000));
       await store.runScript(
         {
-          name: 'test_lease',
-          lua: "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])",
-          memory: (r, k, a) => r.hset(k[0]!, a[0]!, a[1]!),
+          name: 'test_leases',
+          lua: "return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])",
+          memory: (r, k, a) => (r.hset(k[0]!, a[0]!, a[1]!), r.hset(k[0]!, a[2]!, a[3]!)),
           decode: () => undefined,
         },
         ['leases:{t}'],
-        [lease(0, leaseEnd, 'g2'), 1_000],
+        ['gen', 'r2', g2Lease, 1_000],
       );
-      // g1's settlement finds no lease of its own: its cost is charged; g2's gives back what it did not spend.
-      await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 300, { budget: true, wallet: true, holder: 'g1' }));
-      await store.runScript(settleReservation, settleKeys(), settleArgs(1_000, 200, { budget: true, wallet: true, holder: 'g2' }));
-      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '500', [reservedField]: '0' });
-      assert.equal(await store.get('wallet:{t}'), String(10_000 - 500));
-      assert.deepEqual(await store.hashGetAll('leases:{t}'), {});
+      // g1 reserves again in the same minute, now on the rebuilt counter: a lease of its own there, not the lost one's name.
+      const again = await reserve('g1');
+      assert.deepEqual(again, { kind: 'admitted', generations: { budget: 'r2', wallet: 'r2', groups: [] } });
+      // g1's first settlement finds no lease of its own (its reservation is not in the rebuilt
+      // counter): its cost is charged. g2's and g1's second give back what they did not spend.
+      const settle = (actual: number, holder: string, generation: string) =>
+        store.runScript(settleReservation, settleKeys(), settleArgs(1_000, actual, { budget: true, wallet: true, holder, generation }));
+      await settle(300, 'g1', '0');
+      await settle(200, 'g2', '0');
+      await settle(100, 'g1', 'r2');
+      assert.deepEqual(await store.hashGetAll('budget:{t}'), { '0': '600', [reservedField]: '0', gen: 'r2' });
+      assert.equal(await store.get('wallet:{t}'), String(10_000 - 600));
+      assert.deepEqual(await store.hashGetAll('leases:{t}'), { gen: 'r2' });
     });
 
     test('the in-flight total: reserved at admission, given back at settlement, never counted as spend twice', async () => {

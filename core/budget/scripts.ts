@@ -1,9 +1,10 @@
 import type { ScriptCommands, ScriptReply, StoreScript } from '../store/types.js';
-import { counterFields } from './leases.js';
+import { counterFields, generationField, generationOfOld } from './leases.js';
 
 /** Why enforcement refused a request, or `admitted`. */
 export type EnforcementVerdict =
-  | { kind: 'admitted' }
+  /** Admitted: the generation of each counter the reservation was leased on (leases.ts), for its settlement. */
+  | { kind: 'admitted'; generations: LeaseGenerations }
   | { kind: 'rate_limited'; retryAfterMs: number }
   | { kind: 'budget_exceeded'; usedNano: number }
   /** A spend group's monthly budget (core/budget/spend-groups.ts) cannot take this reservation; `group` is its index in KEYS order. */
@@ -19,6 +20,13 @@ export type EnforcementVerdict =
    */
   | { kind: 'budget_unknown' };
 
+/** The generations of the key's budget counter, the payer's mirror and each spend group's counter, as one part read them ('' where none). */
+export interface LeaseGenerations {
+  budget: string;
+  wallet: string;
+  groups: string[];
+}
+
 /**
  * Field of a key's budget hash holding the nano-USD reserved by requests still in flight (already
  * included in the day buckets; the key view shows it as `budget_reserved`). Not a bucket number,
@@ -31,8 +39,9 @@ export const reservedField = 'reserved';
  * lease ended unsettled (leases.ts) and deleting buckets that left the window. The memory store's
  * twin of the script's `counted`.
  */
-function countedSpend(redis: ScriptCommands, key: string, minBucket: number, nowMinute: number): number {
-  const { buckets, abandoned, abandonedFields } = counterFields(redis.hgetall(key), nowMinute);
+function countedSpend(redis: ScriptCommands, key: string, minBucket: number, nowMinute: number): [number, string] {
+  const raw = redis.hgetall(key);
+  const { buckets, abandoned, abandonedFields } = counterFields(raw, nowMinute);
   for (const field of abandonedFields) redis.hdel(key, field);
   let sum = 0;
   for (const [bucket, nano] of buckets) {
@@ -47,17 +56,18 @@ function countedSpend(redis: ScriptCommands, key: string, minBucket: number, now
   let released = 0;
   for (const nano of abandoned.values()) released += nano;
   if (released !== 0) redis.hincrBy(key, reservedField, -released);
-  return sum;
+  return [sum, raw[generationField] ?? generationOfOld];
 }
 
-/** Gives back to a wallet mirror the reservations whose lease ended unsettled; returns how much. */
-function reclaimedFunds(redis: ScriptCommands, mirror: string, leases: string, nowMinute: number): number {
-  const { abandoned, abandonedFields } = counterFields(redis.hgetall(leases), nowMinute);
+/** Gives back to a wallet mirror the reservations whose lease ended unsettled; returns how much, and the mirror's generation. */
+function reclaimedFunds(redis: ScriptCommands, mirror: string, leases: string, nowMinute: number): [number, string] {
+  const raw = redis.hgetall(leases);
+  const { abandoned, abandonedFields } = counterFields(raw, nowMinute);
   for (const field of abandonedFields) redis.hdel(leases, field);
   let back = 0;
   for (const nano of abandoned.values()) back += nano;
   if (back !== 0) redis.incrBy(mirror, back);
-  return back;
+  return [back, raw[generationField] ?? generationOfOld];
 }
 
 /** Takes a settled reservation back from its lease field; false when the lease had ended and was given back already. */
@@ -75,14 +85,17 @@ function endLease(redis: ScriptCommands, key: string, field: string, reserve: nu
 const leaseLua = `
 local function counted(key, minBucket, nowMinute)
   local flat = redis.call('HGETALL', key)
-  local buckets, abandoned, released = {}, {}, 0
+  local buckets, abandoned, released, generation = {}, {}, 0, '${generationOfOld}'
   for i = 1, #flat, 2 do
-    local field, value = flat[i], tonumber(flat[i + 1])
-    if string.match(field, '^%d+$') then
+    local field = flat[i]
+    if field == '${generationField}' then
+      generation = flat[i + 1]
+    elseif string.match(field, '^%d+$') then
       local bucket = tonumber(field)
-      if bucket < minBucket then redis.call('HDEL', key, field) else buckets[field] = value end
+      if bucket < minBucket then redis.call('HDEL', key, field) else buckets[field] = tonumber(flat[i + 1]) end
     else
-      local ends, bucket = string.match(field, '^lease:(%d+):(%d+):%w+$')
+      local value = tonumber(flat[i + 1])
+      local ends, bucket = string.match(field, '^lease:(%d+):(%d+):%w+:%w+$')
       if ends and tonumber(ends) < nowMinute then
         redis.call('HDEL', key, field)
         abandoned[bucket] = (abandoned[bucket] or 0) + value
@@ -100,20 +113,21 @@ local function counted(key, minBucket, nowMinute)
     end
     used = used + value
   end
-  return used
+  return used, generation
 end
 local function reclaimFunds(mirror, leases, nowMinute)
   local flat = redis.call('HGETALL', leases)
-  local back = 0
+  local back, generation = 0, '${generationOfOld}'
   for i = 1, #flat, 2 do
-    local ends = string.match(flat[i], '^lease:(%d+):%d+:%w+$')
+    if flat[i] == '${generationField}' then generation = flat[i + 1] end
+    local ends = string.match(flat[i], '^lease:(%d+):%d+:%w+:%w+$')
     if ends and tonumber(ends) < nowMinute then
       redis.call('HDEL', leases, flat[i])
       back = back + tonumber(flat[i + 1])
     end
   end
   if back ~= 0 then redis.call('INCRBY', mirror, back) end
-  return back
+  return back, generation
 end
 local function endLease(key, field, reserve)
   if redis.call('HEXISTS', key, field) == 0 then return false end
@@ -148,7 +162,8 @@ local cap = tonumber(ARGV[5])
 local minBucket = tonumber(ARGV[6])
 local groups = tonumber(ARGV[10])
 local nowMinute = tonumber(ARGV[12])
-local function lease(bucket) return 'lease:' .. ARGV[13] .. ':' .. bucket .. ':' .. ARGV[14] end
+local function lease(bucket, generation) return 'lease:' .. ARGV[13] .. ':' .. bucket .. ':' .. ARGV[14] .. ':' .. generation end
+local budgetGeneration, walletGeneration, groupGenerations = '', '', {}
 local now = 0
 if rpm > 0 then
   local t = redis.call('TIME')
@@ -161,23 +176,27 @@ if rpm > 0 then
 end
 if cap >= 0 then
   if redis.call('EXISTS', KEYS[2]) == 0 then return {5, 0} end
-  local used = counted(KEYS[2], minBucket, nowMinute)
+  local used
+  used, budgetGeneration = counted(KEYS[2], minBucket, nowMinute)
   if used + reserve > cap then return {2, used} end
 end
 for g = 1, groups do
   local groupCap = redis.call('GET', KEYS[4 + 2 * g])
   if (not groupCap) or redis.call('EXISTS', KEYS[3 + 2 * g]) == 0 then return {7, 0, 0, g - 1} end
   groupCap = tonumber(groupCap)
-  local groupUsed = counted(KEYS[3 + 2 * g], 0, nowMinute)
+  local groupUsed
+  groupUsed, groupGenerations[g] = counted(KEYS[3 + 2 * g], 0, nowMinute)
   if groupCap >= 0 and groupUsed + reserve > groupCap then return {6, groupUsed, groupCap, g - 1} end
 end
 if ARGV[9] == '1' then
   local balance = redis.call('GET', KEYS[3])
   if not balance then return {4, 0} end
-  balance = tonumber(balance) + reclaimFunds(KEYS[3], KEYS[4], nowMinute)
+  local back
+  back, walletGeneration = reclaimFunds(KEYS[3], KEYS[4], nowMinute)
+  balance = tonumber(balance) + back
   if balance + tonumber(ARGV[11]) < reserve then return {3, balance} end
   redis.call('DECRBY', KEYS[3], reserve)
-  if reserve > 0 then redis.call('HINCRBY', KEYS[4], lease('0'), reserve) end
+  if reserve > 0 then redis.call('HINCRBY', KEYS[4], lease('0', walletGeneration), reserve) end
 end
 if rpm > 0 then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
@@ -187,7 +206,7 @@ if cap >= 0 then
   redis.call('HINCRBY', KEYS[2], ARGV[7], reserve)
   if reserve > 0 then
     redis.call('HINCRBY', KEYS[2], '${reservedField}', reserve)
-    redis.call('HINCRBY', KEYS[2], lease(ARGV[7]), reserve)
+    redis.call('HINCRBY', KEYS[2], lease(ARGV[7], budgetGeneration), reserve)
   end
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
 end
@@ -195,11 +214,13 @@ for g = 1, groups do
   redis.call('HINCRBY', KEYS[3 + 2 * g], '0', reserve)
   if reserve > 0 then
     redis.call('HINCRBY', KEYS[3 + 2 * g], '${reservedField}', reserve)
-    redis.call('HINCRBY', KEYS[3 + 2 * g], lease('0'), reserve)
+    redis.call('HINCRBY', KEYS[3 + 2 * g], lease('0', groupGenerations[g]), reserve)
   end
   redis.call('PEXPIRE', KEYS[3 + 2 * g], ARGV[14 + g])
 end
-return {0, 0}
+local admitted = {0, 0, budgetGeneration, walletGeneration}
+for g = 1, groups do admitted[4 + g] = groupGenerations[g] end
+return admitted
 `,
   memory(redis, keys, args) {
     const [rateKey, budgetKey, walletKey, walletLeases] = keys as [string, string, string, string];
@@ -211,7 +232,8 @@ return {0, 0}
     const reserve = Number(args[3]);
     const cap = Number(args[4]);
     const nowMinute = Number(args[11]);
-    const lease = (bucket: string) => `lease:${args[12]}:${bucket}:${args[13]}`;
+    const lease = (bucket: string, generation: string) => `lease:${args[12]}:${bucket}:${args[13]}:${generation}`;
+    const generations: LeaseGenerations = { budget: '', wallet: '', groups: [] };
     const now = redis.nowMs();
     if (rpm > 0) {
       redis.zremRangeByScore(rateKey, -Infinity, now - window);
@@ -219,22 +241,26 @@ return {0, 0}
     }
     if (cap >= 0) {
       if (redis.pttl(budgetKey) === -2) return [5, 0];
-      const used = countedSpend(redis, budgetKey, Number(args[5]), nowMinute);
+      const [used, generation] = countedSpend(redis, budgetKey, Number(args[5]), nowMinute);
+      generations.budget = generation;
       if (used + reserve > cap) return [2, used];
     }
     for (let g = 0; g < groups; g++) {
       const groupCap = redis.get(capOf(g));
       if (groupCap === null || redis.pttl(counterOf(g)) === -2) return [7, 0, 0, g];
-      const groupUsed = countedSpend(redis, counterOf(g), 0, nowMinute);
+      const [groupUsed, generation] = countedSpend(redis, counterOf(g), 0, nowMinute);
+      generations.groups.push(generation);
       if (Number(groupCap) >= 0 && groupUsed + reserve > Number(groupCap)) return [6, groupUsed, Number(groupCap), g];
     }
     if (args[8] === '1') {
       const mirrored = redis.get(walletKey);
       if (mirrored === null) return [4, 0];
-      const balance = Number(mirrored) + reclaimedFunds(redis, walletKey, walletLeases, nowMinute);
+      const [back, generation] = reclaimedFunds(redis, walletKey, walletLeases, nowMinute);
+      generations.wallet = generation;
+      const balance = Number(mirrored) + back;
       if (balance + Number(args[10]) < reserve) return [3, balance];
       redis.incrBy(walletKey, -reserve);
-      if (reserve > 0) redis.hincrBy(walletLeases, lease('0'), reserve);
+      if (reserve > 0) redis.hincrBy(walletLeases, lease('0', generation), reserve);
     }
     if (rpm > 0) {
       redis.zadd(rateKey, now, args[2]!);
@@ -244,7 +270,7 @@ return {0, 0}
       redis.hincrBy(budgetKey, args[6]!, reserve);
       if (reserve > 0) {
         redis.hincrBy(budgetKey, reservedField, reserve);
-        redis.hincrBy(budgetKey, lease(args[6]!), reserve);
+        redis.hincrBy(budgetKey, lease(args[6]!, generations.budget), reserve);
       }
       redis.pexpire(budgetKey, Number(args[7]));
     }
@@ -252,17 +278,22 @@ return {0, 0}
       redis.hincrBy(counterOf(g), '0', reserve);
       if (reserve > 0) {
         redis.hincrBy(counterOf(g), reservedField, reserve);
-        redis.hincrBy(counterOf(g), lease('0'), reserve);
+        redis.hincrBy(counterOf(g), lease('0', generations.groups[g]!), reserve);
       }
-      redis.pexpire(counterOf(g), Number(args[13 + g]));
+      redis.pexpire(counterOf(g), Number(args[14 + g]));
     }
-    return [0, 0];
+    return [0, 0, generations.budget, generations.wallet, ...generations.groups];
   },
   decode(reply: ScriptReply): EnforcementVerdict {
     const [kind, value, extra, group] = reply as [number, number, number?, number?];
     switch (kind) {
-      case 0:
-        return { kind: 'admitted' };
+      case 0: {
+        const [, , budget, wallet, ...groups] = reply as [number, number, string, string, ...string[]];
+        return {
+          kind: 'admitted',
+          generations: { budget: String(budget ?? ''), wallet: String(wallet ?? ''), groups: groups.map(String) },
+        };
+      }
       case 1:
         return { kind: 'rate_limited', retryAfterMs: Math.max(0, value) };
       case 2:
@@ -294,9 +325,9 @@ return {0, 0}
  * KEYS: budget hash, wallet balance, settlement marker, wallet leases hash, then each spend
  * group's spend hash, then (with a member) the rate window.
  * ARGV: bucket, reserveNano, actualNano, budgeted (0/1), walletEnforced (0/1), marker ttl ms,
- * groupCount, the minute the lease ends, the lease's holder, rate member to remove (absent = none:
- * a withdrawal on a sharded store, where another shard refused the request after this one
- * admitted it, takes back the request's place in the rate window too).
+ * groupCount, the budget's lease field, the wallet's, each spend group's, then the rate member to
+ * remove (absent = none: a withdrawal on a sharded store, where another shard refused the
+ * request after this one admitted it, takes back the request's place in the rate window too).
  */
 export const settleReservation: StoreScript<void> = {
   name: 'settle_reservation',
@@ -305,19 +336,18 @@ if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[6]) == false then return 0 e
 local reserve = tonumber(ARGV[2])
 local actual = tonumber(ARGV[3])
 local unspent = reserve - actual
-local function lease(bucket) return 'lease:' .. ARGV[8] .. ':' .. bucket .. ':' .. ARGV[9] end
-local function settleCounter(key, bucket)
+local function settleCounter(key, bucket, lease)
   if redis.call('EXISTS', key) == 0 then return end
-  if endLease(key, lease(bucket), reserve) then
+  if endLease(key, lease, reserve) then
     if unspent ~= 0 then redis.call('HINCRBY', key, bucket, -unspent) end
     redis.call('HINCRBY', key, '${reservedField}', -reserve)
   elseif actual ~= 0 then
     redis.call('HINCRBY', key, bucket, actual)
   end
 end
-if ARGV[4] == '1' then settleCounter(KEYS[1], ARGV[1]) end
+if ARGV[4] == '1' then settleCounter(KEYS[1], ARGV[1], ARGV[8]) end
 if ARGV[5] == '1' then
-  local leased = endLease(KEYS[4], lease('0'), reserve)
+  local leased = endLease(KEYS[4], ARGV[9], reserve)
   if redis.call('EXISTS', KEYS[2]) == 1 then
     if leased then
       if unspent ~= 0 then redis.call('INCRBY', KEYS[2], unspent) end
@@ -327,8 +357,8 @@ if ARGV[5] == '1' then
   end
 end
 local groups = tonumber(ARGV[7])
-for g = 1, groups do settleCounter(KEYS[4 + g], '0') end
-if ARGV[10] then redis.call('ZREM', KEYS[5 + groups], ARGV[10]) end
+for g = 1, groups do settleCounter(KEYS[4 + g], '0', ARGV[9 + g]) end
+if ARGV[10 + groups] then redis.call('ZREM', KEYS[5 + groups], ARGV[10 + groups]) end
 return 0
 `,
   memory(redis, keys, args) {
@@ -338,17 +368,16 @@ return 0
     const reserve = Number(args[1]);
     const actual = Number(args[2]);
     const unspent = reserve - actual;
-    const lease = (bucket: string) => `lease:${args[7]}:${bucket}:${args[8]}`;
-    const settleCounter = (key: string, bucket: string) => {
+    const settleCounter = (key: string, bucket: string, lease: string) => {
       if (redis.pttl(key) === -2) return;
-      if (endLease(redis, key, lease(bucket), reserve)) {
+      if (endLease(redis, key, lease, reserve)) {
         if (unspent !== 0) redis.hincrBy(key, bucket, -unspent);
         redis.hincrBy(key, reservedField, -reserve);
       } else if (actual !== 0) redis.hincrBy(key, bucket, actual);
     };
-    if (args[3] === '1') settleCounter(budgetKey, args[0]!);
+    if (args[3] === '1') settleCounter(budgetKey, args[0]!, args[7]!);
     if (args[4] === '1') {
-      const leased = endLease(redis, walletLeases, lease('0'), reserve);
+      const leased = endLease(redis, walletLeases, args[8]!, reserve);
       if (redis.get(walletKey) !== null) {
         if (leased) {
           if (unspent !== 0) redis.incrBy(walletKey, unspent);
@@ -356,8 +385,8 @@ return 0
       }
     }
     const groups = Number(args[6]);
-    for (let g = 0; g < groups; g++) settleCounter(keys[4 + g]!, '0');
-    if (args[9] !== undefined) redis.zrem(keys[4 + groups]!, args[9]);
+    for (let g = 0; g < groups; g++) settleCounter(keys[4 + g]!, '0', args[9 + g]!);
+    if (args[9 + groups] !== undefined) redis.zrem(keys[4 + groups]!, args[9 + groups]!);
     return 0;
   },
   decode: () => undefined,

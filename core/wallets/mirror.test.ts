@@ -10,7 +10,7 @@ import { openSharedTestStores } from '../store/testing.js';
 import type { Store, StoreScript } from '../store/types.js';
 import { waitFor } from '../../test/support/wait-for.js';
 import { WalletLedger } from './ledger.js';
-import { applyMirrorOutbox, loadMirrorOnce, walletKey, walletLeasesKey } from './mirror.js';
+import { applyMirrorOutbox, enforcedBalanceNano, loadMirrorOnce, walletKey, walletLeasesKey } from './mirror.js';
 
 let database: Database;
 let store: Store;
@@ -125,15 +125,21 @@ test('a load leaves the mirror the leases of the reservations it left out, and n
   await store.runScript(
     {
       name: 'test_leave_lease',
-      lua: "return redis.call('HSET', KEYS[1], 'lease:100:0:g0', '700')",
-      memory: (redis, keys) => redis.hset(keys[0]!, 'lease:100:0:g0', '700'),
+      lua: "return redis.call('HSET', KEYS[1], 'lease:100:0:g0:0', '700')",
+      memory: (redis, keys) => redis.hset(keys[0]!, 'lease:100:0:g0:0', '700'),
       decode: () => undefined,
     },
     [walletLeasesKey(payer)],
     [],
   );
   // The loading gateway has 250 nano-USD reserved in flight, under a lease ending at minute 200.
-  await loadMirrorOnce(database.knex, store, payer, 250, new Map([['lease:200:0:g1', 250]]));
+  await loadMirrorOnce(database.knex, store, payer, 250, new Map([['lease:200:0:g1:0', 250]]));
   expect(await mirror(payer)).toBe(5 * usd - 250);
-  expect(await store.hashGetAll(walletLeasesKey(payer))).toEqual({ 'lease:200:0:g1': '250' });
+  // On a new generation: a reservation made on the mirror from before cannot find a lease here.
+  const leases = await store.hashGetAll(walletLeasesKey(payer));
+  expect(leases).toEqual({ 'lease:200:0:g1:0': '250', gen: expect.stringMatching(/^[0-9a-f]{8}$/) });
+  // The balance as enforcement sees it: a lease ended (minute 201 on) is not money spent.
+  expect(await enforcedBalanceNano(store, payer, new Date(200 * 60_000))).toBe(5 * usd - 250);
+  expect(await enforcedBalanceNano(store, payer, new Date(201 * 60_000))).toBe(5 * usd);
+  expect(await enforcedBalanceNano(store, newPayer(), new Date())).toBeNull();
 });

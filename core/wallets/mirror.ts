@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { counterFields, minuteOf } from '../budget/leases.js';
+import { counterFields, generationField, minuteOf, newLeaseGeneration } from '../budget/leases.js';
 import { shardTag } from '../store/shard-tags.js';
 import type { Store, StoreScript } from '../store/types.js';
 
@@ -39,12 +39,36 @@ export function walletLeasesKey(payerId: string): string {
  * such as the automatic top-up, does not charge a card for funds merely held by a dead request.
  */
 export async function enforcedBalanceNano(store: Store, payerId: string, now: Date): Promise<number | null> {
-  const [mirrored, leases] = await Promise.all([store.get(walletKey(payerId)), store.hashGetAll(walletLeasesKey(payerId))]);
-  if (mirrored === null) return null;
-  let abandoned = 0;
-  for (const nano of counterFields(leases, minuteOf(now.getTime())).abandoned.values()) abandoned += nano;
-  return Number(mirrored) + abandoned;
+  return store.runScript(readEnforcedBalance, [walletKey(payerId), walletLeasesKey(payerId)], [minuteOf(now.getTime())]);
 }
+
+/**
+ * The mirror and its ended leases read at one instant (read apart, a give-back between the two
+ * reads would be missed). KEYS: mirror, its leases. ARGV: the current minute. The balance as
+ * text (an exact integer), or nil without a mirror.
+ */
+const readEnforcedBalance: StoreScript<number | null> = {
+  name: 'wallet_read_enforced_balance',
+  lua: `
+local mirrored = redis.call('GET', KEYS[1])
+if not mirrored then return false end
+local flat = redis.call('HGETALL', KEYS[2])
+local back = 0
+for i = 1, #flat, 2 do
+  local ends = string.match(flat[i], '^lease:(%d+):%d+:%w+:%w+$')
+  if ends and tonumber(ends) < tonumber(ARGV[1]) then back = back + tonumber(flat[i + 1]) end
+end
+return string.format('%d', tonumber(mirrored) + back)
+`,
+  memory(redis, keys, args) {
+    const mirrored = redis.get(keys[0]!);
+    if (mirrored === null) return null;
+    let back = 0;
+    for (const nano of counterFields(redis.hgetall(keys[1]!), Number(args[0])).abandoned.values()) back += nano;
+    return String(Number(mirrored) + back);
+  },
+  decode: (reply) => (reply === null ? null : Number(reply)),
+};
 
 /** How long a mirror marker remembers an applied entry (far beyond any outbox retry). */
 const markerTtlMs = 7 * 24 * 3600_000;
@@ -97,9 +121,10 @@ return 1
  * Puts a loaded balance in the store unless a mirror is there already (it may hold reservations
  * in flight), marking the entries the balance already counts whose outbox rows are not applied
  * yet. The mirror's leases become those of the reservations the balance leaves out (the loading
- * gateway's in flight): a lease left from before would give back a reservation the new balance
- * never took. KEYS: mirror, its leases, then those entries' markers. ARGV: balance nano, marker
- * ttl ms, then lease field and nano pairs.
+ * gateway's in flight), on a new generation: a lease left from before would give back a
+ * reservation the new balance never took. KEYS: mirror, its leases, then those entries' markers.
+ * ARGV: balance nano, marker ttl ms, then field and value pairs for the leases hash (the
+ * generation, each lease).
  */
 const loadMirrorIfAbsent: StoreScript<boolean> = {
   name: 'wallet_load_if_absent',
@@ -161,7 +186,7 @@ export async function loadMirrorOnce(
   await store.runScript(
     loadMirrorIfAbsent,
     [walletKey(payerId), walletLeasesKey(payerId), ...markers],
-    [Number(row.total ?? 0) - pendingNano, markerTtlMs, ...[...leases].flat()],
+    [Number(row.total ?? 0) - pendingNano, markerTtlMs, generationField, newLeaseGeneration(), ...[...leases].flat()],
   );
 }
 

@@ -118,10 +118,11 @@ export async function enforce(
   };
   const parts = reservationParts(plan, deps.store.sharded);
   const withdrawals: Withdrawals = {
-    withdraw: (part, run) => deps.spend.settle(run, deps.spend.hold(moneyLeases(plan, part), reserveNano)),
+    withdraw: (part, generations, run) => deps.spend.settle(run, deps.spend.hold(moneyLeases(plan, part, generations), reserveNano)),
   };
   let attempt = 0;
-  let verdict = await reservePlan(deps.store, plan, parts, attempt, withdrawals);
+  let reserved = await reservePlan(deps.store, plan, parts, attempt, withdrawals);
+  let verdict = reserved.verdict;
   // A counter or mirror missing from the store (a new period, a cold start, a store that lost
   // its data) is rebuilt from PostgreSQL, then asked again; at most once each.
   const unknown = (v: EnforcementVerdict) =>
@@ -131,7 +132,8 @@ export async function enforce(
     else if (verdict.kind === 'group_budget_unknown')
       await deps.spend.rebuildSpendGroup(deps.store, groups[verdict.group]!, groupWindows[verdict.group]!, now);
     else await deps.spend.rebuildWallet(key.payerId!, wallet!);
-    verdict = await reservePlan(deps.store, plan, parts, ++attempt, withdrawals);
+    reserved = await reservePlan(deps.store, plan, parts, ++attempt, withdrawals);
+    verdict = reserved.verdict;
   }
   deps.spend.storeAnswered();
   switch (verdict.kind) {
@@ -209,8 +211,11 @@ export async function enforce(
   if (reserveNano === 0) return nothingReserved;
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation. Each
   // part holding money (one on a single store) is held and settled on its own.
-  const moneyParts = parts.filter((part) => moneyLeases(plan, part).length > 0);
-  const releases = moneyParts.map((part) => deps.spend.hold(moneyLeases(plan, part), reserveNano));
+  const { generations } = reserved;
+  const moneyParts = parts
+    .map((part, i) => ({ part, generations: generations[i]! }))
+    .filter((p) => moneyLeases(plan, p.part, p.generations).length > 0);
+  const releases = moneyParts.map((p) => deps.spend.hold(moneyLeases(plan, p.part, p.generations), reserveNano));
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -220,7 +225,9 @@ export async function enforce(
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
       const actualNano = toNano(actualUsd);
-      await Promise.all(moneyParts.map((part, i) => deps.spend.settle(() => settlePart(deps.store, plan, part, actualNano), releases[i]!)));
+      await Promise.all(
+        moneyParts.map((p, i) => deps.spend.settle(() => settlePart(deps.store, plan, p.part, p.generations, actualNano), releases[i]!)),
+      );
     },
   };
 }

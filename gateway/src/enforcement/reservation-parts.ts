@@ -18,6 +18,7 @@ import {
   settleReservation,
   type BudgetWindow,
   type EnforcementVerdict,
+  type LeaseGenerations,
 } from '../../../core/budget/index.js';
 import { shardTag, tagOf, type Store } from '../../../core/store/index.js';
 import type { HeldLease } from './spend-recovery.js';
@@ -116,18 +117,34 @@ function inPlanTerms(part: ReservationPart, verdict: EnforcementVerdict): Enforc
   return { ...verdict, group: part.groups[verdict.group]!.index };
 }
 
+/** The lease fields a part's reservation was made under, on the generations its script read (core/budget/leases.ts). */
+function leaseFields(plan: ReservationPlan, part: ReservationPart, generations: LeaseGenerations) {
+  const lease = (bucket: number, generation: string) => leaseField(plan.leaseEndMinute, bucket, plan.leaseHolder, generation);
+  return {
+    budget: part.budget ? lease(part.budget.window.bucket, generations.budget) : '',
+    wallet: part.wallet ? lease(0, generations.wallet) : '',
+    groups: part.groups.map((_, i) => lease(0, generations.groups[i] ?? '')),
+  };
+}
+
 /** Where a part holds money: each counter (or wallet mirror) with its reservation's lease field (for SpendRecovery.hold). */
-export function moneyLeases(plan: ReservationPlan, part: ReservationPart): HeldLease[] {
-  const lease = (bucket: number) => leaseField(plan.leaseEndMinute, bucket, plan.leaseHolder);
+export function moneyLeases(plan: ReservationPlan, part: ReservationPart, generations: LeaseGenerations): HeldLease[] {
+  const fields = leaseFields(plan, part, generations);
   return [
-    ...(part.budget ? [{ key: part.budget.window.counterKey, field: lease(part.budget.window.bucket) }] : []),
-    ...(part.wallet ? [{ key: part.wallet.key, field: lease(0) }] : []),
-    ...part.groups.map((group) => ({ key: group.window.counterKey, field: lease(0) })),
+    ...(part.budget ? [{ key: part.budget.window.counterKey, field: fields.budget }] : []),
+    ...(part.wallet ? [{ key: part.wallet.key, field: fields.wallet }] : []),
+    ...part.groups.map((group, i) => ({ key: group.window.counterKey, field: fields.groups[i]! })),
   ];
 }
 
-/** How long a settlement's marker keeps a retried settlement from counting twice. */
-const settlementMarkerTtlMs = 10 * 60_000;
+/**
+ * How long a settlement's marker keeps a retried settlement from counting twice: past the lease
+ * (a settlement applied again while its lease field holds other requests' reservations would
+ * take those), and at least ten minutes.
+ */
+function settlementMarkerTtlMs(plan: ReservationPlan): number {
+  return Math.max(10 * 60_000, (plan.leaseEndMinute - plan.nowMinute + 1) * 60_000);
+}
 
 /**
  * Store keys and arguments of `settle_reservation` for a part: a settlement with the actual
@@ -136,9 +153,11 @@ const settlementMarkerTtlMs = 10 * 60_000;
 function settleCall(
   plan: ReservationPlan,
   part: ReservationPart,
+  generations: LeaseGenerations,
   actualNano: number,
   withdrawAttempt?: number,
 ): [string[], (string | number)[]] {
+  const leases = leaseFields(plan, part, generations);
   const unused = unusedKey(part);
   const onShard = part.tag === null ? '' : `${shardTag(part.tag)}:`;
   const marker =
@@ -156,10 +175,11 @@ function settleCall(
     actualNano,
     part.budget ? 1 : 0,
     part.wallet ? 1 : 0,
-    settlementMarkerTtlMs,
+    settlementMarkerTtlMs(plan),
     part.groups.length,
-    plan.leaseEndMinute,
-    plan.leaseHolder,
+    leases.budget,
+    leases.wallet,
+    ...leases.groups,
   ];
   if (withdrawAttempt !== undefined && part.rate) {
     keys.push(part.rate.key);
@@ -170,9 +190,18 @@ function settleCall(
 
 /** What reserving needs besides the store: a way to hand back what a refused request reserved. */
 export interface Withdrawals {
-  /** Runs a withdrawal until the store takes it (SpendRecovery.settle), holding the part's money meanwhile. */
-  withdraw(part: ReservationPart, run: () => Promise<void>): Promise<void>;
+  /** Runs a withdrawal until the store takes it (SpendRecovery.settle), holding the part's money (under its leases) meanwhile. */
+  withdraw(part: ReservationPart, generations: LeaseGenerations, run: () => Promise<void>): Promise<void>;
 }
+
+/** A plan's verdict and, when admitted, the generations each part's reservation was leased on (for its settlement). */
+export interface Reserved {
+  verdict: EnforcementVerdict;
+  generations: LeaseGenerations[];
+}
+
+const noGenerations: LeaseGenerations = { budget: '', wallet: '', groups: [] };
+const generationsOf = (verdict: EnforcementVerdict) => (verdict.kind === 'admitted' ? verdict.generations : noGenerations);
 
 /**
  * Reserves a plan: one script on a single store; on a sharded store one per shard at once, with
@@ -185,25 +214,37 @@ export async function reservePlan(
   parts: readonly ReservationPart[],
   attempt: number,
   withdrawals: Withdrawals,
-): Promise<EnforcementVerdict> {
-  if (parts.length === 1) return inPlanTerms(parts[0]!, await store.runScript(enforceRequest, ...reserveCall(plan, parts[0]!)));
+): Promise<Reserved> {
+  if (parts.length === 1) {
+    const verdict = inPlanTerms(parts[0]!, await store.runScript(enforceRequest, ...reserveCall(plan, parts[0]!)));
+    return { verdict, generations: [generationsOf(verdict)] };
+  }
   const outcomes = await Promise.allSettled(parts.map((part) => store.runScript(enforceRequest, ...reserveCall(plan, part))));
-  const admitted = (i: number) =>
-    outcomes[i]!.status === 'fulfilled' && (outcomes[i] as PromiseFulfilledResult<EnforcementVerdict>).value.kind === 'admitted';
+  const verdictOf = (i: number) =>
+    outcomes[i]!.status === 'fulfilled' ? (outcomes[i] as PromiseFulfilledResult<EnforcementVerdict>).value : undefined;
+  const admitted = (i: number) => verdictOf(i)?.kind === 'admitted';
+  const generations = parts.map((_, i) => {
+    const v = verdictOf(i);
+    return v ? generationsOf(v) : noGenerations;
+  });
   const refused = outcomes.findIndex((_, i) => !admitted(i));
-  if (refused === -1) return { kind: 'admitted' };
+  if (refused === -1) return { verdict: verdictOf(0)!, generations };
   // A withdrawal the store refuses stays owed and is retried until taken (its part's money held
   // meanwhile); the request's answer is the refusal either way.
   await Promise.all(
     parts.map((part, i) =>
       admitted(i)
-        ? withdrawals.withdraw(part, () => store.runScript(settleReservation, ...settleCall(plan, part, 0, attempt))).catch(() => undefined)
+        ? withdrawals
+            .withdraw(part, generations[i]!, () =>
+              store.runScript(settleReservation, ...settleCall(plan, part, generations[i]!, 0, attempt)),
+            )
+            .catch(() => undefined)
         : Promise.resolve(),
     ),
   );
   const outcome = outcomes[refused]!;
   if (outcome.status === 'rejected') throw outcome.reason;
-  return inPlanTerms(parts[refused]!, outcome.value);
+  return { verdict: inPlanTerms(parts[refused]!, outcome.value), generations };
 }
 
 /**
@@ -211,6 +252,12 @@ export async function reservePlan(
  * when its shard refuses, retried — on its own: a retry of the whole plan would apply again the
  * parts whose markers expired while another shard was down.
  */
-export async function settlePart(store: Store, plan: ReservationPlan, part: ReservationPart, actualNano: number): Promise<void> {
-  await store.runScript(settleReservation, ...settleCall(plan, part, actualNano));
+export async function settlePart(
+  store: Store,
+  plan: ReservationPlan,
+  part: ReservationPart,
+  generations: LeaseGenerations,
+  actualNano: number,
+): Promise<void> {
+  await store.runScript(settleReservation, ...settleCall(plan, part, generations, actualNano));
 }

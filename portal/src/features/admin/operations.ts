@@ -133,7 +133,9 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
       },
       wallet: {
         payer_id: key.payerId,
-        // The store's mirror the gateways reserve against; null when not loaded (read from the ledger on next use).
+        // The store's mirror the gateways reserve against, with reservations whose lease ended (a
+        // killed gateway's) counted back as the next request will; null when not loaded (read from
+        // the ledger on next use).
         mirror_balance_usd: walletMirror === null ? null : walletMirror / nanoPerUsd,
       },
       organisation: organisation && { organisation_id: key.organisationId, ...organisation },
