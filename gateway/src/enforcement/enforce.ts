@@ -118,7 +118,10 @@ export async function enforce(
   };
   const parts = reservationParts(plan, deps.store.sharded);
   const withdrawals: Withdrawals = {
-    withdraw: (part, generations, run) => deps.spend.settle(run, deps.spend.hold(moneyLeases(plan, part, generations), reserveNano)),
+    withdraw: (part, generations, run) => {
+      const leases = moneyLeases(plan, part, generations);
+      return deps.spend.settle(run, deps.spend.hold(leases, reserveNano), { leases, nano: reserveNano });
+    },
   };
   let attempt = 0;
   let reserved = await reservePlan(deps.store, plan, parts, attempt, withdrawals);
@@ -215,7 +218,8 @@ export async function enforce(
   const moneyParts = parts
     .map((part, i) => ({ part, generations: generations[i]! }))
     .filter((p) => moneyLeases(plan, p.part, p.generations).length > 0);
-  const releases = moneyParts.map((p) => deps.spend.hold(moneyLeases(plan, p.part, p.generations), reserveNano));
+  const held = moneyParts.map((p) => moneyLeases(plan, p.part, p.generations));
+  const releases = held.map((leases) => deps.spend.hold(leases, reserveNano));
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -226,7 +230,12 @@ export async function enforce(
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
       const actualNano = toNano(actualUsd);
       await Promise.all(
-        moneyParts.map((p, i) => deps.spend.settle(() => settlePart(deps.store, plan, p.part, p.generations, actualNano), releases[i]!)),
+        moneyParts.map((p, i) =>
+          deps.spend.settle((skipped) => settlePart(deps.store, plan, p.part, p.generations, actualNano, skipped), releases[i]!, {
+            leases: held[i]!,
+            nano: reserveNano,
+          }),
+        ),
       );
     },
   };

@@ -152,12 +152,28 @@ function settlementMarkerTtlMs(plan: ReservationPlan): number {
  */
 function settleCall(
   plan: ReservationPlan,
-  part: ReservationPart,
+  whole: ReservationPart,
   generations: LeaseGenerations,
   actualNano: number,
   withdrawAttempt?: number,
+  skipped: ReadonlySet<string> = new Set(),
 ): [string[], (string | number)[]] {
-  const leases = leaseFields(plan, part, generations);
+  const fields = leaseFields(plan, whole, generations);
+  // Counters rebuilt since this settlement was owed already count its request (SpendRecovery): left alone.
+  const groups = whole.groups
+    .map((group, i) => ({ group, lease: fields.groups[i]! }))
+    .filter(({ group }) => !skipped.has(group.window.counterKey));
+  const part: ReservationPart = {
+    ...whole,
+    budget: whole.budget && !skipped.has(whole.budget.window.counterKey) ? whole.budget : null,
+    wallet: whole.wallet && !skipped.has(whole.wallet.key) ? whole.wallet : null,
+    groups: groups.map(({ group }) => group),
+  };
+  const leases = {
+    budget: part.budget ? fields.budget : '',
+    wallet: part.wallet ? fields.wallet : '',
+    groups: groups.map(({ lease }) => lease),
+  };
   const unused = unusedKey(part);
   const onShard = part.tag === null ? '' : `${shardTag(part.tag)}:`;
   const marker =
@@ -190,8 +206,11 @@ function settleCall(
 
 /** What reserving needs besides the store: a way to hand back what a refused request reserved. */
 export interface Withdrawals {
-  /** Runs a withdrawal until the store takes it (SpendRecovery.settle), holding the part's money (under its leases) meanwhile. */
-  withdraw(part: ReservationPart, generations: LeaseGenerations, run: () => Promise<void>): Promise<void>;
+  /**
+   * Runs a withdrawal until the store takes it (SpendRecovery.settle), holding the part's money
+   * (under its leases) meanwhile; `run` is told the counters to leave alone (rebuilt meanwhile).
+   */
+  withdraw(part: ReservationPart, generations: LeaseGenerations, run: (skipped: ReadonlySet<string>) => Promise<void>): Promise<void>;
 }
 
 /** A plan's verdict and, when admitted, the generations each part's reservation was leased on (for its settlement). */
@@ -235,8 +254,8 @@ export async function reservePlan(
     parts.map((part, i) =>
       admitted(i)
         ? withdrawals
-            .withdraw(part, generations[i]!, () =>
-              store.runScript(settleReservation, ...settleCall(plan, part, generations[i]!, 0, attempt)),
+            .withdraw(part, generations[i]!, (skipped) =>
+              store.runScript(settleReservation, ...settleCall(plan, part, generations[i]!, 0, attempt, skipped)),
             )
             .catch(() => undefined)
         : Promise.resolve(),
@@ -258,6 +277,7 @@ export async function settlePart(
   part: ReservationPart,
   generations: LeaseGenerations,
   actualNano: number,
+  skipped?: ReadonlySet<string>,
 ): Promise<void> {
-  await store.runScript(settleReservation, ...settleCall(plan, part, generations, actualNano));
+  await store.runScript(settleReservation, ...settleCall(plan, part, generations, actualNano, undefined, skipped));
 }

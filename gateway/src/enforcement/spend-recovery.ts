@@ -25,6 +25,15 @@ export interface HeldLease {
   field: string;
 }
 
+/** A settlement the store refused, kept to be retried. */
+interface OwedSettlement {
+  attempt: () => Promise<void>;
+  /** The reservation it settles: its leases and amount. */
+  held: { leases: readonly HeldLease[]; nano: number };
+  /** Counters rebuilt since it was owed, which count its request's cost already: it leaves them alone. */
+  skipped: Set<string>;
+}
+
 /** Where the recovery reports a settlement it could not make yet. */
 export type RecoveryLogger = (facts: object, message: string) => void;
 
@@ -44,7 +53,7 @@ export class SpendRecovery {
   readonly leaseHolder = newLeaseHolder();
   /** Store key (budget counter or wallet mirror) → lease field → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, Map<string, number>>();
-  private owedSettlements: (() => Promise<void>)[] = [];
+  private owedSettlements: OwedSettlement[] = [];
   private timer: NodeJS.Timeout | undefined;
   private retrying: Promise<void> | undefined;
   private stopped = false;
@@ -78,9 +87,22 @@ export class SpendRecovery {
     };
   }
 
-  /** What this process holds in flight on a store key, per lease field (a copy), and in all. */
-  private heldOn(storeKey: string): { leases: Map<string, number>; total: number } {
+  /**
+   * What a rebuild of `storeKey` counts as this process's reservations in flight, per lease field
+   * (a copy), and in all. A reservation whose settlement is owed is not among them: its request's
+   * cost is in the audit log (or the journal) the rebuild reads, so its settlement is told to
+   * leave the rebuilt counter alone — otherwise the cost would be counted twice (review).
+   */
+  private heldForRebuild(storeKey: string): { leases: Map<string, number>; total: number } {
     const leases = new Map(this.held.get(storeKey) ?? []);
+    for (const owed of this.owedSettlements)
+      for (const lease of owed.held.leases) {
+        if (lease.key !== storeKey) continue;
+        const left = (leases.get(lease.field) ?? 0) - owed.held.nano;
+        if (left > 0) leases.set(lease.field, left);
+        else leases.delete(lease.field);
+        owed.skipped.add(storeKey);
+      }
     let total = 0;
     for (const nano of leases.values()) total += nano;
     return { leases, total };
@@ -89,16 +111,23 @@ export class SpendRecovery {
   /**
    * Runs a settlement; when the store refuses it, keeps it (and its reservation in flight, so
    * a rebuilt counter still counts it) and retries every `retryMs` until the store takes it.
+   * `settlement` is told the counters it must leave alone (rebuilt while it was owed); `held`
+   * is the reservation it settles, as held.
    */
-  async settle(settlement: () => Promise<void>, release: () => void): Promise<void> {
+  async settle(
+    settlement: (skipped: ReadonlySet<string>) => Promise<void>,
+    release: () => void,
+    held: OwedSettlement['held'] = { leases: [], nano: 0 },
+  ): Promise<void> {
+    const skipped = new Set<string>();
     const attempt = async () => {
-      await settlement();
+      await settlement(skipped);
       release();
     };
     try {
       await attempt();
     } catch (error) {
-      this.owedSettlements.push(attempt);
+      this.owedSettlements.push({ attempt, held, skipped });
       this.scheduleRetry();
       throw error;
     }
@@ -133,7 +162,7 @@ export class SpendRecovery {
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
     // Each reservation in flight counts in the bucket it was reserved in, under its lease.
-    const held = this.heldOn(window.counterKey);
+    const held = this.heldForRebuild(window.counterKey);
     for (const [field, nano] of held.leases) {
       const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
       spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
@@ -158,7 +187,7 @@ export class SpendRecovery {
       let spent = spend.spentNano;
       for (const record of this.journal.unconfirmed())
         if (spend.keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
-      const held = this.heldOn(window.counterKey);
+      const held = this.heldForRebuild(window.counterKey);
       await store.runScript(
         loadBudgetIfAbsent,
         [window.counterKey],
@@ -173,7 +202,7 @@ export class SpendRecovery {
    * process's reservations in flight, which the mirror's leases then hold.
    */
   async rebuildWallet(payerId: string, walletStoreKey: string): Promise<void> {
-    const held = this.heldOn(walletStoreKey);
+    const held = this.heldForRebuild(walletStoreKey);
     let pending = held.total;
     for (const record of this.journal.unconfirmed())
       if (record.payerId === payerId && record.costUsd > 0) pending += toNano(record.costUsd);
@@ -218,7 +247,7 @@ export class SpendRecovery {
     this.timer = undefined;
     const round = this.owedSettlements;
     this.owedSettlements = [];
-    const results = await Promise.allSettled(round.map((settlement) => settlement()));
+    const results = await Promise.allSettled(round.map((owed) => owed.attempt()));
     const refused = round.filter((_, i) => results[i]!.status === 'rejected');
     if (refused.length === 0) return;
     this.owedSettlements.push(...refused);
