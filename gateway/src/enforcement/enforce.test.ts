@@ -139,12 +139,12 @@ function enforcementOn(name: string, open: () => Store): void {
       const key = portalKey();
       const { deps, raw } = await setUp(key, { org: 10, user: 10 }, 5);
       // Reserved and never settled: its gateway was killed. The request could have lived a minute.
-      await enforce(deps, key, 0.25, randomUUID(), 60_000);
+      await enforce(deps, key, 0.25, randomUUID(), () => 60_000);
       let at = now.getTime();
       const later: EnforcementDeps = { ...deps, clock: () => at };
       // Up to the lease's end (its life and the margin) the reservation is held.
       at = now.getTime() + 60_000 + leaseMarginMs;
-      await (await enforce(later, key, 0.01, randomUUID(), 60_000)).settle(0.01);
+      await (await enforce(later, key, 0.01, randomUUID(), () => 60_000)).settle(0.01);
       const held = await counters(raw, key);
       for (const counter of [held.key, held.org, held.user]) assert.deepEqual(counter, { spent: toNano(0.26), reserved: toNano(0.25) });
       assert.equal(held.wallet, toNano(4.74));
@@ -154,7 +154,7 @@ function enforcementOn(name: string, open: () => Store): void {
       assert.deepEqual([shown.usedUsd, shown.reservedUsd], [0.01, 0]);
       assert.equal(await enforcedBalanceNano(raw, 'org:5', new Date(at)), toNano(4.99));
       assert.equal(await enforcedBalanceNano(raw, 'org:5', new Date(at - 60_000)), toNano(4.74));
-      const next = await enforce(later, key, 0.02, randomUUID(), 60_000);
+      const next = await enforce(later, key, 0.02, randomUUID(), () => 60_000);
       const given = await counters(raw, key);
       for (const counter of [given.key, given.org, given.user]) assert.deepEqual(counter, { spent: toNano(0.03), reserved: toNano(0.02) });
       assert.equal(given.wallet, toNano(4.97));

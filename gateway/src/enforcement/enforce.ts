@@ -92,7 +92,8 @@ export async function enforce(
   key: KeyRecord,
   reserveUsd: number,
   requestId: string,
-  lifeMs = 0,
+  /** The request's longest life (longestLifeMs), asked only when money is reserved. */
+  lifeMs: () => number = () => 0,
 ): Promise<Reservation> {
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
@@ -107,7 +108,7 @@ export async function enforce(
     requestId,
     reserveNano,
     nowMinute: minuteOf(now.getTime()),
-    leaseEndMinute: leaseEndMinute(now.getTime(), lifeMs),
+    leaseEndMinute: reserveNano > 0 ? leaseEndMinute(now.getTime(), lifeMs()) : 0,
     leaseHolder: deps.spend.leaseHolder,
     rate: key.rateLimitRpm ? { key: rateWindowKey(key.id), rpm: key.rateLimitRpm } : null,
     budget: budgeted ? { window, capNano: toNano(key.budgetLimitUsd!) } : null,

@@ -51,7 +51,7 @@ test('an owed settlement leaves a counter and a mirror rebuilt meanwhile alone: 
   const spend = new SpendRecovery(database.knex, journal, ledger, { retryMs: 60_000 });
   const deps = { store, spend, clock: () => now };
   try {
-    const first = await enforce(deps, key, 0.25, 'req-owed-1', 60_000);
+    const first = await enforce(deps, key, 0.25, 'req-owed-1', () => 60_000);
     // The settlement is refused (owed); the request's audit record ($0.10) is in the journal.
     refuseSettlements = true;
     await expect(first.settle(0.1)).rejects.toThrow('connection lost');
@@ -62,7 +62,7 @@ test('an owed settlement leaves a counter and a mirror rebuilt meanwhile alone: 
     await raw.del(counterKey, walletKey(payer), walletLeasesKey(payer));
     refuseSettlements = false;
     // The next request rebuilds both (its cost from the journal), then the owed settlement is taken.
-    const second = await enforce(deps, key, 0.05, 'req-owed-2', 60_000);
+    const second = await enforce(deps, key, 0.05, 'req-owed-2', () => 60_000);
     await waitFor('the owed settlement to be taken', () => spend.owedCount === 0);
     await second.settle(0.02);
     const counter = await raw.hashGetAll(counterKey);

@@ -83,7 +83,7 @@ async function serveWith<T>(
     [pinned, reservation] = await Promise.all([
       // A session store failure must neither fail the request nor leak the reservation.
       sticky && session ? deps.sessions.pinned(key.id, session).catch(() => null) : null,
-      enforce(deps, key, call.worstCaseUsd(compliant), String(request.id), longestLifeMs(compliant, deps.maxAttempts)),
+      enforce(deps, key, call.worstCaseUsd(compliant), String(request.id), () => longestLifeMs(compliant, deps.maxAttempts)),
     ]);
   } catch (thrown) {
     await auditRefusal(deps, request, key, call.interfaceName, receivedAt, toApiError(thrown));
