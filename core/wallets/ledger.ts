@@ -98,10 +98,10 @@ export class WalletLedger {
   /**
    * Loads the ledger balance into the store unless a mirror is already there (cold start, or a
    * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in
-   * flight (these also per lease field, core/budget/leases.ts).
+   * flight (these also per lease field, core/budget/leases.ts). True when this load put it there.
    */
-  async loadMirror(payerId: string, pendingNano = 0, leases?: ReadonlyMap<string, number>): Promise<void> {
-    await loadMirrorOnce(this.knex, this.store, payerId, pendingNano, leases);
+  async loadMirror(payerId: string, pendingNano = 0, leases?: ReadonlyMap<string, number>): Promise<boolean> {
+    return loadMirrorOnce(this.knex, this.store, payerId, pendingNano, leases);
   }
 
   /**

@@ -160,7 +160,7 @@ export async function ledgerBalanceNano(trx: Knex | Knex.Transaction, payerId: s
  * Loads a payer's mirror from the ledger unless one is there (cold start, a store that lost it),
  * less `pendingNano` (debits not yet in the ledger, reservations in flight — these also given as
  * `leases`, per lease field). The balance and the entries still waiting in the outbox are read
- * from one snapshot.
+ * from one snapshot. True when this load put the mirror there (false: one was there already).
  */
 export async function loadMirrorOnce(
   knex: Knex,
@@ -168,7 +168,7 @@ export async function loadMirrorOnce(
   payerId: string,
   pendingNano: number,
   leases: ReadonlyMap<string, number> = new Map(),
-): Promise<void> {
+): Promise<boolean> {
   // One statement, so one snapshot, and one round trip: a load held up (behind the audit writer on
   // the embedded database's one connection, say) is a load whose `pendingNano` grows stale.
   const row = (await knex
@@ -183,7 +183,7 @@ export async function loadMirrorOnce(
     .split(',')
     .filter((id) => id !== '')
     .map((id) => mirrorMarkerKey(store, payerId, id));
-  await store.runScript(
+  return store.runScript(
     loadMirrorIfAbsent,
     [walletKey(payerId), walletLeasesKey(payerId), ...markers],
     [Number(row.total ?? 0) - pendingNano, markerTtlMs, generationField, newLeaseGeneration(), ...[...leases].flat()],

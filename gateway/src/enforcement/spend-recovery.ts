@@ -90,22 +90,33 @@ export class SpendRecovery {
   /**
    * What a rebuild of `storeKey` counts as this process's reservations in flight, per lease field
    * (a copy), and in all. A reservation whose settlement is owed is not among them: its request's
-   * cost is in the audit log (or the journal) the rebuild reads, so its settlement is told to
-   * leave the rebuilt counter alone — otherwise the cost would be counted twice (review).
+   * cost is in the audit log (or the journal) the rebuild reads, so — once the rebuild's load has
+   * taken (`rebuilt`) — its settlement is told to leave the rebuilt counter alone; otherwise the
+   * cost would be counted twice (review). A load that did not take (another gateway's came first,
+   * not knowing this one's records) leaves the settlement to apply as usual (outside probe).
    */
-  private heldForRebuild(storeKey: string): { leases: Map<string, number>; total: number } {
+  private heldForRebuild(storeKey: string): { leases: Map<string, number>; total: number; rebuilt: () => void } {
     const leases = new Map(this.held.get(storeKey) ?? []);
-    for (const owed of this.owedSettlements)
+    const owedHere = this.owedSettlements.filter((owed) => owed.held.leases.some((lease) => lease.key === storeKey));
+    for (const owed of owedHere)
       for (const lease of owed.held.leases) {
         if (lease.key !== storeKey) continue;
         const left = (leases.get(lease.field) ?? 0) - owed.held.nano;
         if (left > 0) leases.set(lease.field, left);
         else leases.delete(lease.field);
-        owed.skipped.add(storeKey);
       }
     let total = 0;
     for (const nano of leases.values()) total += nano;
-    return { leases, total };
+    return { leases, total, rebuilt: () => owedHere.forEach((owed) => owed.skipped.add(storeKey)) };
+  }
+
+  /**
+   * The journal's records not yet known to be in PostgreSQL, read before PostgreSQL is: a record
+   * the writer confirms between the two reads is then counted twice (towards refusing) rather
+   * than missed (outside probe: a rebuild read PostgreSQL first and lost such a record).
+   */
+  private unconfirmedSnapshot() {
+    return [...this.journal.unconfirmed()];
   }
 
   /**
@@ -151,11 +162,12 @@ export class SpendRecovery {
   /** Rebuilds a key's missing budget counter: the audit log, records not yet written, reservations in flight. */
   async rebuildBudget(store: Store, key: KeyRecord, window: BudgetWindow, now: Date): Promise<void> {
     const period = key.budgetPeriod ?? 'monthly';
+    const unconfirmed = this.unconfirmedSnapshot();
     const spend = await spendFromAuditLog(this.knex, key.id, period, now);
     const from = windowStart(period, now).getTime();
     // May count a record PostgreSQL already has but the journal has not heard of yet: that errs
     // towards refusing, never towards overspending.
-    for (const record of this.journal.unconfirmed()) {
+    for (const record of unconfirmed) {
       const at = new Date(record.timestamp);
       if (record.keyId !== key.id || at.getTime() < from) continue;
       const bucket = bucketOf(period, at);
@@ -167,7 +179,7 @@ export class SpendRecovery {
       const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
       spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
     }
-    await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held.leases));
+    if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held.leases))) held.rebuilt();
   }
 
   /**
@@ -178,6 +190,7 @@ export class SpendRecovery {
     // The cap expires every minute (so a change made while the store was away still arrives);
     // the counter does not. Only a missing counter needs the month's spend summed again.
     const counterMissing = (await store.pttl(window.counterKey)) === -2;
+    const unconfirmed = this.unconfirmedSnapshot();
     const [spend, capNano] = await Promise.all([
       counterMissing ? spendGroupMonthSpend(this.knex, group, now) : undefined,
       spendGroupCapNano(this.knex, group),
@@ -185,14 +198,11 @@ export class SpendRecovery {
     if (spend) {
       const from = windowStart('monthly', now).getTime();
       let spent = spend.spentNano;
-      for (const record of this.journal.unconfirmed())
+      for (const record of unconfirmed)
         if (spend.keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
       const held = this.heldForRebuild(window.counterKey);
-      await store.runScript(
-        loadBudgetIfAbsent,
-        [window.counterKey],
-        loadBudgetArgs(window, new Map([[0, spent + held.total]]), held.leases),
-      );
+      const args = loadBudgetArgs(window, new Map([[0, spent + held.total]]), held.leases);
+      if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], args)) held.rebuilt();
     }
     await publishSpendGroupCap(store, group, capNano);
   }
@@ -206,7 +216,7 @@ export class SpendRecovery {
     let pending = held.total;
     for (const record of this.journal.unconfirmed())
       if (record.payerId === payerId && record.costUsd > 0) pending += toNano(record.costUsd);
-    await this.wallets.loadMirror(payerId, pending, held.leases);
+    if (await this.wallets.loadMirror(payerId, pending, held.leases)) held.rebuilt();
   }
 
   /**
@@ -245,12 +255,14 @@ export class SpendRecovery {
   private async retryRound(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const round = this.owedSettlements;
-    this.owedSettlements = [];
+    // Owed until taken: a rebuild while the round is under way must still see (and skip) them
+    // (outside probe: one emptied from the list during the round was counted twice).
+    const round = [...this.owedSettlements];
     const results = await Promise.allSettled(round.map((owed) => owed.attempt()));
+    const taken = new Set(round.filter((_, i) => results[i]!.status === 'fulfilled'));
+    this.owedSettlements = this.owedSettlements.filter((owed) => !taken.has(owed));
     const refused = round.filter((_, i) => results[i]!.status === 'rejected');
     if (refused.length === 0) return;
-    this.owedSettlements.push(...refused);
     const error = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as unknown;
     this.options.logger?.(
       { owed: this.owedSettlements.length, err: error instanceof Error ? error.message : String(error) },
