@@ -100,7 +100,7 @@ export class WalletLedger {
    * store that lost it), less `pendingNano`: debits not yet in the ledger and reservations in
    * flight (these also per lease field, core/budget/leases.ts). True when this load put it there.
    */
-  async loadMirror(payerId: string, pendingNano = 0, leases?: ReadonlyMap<string, number>): Promise<boolean> {
+  async loadMirror(payerId: string, pendingNano: number | (() => number) = 0, leases?: ReadonlyMap<string, number>): Promise<boolean> {
     return loadMirrorOnce(this.knex, this.store, payerId, pendingNano, leases);
   }
 

@@ -159,14 +159,14 @@ export async function ledgerBalanceNano(trx: Knex | Knex.Transaction, payerId: s
 /**
  * Loads a payer's mirror from the ledger unless one is there (cold start, a store that lost it),
  * less `pendingNano` (debits not yet in the ledger, reservations in flight — these also given as
- * `leases`, per lease field). The balance and the entries still waiting in the outbox are read
+ * `leases`, per lease field; as a function, asked once the ledger is read). The balance and the entries still waiting in the outbox are read
  * from one snapshot. True when this load put the mirror there (false: one was there already).
  */
 export async function loadMirrorOnce(
   knex: Knex,
   store: Store,
   payerId: string,
-  pendingNano: number,
+  pendingNano: number | (() => number),
   leases: ReadonlyMap<string, number> = new Map(),
 ): Promise<boolean> {
   // One statement, so one snapshot, and one round trip: a load held up (behind the audit writer on
@@ -186,7 +186,13 @@ export async function loadMirrorOnce(
   return store.runScript(
     loadMirrorIfAbsent,
     [walletKey(payerId), walletLeasesKey(payerId), ...markers],
-    [Number(row.total ?? 0) - pendingNano, markerTtlMs, generationField, newLeaseGeneration(), ...[...leases].flat()],
+    [
+      Number(row.total ?? 0) - (typeof pendingNano === 'function' ? pendingNano() : pendingNano),
+      markerTtlMs,
+      generationField,
+      newLeaseGeneration(),
+      ...[...leases].flat(),
+    ],
   );
 }
 

@@ -111,12 +111,24 @@ export class SpendRecovery {
   }
 
   /**
-   * The journal's records not yet known to be in PostgreSQL, read before PostgreSQL is: a record
-   * the writer confirms between the two reads is then counted twice (towards refusing) rather
-   * than missed (outside probe: a rebuild read PostgreSQL first and lost such a record).
+   * What a rebuild of `storeKey` adds to PostgreSQL's sums: the reservations in flight
+   * (heldForRebuild) and the journal's records not yet known to be in PostgreSQL, read together
+   * before PostgreSQL is, and the journal read again after it (`unconfirmed()`: both reads, each
+   * request once). A request settling while the rebuild runs is then counted by its reservation
+   * or by its record or both, never by neither: its record appended after the first read is in
+   * the second unless confirmed into PostgreSQL in between, and a record confirmed between the
+   * first read and PostgreSQL's is counted twice, towards refusing. (Read after PostgreSQL
+   * alone, a record confirmed meanwhile was missed — outside probe; read before it alone, a
+   * request settled meanwhile was missed — CI: a counter below the audited spend.)
    */
-  private unconfirmedSnapshot() {
-    return [...this.journal.unconfirmed()];
+  private beforeRebuild(storeKey: string) {
+    const first = [...this.journal.unconfirmed()];
+    const held = this.heldForRebuild(storeKey);
+    const unconfirmed = () => {
+      const seen = new Set(first.map((record) => record.requestId));
+      return [...first, ...[...this.journal.unconfirmed()].filter((record) => !seen.has(record.requestId))];
+    };
+    return { held, unconfirmed };
   }
 
   /**
@@ -162,19 +174,18 @@ export class SpendRecovery {
   /** Rebuilds a key's missing budget counter: the audit log, records not yet written, reservations in flight. */
   async rebuildBudget(store: Store, key: KeyRecord, window: BudgetWindow, now: Date): Promise<void> {
     const period = key.budgetPeriod ?? 'monthly';
-    const unconfirmed = this.unconfirmedSnapshot();
+    const { unconfirmed, held } = this.beforeRebuild(window.counterKey);
     const spend = await spendFromAuditLog(this.knex, key.id, period, now);
     const from = windowStart(period, now).getTime();
     // May count a record PostgreSQL already has but the journal has not heard of yet: that errs
     // towards refusing, never towards overspending.
-    for (const record of unconfirmed) {
+    for (const record of unconfirmed()) {
       const at = new Date(record.timestamp);
       if (record.keyId !== key.id || at.getTime() < from) continue;
       const bucket = bucketOf(period, at);
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
     // Each reservation in flight counts in the bucket it was reserved in, under its lease.
-    const held = this.heldForRebuild(window.counterKey);
     for (const [field, nano] of held.leases) {
       const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
       spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
@@ -190,7 +201,7 @@ export class SpendRecovery {
     // The cap expires every minute (so a change made while the store was away still arrives);
     // the counter does not. Only a missing counter needs the month's spend summed again.
     const counterMissing = (await store.pttl(window.counterKey)) === -2;
-    const unconfirmed = this.unconfirmedSnapshot();
+    const { unconfirmed, held } = this.beforeRebuild(window.counterKey);
     const [spend, capNano] = await Promise.all([
       counterMissing ? spendGroupMonthSpend(this.knex, group, now) : undefined,
       spendGroupCapNano(this.knex, group),
@@ -198,9 +209,8 @@ export class SpendRecovery {
     if (spend) {
       const from = windowStart('monthly', now).getTime();
       let spent = spend.spentNano;
-      for (const record of unconfirmed)
+      for (const record of unconfirmed())
         if (spend.keyIds.has(record.keyId) && new Date(record.timestamp).getTime() >= from) spent += toNano(record.costUsd);
-      const held = this.heldForRebuild(window.counterKey);
       const args = loadBudgetArgs(window, new Map([[0, spent + held.total]]), held.leases);
       if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], args)) held.rebuilt();
     }
@@ -212,10 +222,13 @@ export class SpendRecovery {
    * process's reservations in flight, which the mirror's leases then hold.
    */
   async rebuildWallet(payerId: string, walletStoreKey: string): Promise<void> {
-    const held = this.heldForRebuild(walletStoreKey);
-    let pending = held.total;
-    for (const record of this.journal.unconfirmed())
-      if (record.payerId === payerId && record.costUsd > 0) pending += toNano(record.costUsd);
+    const { unconfirmed, held } = this.beforeRebuild(walletStoreKey);
+    // Summed once the ledger is read (the journal's second read: beforeRebuild).
+    const pending = () => {
+      let nano = held.total;
+      for (const record of unconfirmed()) if (record.payerId === payerId && record.costUsd > 0) nano += toNano(record.costUsd);
+      return nano;
+    };
     if (await this.wallets.loadMirror(payerId, pending, held.leases)) held.rebuilt();
   }
 
