@@ -102,6 +102,14 @@ async function world() {
   };
 }
 
+/** A first request ($0.10) whose settlement the store refuses (owed), then the store loses the counter and mirror. */
+async function owedThenLost(w: Awaited<ReturnType<typeof world>>, a: ReturnType<Awaited<ReturnType<typeof world>>['gateway']>) {
+  w.door.refuse = true;
+  await expect(a.settledRequest('req-1', 0.1)).rejects.toThrow('connection lost');
+  expect(a.spend.owedCount).toBe(1);
+  await w.lose();
+}
+
 /** The counter and mirror once both requests' costs are counted exactly once. */
 const countedOnce = (usd: number) => ({ spent: toNano(usd), reserved: 0, mirror: toNano(5 - usd) });
 
@@ -109,10 +117,7 @@ test('an owed settlement leaves a counter and a mirror its own gateway rebuilt m
   const w = await world();
   try {
     const a = w.gateway();
-    w.door.refuse = true;
-    await expect(a.settledRequest('req-1', 0.1)).rejects.toThrow('connection lost');
-    expect(a.spend.owedCount).toBe(1);
-    await w.lose();
+    await owedThenLost(w, a);
     w.door.refuse = false;
     // The next request rebuilds both (the first one's cost from the journal), then the owed settlement is taken.
     await a.settledRequest('req-2', 0.02);
@@ -128,9 +133,7 @@ test("another gateway's rebuild, not knowing the owed request's record, came fir
   try {
     const a = w.gateway();
     const b = w.gateway();
-    w.door.refuse = true;
-    await expect(a.settledRequest('req-1', 0.1)).rejects.toThrow('connection lost');
-    await w.lose();
+    await owedThenLost(w, a);
     w.door.refuse = false;
     // B rebuilds both without A's record (in A's journal only); A's own rebuild then finds them there.
     await b.settledRequest('req-2', 0.02);
@@ -147,9 +150,7 @@ test('a rebuild while a retry of the owed settlement is under way still leaves t
   const w = await world();
   try {
     const a = w.gateway();
-    w.door.refuse = true;
-    await expect(a.settledRequest('req-1', 0.1)).rejects.toThrow('connection lost');
-    await w.lose();
+    await owedThenLost(w, a);
     // A retry round starts and its attempt waits at the store's door; meanwhile a request rebuilds both.
     let open!: () => void;
     w.door.held = new Promise<void>((resolve) => (open = resolve));
