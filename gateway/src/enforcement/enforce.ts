@@ -217,10 +217,9 @@ export async function enforce(
   // part holding money (one on a single store) is held and settled on its own.
   const { generations } = reserved;
   const moneyParts = parts
-    .map((part, i) => ({ part, generations: generations[i]! }))
-    .filter((p) => moneyLeases(plan, p.part, p.generations).length > 0);
-  const held = moneyParts.map((p) => moneyLeases(plan, p.part, p.generations));
-  const releases = held.map((leases) => deps.spend.hold(leases, reserveNano));
+    .map((part, i) => ({ part, generations: generations[i]!, leases: moneyLeases(plan, part, generations[i]!) }))
+    .filter((p) => p.leases.length > 0);
+  const releases = moneyParts.map((p) => deps.spend.hold(p.leases, reserveNano));
   let settled = false;
   return {
     settle: async (actualUsd: number) => {
@@ -233,7 +232,7 @@ export async function enforce(
       await Promise.all(
         moneyParts.map((p, i) =>
           deps.spend.settle((skipped) => settlePart(deps.store, plan, p.part, p.generations, actualNano, skipped), releases[i]!, {
-            leases: held[i]!,
+            leases: p.leases,
             nano: reserveNano,
           }),
         ),
