@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { drained } from '../http/backpressure.js';
+import { bodyChunks } from '../http/body-chunks.js';
 import { abandonBody, tooLarge } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
@@ -200,8 +201,8 @@ export async function streamToClient(
   let broke: unknown;
   try {
     const text = new SseText();
-    for await (const chunk of upstream.body) {
-      parser.feed(text.decode(chunk as Buffer));
+    for await (const chunk of bodyChunks(upstream.body)) {
+      parser.feed(text.decode(chunk));
       if (failure) break;
       // A client that does not read holds the supplier back, not the gateway's memory.
       if (raw.writableNeedDrain) noteClientWait(reply, await drained(raw));

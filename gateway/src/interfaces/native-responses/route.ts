@@ -25,6 +25,7 @@ import {
   streamHeadHeaders,
 } from '../../pipeline/stream-to-client.js';
 import { drained } from '../../http/backpressure.js';
+import { bodyChunks } from '../../http/body-chunks.js';
 import { SseBoundary } from '../../http/sse-boundary.js';
 import { responsesError } from '../../translate/chat-via-responses/response.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
@@ -198,7 +199,7 @@ async function relayResponses(
   refuseJsonForStream(upstream, route.supplier.name);
   const tally = new AnswerTally('openai-responses');
   const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
-  const chunks = upstream.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const chunks = bodyChunks(upstream.body);
   const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
