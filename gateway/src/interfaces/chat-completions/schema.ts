@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
 
+/** OpenAI's chat completions take at most this many tools (more is its 400). */
+export const maxChatTools = 128;
+
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imagePart = z.looseObject({
   type: z.literal('image_url'),
@@ -148,7 +151,7 @@ export const chatCompletionRequest = z
       .nullable()
       .optional(),
     user: z.string().max(256).optional(),
-    tools: z.array(tool).max(128).optional(),
+    tools: z.array(tool).max(maxChatTools).optional(),
     tool_choice: toolChoice.optional(),
     parallel_tool_calls: z.boolean().optional(),
     response_format: responseFormat.optional(),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'vitest';
 import { ApiError } from '../../../../core/errors/index.js';
-import { chatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import { chatCompletionRequest, maxChatTools } from '../../interfaces/chat-completions/schema.js';
 import { messagesRequest } from '../../interfaces/messages/schema.js';
 import { testContext } from '../shared/test-fixtures.js';
 import { shortenToolName } from './tool-names.js';
@@ -145,6 +145,23 @@ describe('AnthropicToOpenAi.request', () => {
     assert.throws(
       () => translate({ messages: [{ role: 'user', content: 'Hi' }], stop_sequences: ['a', 'b', 'c', 'd', 'e'] }),
       (err: unknown) => err instanceof ApiError && err.code === 'unsupported_parameter' && err.param === 'stop_sequences',
+    );
+  });
+
+  it('refuses more tools than OpenAI takes, naming the field, and passes exactly that many', () => {
+    const tools = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `tool_${i}`, input_schema: { type: 'object', properties: {} } }));
+    assert.throws(
+      () => translate({ messages: [{ role: 'user', content: 'Hi' }], tools: tools(maxChatTools + 1) }),
+      (err: unknown) =>
+        err instanceof ApiError &&
+        err.code === 'unsupported_parameter' &&
+        err.param === 'tools' &&
+        /at most 128 tools; 129/.test(err.message),
+    );
+    assert.equal(
+      (translate({ messages: [{ role: 'user', content: 'Hi' }], tools: tools(maxChatTools) }).tools as unknown[]).length,
+      maxChatTools,
     );
   });
 

@@ -1,6 +1,6 @@
 // Anthropic messages request → OpenAI chat-completions request (docs/interfaces.md §Translation rules).
 import { ApiError } from '../../../../core/errors/index.js';
-import type { ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
+import { maxChatTools, type ChatCompletionRequest } from '../../interfaces/chat-completions/schema.js';
 import { isCustomTool, type CustomTool, type MessagesRequest } from '../../interfaces/messages/schema.js';
 import type { TranslationContext } from '../types.js';
 import { convertMessages, systemMessage } from './messages.js';
@@ -51,7 +51,15 @@ function refuseThread(request: MessagesRequest, context: TranslationContext): vo
 
 /** The client's tools; one defined by Anthropic (web search, bash, …) has no form elsewhere and is refused. */
 function customTools(request: MessagesRequest, context: TranslationContext): CustomTool[] {
-  return (request.tools ?? []).map((tool, i) => {
+  const tools = request.tools ?? [];
+  // Refused here with the client's own field named, not as the supplier's 400 after a round trip.
+  if (tools.length > maxChatTools) {
+    throw new ApiError('unsupported_parameter', {
+      param: 'tools',
+      humanMessage: `Model ${context.publicModel} is served here through an OpenAI-protocol supplier, which takes at most ${maxChatTools} tools; ${tools.length} were sent`,
+    });
+  }
+  return tools.map((tool, i) => {
     if (isCustomTool(tool)) return tool;
     throw new ApiError('unsupported_parameter', {
       param: `tools[${i}]`,
