@@ -19,6 +19,31 @@ export interface InviteSummary {
   expiresAt: Date;
 }
 
+/**
+ * Where a person stands toward a pending invitation (one place for the rules that the landing page
+ * explains and `accept` enforces):
+ * - `other_address`: not signed in, or signed in with an address the invite is not for;
+ * - `member_already`: already in that organisation with the invited role or a higher one, so
+ *   accepting changes nothing (for an invite no longer pending: in that organisation at all);
+ * - `other_organisation`: a member of another organisation (only a platform administrator moves people);
+ * - `acceptable`: accepting joins the organisation, or raises the role held there.
+ * An invite no longer pending is `not_pending` unless one of the first two applies.
+ */
+export type InviteStanding = 'other_address' | 'member_already' | 'not_pending' | 'other_organisation' | 'acceptable';
+
+export function inviteStanding(
+  invite: Pick<InviteSummary, 'email' | 'organisationId' | 'role' | 'status'>,
+  user: { email: string; role: Role; organisationId: number | null } | undefined,
+): InviteStanding {
+  if (!user || invite.email.trim().toLowerCase() !== user.email.trim().toLowerCase()) return 'other_address';
+  const pending = invite.status === 'pending';
+  if (user.organisationId === invite.organisationId) {
+    return pending && roleRank(invite.role) > roleRank(user.role) ? 'acceptable' : 'member_already';
+  }
+  if (!pending) return 'not_pending';
+  return user.organisationId !== null ? 'other_organisation' : 'acceptable';
+}
+
 /** Invites and their single-use links. */
 export class InviteRepository {
   constructor(
@@ -116,9 +141,14 @@ export class InviteRepository {
         throw new ApiError('conflict', {
           humanMessage: `This invitation is ${invite.status === 'pending' ? 'expired' : invite.status}; ask your administrator for a new one`,
         });
-      if (invite.email.trim().toLowerCase() !== user.email.trim().toLowerCase())
+      // Pending here, so the standing is one of these; `member_already` accepts and changes nothing.
+      const standing = inviteStanding(
+        { email: invite.email, organisationId: invite.organisation_id, role: invite.role, status: 'pending' },
+        user,
+      );
+      if (standing === 'other_address')
         throw new ApiError('forbidden', { humanMessage: `This invitation is for ${invite.email}; sign in with that address to accept it` });
-      if (user.organisationId !== null && user.organisationId !== invite.organisation_id)
+      if (standing === 'other_organisation')
         throw new ApiError('conflict', {
           humanMessage: 'You already belong to another organisation; ask a platform administrator to move you',
         });

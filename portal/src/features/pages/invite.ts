@@ -7,8 +7,8 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import type { InviteSummary } from '../../../../core/identity/invites.js';
-import { roleRank, type Role } from '../../../../core/identity/roles.js';
+import { inviteStanding, type InviteSummary } from '../../../../core/identity/invites.js';
+import type { Role } from '../../../../core/identity/roles.js';
 
 const statusText = {
   pending: undefined,
@@ -56,26 +56,26 @@ export function inviteRouter(deps: PortalDeps): Router {
 }
 
 /**
- * What the page offers a signed-in person with the invited address: to accept, unless accepting
- * would change nothing (already a member there with that role or a higher one: the page says so
- * instead of a button that silently did nothing) or cannot work (a member of another
- * organisation: accepting is refused, so the page says why first).
+ * What the page offers a signed-in person with the invited address (core/identity/invites.ts
+ * inviteStanding): to accept, unless accepting would change nothing (the page says so instead of a
+ * button that silently did nothing) or cannot work (a member of another organisation: accepting is
+ * refused, so the page says why first).
  */
 function acceptance(
   invite: InviteSummary,
   user: { email: string; role: Role; organisationId: number | null } | undefined,
 ): { canAccept: boolean; standing?: string } {
-  if (!user || user.email.toLowerCase() !== invite.email.toLowerCase()) return { canAccept: false };
-  const role = user.role.replace('_', ' ');
-  if (user.organisationId === invite.organisationId) {
-    if (invite.status === 'pending' && roleRank(invite.role) > roleRank(user.role)) return { canAccept: true };
-    return { canAccept: false, standing: `You are a member of ${invite.organisationName} already, as ${role}.` };
+  switch (inviteStanding(invite, user)) {
+    case 'acceptable':
+      return { canAccept: true };
+    case 'member_already':
+      return { canAccept: false, standing: `You are a member of ${invite.organisationName} already, as ${user!.role.replace('_', ' ')}.` };
+    case 'other_organisation':
+      return {
+        canAccept: false,
+        standing: 'You belong to another organisation: a platform administrator can move you (accepting here is refused).',
+      };
+    default:
+      return { canAccept: false };
   }
-  if (invite.status !== 'pending') return { canAccept: false };
-  if (user.organisationId !== null)
-    return {
-      canAccept: false,
-      standing: 'You belong to another organisation: a platform administrator can move you (accepting here is refused).',
-    };
-  return { canAccept: true };
 }
