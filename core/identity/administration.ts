@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
 import { ApiError } from '../errors/index.js';
+import { leaveProjects, projectPayerPrefix, projectsOutside } from '../projects/projects.js';
 import { isAllowed, roleAtLeast, roleRank, type Action, type Principal, type Role, type UserStatus } from './roles.js';
 
 /** A user as an administrator sees them in lists and on the detail page. */
@@ -241,15 +242,19 @@ export async function placeInOrganisation(
       ...(place.role && { role: place.role }),
       updated_at: now,
     });
+  // A project's tokens stay with the project's organisation; in projects of another organisation
+  // than the new one the person is a member no more, and the tokens they issued there stop working.
+  const leftProjects = await leaveProjects(trx, userId, await projectsOutside(trx, userId, place.organisationId), now);
   const keys = (await trx('api_keys')
     .where({ owner_user_id: userId })
+    .where((q) => q.whereNull('payer_id').orWhereNot('payer_id', 'like', `${projectPayerPrefix}%`))
     .update({ organisation_id: place.organisationId, updated_at: now })
     .returning('secret_hash')) as { secret_hash: string }[];
   // After the user's row is updated (and so locked): a nomination of them committing meanwhile is
   // either seen here and ended, or waits and is refused as naming a non-member.
   const left = await endNominations(trx, userId, place.organisationId);
   const repointed = await repointKeysPaidThrough(trx, userId, left);
-  return [...new Set([...keys.map((k) => k.secret_hash), ...repointed])];
+  return [...new Set([...keys.map((k) => k.secret_hash), ...leftProjects, ...repointed])];
 }
 
 /** Moves a user into an organisation (no department there yet); the key hashes to announce. */

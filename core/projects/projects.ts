@@ -10,8 +10,9 @@ import { ApiError } from '../errors/index.js';
 import { roleAtLeast, type Principal } from '../identity/roles.js';
 import { USAGE_TABLE } from '../usage/rollup.js';
 
-/** The wallet a project's tokens are charged to. */
-export const projectPayerId = (projectId: number) => `project:${projectId}`;
+/** How a project's wallet is named as a payer: `project:<id>`, the wallet its tokens are charged to. */
+export const projectPayerPrefix = 'project:';
+export const projectPayerId = (projectId: number) => `${projectPayerPrefix}${projectId}`;
 
 /** A project as pages and JSON show it. */
 export interface ProjectView {
@@ -214,14 +215,44 @@ export async function addProjectMember(knex: Knex, project: ProjectView, email: 
   return user.id;
 }
 
-/** Removes a member; the last member stays (a project always has someone to manage its tokens). */
-export async function removeProjectMember(knex: Knex, projectId: number, userId: number): Promise<void> {
-  await knex.transaction(async (trx) => {
+/**
+ * Removes a member; the last member stays (a project always has someone to manage its tokens).
+ * The tokens they issued for it are revoked (leaveProjects). Returns those tokens' secret hashes,
+ * to announce.
+ */
+export async function removeProjectMember(knex: Knex, projectId: number, userId: number, now: Date): Promise<string[]> {
+  return knex.transaction(async (trx) => {
     const members = (await trx('project_members').where({ project_id: projectId }).forUpdate().pluck('user_id')) as number[];
     if (!members.includes(userId))
       throw new ApiError('not_found', { param: 'user_id', humanMessage: 'This user is not a member of the project' });
     if (members.length === 1)
       throw new ApiError('conflict', { humanMessage: 'A project keeps at least one member; add someone else before removing the last' });
-    await trx('project_members').where({ project_id: projectId, user_id: userId }).delete();
+    return leaveProjects(trx, userId, [projectId], now);
   });
+}
+
+/**
+ * Takes a person out of projects: their memberships end and the tokens they issued for those
+ * projects are revoked. A token's secret was shown to its issuer alone, so one left working would
+ * let someone no longer in the project — or no longer in its organisation — go on spending the
+ * project's wallet (outside probe: after a move to another organisation that organisation's
+ * administrators could even manage it). Returns the revoked tokens' secret hashes, to announce.
+ */
+export async function leaveProjects(trx: Knex, userId: number, projectIds: number[], now: Date): Promise<string[]> {
+  if (projectIds.length === 0) return [];
+  await trx('project_members').where({ user_id: userId }).whereIn('project_id', projectIds).delete();
+  const revoked = (await trx('api_keys')
+    .where({ owner_user_id: userId, kind: 'token' })
+    .whereIn('payer_id', projectIds.map(projectPayerId))
+    .whereNot({ status: 'revoked' })
+    .update({ status: 'revoked', revoked_at: now, updated_at: now })
+    .returning('secret_hash')) as { secret_hash: string }[];
+  return revoked.map((k) => k.secret_hash);
+}
+
+/** The projects of organisations other than `organisationId` a person belongs to (all of them for `null`). */
+export async function projectsOutside(trx: Knex, userId: number, organisationId: number | null): Promise<number[]> {
+  const query = trx('project_members as m').join('projects as p', 'p.id', 'm.project_id').where('m.user_id', userId);
+  if (organisationId !== null) query.whereNot('p.organisation_id', organisationId);
+  return (await query.pluck('p.id')) as number[];
 }

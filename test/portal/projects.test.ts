@@ -220,6 +220,58 @@ describe('projects', () => {
     expect(await (await admin.get('/dashboard/projects')).text()).toContain('data-testid="projects-table"');
   });
 
+  it('a member who leaves the project, or the organisation, leaves their tokens for it behind, revoked', async () => {
+    const project = await create(people.research_admin.client, { name: unique('Leaving'), department_id: research });
+    const admin = people.research_admin.client;
+    const leaver = await signUp(world.portal, { organisationId: orgA, departmentId: research });
+    const issue = async (name: string) => {
+      expect((await admin.postJson(`/dashboard/projects/${project.id}/members`, { email: leaver.email })).status).toBe(200);
+      const res = await leaver.client.postJson(`/dashboard/projects/${project.id}/tokens`, { name });
+      expect(res.status, await res.clone().text()).toBe(201);
+      return ((await res.json()) as { created: { token: string; token_id: number } }).created;
+    };
+    await fundWallet(world.gateway, project.payer_id, 5);
+    const chat = (token: string) =>
+      new OpenAI({ baseURL: `${world.gateway.gateway.url}/v1`, apiKey: token, maxRetries: 0 }).chat.completions
+        .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'project work' }], max_tokens: 5 })
+        .then(
+          () => 'ok',
+          (e: unknown) => (e instanceof OpenAI.APIError ? `${e.status} ${String(e.code)}` : 'error'),
+        );
+    const status = async (tokenId: number) =>
+      (await knex()('api_keys').where({ number: tokenId }).first('status', 'organisation_id')) as {
+        status: string;
+        organisation_id: number;
+      };
+
+    // Removed from the project: the secret went with them, so the token stops working.
+    const first = await issue('before removal');
+    expect(await chat(first.token)).toBe('ok');
+    expect((await admin.postJson(`/dashboard/projects/${project.id}/members/${leaver.id}/remove`, {})).status).toBe(200);
+    expect((await status(first.token_id)).status).toBe('revoked');
+    await waitFor('the gateway to refuse the removed member’s token', async () => (await chat(first.token)).startsWith('401'), 2_000, 25);
+
+    // Moved to another organisation: out of the project, the token revoked and still the project’s
+    // organisation’s — the new organisation’s administrators cannot see or change it.
+    const second = await issue('before the move');
+    expect(await chat(second.token)).toBe('ok');
+    expect((await people.platform_admin.client.postJson(`/dashboard/admin/users/${leaver.id}/org`, { org_id: orgB })).status).toBe(200);
+    expect(await status(second.token_id)).toEqual({ status: 'revoked', organisation_id: orgA });
+    await waitFor('the gateway to refuse the moved member’s token', async () => (await chat(second.token)).startsWith('401'), 2_000, 25);
+    expect((await people.other_org_admin.client.get(`/dashboard/keys/${second.token_id}`, { accept: 'application/json' })).status).toBe(
+      404,
+    );
+    expect(
+      (await people.other_org_admin.client.postJson(`/dashboard/keys/${second.token_id}`, { action: 'update', name: 'renamed' })).status,
+    ).toBe(404);
+    const detail = (await (await admin.get(`/dashboard/projects/${project.id}`, { accept: 'application/json' })).json()) as {
+      members: { email: string }[];
+      tokens: { name: string; status: string }[];
+    };
+    expect(detail.members.map((m) => m.email)).not.toContain(leaver.email);
+    expect(detail.tokens.filter((t) => t.name === 'before the move').map((t) => t.status)).toEqual(['revoked']);
+  });
+
   it('a project token form sent twice (the answering page reloaded) makes one token, and says where it is', async () => {
     const project = await create(people.research_admin.client, { name: unique('Twice'), department_id: research });
     const client = people.research_admin.client;

@@ -203,7 +203,8 @@ export function projectsRouter(deps: PortalDeps): Router {
     const project = await managedProject(req);
     const userId = Number(req.params.user_id);
     if (userId > maxId) throw new ApiError('not_found', { param: 'user_id', humanMessage: 'This user is not a member of the project' });
-    await removeProjectMember(knex, project.id, userId);
+    // The tokens they issued for the project are revoked: every gateway refuses them within a second.
+    await announcer.announceAll(await removeProjectMember(knex, project.id, userId, now()));
     await noteActivity(deps, {
       userId: req.user!.id,
       kind: 'project_member_removed',
