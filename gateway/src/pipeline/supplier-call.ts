@@ -6,6 +6,7 @@ import type { AttemptSignal } from '../http/cancellation.js';
 import type { UpstreamClient, UpstreamResponse } from '../http/upstream-client.js';
 import { supplierAdapters } from '../suppliers/registry.js';
 import type { SupplierCallContext } from '../suppliers/types.js';
+import { withoutCredential } from '../suppliers/upstream-error.js';
 
 /** A request body that is not JSON (a multipart upload), streamed to the supplier as it is read. */
 export class RawRequestBody {
@@ -30,7 +31,8 @@ export async function callSupplier(
   signal: AttemptSignal,
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
-  const headers = adapter.headers(route, context, signal.credential?.apiKey ?? route.supplier.apiKey);
+  const credential = signal.credential?.apiKey ?? route.supplier.apiKey;
+  const headers = adapter.headers(route, context, credential);
   let payload: string | Readable;
   if (body instanceof RawRequestBody) {
     headers['content-type'] = body.contentType;
@@ -57,7 +59,7 @@ export async function callSupplier(
   } catch (cause) {
     throw new ApiError('upstream_error', { cause, details: { supplier: route.supplier.name } });
   }
-  throw adapter.mapError(response.statusCode, response.headers, text, route.supplier.name);
+  throw adapter.mapError(response.statusCode, response.headers, withoutCredential(text, credential), route.supplier.name);
 }
 
 /** The error an attempt ends with when its supplier's whole-call deadline passes. */

@@ -1,6 +1,7 @@
 // What every protocol's error mapper decides the same way: which supplier code is kept, and which
 // status the client sees. One place, so the OpenAI-protocol and Anthropic-protocol mappers (and
 // the documentation in docs/interfaces.md "Errors") cannot drift apart again.
+import { ApiError } from '../../../core/errors/index.js';
 
 /**
  * The supplier's own error code, kept with its identity (docs/errors.md "Supplier codes"): a
@@ -24,4 +25,32 @@ export function clientStatus(upstreamStatus: number): number {
 /** The human message for a supplier error that carried a code but no readable message. */
 export function fallbackMessage(supplier: string, upstreamStatus: number): string {
   return `Supplier ${supplier} failed the request (HTTP ${upstreamStatus})`;
+}
+
+/**
+ * A supplier refused the gateway's own credential (401/403): never shown as the client's key
+ * problem, and not worth a client's retry — only an administrator's fix helps (`x-should-retry:
+ * false`). Still a 502, so the next supplier is tried (failover goes by status).
+ */
+export function credentialsRefused(supplier: string, upstreamStatus: number): ApiError {
+  return new ApiError('upstream_error', {
+    humanMessage: `Supplier ${supplier} refused the gateway's credentials; an administrator must fix the supplier configuration`,
+    details: { supplier, upstream_status: upstreamStatus },
+    retryable: false,
+  });
+}
+
+/** What stands for the gateway's credential in a supplier's error text. */
+export const credentialMask = '[credential removed]';
+
+/**
+ * A supplier's error text without the credential the gateway sent it: some suppliers and the
+ * proxies before them quote the `Authorization` or `x-api-key` they received ("… you sent
+ * Authorization=Bearer sk-…"), and the text becomes the client's `human_message` (outside probe:
+ * the gateway's supplier key reached clients on 400 and 429 answers). Short values are left
+ * alone: a credential of a few characters would match ordinary words.
+ */
+export function withoutCredential(text: string, credential: string | undefined): string {
+  if (credential === undefined || credential.length < 8 || !text.includes(credential)) return text;
+  return text.replaceAll(credential, credentialMask);
 }

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from '../../../../core/errors/index.js';
 import { retryAfterSeconds } from '../retry-after.js';
-import { clientStatus, fallbackMessage, providerCode } from '../upstream-error.js';
+import { clientStatus, credentialsRefused, fallbackMessage, providerCode } from '../upstream-error.js';
 
 interface AnthropicErrorBody {
   type?: unknown;
@@ -21,12 +21,7 @@ export function mapAnthropicError(status: number, headers: IncomingHttpHeaders, 
     parsed = undefined;
   }
   const details = { supplier, upstream_status: status };
-  if (status === 401 || status === 403) {
-    return new ApiError('upstream_error', {
-      humanMessage: `Supplier ${supplier} refused the gateway's credentials; an administrator must fix the supplier configuration`,
-      details,
-    });
-  }
+  if (status === 401 || status === 403) return credentialsRefused(supplier, status);
   const retryAfter = retryAfterSeconds(headers);
   const options = { details, ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }) };
   // Anthropic's own errors name themselves by `type`; a JSON-RPC style supplier behind the same

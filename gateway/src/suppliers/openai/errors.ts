@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, isErrorCode } from '../../../../core/errors/index.js';
 import { retryAfterSeconds } from '../retry-after.js';
-import { clientStatus, fallbackMessage, providerCode } from '../upstream-error.js';
+import { clientStatus, credentialsRefused, fallbackMessage, providerCode } from '../upstream-error.js';
 
 interface OpenAiErrorBody {
   error?: { message?: unknown; type?: unknown; code?: unknown; param?: unknown };
@@ -21,12 +21,7 @@ export function mapOpenAiError(status: number, headers: IncomingHttpHeaders, tex
   }
   const retryAfter = retryAfterSeconds(headers);
   const details = { supplier, upstream_status: status };
-  if (status === 401 || status === 403) {
-    return new ApiError('upstream_error', {
-      humanMessage: `Supplier ${supplier} refused the gateway's credentials; an administrator must fix the supplier configuration`,
-      details,
-    });
-  }
+  if (status === 401 || status === 403) return credentialsRefused(supplier, status);
   const upstream = parsed?.error;
   const code = providerCode(upstream?.code) ?? providerCode(upstream?.type);
   const message = typeof upstream?.message === 'string' && upstream.message ? upstream.message : undefined;
