@@ -37,6 +37,39 @@ describe('OpenAI chat passthrough streams', () => {
     assert.equal(t.streamEnd(), '');
   });
 
+  it('a stream without [DONE] is whole once every one of n choices finished, and cut before that', () => {
+    const twoChoices = () =>
+      new OpenAiToOpenAi(
+        chatCompletionRequest.parse({ model: 'm', stream: true, n: 2, messages: [{ role: 'user', content: 'hi' }] }),
+        testContext('openai'),
+      );
+    const chunk = (index: number, finish: string | null) =>
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'u',
+        choices: [{ index, delta: { content: 'x' }, finish_reason: finish }],
+      });
+    // Choice 0 finished, choice 1 still being written when the connection dropped.
+    const cut = twoChoices();
+    for (const data of [chunk(0, null), chunk(0, 'stop'), chunk(1, null)]) cut.streamEvent({ data });
+    assert.throws(
+      () => cut.streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
+    // Only choice 0 ever came: n asked for two.
+    const one = twoChoices();
+    one.streamEvent({ data: chunk(0, 'stop') });
+    assert.throws(
+      () => one.streamEnd(),
+      (err: unknown) => err instanceof ApiError && err.code === 'stream_interrupted',
+    );
+    const whole = twoChoices();
+    for (const data of [chunk(0, 'stop'), chunk(1, null), chunk(1, 'length')]) whole.streamEvent({ data });
+    assert.equal(whole.streamEnd(), 'data: [DONE]\n\n');
+  });
+
   const usageClient = () =>
     new OpenAiToOpenAi(
       chatCompletionRequest.parse({

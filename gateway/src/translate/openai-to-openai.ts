@@ -21,7 +21,9 @@ import type { ChargedCall, SseEvent, TranslationContext, Translator, UpstreamCal
  */
 export class OpenAiToOpenAi implements Translator {
   private seenUsage: TokenUsage | undefined;
-  private finished = false;
+  /** The choices seen, and those that ended with a finish_reason: whole only when every one of `n` did. */
+  private readonly choicesSeen = new Set<number>();
+  private readonly choicesFinished = new Set<number>();
   private done = false;
   /** A chunk arrived before `[DONE]`: a stream of `[DONE]` alone is no answer (empty_stream, failover). */
   private sawChunk = false;
@@ -81,7 +83,13 @@ export class OpenAiToOpenAi implements Translator {
       );
     }
     if (chunk.usage) this.seenUsage = tokenUsageFromOpenAi(chunk.usage);
-    if (chunk.choices?.some((c) => c.finish_reason)) this.finished = true;
+    if (chunk.choices) {
+      for (const choice of chunk.choices) {
+        const index = typeof choice.index === 'number' ? choice.index : 0;
+        this.choicesSeen.add(index);
+        if (choice.finish_reason) this.choicesFinished.add(index);
+      }
+    }
     this.lastChunk = chunk;
     const wantsUsage = this.request_.stream_options?.include_usage === true;
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
@@ -102,9 +110,17 @@ export class OpenAiToOpenAi implements Translator {
 
   streamEnd(): string {
     if (this.done) return '';
-    // Some OpenAI-compatible suppliers omit [DONE]; a finish_reason means the answer is whole.
-    if (this.finished) return this.closing();
+    // Some OpenAI-compatible suppliers omit [DONE]; a finish_reason on every choice means the
+    // answer is whole. With `n` > 1 one finished choice is not: a stream cut while the next was
+    // still being written ended as a clean answer (outside probe).
+    if (this.whole()) return this.closing();
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
+  }
+
+  /** Every choice asked for (`n`, default 1) and every choice seen ended with a finish_reason. */
+  private whole(): boolean {
+    const asked = this.request_.n ?? 1;
+    return this.choicesFinished.size >= Math.max(asked, this.choicesSeen.size);
   }
 
   /**
