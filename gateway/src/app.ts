@@ -118,6 +118,9 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
     const path = request.url.split('?', 1)[0]!;
     if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      // Closed after the answer, as for other malformed requests: left open, the connection
+      // answered nothing more (outside probe).
+      reply.header('connection', 'close');
       throw new ApiError('invalid_request', { param: 'host', humanMessage: 'An HTTP/1.1 request must carry a Host header' });
     }
     if (draining && path !== '/health') throw new ApiError('pod_draining');

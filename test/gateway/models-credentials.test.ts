@@ -87,6 +87,21 @@ describe('GET /v1/models credentials', () => {
     expect(xApiKeyTwice).toContain('The x-api-key header was sent more than once');
   });
 
+  test('an HTTP/1.1 request without Host is refused and its connection closed, its body or not', async () => {
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    // No `Connection: close` from the client: the gateway itself must end the connection
+    // (rawRequest resolves only when it does), as it says it will.
+    for (const request of [
+      `POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `GET /v1/models HTTP/1.1\r\nAuthorization: Bearer ${key}\r\n\r\n`,
+    ]) {
+      const answer = await rawRequest(h.gateway.url, request);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('must carry a Host header');
+      expect(answer.toLowerCase()).toContain('connection: close');
+    }
+  });
+
   test('two X-Session-Id headers are refused, not joined into one identifier', async () => {
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     const post = (sessionHeaders: string) =>
