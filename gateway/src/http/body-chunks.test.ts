@@ -53,6 +53,20 @@ test('the events that came with a cut are read before the failure, though the re
   expect(failure).toBeInstanceOf(Error);
 });
 
+test('reading starts when called: a cut before the first next() (the relay still waiting) loses nothing', async () => {
+  const { body } = await agent.request({ origin, path: '/', method: 'POST', body: '{}' });
+  const chunks = bodyChunks(body);
+  cutNow();
+  if (!body.destroyed) await new Promise((resolve) => body.once('close', resolve));
+  let read = '';
+  await expect(
+    (async () => {
+      for await (const chunk of chunks) read += String(chunk);
+    })(),
+  ).rejects.toBeInstanceOf(Error);
+  expect(read).toBe('data: 1\n\ndata: 2\n\ndata: 3\n\n');
+});
+
 test('a body that ends is read whole, then the end', async () => {
   const parts = [Buffer.from('a'), Buffer.from('b'), Buffer.from('c')];
   let read = '';

@@ -9,7 +9,9 @@ export const aheadLimitBytes = 64 * 1024;
 
 /**
  * The chunks of a supplier's streamed body in order, then its end — or, after every chunk that
- * arrived, the failure that broke it.
+ * arrived, the failure that broke it. Reading starts when this is called, not at the first
+ * `next()`: a caller that awaits something else first (the Anthropic lane's input count) loses
+ * nothing that arrives meanwhile.
  *
  * Not `for await (… of body)`: Node's iterator of a Readable returns nothing of what is still
  * buffered once the stream is destroyed, and undici destroys a body whose connection closed before
@@ -17,11 +19,12 @@ export const aheadLimitBytes = 64 * 1024;
  * client) were dropped when the cut followed them — a stream cut after its first content then
  * looked cut before any, an HTTP error instead of the partial answer and its in-stream error (seen
  * in 37 of 100 cuts with a relay that waits between chunks). Here each chunk is taken as undici
- * hands it over ('data'); only a pause for a slow client leaves chunks in the body's own buffer.
+ * hands it over ('data'); only a pause for a client that reads slower than the supplier writes
+ * (`limit` bytes ahead) leaves chunks in the body's own buffer, where a cut still drops them.
  *
  * Leaving early (`break`, `return()`) destroys the body, as Node's iterator does.
  */
-export async function* bodyChunks(body: Readable, limit = aheadLimitBytes): AsyncGenerator<Buffer, void, undefined> {
+export function bodyChunks(body: Readable, limit = aheadLimitBytes): AsyncGenerator<Buffer, void, undefined> {
   const queue: Buffer[] = [];
   let queued = 0;
   let ended = false;
@@ -45,23 +48,26 @@ export async function* bodyChunks(body: Readable, limit = aheadLimitBytes): Asyn
     ended = true;
     notify();
   });
-  try {
-    for (;;) {
-      const chunk = queue.shift();
-      if (chunk !== undefined) {
-        queued -= chunk.length;
-        if (queued < limit && body.isPaused() && !ended) body.resume();
-        yield chunk;
-        continue;
+  async function* read(): AsyncGenerator<Buffer, void, undefined> {
+    try {
+      for (;;) {
+        const chunk = queue.shift();
+        if (chunk !== undefined) {
+          queued -= chunk.length;
+          if (queued < limit && body.isPaused() && !ended) body.resume();
+          yield chunk;
+          continue;
+        }
+        if (ended) {
+          if (failure !== undefined) throw failure;
+          return;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
       }
-      if (ended) {
-        if (failure !== undefined) throw failure;
-        return;
-      }
-      await new Promise<void>((resolve) => (wake = resolve));
+    } finally {
+      body.off('data', onData);
+      if (!ended) body.destroy();
     }
-  } finally {
-    body.off('data', onData);
-    if (!ended) body.destroy();
   }
+  return read();
 }

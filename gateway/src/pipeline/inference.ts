@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ModelCapability, ModelRoute } from '../../../core/config/index.js';
 import { requireKey } from '../auth/request-caller.js';
 import type { GatewayDeps } from '../deps.js';
+import { bodyChunks } from '../http/body-chunks.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
 import { fallbackMaxTokens, inputTokenLimit } from '../routing/cost.js';
@@ -120,6 +121,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
         signal,
       );
       // Only there is anything awaited: the other lanes (and a failover to an Anthropic supplier) take no extra turn.
+      // The stream is read from now on, so frames that come with a cut during the wait are kept.
+      const chunks = inference.stream ? bodyChunks(upstream.body) : undefined;
       if (countsInput && counting !== undefined) await inputCounted(counting);
       const headers = () => answerHeaders(reply, route, publicModel, started);
       // What is charged: the supplier's usage, or the gateway's own count where it gave none; once per call.
@@ -138,7 +141,8 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           request,
           { outputCap: inference.maxOutputTokens, choices: inference.choices, inputCap: inference.inputCap },
         ));
-      if (inference.stream) {
+      if (chunks !== undefined) {
+        // A stream (read from the moment the supplier answered).
         const outcome = await streamToClient(reply, upstream, translator, {
           headers,
           // The totals the stream ends with are what is charged: noted first, within bounds.
@@ -150,6 +154,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           supplier: route.supplier.name,
           sawContent: () => tally.sawContent(),
           maxEventChars: deps.upstream.answerLimitBytes,
+          chunks,
         });
         await charge();
         return { value: reply as unknown, lateError: outcome.error };

@@ -3,7 +3,6 @@ import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { drained } from '../http/backpressure.js';
-import { bodyChunks } from '../http/body-chunks.js';
 import { abandonBody, tooLarge } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
@@ -82,6 +81,8 @@ export interface StreamRelay {
   sawContent: () => boolean;
   /** The most characters one event may hold (the supplier answer bound). */
   maxEventChars: number;
+  /** The body's chunks, read from the moment the supplier answered (http/body-chunks.ts). */
+  chunks: AsyncGenerator<Buffer, void, undefined>;
 }
 
 /**
@@ -201,7 +202,7 @@ export async function streamToClient(
   let broke: unknown;
   try {
     const text = new SseText();
-    for await (const chunk of bodyChunks(upstream.body)) {
+    for await (const chunk of relay.chunks) {
       parser.feed(text.decode(chunk));
       if (failure) break;
       // A client that does not read holds the supplier back, not the gateway's memory.
