@@ -112,10 +112,15 @@ export class ApiError extends Error {
    * `provider_timeout` before the first byte is safe to retry; one in the middle of an answer is not.
    */
   afterOutput(): ApiError {
-    if (!this.retryable) return this;
+    return this.withRetryable(false);
+  }
+
+  /** The same failure with other retry advice (`retryable`, `x-should-retry`); this one is unchanged. */
+  withRetryable(retryable: boolean): ApiError {
+    if (this.retryable === retryable) return this;
     const copy = Object.create(Object.getPrototypeOf(this) as object) as ApiError;
     Object.defineProperties(copy, Object.getOwnPropertyDescriptors(this));
-    Object.defineProperty(copy, 'retryable', { value: false, enumerable: true });
+    Object.defineProperty(copy, 'retryable', { value: retryable, enumerable: true });
     return copy;
   }
 

@@ -103,6 +103,28 @@ test('all failing: the primary error is returned; a client error stops at once',
   assert.equal(calls, 1);
 });
 
+test('all failing: the first failure answers, retryable when a later one was (a refused credential, then an overload)', async () => {
+  const store = new MemoryStore('t:');
+  onTestFinished(() => store.close());
+  const { cancellation } = fakeCancellation();
+  const refused = new ApiError('upstream_error', { humanMessage: 'refused the gateway credentials', retryable: false });
+  const answer = (later: () => ApiError): Promise<ApiError> =>
+    tryCandidates(fakeRequest(), routes, cancellation, state(new SupplierHealth(store)), async (route) => {
+      throw route.supplier.name === 'a' ? refused : later();
+    }).then(
+      (): ApiError => assert.fail('every candidate failed'),
+      (e: unknown) => e as ApiError,
+    );
+  const overloaded = await answer(() => new ApiError('provider_unavailable'));
+  assert.deepEqual(
+    [overloaded.code, overloaded.retryable, overloaded.humanMessage],
+    ['upstream_error', true, 'refused the gateway credentials'],
+  );
+  assert.equal(refused.retryable, false, 'the attempt’s own error is unchanged');
+  const allRefused = await answer(() => refused);
+  assert.equal(allRefused.retryable, false);
+});
+
 test('a late failure (stream already started) is recorded but not failed over', async () => {
   const store = new MemoryStore('t:');
   onTestFinished(() => store.close());

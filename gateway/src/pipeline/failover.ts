@@ -69,6 +69,8 @@ export async function tryCandidates<T>(
   const warn = (e: unknown) => request.log.warn({ err: e }, 'supplier health update failed');
   let firstError: ApiError | undefined;
   let firstErrorAttempt = 0;
+  /** A failure after the first was worth retrying (the answer is the first failure, its advice not). */
+  let laterRetryable = false;
   let lastFailureAt: number | undefined;
   for (const [index, route] of candidates.entries()) {
     const supplier = route.supplier.name;
@@ -115,7 +117,7 @@ export async function tryCandidates<T>(
         if (firstError === undefined) {
           firstError = error;
           firstErrorAttempt = record.attempts.length - 1;
-        }
+        } else if (error.retryable) laterRetryable = true;
         const credentialFault = credential ? credentialFailureKind(error) : undefined;
         // Reported on a later tick so that building the store command does not delay the next
         // attempt: failover selection stays in-memory work only.
@@ -131,5 +133,8 @@ export async function tryCandidates<T>(
     }
   }
   if (firstError) record.answeringIndex = firstErrorAttempt;
-  throw firstError ?? new ApiError('no_providers_available');
+  if (!firstError) throw new ApiError('no_providers_available');
+  // The first failure is the answer, but not its retry advice alone: a first supplier refusing the
+  // gateway's credential (not retryable) with a later one overloaded (retryable) is worth a retry.
+  throw laterRetryable ? firstError.withRetryable(true) : firstError;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mapAnthropicError } from './anthropic/errors.js';
 import { mapOpenAiError } from './openai/errors.js';
-import { providerCode } from './upstream-error.js';
+import { credentialMask, providerCode, withoutCredential } from './upstream-error.js';
 
 const json = (body: unknown) => JSON.stringify(body);
 const mappers = { openai: mapOpenAiError, anthropic: mapAnthropicError };
@@ -44,5 +44,27 @@ describe('supplier error mapping, every protocol alike', () => {
     expect(providerCode('')).toBeUndefined();
     expect(providerCode(null)).toBeUndefined();
     expect(providerCode(0)).toBe('0');
+  });
+});
+
+describe('withoutCredential: a supplier error text without the credential the gateway sent', () => {
+  const key = 'sk-proj/Abc123+xyz';
+  it('masks the credential as written, and as JSON escapes spell it (parsing would turn them back into it)', () => {
+    expect(withoutCredential(`{"error":{"message":"bad key ${key}"}}`, key)).toBe(`{"error":{"message":"bad key ${credentialMask}"}}`);
+    const escaped = JSON.stringify({ error: { message: `bad key ${key}` } })
+      .replace('/', '\\/')
+      .replace('A', '\\u0041');
+    expect(escaped).not.toContain(key);
+    const masked = withoutCredential(escaped, key);
+    expect((JSON.parse(masked) as { error: { message: string } }).error.message).toBe(`bad key ${credentialMask}`);
+    // The error mappers read the masked text: the client's message holds no credential.
+    expect(mapOpenAiError(400, {}, masked, 'sup').humanMessage).not.toContain(key);
+  });
+
+  it('leaves other text alone, and a credential too short to tell from ordinary words', () => {
+    const text = '{"error":{"message":"quota \\/ plan exceeded"}}';
+    expect(withoutCredential(text, key)).toBe(text);
+    expect(withoutCredential('the key is short', 'short')).toBe('the key is short');
+    expect(withoutCredential('no credential sent', undefined)).toBe('no credential sent');
   });
 });

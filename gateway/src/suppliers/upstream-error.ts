@@ -51,6 +51,18 @@ export const credentialMask = '[credential removed]';
  * alone: a credential of a few characters would match ordinary words.
  */
 export function withoutCredential(text: string, credential: string | undefined): string {
-  if (credential === undefined || credential.length < 8 || !text.includes(credential)) return text;
-  return text.replaceAll(credential, credentialMask);
+  if (credential === undefined || credential.length < 8) return text;
+  // JSON may spell the credential with escapes (`\/`, `\u0041`) that parsing turns back into it:
+  // such a document is masked as it will be read, re-written without needless escapes.
+  const readable = text.includes('\\') ? reWritten(text) : text;
+  return readable.includes(credential) ? readable.replaceAll(credential, credentialMask) : text;
+}
+
+/** A JSON document parsed and written again (escapes only where JSON needs them), or the text as it is. */
+function reWritten(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
 }
