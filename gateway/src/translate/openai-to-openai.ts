@@ -117,10 +117,13 @@ export class OpenAiToOpenAi implements Translator {
     throw new ApiError('stream_interrupted', { details: { supplier: this.context.route.supplier.name } });
   }
 
-  /** Every choice asked for (`n`, default 1) and every choice seen ended with a finish_reason. */
+  /**
+   * Every choice seen ended with a finish_reason. Not "all `n` of them": a supplier that ignores
+   * `n` (and omits `[DONE]`) would then never end whole; OpenAI interleaves the choices from the
+   * start, so a cut leaves a choice seen but unfinished.
+   */
   private whole(): boolean {
-    const asked = this.request_.n ?? 1;
-    return this.choicesFinished.size >= Math.max(asked, this.choicesSeen.size);
+    return this.choicesSeen.size > 0 && this.choicesFinished.size === this.choicesSeen.size;
   }
 
   /**
