@@ -5,6 +5,7 @@
 // returned key hashes so every gateway replica follows within a second.
 import type { Knex } from 'knex';
 import { ApiError } from '../errors/index.js';
+import { projectPayerPattern } from '../projects/projects.js';
 import { payerForPortalKey } from './payer.js';
 
 /** The organisation's billing facts as the admin pages show them. */
@@ -116,7 +117,7 @@ export async function repointPortalKeys(trx: Knex, owners: { organisationId: num
     // A project's tokens are paid by the project whoever issued them (docs/projects.md): they
     // follow no change of who pays for their issuer.
     .andWhereRaw("coalesce(k.metadata->>'project', '') = ''")
-    .andWhereRaw("coalesce(k.payer_id, '') not like 'project:%'")
+    .andWhereRaw("coalesce(k.payer_id, '') not like ?", [projectPayerPattern])
     .select('k.id', 'k.owner_user_id', 'k.payer_id', 'k.secret_hash')) as {
     id: string;
     owner_user_id: number;

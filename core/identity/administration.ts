@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
 import { ApiError } from '../errors/index.js';
-import { leaveProjects, projectPayerPrefix, projectsOutside } from '../projects/projects.js';
+import { leaveProjects, projectPayerPattern, projectsOutside } from '../projects/projects.js';
 import { isAllowed, roleAtLeast, roleRank, type Action, type Principal, type Role, type UserStatus } from './roles.js';
 
 /** A user as an administrator sees them in lists and on the detail page. */
@@ -247,7 +247,7 @@ export async function placeInOrganisation(
   const leftProjects = await leaveProjects(trx, userId, await projectsOutside(trx, userId, place.organisationId), now);
   const keys = (await trx('api_keys')
     .where({ owner_user_id: userId })
-    .where((q) => q.whereNull('payer_id').orWhereNot('payer_id', 'like', `${projectPayerPrefix}%`))
+    .where((q) => q.whereNull('payer_id').orWhereNot('payer_id', 'like', projectPayerPattern))
     .update({ organisation_id: place.organisationId, updated_at: now })
     .returning('secret_hash')) as { secret_hash: string }[];
   // After the user's row is updated (and so locked): a nomination of them committing meanwhile is

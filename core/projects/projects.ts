@@ -13,6 +13,8 @@ import { USAGE_TABLE } from '../usage/rollup.js';
 /** How a project's wallet is named as a payer: `project:<id>`, the wallet its tokens are charged to. */
 export const projectPayerPrefix = 'project:';
 export const projectPayerId = (projectId: number) => `${projectPayerPrefix}${projectId}`;
+/** A SQL LIKE pattern of every project's payer id: a key paid by a project is a project token. */
+export const projectPayerPattern = `${projectPayerPrefix}%`;
 
 /** A project as pages and JSON show it. */
 export interface ProjectView {
@@ -242,7 +244,7 @@ export async function leaveProjects(trx: Knex, userId: number, projectIds: numbe
   if (projectIds.length === 0) return [];
   await trx('project_members').where({ user_id: userId }).whereIn('project_id', projectIds).delete();
   const revoked = (await trx('api_keys')
-    .where({ owner_user_id: userId, kind: 'token' })
+    .where({ owner_user_id: userId })
     .whereIn('payer_id', projectIds.map(projectPayerId))
     .whereNot({ status: 'revoked' })
     .update({ status: 'revoked', revoked_at: now, updated_at: now })
