@@ -322,6 +322,26 @@ describe('embeddings, rerank, transcription and speech', () => {
     expectError(await post('/v1/audio/transcriptions', { model: 'whisper' }), 415, 'unsupported_media_type');
   });
 
+  test('stream on a transcription: true is refused (not answered with JSON an SDK stream reads as nothing), a non-boolean is invalid, false is fine', async () => {
+    const audio = wav(0.5);
+    // The SDK's stream: true would otherwise yield zero events and no error.
+    const refused = await client.audio.transcriptions
+      .create({ file: await toFile(audio, 'tone.wav'), model: 'whisper', stream: true })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    assert.ok(refused instanceof OpenAI.APIError, `stream: true is refused: ${String(refused)}`);
+    assert.equal(refused.status, 400);
+    assert.equal((refused.error as { code?: string }).code, 'unsupported_parameter');
+    assert.equal((refused.error as { param?: string }).param, 'stream');
+    assert.match((refused.error as { message?: string }).message ?? '', /streamed transcription/i);
+    const file = { name: 'file', value: new Blob([audio]), filename: 'x.wav' };
+    expectError(await upload([{ name: 'stream', value: 'banana' }, file]), 400, 'validation_error', 'stream');
+    const plain = await upload([{ name: 'stream', value: 'false' }, file]);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+  });
+
   test('transcription accepts each format by content: MP3, M4A, FLAC, OGG, WebM', async () => {
     const heads: Record<string, number[]> = {
       mp3: [0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0, 0, 0],

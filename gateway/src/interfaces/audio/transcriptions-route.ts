@@ -69,7 +69,8 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
       });
     }
   }
-  const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language');
+  readStream(last('stream'));
+  const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language' && n !== 'stream');
   if (code !== undefined) forwarded.push(['language', code]);
   const responseFormat = last('response_format') ?? 'json';
   if (!responseFormats.has(responseFormat)) {
@@ -83,6 +84,24 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
     throw new ApiError('validation_error', { param: 'temperature', humanMessage: 'temperature must be a number from 0 to 1' });
   }
   return { model, region, responseFormat, forwarded };
+}
+
+/**
+ * The form's `stream` field: `false` (the default, not forwarded) or a refusal. A streamed
+ * transcription (`stream=true`, OpenAI's `transcript.text.delta` events) is not offered: answering
+ * it with plain JSON would leave an SDK's stream empty without an error, so it is refused.
+ */
+function readStream(stream: string | undefined): void {
+  if (stream === undefined) return;
+  const value = stream.trim().toLowerCase();
+  if (value === 'false') return;
+  if (value === 'true') {
+    throw new ApiError('unsupported_parameter', {
+      param: 'stream',
+      humanMessage: 'Streamed transcription (stream=true) is not offered by this gateway; send stream=false or leave it out',
+    });
+  }
+  throw new ApiError('validation_error', { param: 'stream', humanMessage: 'stream must be true or false' });
 }
 
 /** What a supplier's transcription answer says it consumed (OpenAI: `usage` by duration or tokens; `duration` in verbose_json). */
