@@ -172,6 +172,9 @@ describe('embeddings, rerank, transcription and speech', () => {
       'invalid_input',
       'input',
     );
+    const tooMany = await post('/v1/embeddings', { model: 'embed-small', input: Array.from({ length: 2049 }, () => 'x') });
+    expectError(tooMany, 400, 'validation_error', 'input');
+    assert.match(tooMany.body.error!.human_message, /at most 2048 inputs/);
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: 42 }), 400, 'validation_error', 'input');
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: [''] }), 400, 'invalid_input', 'input[0]');
     expectError(await post('/v1/embeddings', { input: 'x' }), 400, 'missing_model', 'model');
@@ -210,6 +213,17 @@ describe('embeddings, rerank, transcription and speech', () => {
     ]);
     expectError(r, 400, 'capability_unsupported', 'model');
     expectError(await post('/v1/embeddings', { model: 'no-such-model', input: 'x' }), 404, 'model_not_found', 'model');
+    // "auto" is listed by GET /v1/models, so it is not "a model that does not exist": automatic
+    // routing serves the chat endpoints only (docs/autorouter.md).
+    for (const [path, body] of [
+      ['/v1/embeddings', { model: 'auto', input: 'x' }],
+      ['/v1/audio/speech', { model: 'auto', input: 'hi' }],
+      ['/v1/native/responses', { model: 'auto', input: [{ role: 'user', content: 'hi' }], stream: true }],
+    ] as const) {
+      const refused = await post(path, body);
+      expectError(refused, 400, 'capability_unsupported', 'model');
+      assert.match(refused.body.error!.human_message, /chat\/completions and \/v1\/messages only/, path);
+    }
   });
 
   test('rerank through plain HTTP: sorted by score, original indexes, top_n, documents on request', async () => {
