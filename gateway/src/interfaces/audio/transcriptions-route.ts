@@ -262,14 +262,19 @@ declare module 'fastify' {
 
 /**
  * Registers `POST /v1/audio/transcriptions` in its own scope, whose multipart parser leaves the
- * body unread so the route can stream it (other routes keep rejecting multipart bodies).
+ * body unread so the route can stream it (other routes keep rejecting multipart bodies); any other
+ * body is left unread as well, for the route's 415.
  */
 export function registerTranscriptionRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   void app.register(async (scope) => {
+    // Only the multipart parser: a body of any other type (JSON, raw audio, no Content-Type) is
+    // left unread too, so the route answers its own 415 rather than the JSON parser's invalid_json.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
       request.isMultipart = true;
       done(null, undefined);
     });
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     // The upload is streamed, not parsed by fastify, so its bound is the upload's own, not bodyLimit:
     // an `Expect: 100-continue` upload within it is invited (http/expect-continue.ts).
     scope.post('/v1/audio/transcriptions', { config: { invitedBodyBytes: maxUploadBytes } }, (request, reply) =>
