@@ -56,7 +56,7 @@ describe('wrong method on a known path', () => {
   });
 
   test('an unknown path is 404 before its body is read: broken JSON, invalid UTF-8, a multipart upload', async () => {
-    const post = (path: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    const post = (path: string, body: string | Uint8Array, headers: Record<string, string> = {}) =>
       fetch(`${h.gateway.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
     for (const body of ['{"broken', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d])]) {
       const res = await post('/v1/nothing', body, { 'content-type': 'application/json' });
