@@ -3,6 +3,7 @@
 import { errorDefinition, errorTypeForStatus, isErrorCode, type ErrorCode, type ErrorType } from './catalogue.js';
 import { toWellFormed } from '../text/well-formed.js';
 import { outageMessages, outageSource } from './dependency-outage.js';
+import { foreignCodes, type ForeignCode } from './foreign-codes.js';
 
 /** Per-occurrence detail layered over a catalogue code's defaults. */
 export interface ApiErrorOptions {
@@ -135,6 +136,14 @@ export class ApiError extends Error {
     options: Omit<ApiErrorOptions, 'status' | 'humanMessage'> = {},
   ): ApiError {
     return new ApiError({ [providerInit]: true, code, status, humanMessage }, options);
+  }
+
+  /**
+   * An error with a code of another API that the gateway produces itself (foreign-codes.ts, listed
+   * in docs/errors.md): status from that list, type and retry advice following it.
+   */
+  static foreign(code: ForeignCode, humanMessage: string, options: Omit<ApiErrorOptions, 'status' | 'humanMessage'> = {}): ApiError {
+    return ApiError.fromProvider(code, foreignCodes[code].status, humanMessage, options);
   }
 
   private static resolveCatalogueCode(code: ErrorCode, options: ApiErrorOptions) {

@@ -19,3 +19,4 @@ export {
   type ErrorBody,
 } from './api-error.js';
 export { networkCodes } from './dependency-outage.js';
+export { foreignCodes, type ForeignCode } from './foreign-codes.js';

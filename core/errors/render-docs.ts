@@ -3,6 +3,7 @@
 import { pathToFileURL } from 'node:url';
 import { ApiError, renderErrorBody } from './api-error.js';
 import { catalogueGroups, errorCatalogue, errorTypeForStatus, frameworkStatuses, type ErrorCode, type ErrorGroup } from './catalogue.js';
+import { foreignCodes, type ForeignCodeEntry } from './foreign-codes.js';
 
 const groupTitles: Record<ErrorGroup, string> = {
   special: 'Codes with a specific action',
@@ -131,9 +132,29 @@ function intro(): string[] {
   ];
 }
 
+/** The codes the gateway produces outside the catalogue (foreign-codes.ts). */
+function foreignSection(): string[] {
+  const header = ['Code', 'HTTP status', 'Type', 'Retryable', 'Default human message', 'Defined by', 'Action'];
+  return [
+    '## Codes from other APIs',
+    '',
+    "Codes the gateway produces itself that are another API's own, kept because that API's SDK acts on",
+    'them. Type and retry advice follow the status as for the catalogue.',
+    '',
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...Object.entries(foreignCodes).map(([code, entry]: [string, ForeignCodeEntry]) => {
+      const type = errorTypeForStatus(entry.status);
+      const retryable = entry.status === 429 || entry.status >= 500;
+      return `| \`${code}\` | ${entry.status} | \`${type}\` | ${retryable ? 'yes' : 'no'} | ${[entry.message, entry.origin, entry.action].map(cell).join(' | ')} |`;
+    }),
+    '',
+  ];
+}
+
 /** The complete markdown of docs/errors.md. */
 export function renderErrorsMarkdown(): string {
-  const lines = [...intro(), ...catalogueGroups.flatMap(groupSection)];
+  const lines = [...intro(), ...catalogueGroups.flatMap(groupSection), ...foreignSection()];
   return `${lines.join('\n').trimEnd()}\n`;
 }
 

@@ -87,6 +87,22 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   registerJsonBodyParser(app);
 
+  // Created before any route is registered: it learns each path's methods as routes are added.
+  const routeMethods = new RouteMethods(app);
+  /** The answer to a request no route serves: 405 with Allow when the path exists with other methods, else 404. */
+  const pathNotServed = (request: FastifyRequest, reply: FastifyReply): ApiError => {
+    const path = request.url.split('?', 1)[0]!;
+    const allowed = routeMethods.allowed(path);
+    if (allowed.length > 0) {
+      // The path exists, only not with this method (RFC 9110 §15.5.6: 405 lists the methods in Allow).
+      void reply.header('allow', allowed.join(', '));
+      return new ApiError('method_not_allowed', {
+        humanMessage: `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}`,
+      });
+    }
+    return new ApiError('not_found', { humanMessage: `There is no ${request.method} ${path} on this gateway` });
+  };
+
   // Decided once here: with tracing off these hooks do not exist, so requests pay nothing.
   const tracer = deps.telemetry.tracer;
   if (tracer) {
@@ -126,6 +142,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     if (draining && path !== '/health') throw new ApiError('pod_draining');
     if (publicPaths.has(path)) return;
     request.caller = await authenticate(request.raw, { xApiKey: xApiKeyPaths.has(path) || path.startsWith('/v1/models/') }, credentials);
+    // A path the gateway does not have (or not with this method) is answered here, after
+    // authentication and before fastify reads and parses the body for its not-found route: a
+    // broken body there is no reason to answer anything but 404 or 405. `is404` is a property read.
+    if (request.is404) throw pathNotServed(request, reply);
   });
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
@@ -189,22 +209,11 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     return settling ? settling.then(() => sendError(reply, apiError)) : sendError(reply, apiError);
   });
 
-  // Created before any route is registered: it learns each path's methods as routes are added.
-  const routeMethods = new RouteMethods(app);
+  // Normally answered by the onRequest hook (pathNotServed); kept for whatever reaches the router's default.
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0]!;
-    const allowed = routeMethods.allowed(path);
-    if (allowed.length > 0) {
-      // The path exists, only not with this method (RFC 9110 §15.5.6: 405 lists the methods in Allow).
-      request.errorCode = 'method_not_allowed';
-      void reply.header('allow', allowed.join(', '));
-      return sendError(
-        reply,
-        new ApiError('method_not_allowed', { humanMessage: `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}` }),
-      );
-    }
-    request.errorCode = 'not_found';
-    return sendError(reply, new ApiError('not_found', { humanMessage: `There is no ${request.method} ${path} on this gateway` }));
+    const error = pathNotServed(request, reply);
+    request.errorCode = error.code;
+    return sendError(reply, error);
   });
 
   app.get('/health', async (_request, reply) => {

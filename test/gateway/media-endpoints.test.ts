@@ -172,6 +172,9 @@ describe('embeddings, rerank, transcription and speech', () => {
       'invalid_input',
       'input',
     );
+    const tooMany = await post('/v1/embeddings', { model: 'embed-small', input: Array.from({ length: 2049 }, () => 'x') });
+    expectError(tooMany, 400, 'validation_error', 'input');
+    assert.match(tooMany.body.error!.human_message, /at most 2048 inputs/);
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: 42 }), 400, 'validation_error', 'input');
     expectError(await post('/v1/embeddings', { model: 'embed-small', input: [''] }), 400, 'invalid_input', 'input[0]');
     expectError(await post('/v1/embeddings', { input: 'x' }), 400, 'missing_model', 'model');
@@ -210,6 +213,17 @@ describe('embeddings, rerank, transcription and speech', () => {
     ]);
     expectError(r, 400, 'capability_unsupported', 'model');
     expectError(await post('/v1/embeddings', { model: 'no-such-model', input: 'x' }), 404, 'model_not_found', 'model');
+    // "auto" is listed by GET /v1/models, so it is not "a model that does not exist": automatic
+    // routing serves the chat endpoints only (docs/autorouter.md).
+    for (const [path, body] of [
+      ['/v1/embeddings', { model: 'auto', input: 'x' }],
+      ['/v1/audio/speech', { model: 'auto', input: 'hi' }],
+      ['/v1/native/responses', { model: 'auto', input: [{ role: 'user', content: 'hi' }], stream: true }],
+    ] as const) {
+      const refused = await post(path, body);
+      expectError(refused, 400, 'capability_unsupported', 'model');
+      assert.match(refused.body.error!.human_message, /chat\/completions and \/v1\/messages only/, path);
+    }
   });
 
   test('rerank through plain HTTP: sorted by score, original indexes, top_n, documents on request', async () => {
@@ -320,6 +334,26 @@ describe('embeddings, rerank, transcription and speech', () => {
         name,
       );
     expectError(await post('/v1/audio/transcriptions', { model: 'whisper' }), 415, 'unsupported_media_type');
+  });
+
+  test('stream on a transcription: true is refused (not answered with JSON an SDK stream reads as nothing), a non-boolean is invalid, false is fine', async () => {
+    const audio = wav(0.5);
+    // The SDK's stream: true would otherwise yield zero events and no error.
+    const refused = await client.audio.transcriptions
+      .create({ file: await toFile(audio, 'tone.wav'), model: 'whisper', stream: true })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    assert.ok(refused instanceof OpenAI.APIError, `stream: true is refused: ${String(refused)}`);
+    assert.equal(refused.status, 400);
+    assert.equal((refused.error as { code?: string }).code, 'unsupported_parameter');
+    assert.equal((refused.error as { param?: string }).param, 'stream');
+    assert.match((refused.error as { message?: string }).message ?? '', /streamed transcription/i);
+    const file = { name: 'file', value: new Blob([audio]), filename: 'x.wav' };
+    expectError(await upload([{ name: 'stream', value: 'banana' }, file]), 400, 'validation_error', 'stream');
+    const plain = await upload([{ name: 'stream', value: 'false' }, file]);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
   });
 
   test('transcription accepts each format by content: MP3, M4A, FLAC, OGG, WebM', async () => {

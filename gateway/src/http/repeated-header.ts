@@ -16,3 +16,14 @@ export function sentMoreThanOnce(rawHeaders: readonly string[], lowerName: strin
   }
   return false;
 }
+
+/**
+ * The first parameter a parsed query string holds more than once: fastify's parser turns
+ * `limit=2&limit=3` into `["2", "3"]`, which a number check would call NaN. No query parameter the
+ * gateway reads is a list, so a repeat is refused as one, like a repeated header.
+ */
+export function repeatedQueryParam(query: unknown): string | undefined {
+  if (query === null || typeof query !== 'object') return undefined;
+  for (const [name, value] of Object.entries(query)) if (Array.isArray(value)) return name;
+  return undefined;
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../../core/errors/index.js';
+import { repeatedQueryParam } from './repeated-header.js';
 
 function pathOf(path: readonly PropertyKey[]): string {
   return path.reduce<string>(
@@ -40,6 +41,20 @@ export function validateBody<S extends z.ZodType>(schema: S, body: unknown): z.i
   const { path, message } = explained(issue);
   const param = pathOf(path);
   throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${message}` });
+}
+
+/**
+ * Validates a query string against a schema, as validateBody does a body; a parameter given more
+ * than once (`limit=2&limit=3`) is refused as such, not as the array it parsed into.
+ */
+export function validateQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const repeated = repeatedQueryParam(query);
+  if (repeated !== undefined)
+    throw new ApiError('validation_error', {
+      param: repeated,
+      humanMessage: `The "${repeated}" query parameter was given more than once; give it once`,
+    });
+  return validateBody(schema, query);
 }
 
 /**

@@ -53,3 +53,17 @@ test('no supplier left under a policy is a hard failure, never a fallback elsewh
     'the request fails with provider_redirect_forbidden naming the policy',
   );
 });
+
+test('"auto" on an endpoint that does not route automatically is capability_unsupported naming model, not model_not_found', () => {
+  for (const capability of ['embeddings', 'speech', 'chat'] as const)
+    assert.throws(
+      () => pickCandidates(catalogueWith(undefined), 'auto', key, undefined, { protocols: ['openai'], capability }),
+      (e) =>
+        e instanceof ApiError &&
+        e.status === 400 &&
+        e.code === 'capability_unsupported' &&
+        e.param === 'model' &&
+        /chat\/completions and \/v1\/messages only/.test(e.humanMessage),
+      capability,
+    );
+});

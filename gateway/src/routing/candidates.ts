@@ -1,6 +1,7 @@
 import type { Catalogue, ModelCapability, ModelRoute, SupplierProtocol } from '../../../core/config/index.js';
 import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
+import { autoModel } from './auto-model.js';
 
 /** What the calling interface can use: the protocols it can translate to and the capability it needs. */
 export interface InterfaceNeeds {
@@ -22,6 +23,14 @@ export function pickCandidates(
   needs: InterfaceNeeds,
 ): readonly ModelRoute[] {
   const routes = catalogue.routes.get(model);
+  // `auto` is resolved to a catalogue model by the chat interfaces before they get here; on any
+  // other endpoint it is listed by GET /v1/models, so "does not exist" would be wrong.
+  if (!routes && model === autoModel) {
+    throw new ApiError('capability_unsupported', {
+      param: 'model',
+      humanMessage: `Automatic routing ("model": "auto") serves /v1/chat/completions and /v1/messages only; name a model for this endpoint (GET /v1/models lists them)`,
+    });
+  }
   if (!routes) {
     throw new ApiError('model_not_found', {
       param: 'model',

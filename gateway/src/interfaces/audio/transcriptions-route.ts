@@ -69,7 +69,8 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
       });
     }
   }
-  const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language');
+  readStream(last('stream'));
+  const forwarded: FormField[] = fields.filter(([n]) => n !== 'model' && n !== 'region' && n !== 'language' && n !== 'stream');
   if (code !== undefined) forwarded.push(['language', code]);
   const responseFormat = last('response_format') ?? 'json';
   if (!responseFormats.has(responseFormat)) {
@@ -83,6 +84,24 @@ function readForm(fields: readonly FormField[]): TranscriptionForm {
     throw new ApiError('validation_error', { param: 'temperature', humanMessage: 'temperature must be a number from 0 to 1' });
   }
   return { model, region, responseFormat, forwarded };
+}
+
+/**
+ * The form's `stream` field: `false` (the default, not forwarded) or a refusal. A streamed
+ * transcription (`stream=true`, OpenAI's `transcript.text.delta` events) is not offered: answering
+ * it with plain JSON would leave an SDK's stream empty without an error, so it is refused.
+ */
+function readStream(stream: string | undefined): void {
+  if (stream === undefined) return;
+  const value = stream.trim().toLowerCase();
+  if (value === 'false') return;
+  if (value === 'true') {
+    throw new ApiError('unsupported_parameter', {
+      param: 'stream',
+      humanMessage: 'Streamed transcription (stream=true) is not offered by this gateway; send stream=false or leave it out',
+    });
+  }
+  throw new ApiError('validation_error', { param: 'stream', humanMessage: 'stream must be true or false' });
 }
 
 /** What a supplier's transcription answer says it consumed (OpenAI: `usage` by duration or tokens; `duration` in verbose_json). */
@@ -243,14 +262,19 @@ declare module 'fastify' {
 
 /**
  * Registers `POST /v1/audio/transcriptions` in its own scope, whose multipart parser leaves the
- * body unread so the route can stream it (other routes keep rejecting multipart bodies).
+ * body unread so the route can stream it (other routes keep rejecting multipart bodies); any other
+ * body is left unread as well, for the route's 415.
  */
 export function registerTranscriptionRoutes(app: FastifyInstance, deps: GatewayDeps): void {
   void app.register(async (scope) => {
+    // Only the multipart parser: a body of any other type (JSON, raw audio, no Content-Type) is
+    // left unread too, so the route answers its own 415 rather than the JSON parser's invalid_json.
+    scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
       request.isMultipart = true;
       done(null, undefined);
     });
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     // The upload is streamed, not parsed by fastify, so its bound is the upload's own, not bodyLimit:
     // an `Expect: 100-continue` upload within it is invited (http/expect-continue.ts).
     scope.post('/v1/audio/transcriptions', { config: { invitedBodyBytes: maxUploadBytes } }, (request, reply) =>

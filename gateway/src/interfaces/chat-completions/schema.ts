@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
+import { imageUrlProblem } from '../image-source.js';
 
 /** OpenAI's chat completions take at most this many tools (more is its 400). */
 export const maxChatTools = 128;
@@ -7,7 +8,16 @@ export const maxChatTools = 128;
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imagePart = z.looseObject({
   type: z.literal('image_url'),
-  image_url: z.looseObject({ url: z.string().min(1), detail: z.enum(['auto', 'low', 'high']).optional() }),
+  image_url: z.looseObject({
+    url: z
+      .string()
+      .min(1)
+      .superRefine((url, ctx) => {
+        const problem = imageUrlProblem(url);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+    detail: z.enum(['auto', 'low', 'high']).optional(),
+  }),
 });
 const otherPart = z.looseObject({ type: z.enum(['input_audio', 'file', 'refusal']) });
 const contentPart = z.discriminatedUnion('type', [textPart, imagePart, otherPart]);

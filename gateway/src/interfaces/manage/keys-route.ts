@@ -4,7 +4,7 @@ import { AuditRepository, InvalidAuditCursorError, toStoredAttempt } from '../..
 import { ApiError } from '../../../../core/errors/index.js';
 import { InvalidCursorError, KeyAnnouncer, KeyRepository, type KeyPatch, type KeyRecord } from '../../../../core/keys/index.js';
 import type { GatewayDeps } from '../../deps.js';
-import { validateBody } from '../../http/validate.js';
+import { validateBody, validateQuery } from '../../http/validate.js';
 import { keyView } from './key-view.js';
 import { requireAdmin } from './require-admin.js';
 import { auditQuery, createKeyRequest, listKeysQuery, patchKeyRequest } from './schema.js';
@@ -100,7 +100,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
 
   app.get('/v1/manage/keys', async (request) => {
     requireAdmin(request);
-    const query = validateBody(listKeysQuery, request.query);
+    const query = validateQuery(listKeysQuery, request.query);
     try {
       const page = await repository.list({
         // API tokens have their own listing (/v1/manage/tokens).
@@ -167,7 +167,7 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
   app.get('/v1/manage/keys/:id/audit', async (request) => {
     requireAdmin(request);
     const key = await loadKey(repository, request);
-    const query = validateBody(auditQuery, request.query);
+    const query = validateQuery(auditQuery, request.query);
     if (query.from && query.to && query.from > query.to) {
       throw new ApiError('validation_error', { param: 'from', humanMessage: '"from" must not be after "to"' });
     }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import { InvalidCursorError, KeyAnnouncer, type KeyRecord, type KeyRepository } from '../../../../core/keys/index.js';
 import type { GatewayDeps } from '../../deps.js';
-import { validateBody } from '../../http/validate.js';
+import { validateBody, validateQuery } from '../../http/validate.js';
 import { requireAdmin } from './require-admin.js';
 import { createTokenRequest, listTokensQuery } from './schema.js';
 
@@ -64,7 +64,7 @@ export function registerTokenManagementRoutes(app: FastifyInstance, deps: Gatewa
 
   app.get('/v1/manage/tokens', async (request) => {
     requireAdmin(request);
-    const query = validateBody(listTokensQuery, request.query);
+    const query = validateQuery(listTokensQuery, request.query);
     try {
       const page = await repository.list({
         kind: 'token',

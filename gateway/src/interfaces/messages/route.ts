@@ -6,6 +6,7 @@ import type { GatewayDeps } from '../../deps.js';
 import { enforce } from '../../enforcement/enforce.js';
 import { RequestCancellation } from '../../http/cancellation.js';
 import { validateBody } from '../../http/validate.js';
+import { sentMoreThanOnce } from '../../http/repeated-header.js';
 import { shortAnswerLimitBytes, readTextPrefix } from '../../http/bounded-body.js';
 import { requestBytes } from '../../http/request-bytes.js';
 import { messagesInputCap } from '../../tokens/input-cap.js';
@@ -27,6 +28,9 @@ function checkVersionHeader(request: FastifyRequest): void {
   for (const name of ['anthropic-version', 'ext-version'] as const) {
     const value = request.headers[name];
     if (value !== undefined && (typeof value !== 'string' || !versionPattern.test(value))) {
+      // Node joins a repeated header's values with ", ": say so rather than call the join a bad date.
+      if (sentMoreThanOnce(request.raw.rawHeaders, name))
+        throw new ApiError('invalid_request', { param: name, humanMessage: `The ${name} header was sent more than once; send one` });
       throw new ApiError('invalid_request', { param: name, humanMessage: `The ${name} header must be a date such as 2023-06-01` });
     }
   }

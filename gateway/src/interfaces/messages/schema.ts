@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
+import { base64Message, httpUrlMessage, isBase64, isHttpUrl } from '../image-source.js';
 import { maxSessionIdLength, sessionIdTooLong } from '../../routing/session-inputs.js';
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
@@ -9,9 +10,9 @@ const imageSource = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('base64'),
     media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
-    data: z.string().min(1),
+    data: z.string().min(1).refine(isBase64, base64Message),
   }),
-  z.looseObject({ type: z.literal('url'), url: z.string().min(1) }),
+  z.looseObject({ type: z.literal('url'), url: z.string().min(1).refine(isHttpUrl, httpUrlMessage) }),
 ]);
 const imageBlock = z.looseObject({ type: z.literal('image'), source: imageSource, cache_control: cacheControl });
 const documentBlock = z.looseObject({

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { requireKey } from '../../auth/request-caller.js';
-import { validateBody } from '../../http/validate.js';
+import { validateBody, validateQuery } from '../../http/validate.js';
 
 const modelParams = z.strictObject({ id: z.string().min(1).max(200) });
 
@@ -16,7 +16,7 @@ const anthropicPage = z.looseObject({
 
 /** One page of the list, in catalogue order, as the Anthropic API pages it (and its SDK follows `has_more`). */
 function pageOf<T extends { id: string }>(models: T[], query: unknown): { page: T[]; hasMore: boolean } {
-  const { limit, after_id, before_id } = validateBody(anthropicPage, query);
+  const { limit, after_id, before_id } = validateQuery(anthropicPage, query);
   if (after_id !== undefined && before_id !== undefined) {
     throw new ApiError('invalid_request', { param: 'before_id', humanMessage: 'Give after_id or before_id, not both' });
   }

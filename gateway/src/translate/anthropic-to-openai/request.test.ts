@@ -406,4 +406,12 @@ describe('a thread (the conversation kept by Anthropic) toward an OpenAI-protoco
         JSON.stringify(err.details) === JSON.stringify({ unsupported: ['thread'] }),
     );
   });
+
+  it('is left out when it asks for nothing (null, false, "", [], {}), as any field that asks for nothing', () => {
+    for (const thread of [null, false, '', [], {}]) {
+      const body = translate({ thread, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(body.thread, undefined, `thread ${JSON.stringify(thread)} is not forwarded`);
+      assert.deepEqual(body.messages, [{ role: 'user', content: 'hi' }], `thread ${JSON.stringify(thread)}`);
+    }
+  });
 });

@@ -6,7 +6,7 @@ import type { TranslationContext } from '../types.js';
 import { convertMessages, systemMessage } from './messages.js';
 import { responseFormatFromOutputConfig } from './output-config.js';
 import type { ToolNameMap } from './tool-names.js';
-import { unhandledField } from '../shared/unhandled-fields.js';
+import { asks, unhandledField } from '../shared/unhandled-fields.js';
 
 type OpenAiToolChoice = NonNullable<ChatCompletionRequest['tool_choice']>;
 
@@ -37,13 +37,14 @@ function toolChoiceFrom(choice: NonNullable<MessagesRequest['tool_choice']>, nam
  * A thread (`thread`: the conversation kept on Anthropic's servers, continued from a stored
  * reply) has no OpenAI form: dropping it would send the last turn alone and answer out of
  * context. Refused with the code the Anthropic SDK reads as "send the whole conversation without
- * `thread`" (ThreadUnsupportedRequestError, `details.unsupported`).
+ * `thread`" (ThreadUnsupportedRequestError, `details.unsupported`). A `thread` that asks for
+ * nothing (null, false, "", [], {}: shared/unhandled-fields.ts) is left out.
  */
 function refuseThread(request: MessagesRequest, context: TranslationContext): void {
-  if ((request as Record<string, unknown>).thread === undefined) return;
-  throw ApiError.fromProvider(
+  // A value that asks for nothing (null, false, {}) is left out like any other such field.
+  if (!asks((request as Record<string, unknown>).thread)) return;
+  throw ApiError.foreign(
     'thread_unsupported_request',
-    400,
     `Threads are kept by Anthropic's own servers; model ${context.publicModel} is served here through an OpenAI-protocol supplier, which keeps none. Send the whole conversation in "messages", without "thread".`,
     { param: 'thread', details: { unsupported: ['thread'] } },
   );

@@ -2,6 +2,7 @@
 import { ApiError } from '../../../../core/errors/index.js';
 import type { ChatMessage } from '../../interfaces/chat-completions/schema.js';
 import type { ContentBlock } from '../../interfaces/messages/schema.js';
+import { imageUrlProblem, isHttpUrl, parseDataUrl } from '../../interfaces/image-source.js';
 
 /** Message content as an OpenAI client may send it (assistant content may also be null). */
 export type ChatContent = NonNullable<ChatMessage['content']>;
@@ -27,24 +28,17 @@ export function textBlocks(text: string): TextBlock[] {
   return isBlankText(text) ? [] : [{ type: 'text', text }];
 }
 
-/** Splits a `data:<mime>;base64,<data>` URL; undefined for any other URL. */
-export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
-  const match = /^data:([^;,]+)((?:;[^;,]*)*?);base64,(.*)$/s.exec(url);
-  if (!match) return undefined;
-  const [, mediaType, , data] = match;
-  if (mediaType === undefined || data === undefined || data === '') return undefined;
-  return { mediaType: mediaType.toLowerCase(), data };
-}
-
 function unsupported(param: string, humanMessage: string): ApiError {
   return new ApiError('unsupported_parameter', { param, humanMessage });
 }
 
 /** An `image_url` part: data URLs become base64 sources (PDFs become documents), http(s) URLs url sources. */
 function imageBlock(url: string, param: string): ContentBlock {
+  // The chat schema has checked the URL already (interfaces/image-source.ts); kept for any other caller.
+  const problem = imageUrlProblem(url);
+  if (problem !== undefined) throw new ApiError('validation_error', { param, humanMessage: `Invalid value for "${param}": ${problem}` });
   if (url.startsWith('data:')) {
-    const parsed = parseDataUrl(url);
-    if (!parsed) throw unsupported(param, 'Image data URLs must be base64 encoded (data:<type>;base64,...)');
+    const parsed = parseDataUrl(url)!;
     if (parsed.mediaType === 'application/pdf') {
       return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: parsed.data } };
     }
@@ -53,7 +47,7 @@ function imageBlock(url: string, param: string): ContentBlock {
     }
     return { type: 'image', source: { type: 'base64', media_type: parsed.mediaType, data: parsed.data } };
   }
-  if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
+  if (isHttpUrl(url)) return { type: 'image', source: { type: 'url', url } };
   throw unsupported(param, 'Image URLs must be http(s) URLs or base64 data URLs');
 }
 
