@@ -44,6 +44,11 @@ const fundQuery = z.strictObject({
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, 'must be a payment id')
     .optional(),
+  /** The cancel link's proof that the processor sent the browser back (core/billing cancelProof). */
+  proof: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be the proof of the cancel link')
+    .optional(),
 });
 
 const billingQuery = z.strictObject({
@@ -228,7 +233,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status });
     }
     // Back from the hosted page without paying: that checkout can no longer be paid.
-    if (query.cancelled !== undefined) await service.cancelCheckout(req.user!, Number(query.cancelled));
+    // Only with the link's proof: another site can send the browser to `?cancelled=<id>` too.
+    const cancelled = query.cancelled !== undefined && (await service.cancelCheckout(req.user!, Number(query.cancelled), query.proof));
     let quote;
     let issue: string | undefined;
     if (query.amount !== undefined) {
@@ -245,7 +251,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       quote,
       issue,
       amount: query.amount ?? '',
-      cancelled: query.cancelled !== undefined,
+      cancelled,
       formToken: newFormToken(),
     });
   });
