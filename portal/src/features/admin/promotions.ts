@@ -17,6 +17,7 @@ import { wantsJson } from '../../web/errors.js';
 import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
+import { formatUsd } from '../../web/usd.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
@@ -161,7 +162,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
         userId,
         actorUserId: req.user!.id,
         kind: 'promotion_granted',
-        summary: `Received a promotional credit of $${grant.amount_usd.toFixed(2)}: ${grant.reason}`,
+        summary: `Received a promotional credit of ${formatUsd(grant.amount_usd)}: ${grant.reason}`,
         details: { grant_id: grant.id, amount_usd: grant.amount_usd, expires_at: grant.expires_at },
       });
     await answer(req, res, grant.id, 'created', entryIds.length > 0 ? 201 : 200);
