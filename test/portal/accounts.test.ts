@@ -94,6 +94,25 @@ describe('registration', () => {
     expect(body.detail.map((d) => d.loc.join('.')).sort()).toEqual(['body.email', 'body.name', 'body.password']);
   });
 
+  it('refuses an address over RFC 5321 lengths (64 before the @, 254 in all) with 422 naming email, and opens no account', async () => {
+    const client = new PortalClient(harness.url);
+    for (const email of [
+      `${'a'.repeat(300)}@x.com`,
+      `${'a'.repeat(65)}@x.com`,
+      `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(60)}.com`,
+    ]) {
+      const response = await client.postJson('/auth/register', { email, password, name: 'Long', accept_terms: true });
+      expect(response.status, email.length.toString()).toBe(422);
+      const body = (await response.json()) as { code: string; error: { param: string }; detail: { loc: string[]; msg: string }[] };
+      expect(body).toMatchObject({ code: 'validation_error', error: { param: 'email' } });
+      expect(body.detail).toEqual([expect.objectContaining({ loc: ['body', 'email'], msg: expect.stringMatching(/at most (64|254)/) })]);
+      expect(await harness.database.knex('users').where({ email }).first()).toBeUndefined();
+    }
+    // At the limits exactly, it is an address like any other.
+    const local64 = `${'a'.repeat(59)}${Date.now().toString(36).slice(-5)}@x.com`;
+    expect((await client.postJson('/auth/register', { email: local64, password, name: 'Sixty-four' })).status).toBe(201);
+  });
+
   it('accepts the HTML form, and refuses it without the terms box ticked', async () => {
     const client = new PortalClient(harness.url);
     const email = uniqueEmail();

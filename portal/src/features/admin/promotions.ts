@@ -21,6 +21,7 @@ import { formatUsd } from '../../web/usd.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const amount = z.union(
   [
@@ -51,7 +52,7 @@ const nonce = z.string().regex(/^[A-Za-z0-9_-]{8,100}$/, 'must be 8–100 letter
 const createBody = z
   .object({
     user_id: idField.optional(),
-    email: z.email({ message: 'must be an email address' }).max(320).optional(),
+    email: emailAddress.optional(),
     amount_usd: amount,
     reason,
     expires_at: expiry.optional(),
