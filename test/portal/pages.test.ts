@@ -110,6 +110,34 @@ describe('public pages', () => {
     });
   });
 
+  it('negotiates errors by Accept: malformed JSON from a caller preferring HTML gets the error page; /verify-email without a token asked as JSON gets JSON', async () => {
+    const post = (accept: string | undefined) =>
+      fetch(`${harness.url}/auth/login`, {
+        method: 'POST',
+        headers: { origin: harness.url, 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+        body: '{"email":',
+      });
+    const page = await post('text/html');
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('The request body is not valid JSON');
+    const browser = await post('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    expect(browser.headers.get('content-type')).toMatch(/^text\/html/);
+    // A JSON caller, or one that says nothing (or anything), still gets JSON for its JSON body.
+    for (const accept of ['application/json', undefined, '*/*', 'application/json, text/html;q=0.5']) {
+      const json = await post(accept);
+      expect(json.status, String(accept)).toBe(400);
+      expect(await json.json()).toMatchObject({ code: 'invalid_json' });
+    }
+
+    const verifyJson = await fetch(`${harness.url}/verify-email`, { headers: { accept: 'application/json' } });
+    expect(verifyJson.status).toBe(422);
+    expect(await verifyJson.json()).toMatchObject({ code: 'validation_error', error: { param: 'token' } });
+    const verifyPage = await fetch(`${harness.url}/verify-email`, { headers: { accept: 'text/html' } });
+    expect(verifyPage.status).toBe(200);
+    expect(await verifyPage.text()).toContain('action="/auth/resend-verification"');
+  });
+
   it('answers a wrong method on an existing path with 405 and Allow (page or JSON), and a real unknown path still with 404', async () => {
     const { signUp } = await import('../support/portal-users.js');
     const { client } = await signUp(harness);

@@ -222,7 +222,10 @@ export function accountRouter(deps: {
   router.get('/verify-email', validate({ query: verifyQuery }), async (req, res, next) => {
     const { token, return_to } = req.valid!.query as z.infer<typeof verifyQuery>;
     const returnTo = safeReturnTo(return_to);
-    if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo });
+    if (!token) {
+      if (wantsJson(req)) return next(missingToken('Open the link from the verification email: it carries the token'));
+      return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo });
+    }
     try {
       const user = await accounts.verifyEmail(token);
       if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });

@@ -12,6 +12,7 @@ import {
   paymentMethodIdPattern,
 } from '../../../../core/billing/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
+import { wantsJson } from '../../web/errors.js';
 import { spendGroupMonthSpend } from '../../../../core/budget/index.js';
 import { isAllowed, type User } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -178,7 +179,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     validate({ query: billingQuery }),
     async (req: Request, res: Response) => {
       const query = req.valid!.query as z.infer<typeof billingQuery>;
-      if (wantsJsonPage(req)) {
+      if (wantsJson(req)) {
         const data = await overview(req.user!);
         return void res.json({
           payer: data.payer.payerId,
@@ -272,7 +273,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       });
       res.redirect(303, 'made' in opened ? opened.made.url : await billing().openedCheckout(user, opened.already));
     } catch (error) {
-      if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
+      if (!(error instanceof ApiError) || wantsJson(req)) throw error;
       allowProcessorForms(res, hostedOrigin());
       res.status(error.status).render('dashboard/billing/fund', {
         ...(await fundPage(user)),
@@ -291,7 +292,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         const target = await run(req);
         res.redirect(303, target);
       } catch (error) {
-        if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
+        if (!(error instanceof ApiError) || wantsJson(req)) throw error;
         await renderOverview(req, res, { error: error.humanMessage, status: error.status });
       }
     });
@@ -322,9 +323,4 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   });
 
   return router;
-}
-
-/** JSON for API clients asking for it (`Accept: application/json`). */
-function wantsJsonPage(req: Request): boolean {
-  return req.is('application/json') === 'application/json' || req.accepts(['html', 'json']) === 'json';
 }
