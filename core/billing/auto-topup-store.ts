@@ -59,12 +59,17 @@ export function presentSettings(row: AutoTopupRow | undefined, spentThisMonthNan
       paused_reason: null,
       charged_this_month_usd: 0,
     };
+  // A value never stored (saved off without it) is 0 in the row and none here, as before the
+  // first save: an amount and a cap are never 0 once set; a threshold of 0 with no amount was never set.
+  const amount = Number(row.amount_nano);
+  const cap = Number(row.monthly_cap_nano);
+  const threshold = Number(row.threshold_nano);
   return {
     version: row.version,
     enabled: row.enabled,
-    threshold_usd: nanoToUsd(Number(row.threshold_nano)),
-    amount_usd: nanoToUsd(Number(row.amount_nano)),
-    monthly_cap_usd: nanoToUsd(Number(row.monthly_cap_nano)),
+    threshold_usd: threshold === 0 && amount === 0 ? null : nanoToUsd(threshold),
+    amount_usd: amount === 0 ? null : nanoToUsd(amount),
+    monthly_cap_usd: cap === 0 ? null : nanoToUsd(cap),
     policy_version: row.policy_version,
     consented_at: row.consented_at === null ? null : new Date(row.consented_at).toISOString(),
     paused_reason: row.paused_reason,

@@ -87,7 +87,8 @@ export class AutoTopup {
   /**
    * Saves new settings for the caller's payer. `version` must be the current one (a stale form
    * is refused with 409 and the current version); turning it on needs `consent: true` to the
-   * current policy version and a default card.
+   * current policy version and a default card. The values are validated alike on or off (422 with
+   * the field) and stored as sent; off, a value left out keeps the stored one.
    */
   async save(user: User, input: AutoTopupInput) {
     if (!this.deps.processor)
@@ -107,10 +108,18 @@ export class AutoTopup {
       return parsed;
     };
     const now = this.now;
-    let values: { threshold: number; amount: number; cap: number } | undefined;
+    // The values are checked by the same rules whether it is turned on or off, and kept as sent,
+    // so turning it back on shows what was typed. On, all three are required; off, one left out
+    // keeps the stored one (`undefined` here).
+    const sent = (field: 'threshold_usd' | 'amount_usd' | 'monthly_cap_usd') => input.enabled || input[field] !== undefined;
+    const amount = sent('amount_usd') ? cents('amount_usd', min, max) : undefined;
+    const values = {
+      threshold: sent('threshold_usd') ? cents('threshold_usd', 0, max) : undefined,
+      amount,
+      // At least the amount sent with it (off and without an amount: at least the smallest amount).
+      cap: sent('monthly_cap_usd') ? cents('monthly_cap_usd', amount ?? min, max * 10) : undefined,
+    };
     if (input.enabled) {
-      const amount = cents('amount_usd', min, max);
-      values = { threshold: cents('threshold_usd', 0, max), amount, cap: cents('monthly_cap_usd', amount, max * 10) };
       if (input.consent !== true)
         throw invalidField('consent', 'must be true: you agree that your default card is charged automatically under the policy shown');
       if (input.policy_version !== autoTopupPolicyVersion)
@@ -136,9 +145,9 @@ export class AutoTopup {
         payer_id: payer.payerId,
         version: currentVersion + 1,
         enabled: input.enabled,
-        threshold_nano: values ? centsToNano(values.threshold) : (current?.threshold_nano ?? 0),
-        amount_nano: values ? centsToNano(values.amount) : (current?.amount_nano ?? 0),
-        monthly_cap_nano: values ? centsToNano(values.cap) : (current?.monthly_cap_nano ?? 0),
+        threshold_nano: values.threshold !== undefined ? centsToNano(values.threshold) : (current?.threshold_nano ?? 0),
+        amount_nano: values.amount !== undefined ? centsToNano(values.amount) : (current?.amount_nano ?? 0),
+        monthly_cap_nano: values.cap !== undefined ? centsToNano(values.cap) : (current?.monthly_cap_nano ?? 0),
         policy_version: input.enabled ? autoTopupPolicyVersion : (current?.policy_version ?? autoTopupPolicyVersion),
         // Turning it off keeps the consent given before, if any; it never records one.
         consented_by: input.enabled ? user.id : (current?.consented_by ?? null),
@@ -159,7 +168,7 @@ export class AutoTopup {
             userId: user.id,
             kind: 'auto_topup_changed',
             summary: saved.enabled
-              ? `Automatic top-up on: ${formatCents(values!.amount)} when the balance falls below ${formatCents(values!.threshold)}, at most ${formatCents(values!.cap)} a month`
+              ? `Automatic top-up on: ${formatCents(values.amount!)} when the balance falls below ${formatCents(values.threshold!)}, at most ${formatCents(values.cap!)} a month`
               : 'Automatic top-up off',
             details: { version: saved.version, payer: payer.payerId },
           },

@@ -3,6 +3,7 @@
 // webhook. Routes check who is asking; this decides what happens, talks to the processor and
 // keeps the ledger exact. Without a configured processor every payment action answers
 // `503 billing_unavailable` saying card payments are not set up, and nothing is written.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
 import Stripe from 'stripe';
 import { nanoPerUsd } from '../budget/usage.js';
@@ -32,6 +33,11 @@ export interface BillingServiceDeps {
   processor: Processor | undefined;
   /** The portal's public address (redirect targets). */
   baseUrl: string;
+  /**
+   * The portal's server-side secret (its pepper): keys the proof a checkout's cancel link carries,
+   * so only the processor's redirect, not a guessed payment id, can expire that checkout.
+   */
+  secret: string;
   clock: () => number;
   carrier: FollowUpCarrier;
   logger: { warn(facts: object, message: string): void; error(facts: object, message: string): void };
@@ -202,7 +208,7 @@ export class BillingService {
           metadata,
           payment_intent_data: { metadata, description: `Wallet top-up, payment ${paymentId}` },
           success_url: `${this.deps.baseUrl}/dashboard/billing/fund?session_id={CHECKOUT_SESSION_ID}`,
-          cancel_url: `${this.deps.baseUrl}/dashboard/billing/fund?cancelled=${paymentId}`,
+          cancel_url: `${this.deps.baseUrl}/dashboard/billing/fund?cancelled=${paymentId}&proof=${this.cancelProof(paymentId)}`,
         },
         { idempotencyKey: `checkout:payment:${paymentId}` },
       );
@@ -225,24 +231,45 @@ export class BillingService {
   }
 
   /**
+   * The proof a checkout's cancel link carries: a keyed hash of its payment id. Payment ids are
+   * sequential and the cancel redirect is itself a cross-site navigation, so neither the id nor
+   * the request's origin shows that the processor sent the browser back; only this, which no
+   * other site can compute, does.
+   */
+  cancelProof(paymentId: number): string {
+    return createHmac('sha256', this.deps.secret).update(`checkout cancel link:${paymentId}`).digest('base64url');
+  }
+
+  /** Whether `proof` is the cancel link's proof for this payment (compared in constant time). */
+  validCancelProof(paymentId: number, proof: string | undefined): boolean {
+    if (proof === undefined) return false;
+    const expected = Buffer.from(this.cancelProof(paymentId));
+    const sent = Buffer.from(proof);
+    return sent.length === expected.length && timingSafeEqual(sent, expected);
+  }
+
+  /**
    * The user came back from the hosted page without paying (its cancel link): the session is
    * expired at the processor, so it can no longer be paid behind the user's back, and the
    * payment is `expired` rather than pending forever. Best effort: a session already paid (the
    * processor refuses to expire it) or a processor out of reach leaves the payment to the
-   * processor's events, which settle it either way.
+   * processor's events, which settle it either way. Without the link's proof (`cancelProof`)
+   * nothing is expired: another site can send a browser to `?cancelled=<id>`, and the checkout
+   * must stay payable then. True when the link was the processor's (it carried the proof).
    */
-  async cancelCheckout(user: User, paymentId: number): Promise<void> {
+  async cancelCheckout(user: User, paymentId: number, proof: string | undefined): Promise<boolean> {
+    if (!this.validCancelProof(paymentId, proof)) return false;
     const payment = (await this.deps
       .knex('billing_payments')
       .where({ id: paymentId, user_id: user.id, kind: 'checkout', status: 'pending' })
       .first()) as PaymentRow | undefined;
     const sessionId = payment?.checkout_session_id;
-    if (!sessionId) return;
+    if (!sessionId) return true;
     try {
       await this.processor().client.checkout.sessions.expire(sessionId);
     } catch (error) {
       this.deps.logger.warn({ err: error, payment_id: paymentId }, 'a cancelled checkout session could not be expired');
-      return;
+      return true;
     }
     // Session row first, then the payment: the order the processor's checkout.session.expired
     // event (sent for this very expiry, possibly at once) locks them in, or the two deadlock.
@@ -250,6 +277,7 @@ export class BillingService {
       await expireCheckoutSession(trx, sessionId);
       await expirePendingPayment(trx, paymentId, this.now);
     });
+    return true;
   }
 
   /**

@@ -11,3 +11,4 @@ export * from './lifetimes.js';
 export * from './password-rule.js';
 export * from './passwords.js';
 export * from './bootstrap.js';
+export * from './email.js';

@@ -75,9 +75,34 @@ export interface NewGrant {
   reason: string;
   expiresAt: Date | null;
   createdBy: number;
-  /** Makes a repeated submission create nothing new (the first grant is returned). */
+  /**
+   * Makes a repeated submission create nothing new (the first grant is returned). Sent again with
+   * another user, amount or administrator it is refused with 409 `conflict`: it names a grant
+   * that is not this one.
+   */
   nonce?: string | undefined;
 }
+
+/**
+ * A nonce already used: the same request again is the first grant (undefined), another one is a
+ * 409 naming what differs. The user, the amount and the administrator are compared: they never
+ * change after the grant, whereas its reason and expiry may be edited since.
+ */
+function nonceConflict(seen: { user_id: number; amount_nano: string | number; created_by: number | null }, grant: NewGrant) {
+  const differs = [
+    ...(Number(seen.user_id) !== grant.userId ? ['user'] : []),
+    ...(Number(seen.amount_nano) !== grant.amountNano ? ['amount'] : []),
+    ...(seen.created_by !== null && Number(seen.created_by) !== grant.createdBy ? ['administrator'] : []),
+  ];
+  if (differs.length === 0) return undefined;
+  return new ApiError('conflict', {
+    param: 'nonce',
+    humanMessage: `This nonce was already used for a grant with another ${differs.join(' and ')}; nothing was granted. Send a new nonce (reload the form) for a new grant`,
+  });
+}
+
+/** PostgreSQL's unique_violation: two submissions with one nonce raced, and the other one inserted it. */
+const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
 /**
  * Creates a grant and credits the user's wallet in one transaction. Returns the grant and the
@@ -86,41 +111,55 @@ export interface NewGrant {
 export async function createGrant(knex: Knex, grant: NewGrant, now: Date): Promise<{ grant: PromotionGrant; entryIds: number[] }> {
   if (grant.expiresAt && grant.expiresAt.getTime() <= now.getTime())
     throw new ApiError('validation_error', { status: 422, param: 'expires_at', humanMessage: 'The expiry must be in the future' });
-  const result = await knex.transaction(async (trx) => {
-    if (grant.nonce) {
-      const seen = (await trx('promotion_grants').where({ nonce: grant.nonce }).first('id')) as { id: string | number } | undefined;
-      if (seen) return { id: Number(seen.id), entryIds: [] as number[] };
-    }
-    const user = (await trx('users').where({ id: grant.userId }).whereNull('deleted_at').first('id', 'status')) as
-      { id: number; status: string } | undefined;
-    if (!user) throw new ApiError('not_found', { param: 'user_id', humanMessage: 'There is no such user' });
-    const payerId = userPayerId(grant.userId);
-    const [row] = (await trx('promotion_grants')
-      .insert({
-        user_id: grant.userId,
-        payer_id: payerId,
-        amount_nano: grant.amountNano,
-        reason: grant.reason,
-        expires_at: grant.expiresAt,
-        nonce: grant.nonce ?? null,
-        created_by: grant.createdBy,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id')) as { id: string | number }[];
-    const id = Number(row!.id);
-    const entryId = await postReferencedEntry(trx, {
-      payerId,
-      amountNano: grant.amountNano,
-      reason: `Promotion: ${grant.reason}`,
-      reference: `promotion:${id}`,
-      actor: userPayerId(grant.createdBy),
+  const attempt = () =>
+    knex.transaction(async (trx) => {
+      if (grant.nonce) {
+        const seen = (await trx('promotion_grants').where({ nonce: grant.nonce }).first('id', 'user_id', 'amount_nano', 'created_by')) as
+          { id: string | number; user_id: number; amount_nano: string | number; created_by: number | null } | undefined;
+        if (seen) {
+          const conflict = nonceConflict(seen, grant);
+          if (conflict) throw conflict;
+          return { id: Number(seen.id), entryIds: [] as number[] };
+        }
+      }
+      const user = (await trx('users').where({ id: grant.userId }).whereNull('deleted_at').first('id', 'status')) as
+        { id: number; status: string } | undefined;
+      if (!user) throw new ApiError('not_found', { param: 'user_id', humanMessage: 'There is no such user' });
+      const payerId = userPayerId(grant.userId);
+      const [row] = (await trx('promotion_grants')
+        .insert({
+          user_id: grant.userId,
+          payer_id: payerId,
+          amount_nano: grant.amountNano,
+          reason: grant.reason,
+          expires_at: grant.expiresAt,
+          nonce: grant.nonce ?? null,
+          created_by: grant.createdBy,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')) as { id: string | number }[];
+      const id = Number(row!.id);
+      const entryId = await postReferencedEntry(trx, {
+        payerId,
+        amountNano: grant.amountNano,
+        reason: `Promotion: ${grant.reason}`,
+        reference: `promotion:${id}`,
+        actor: userPayerId(grant.createdBy),
+      });
+      await trx('promotion_grants')
+        .where({ id })
+        .update({ credit_entry_id: entryId ?? null });
+      return { id, entryIds: entryId === undefined ? [] : [entryId] };
     });
-    await trx('promotion_grants')
-      .where({ id })
-      .update({ credit_entry_id: entryId ?? null });
-    return { id, entryIds: entryId === undefined ? [] : [entryId] };
-  });
+  let result;
+  try {
+    result = await attempt();
+  } catch (error) {
+    // The same nonce inserted by a concurrent submission: looked up again, it is that grant (or a 409).
+    if (!grant.nonce || !isUniqueViolation(error)) throw error;
+    result = await attempt();
+  }
   return { grant: (await findGrant(knex, result.id))!, entryIds: result.entryIds };
 }
 

@@ -5,13 +5,13 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
-import { ApiError } from '../../core/errors/index.js';
 import type { PortalDeps } from './deps.js';
 import { authPagesRouter } from './features/auth/pages.js';
 import { accountRouter } from './features/auth/routes.js';
 import { AccountService } from './features/auth/service.js';
 import { EmailRequestThrottle, LoginThrottle } from './features/auth/throttle.js';
 import { formatUsd } from './web/usd.js';
+import { methodNotAllowedOrNotFound } from './web/method-not-allowed.js';
 import { dashboardRouter } from './features/dashboard/routes.js';
 import { keysRouter } from './features/keys/routes.js';
 import { activityRouter } from './features/activity/routes.js';
@@ -177,7 +177,8 @@ export function createPortal(deps: PortalDeps): Express {
   app.use(billingRouter(deps));
   app.use(authPagesRouter(deps));
 
-  app.use((_req, _res, next) => next(new ApiError('not_found', { humanMessage: 'There is no page at this address' })));
+  // A path no route answered: 405 with Allow when it exists with other methods, else 404.
+  app.use(methodNotAllowedOrNotFound(app));
   app.use(errorHandler(deps.logger));
   return app;
 }

@@ -94,6 +94,25 @@ describe('registration', () => {
     expect(body.detail.map((d) => d.loc.join('.')).sort()).toEqual(['body.email', 'body.name', 'body.password']);
   });
 
+  it('refuses an address over RFC 5321 lengths (64 before the @, 254 in all) with 422 naming email, and opens no account', async () => {
+    const client = new PortalClient(harness.url);
+    for (const email of [
+      `${'a'.repeat(300)}@x.com`,
+      `${'a'.repeat(65)}@x.com`,
+      `a@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(60)}.com`,
+    ]) {
+      const response = await client.postJson('/auth/register', { email, password, name: 'Long', accept_terms: true });
+      expect(response.status, email.length.toString()).toBe(422);
+      const body = (await response.json()) as { code: string; error: { param: string }; detail: { loc: string[]; msg: string }[] };
+      expect(body).toMatchObject({ code: 'validation_error', error: { param: 'email' } });
+      expect(body.detail).toEqual([expect.objectContaining({ loc: ['body', 'email'], msg: expect.stringMatching(/at most (64|254)/) })]);
+      expect(await harness.database.knex('users').where({ email }).first()).toBeUndefined();
+    }
+    // At the limits exactly, it is an address like any other.
+    const local64 = `${'a'.repeat(59)}${Date.now().toString(36).slice(-5)}@x.com`;
+    expect((await client.postJson('/auth/register', { email: local64, password, name: 'Sixty-four' })).status).toBe(201);
+  });
+
   it('accepts the HTML form, and refuses it without the terms box ticked', async () => {
     const client = new PortalClient(harness.url);
     const email = uniqueEmail();
@@ -229,6 +248,58 @@ describe('password reset', () => {
     // The reset ended the old session, and only the new password works.
     expect((await client.get('/dashboard')).status).toBe(303);
     expect((await anonymous.postJson('/auth/login', { email, password })).status).toBe(401);
+    expect((await anonymous.postJson('/auth/login', { email, password: newPassword })).status).toBe(200);
+  });
+
+  it('a dead reset link (used, replaced, never issued) answers as a dead verification link does: 401 and a page offering a new link, no form', async () => {
+    const email = uniqueEmail();
+    await signedInUser(email);
+    const anonymous = new PortalClient(harness.url);
+    const linkAfter = async (previous: string | undefined) => {
+      expect((await anonymous.postJson('/auth/forgot-password', { email })).status).toBe(202);
+      await waitFor('a new reset email', () => {
+        const link = harness.lastLink(email, '/reset-password?token=');
+        return link !== undefined && link !== previous;
+      });
+      return new URL(harness.lastLink(email, '/reset-password?token=')!);
+    };
+    const pathOf = (link: URL) => link.pathname + link.search;
+    const never = await anonymous.get('/reset-password?token=garbage', { accept: 'text/html' });
+    expect(never.status).toBe(401);
+    expect(await never.text()).not.toContain('action="/auth/reset-password"');
+    const replaced = await linkAfter(undefined);
+    const used = await linkAfter(replaced.href);
+    // A working link shows the form, and looking at it does not use it (twice, then the reset works).
+    for (let i = 0; i < 2; i++) {
+      const live = await anonymous.get(pathOf(used), { accept: 'text/html' });
+      expect(live.status).toBe(200);
+      expect(await live.text()).toContain('action="/auth/reset-password"');
+    }
+    expect(await (await anonymous.get(pathOf(used), { accept: 'application/json' })).json()).toEqual({ valid: true });
+    const newPassword = 'another new password 7';
+    const reset = await anonymous.postJson('/auth/reset-password', { token: used.searchParams.get('token'), password: newPassword });
+    expect(reset.status).toBe(200);
+
+    for (const path of [pathOf(used), pathOf(replaced), `/reset-password?token=${'x'.repeat(43)}`, '/reset-password?token=garbage']) {
+      const page = await anonymous.get(path, { accept: 'text/html' });
+      expect(page.status, path).toBe(401);
+      const html = await page.text();
+      expect(html).toContain('This reset link is not valid');
+      expect(html).not.toContain('action="/auth/reset-password"');
+      expect(html).not.toContain('name="password"');
+      expect(html).toContain('action="/auth/forgot-password"');
+      const json = await anonymous.get(path, { accept: 'application/json' });
+      expect(json.status).toBe(401);
+      expect(await json.json()).toMatchObject({ code: 'invalid_token', error: { param: 'token' } });
+    }
+    // Without a token: the page says where the link is; a JSON caller is told the token is missing.
+    const bare = await anonymous.get('/reset-password', { accept: 'text/html' });
+    expect(bare.status).toBe(200);
+    expect(await bare.text()).toContain('href="/forgot-password"');
+    const bareJson = await anonymous.get('/reset-password', { accept: 'application/json' });
+    expect(bareJson.status).toBe(422);
+    expect(await bareJson.json()).toMatchObject({ code: 'validation_error', error: { param: 'token' } });
+    // The new password is the one that works.
     expect((await anonymous.postJson('/auth/login', { email, password: newPassword })).status).toBe(200);
   });
 

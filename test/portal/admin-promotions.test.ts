@@ -91,6 +91,53 @@ describe('promotions', () => {
     await waitFor('the gateway to refuse again', async () => (await chat()) === '403 billing_limit_reached', 5_000, 25);
   });
 
+  it('a nonce sent again with another user, amount or administrator is a 409 that grants nothing; the same request again is the first grant', async () => {
+    const first = await signUp(portal);
+    const second = await signUp(portal);
+    const other = await signUp(portal, { role: 'platform_admin' });
+    const body = { user_id: first.id, amount_usd: '1.25', reason: 'Beta', nonce: 'reused-nonce-0001' };
+    const granted = await grant(body);
+    const grantsBefore = await knex()('promotion_grants').count({ n: '*' });
+    for (const [change, client, differs] of [
+      [{ user_id: second.id }, platform.client, 'user'],
+      [{ email: second.email, user_id: undefined }, platform.client, 'user'],
+      [{ amount_usd: '100' }, platform.client, 'amount'],
+      [{ user_id: second.id, amount_usd: '2' }, platform.client, 'user and amount'],
+      [{}, other.client, 'administrator'],
+    ] as const) {
+      const res = await client.postJson('/dashboard/admin/promotions/create', { ...body, ...change });
+      expect(res.status, JSON.stringify(change)).toBe(409);
+      const answer = (await res.json()) as { code: string; human_message: string; error: { param: string } };
+      expect(answer).toMatchObject({ code: 'conflict', error: { param: 'nonce' } });
+      expect(answer.human_message).toContain(`another ${differs}`);
+    }
+    // The form (HTML) is told too, with the page and the problem.
+    const page = await platform.client.postForm(
+      '/dashboard/admin/promotions/create',
+      { user_id: String(second.id), amount_usd: '1.25', reason: 'Beta', nonce: 'reused-nonce-0001' },
+      { accept: 'text/html' },
+    );
+    expect(page.status).toBe(409);
+    expect(await page.text()).toContain('This nonce was already used');
+    expect(await knex()('promotion_grants').count({ n: '*' })).toEqual(grantsBefore);
+    expect(await ledgerNano(`user:${second.id}`)).toBe(0);
+    expect(await ledgerNano(`user:${first.id}`)).toBe(1_250_000_000);
+    // The same request again, also a few at once: the first grant, no new credit.
+    const again = await Promise.all(Array.from({ length: 4 }, () => grant(body, 200)));
+    expect(again.map((g) => g.id)).toEqual(Array(4).fill(granted.id));
+    expect(await ledgerNano(`user:${first.id}`)).toBe(1_250_000_000);
+    // A new nonce sent several times at once (a double click): one grant, one credit, every answer names it.
+    const raced = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        platform.client.postJson('/dashboard/admin/promotions/create', { ...body, user_id: second.id, nonce: 'raced-nonce-0001' }),
+      ),
+    );
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 200, 200, 201]);
+    const ids = await Promise.all(raced.map(async (r) => ((await r.json()) as { grant: Grant }).grant.id));
+    expect(new Set(ids).size).toBe(1);
+    expect(await ledgerNano(`user:${second.id}`)).toBe(1_250_000_000);
+  });
+
   it('an expired grant gives back its unspent part once, never more than the wallet holds', async () => {
     const { user, payer } = await userWithKey();
     const promo = await grant({ user_id: user.id, amount_usd: 2, reason: 'Trial', expires_at: '2999-01-01' });

@@ -145,6 +145,76 @@ describe('automatic top-up settings', () => {
     expect(await off.json()).toMatchObject({ version: 1, enabled: false, consented_at: null });
   });
 
+  it('saved off, keep the values sent (checked by the same rules as on), so the form shows them for turning it back on', async () => {
+    const { client } = await signedInUser(world.portal);
+    const off = await client.postJson('/api/billing/auto-topup', {
+      version: 0,
+      enabled: false,
+      threshold_usd: 5,
+      amount_usd: 10,
+      monthly_cap_usd: 100,
+      consent: true,
+      policy_version: autoTopupPolicyVersion,
+    });
+    expect(off.status, await off.clone().text()).toBe(200);
+    expect(await off.json()).toMatchObject({
+      version: 1,
+      enabled: false,
+      threshold_usd: 5,
+      amount_usd: 10,
+      monthly_cap_usd: 100,
+      consented_at: null,
+    });
+    // Garbage is refused off as on: 422 naming the field, nothing saved.
+    for (const [field, value] of [
+      ['threshold_usd', -1],
+      ['amount_usd', 'NaN'],
+      ['monthly_cap_usd', '1e400'],
+      ['amount_usd', 1],
+      ['monthly_cap_usd', 5],
+      ['threshold_usd', '5.001'],
+    ] as const) {
+      const bad = await client.postJson('/api/billing/auto-topup', {
+        version: 1,
+        enabled: false,
+        threshold_usd: 5,
+        amount_usd: 10,
+        monthly_cap_usd: 100,
+        [field]: value,
+      });
+      expect(bad.status, `${field}=${value}`).toBe(422);
+      const { error } = (await bad.json()) as { error: { code: string; param: string; human_message: string } };
+      expect(error).toMatchObject({ code: 'validation_error', param: field });
+      expect(error.human_message).toContain(field);
+    }
+    // Off with values left out keeps the stored ones.
+    const kept = await client.postJson('/api/billing/auto-topup', { version: 1, enabled: false, amount_usd: '12.50' });
+    expect(kept.status, await kept.clone().text()).toBe(200);
+    expect(await kept.json()).toMatchObject({ version: 2, threshold_usd: 5, amount_usd: 12.5, monthly_cap_usd: 100 });
+    // The page's form, saved off, shows what was typed.
+    const form = await client.postForm('/dashboard/billing/auto-topup', {
+      version: '2',
+      enabled: 'off',
+      threshold_usd: '7.25',
+      amount_usd: '30',
+      monthly_cap_usd: '250',
+    });
+    expect(form.status).toBe(303);
+    const page = await (await client.get('/dashboard/billing')).text();
+    expect(page).toContain('name="threshold_usd" inputmode="decimal" value="7.25"');
+    expect(page).toContain('name="amount_usd" inputmode="decimal" value="30"');
+    expect(page).toContain('name="monthly_cap_usd" inputmode="decimal" value="250"');
+    const badForm = await client.postForm('/dashboard/billing/auto-topup', {
+      version: '3',
+      enabled: 'off',
+      threshold_usd: '-1',
+      amount_usd: '30',
+      monthly_cap_usd: '250',
+    });
+    expect(badForm.status).toBe(422);
+    expect(await (await client.get('/api/billing/auto-topup')).json()).toMatchObject({ version: 3, threshold_usd: 7.25, amount_usd: 30 });
+  });
+
   it('are versioned, need consent to the current policy and a default card, and refuse a stale version', async () => {
     const { client } = await signedInUser(world.portal);
     const values = {

@@ -24,6 +24,11 @@ const knex = () => world.portal.database.knex;
 /** The checkout session id in a hosted page's URL. */
 const hostedSessionId = (hostedUrl: string) => new URL(hostedUrl).pathname.split('/').pop()!;
 const sessionOf = (redirect: string) => new URL(redirect).searchParams.get('session_id')!;
+/** The portal path (with its query) of the cancel link the processor was given for a hosted page. */
+const cancelLinkOf = (hostedUrl: string) => {
+  const link = new URL(world.double.sessions.get(hostedSessionId(hostedUrl))!.cancel_url!);
+  return `${link.pathname}${link.search}`;
+};
 
 /** Pays a fresh checkout of `amount` for `client`; the session object and the redirect. */
 async function paidCheckout(client: Parameters<typeof startCheckout>[0], amount: number) {
@@ -275,8 +280,9 @@ describe('the signed webhook', () => {
     const { client, id } = await signedInUser(world.portal);
     // Cancelled: the user follows the hosted page's cancel link back to the portal.
     const cancelled = await startCheckout(client, 8);
-    const back = await client.get(`/dashboard/billing/fund?cancelled=${cancelled.payment_id}`);
+    const back = await client.get(cancelLinkOf(cancelled.url));
     expect(back.status).toBe(200);
+    expect(await back.text()).toContain('Checkout cancelled');
     expect(world.double.requestsTo('POST', `/v1/checkout/sessions/${hostedSessionId(cancelled.url)}/expire`)).toHaveLength(1);
     expect(await knex()('billing_payments').where({ id: cancelled.payment_id }).first('status')).toEqual({ status: 'expired' });
     // The processor no longer takes the payment, and its expiry event changes nothing more.
@@ -299,11 +305,43 @@ describe('the signed webhook', () => {
     const outcome = await world.double.payOnHostedPage(paid.url);
     expect('redirect' in outcome).toBe(true);
     await world.double.settled();
-    await client.get(`/dashboard/billing/fund?cancelled=${paid.payment_id}`);
+    await client.get(cancelLinkOf(paid.url));
     const late = world.double.buildEvent('checkout.session.expired', { ...shown, id: hostedSessionId(paid.url) });
     expect((await world.double.post(world.webhookUrl, late)).status).toBe(200);
     expect(await knex()('billing_payments').where({ id: paid.payment_id }).first('status')).toEqual({ status: 'succeeded' });
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(10));
+  });
+
+  it('another site sending the browser to the cancel address with a guessed payment id expires nothing: only the processor’s link carries the proof', async () => {
+    const { client } = await signedInUser(world.portal);
+    const victim = await startCheckout(client, 6);
+    const link = new URL(world.double.sessions.get(hostedSessionId(victim.url))!.cancel_url!);
+    expect(link.searchParams.get('cancelled')).toBe(String(victim.payment_id));
+    const proof = link.searchParams.get('proof')!;
+    expect(proof).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    // The proof of one payment is not the proof of the next one.
+    const other = await startCheckout(client, 7);
+    expect(new URL(world.double.sessions.get(hostedSessionId(other.url))!.cancel_url!).searchParams.get('proof')).not.toBe(proof);
+    const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', referer: 'https://elsewhere.example/' };
+    for (const path of [
+      `/dashboard/billing/fund?cancelled=${victim.payment_id}`,
+      `/dashboard/billing/fund?cancelled=${victim.payment_id}&proof=${'A'.repeat(proof.length)}`,
+      `/dashboard/billing/fund?cancelled=${victim.payment_id}&proof=${new URL(world.double.sessions.get(hostedSessionId(other.url))!.cancel_url!).searchParams.get('proof')}`,
+      `/dashboard/billing/fund?cancelled=${victim.payment_id}&proof=short`,
+    ]) {
+      const page = await client.get(path, crossSite);
+      expect(page.status).toBe(200);
+      expect(await page.text()).not.toContain('Checkout cancelled');
+    }
+    expect(world.double.requestsTo('POST', `/v1/checkout/sessions/${hostedSessionId(victim.url)}/expire`)).toHaveLength(0);
+    expect(await knex()('billing_payments').where({ id: victim.payment_id }).first('status')).toEqual({ status: 'pending' });
+    // The checkout stays payable, and is credited.
+    const outcome = await world.double.payOnHostedPage(victim.url);
+    expect('redirect' in outcome).toBe(true);
+    await waitFor('the victim’s payment to be credited', async () => {
+      const row = (await knex()('billing_payments').where({ id: victim.payment_id }).first('status')) as { status: string } | undefined;
+      return row?.status === 'succeeded';
+    });
   });
 
   it('refuses a forged, missing or stale signature with 400 and changes nothing', async () => {

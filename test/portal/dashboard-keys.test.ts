@@ -227,6 +227,17 @@ describe('a key created in the dashboard', () => {
     );
   });
 
+  it('pages show money exactly, never rounded up: a remaining budget of $1.123456789, a balance of $9.9998884', async () => {
+    const { client } = await signedIn({ fundUsd: 9.9998884 });
+    const { key } = await createKey(client, { budget_limit: '1.123456789', budget_period: 'monthly' });
+    const detail = await (await client.get(`/dashboard/keys/${key.key_id}`)).text();
+    expect(detail).toMatch(/<h2>Remaining<\/h2>.*<p class="stat">\$1\.123456789<\/p>/);
+    expect(detail).not.toContain('$1.123457');
+    const billing = await (await client.get('/dashboard/billing')).text();
+    expect(billing).toContain('data-testid="balance">$9.9998884<');
+    expect(billing).not.toContain('$9.999888<');
+  });
+
   it('a field sent null lifts its limit, as one sent empty: null is what the key reads back for "no limit"', async () => {
     const { client } = await signedIn();
     const limits = {

@@ -109,6 +109,86 @@ describe('public pages', () => {
       error: { code: 'not_found' },
     });
   });
+
+  it('negotiates errors by Accept: malformed JSON from a caller preferring HTML gets the error page; /verify-email without a token asked as JSON gets JSON', async () => {
+    const post = (accept: string | undefined) =>
+      fetch(`${harness.url}/auth/login`, {
+        method: 'POST',
+        headers: { origin: harness.url, 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+        body: '{"email":',
+      });
+    const page = await post('text/html');
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('The request body is not valid JSON');
+    const browser = await post('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    expect(browser.headers.get('content-type')).toMatch(/^text\/html/);
+    // A JSON caller, or one that says nothing (or anything), still gets JSON for its JSON body.
+    for (const accept of ['application/json', undefined, '*/*', 'application/json, text/html;q=0.5']) {
+      const json = await post(accept);
+      expect(json.status, String(accept)).toBe(400);
+      expect(await json.json()).toMatchObject({ code: 'invalid_json' });
+    }
+
+    const verifyJson = await fetch(`${harness.url}/verify-email`, { headers: { accept: 'application/json' } });
+    expect(verifyJson.status).toBe(422);
+    expect(await verifyJson.json()).toMatchObject({ code: 'validation_error', error: { param: 'token' } });
+    const verifyPage = await fetch(`${harness.url}/verify-email`, { headers: { accept: 'text/html' } });
+    expect(verifyPage.status).toBe(200);
+    expect(await verifyPage.text()).toContain('action="/auth/resend-verification"');
+  });
+
+  it('answers a wrong method on an existing path with 405 and Allow (page or JSON), and a real unknown path still with 404', async () => {
+    const { signUp } = await import('../support/portal-users.js');
+    const { client } = await signUp(harness);
+    const origin = { origin: harness.url };
+    for (const [method, path, allow] of [
+      ['PUT', '/dashboard/keys/new', 'GET, HEAD, POST'],
+      ['DELETE', '/dashboard/settings', 'GET, HEAD'],
+      ['PATCH', '/dashboard/keys/11', 'GET, HEAD, POST'],
+      ['DELETE', '/login', 'GET, HEAD'],
+    ] as const) {
+      const json = await client.request(method, path, { headers: { ...origin, accept: 'application/json' } });
+      expect(json.status, `${method} ${path}`).toBe(405);
+      expect(json.headers.get('allow')?.split(', ')).toEqual(expect.arrayContaining(allow.split(', ')));
+      expect(json.headers.get('allow')).not.toContain(method);
+      expect(await json.json()).toMatchObject({
+        code: 'method_not_allowed',
+        error: { code: 'method_not_allowed', type: 'invalid_request_error' },
+      });
+      const page = await client.request(method, path, { headers: { ...origin, accept: 'text/html' } });
+      expect(page.status).toBe(405);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain(`does not answer ${method}`);
+    }
+    // TRACE, which fetch will not send.
+    const { request } = await import('node:http');
+    const trace = (accept: string) =>
+      new Promise<{ status: number; allow: string | undefined; type: string | undefined; body: string }>((resolve, reject) => {
+        const req = request(`${harness.url}/`, { method: 'TRACE', headers: { accept } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, allow: res.headers.allow, type: res.headers['content-type'], body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const traced = await trace('application/json');
+    expect(traced).toMatchObject({ status: 405, allow: 'GET, HEAD' });
+    expect(JSON.parse(traced.body)).toMatchObject({ code: 'method_not_allowed' });
+    expect(await trace('text/html')).toMatchObject({ status: 405, allow: 'GET, HEAD', type: expect.stringMatching(/^text\/html/) });
+    // Paths no route has stay 404, whatever the method; so does an id no route takes.
+    for (const [method, path] of [
+      ['PUT', '/no-such-page'],
+      ['DELETE', '/dashboard/no-such-page'],
+      ['GET', '/dashboard/keys/11/nothing'],
+    ] as const) {
+      const res = await client.request(method, path, { headers: { ...origin, accept: 'application/json' } });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('allow')).toBeNull();
+    }
+  });
 });
 
 /**

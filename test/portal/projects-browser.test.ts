@@ -71,7 +71,7 @@ describe('projects in the browser', () => {
       await page.goto(`/dashboard/projects/${projectId}`);
       expect(await page.textContent('[data-testid=project-tokens]')).toContain('ranker');
       expect(await page.content()).not.toContain(secret);
-      expect(await page.textContent('[data-testid=project-balance]')).toMatch(/^\$[0-9]+\.[0-9]{2,6}$/);
+      expect(await page.textContent('[data-testid=project-balance]')).toMatch(/^\$[0-9]+\.[0-9]{2,9}$/);
 
       await page.goto('/dashboard/admin/projects');
       const row = page.locator(`[data-testid=admin-projects-table] tr[data-project-id="${projectId}"]`);

@@ -5,9 +5,17 @@ import type { Logger } from 'pino';
 import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
 import { validationError } from './validation.js';
 
-/** Whether the caller wants JSON rather than a page: API paths, JSON bodies, or an Accept asking for it. */
+/**
+ * Whether the caller wants JSON rather than a page — the portal's one content negotiation: API
+ * paths always; otherwise an `Accept` that prefers HTML to JSON is a browser (a page, also for a
+ * JSON body: malformed JSON from a page's script asking for HTML gets the error page); else a JSON
+ * body, or an `Accept` asking for JSON. Without an `Accept` (or `*` only), a JSON body means JSON
+ * and anything else a page.
+ */
 export function wantsJson(req: Request): boolean {
   if (req.path.startsWith('/api/') || req.path.startsWith('/dashboard/api/')) return true;
+  // JSON listed first: a tie (no Accept, */*) goes to JSON, so 'html' means HTML is really preferred.
+  if (req.accepts(['json', 'html']) === 'html') return false;
   if (req.is('application/json')) return true;
   return req.accepts(['html', 'json']) === 'json';
 }

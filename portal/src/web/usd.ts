@@ -1,36 +1,20 @@
 // How the portal shows money to people: one formatter, so a total and its parts agree on every page.
-import { exactUsdText } from '../../../core/budget/usage.js';
 
 /**
- * USD for people, precise enough that a total and its parts agree on the page: up to six
- * decimals (one request to a small model costs millionths of a dollar, and "$0.00" would hide
- * that it was counted), at least cents, trailing zeros dropped — $0.013224, $12.50, $0.00. From
- * $1,000 on, cents, and thousands grouped: $1,234.57. An amount under a millionth shows its exact
- * digits to the nano-dollar (whether or not it would round up to $0.000001), the finest a budget is kept: a key's budget of $0.0000001
- * read "$0.00", the same as a budget of nothing.
+ * USD for people, exactly as it is kept: money is counted in nano-dollars (nine decimals), and a
+ * page shows every one of them that is not a trailing zero, with at least cents — $1.123456789,
+ * $9.9998884, $0.013224, $12.50, $5.00, $0.0000001. Whole dollars are grouped by thousands:
+ * $1,234.5678. Nothing is rounded to fewer decimals: a key's remaining budget of $1.123456789 read
+ * "$1.123457" (more than is left), a balance of $9.9998884 "$9.999888". Amounts finer than a
+ * nano-dollar (float noise of a sum) are rounded to the nano-dollar, the finest the platform keeps.
  */
 export function formatUsd(usd: number): string {
-  const magnitude = Math.abs(usd);
-  const six = magnitude.toFixed(6);
-  // Compared after rounding: $999.9999999 shows as $1,000.00.
-  const text =
-    Number(six) >= 1_000
-      ? groupThousands(magnitude.toFixed(2))
-      : magnitude < 0.000001
-        ? belowMillionth(magnitude)
-        : six.replace(/0{1,4}$/, '');
+  const [whole = '0', fraction = ''] = Math.abs(usd).toFixed(9).split('.');
+  const text = `${groupThousands(whole)}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
   return `${usd < 0 && text !== '0.00' ? '-' : ''}$${text}`;
 }
 
-/** An amount under a millionth: its nano-dollar digits, or 0.00 when it has none (float noise). */
-function belowMillionth(magnitude: number): string {
-  const exact = exactUsdText(magnitude);
-  return exact === '0' ? '0.00' : exact;
-}
-
-/** "1234567.89" → "1,234,567.89": the whole dollars grouped by three, the cents as they are. */
-function groupThousands(fixed: string): string {
-  const [whole = '', cents] = fixed.split('.');
-  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
-  return cents === undefined ? grouped : `${grouped}.${cents}`;
+/** "1234567" → "1,234,567": whole dollars grouped by three. */
+function groupThousands(whole: string): string {
+  return whole.replace(/\B(?=(\d{3})+$)/g, ',');
 }

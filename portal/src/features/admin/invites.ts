@@ -15,9 +15,10 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const inviteBody = z.object({
-  email: z.email({ message: 'must be an email address' }).max(320),
+  email: emailAddress,
   role: z.enum(roles, { message: `must be one of ${roles.join(', ')}` }).default('member'),
   org_id: idField.optional(),
   department_id: z

@@ -17,9 +17,11 @@ import { wantsJson } from '../../web/errors.js';
 import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
+import { formatUsd } from '../../web/usd.js';
 import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const amount = z.union(
   [
@@ -50,7 +52,7 @@ const nonce = z.string().regex(/^[A-Za-z0-9_-]{8,100}$/, 'must be 8–100 letter
 const createBody = z
   .object({
     user_id: idField.optional(),
-    email: z.email({ message: 'must be an email address' }).max(320).optional(),
+    email: emailAddress.optional(),
     amount_usd: amount,
     reason,
     expires_at: expiry.optional(),
@@ -161,7 +163,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
         userId,
         actorUserId: req.user!.id,
         kind: 'promotion_granted',
-        summary: `Received a promotional credit of $${grant.amount_usd.toFixed(2)}: ${grant.reason}`,
+        summary: `Received a promotional credit of ${formatUsd(grant.amount_usd)}: ${grant.reason}`,
         details: { grant_id: grant.id, amount_usd: grant.amount_usd, expires_at: grant.expires_at },
       });
     await answer(req, res, grant.id, 'created', entryIds.length > 0 ? 201 : 200);

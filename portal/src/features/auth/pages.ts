@@ -12,7 +12,6 @@ const loginQuery = z.object({
   return_to: singleString(500).optional(),
   notice: z.enum(['verified', 'reset', 'signed_out', 'check_email']).optional(),
 });
-const tokenQuery = z.object({ token: singleString(200).optional() });
 
 const notices = {
   verified: 'Your email address is verified. Sign in to continue.',
@@ -21,7 +20,7 @@ const notices = {
   check_email: 'Check your inbox: we sent you a link to verify your email address.',
 } as const;
 
-/** GET /login, /signup, /forgot-password, /reset-password (/verify-email is an action: routes.ts). */
+/** GET /login, /signup, /forgot-password (/verify-email and /reset-password check their link: routes.ts). */
 export function authPagesRouter(deps: PortalDeps): Router {
   const router = Router();
   const sso = configuredSsoButtons(deps.settings);
@@ -60,10 +59,6 @@ export function authPagesRouter(deps: PortalDeps): Router {
   router.get('/forgot-password', (_req, res) =>
     res.render('auth/forgot-password', { title: 'Reset your password', resetMinutes: tokenLifetimeMs.reset_password / 60_000 }),
   );
-  router.get('/reset-password', validate({ query: tokenQuery }), (req, res) => {
-    const { token } = req.valid!.query as z.infer<typeof tokenQuery>;
-    res.render('auth/reset-password', { title: 'Choose a new password', token: token ?? '', passwordRule });
-  });
   return router;
 }
 

@@ -57,7 +57,11 @@ function action(page: (req: Request) => Page, run: (req: Request, res: Response)
   };
 }
 
-/** The router of /auth/*, /verify-email, /logout and /set-language. */
+/** A link's page asked for without its token by a JSON caller: 422 naming `token`. */
+const missingToken = (humanMessage: string) =>
+  validationError([{ loc: ['query', 'token'], msg: 'is required', type: 'missing' }], { humanMessage });
+
+/** The router of /auth/*, /verify-email, /reset-password, /logout and /set-language. */
 export function accountRouter(deps: {
   accounts: AccountService;
   emailThrottle: EmailRequestThrottle;
@@ -192,7 +196,12 @@ export function accountRouter(deps: {
     action(
       (req) => ({
         view: 'auth/reset-password',
-        locals: { title: 'Choose a new password', token: String((req.body as { token?: unknown })?.token ?? ''), passwordRule },
+        locals: {
+          title: 'Choose a new password',
+          token: String((req.body as { token?: unknown })?.token ?? ''),
+          passwordRule,
+          resetMinutes: tokenLifetimeMs.reset_password / 60_000,
+        },
       }),
       async (req, res) => {
         const body = parseBody(resetBody, req.body);
@@ -213,7 +222,10 @@ export function accountRouter(deps: {
   router.get('/verify-email', validate({ query: verifyQuery }), async (req, res, next) => {
     const { token, return_to } = req.valid!.query as z.infer<typeof verifyQuery>;
     const returnTo = safeReturnTo(return_to);
-    if (!token) return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo });
+    if (!token) {
+      if (wantsJson(req)) return next(missingToken('Open the link from the verification email: it carries the token'));
+      return res.render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo });
+    }
     try {
       const user = await accounts.verifyEmail(token);
       if (wantsJson(req)) return res.json({ user: userJson(user), verified: true });
@@ -223,6 +235,27 @@ export function accountRouter(deps: {
       res
         .status(error.status)
         .render('auth/verify-email', { title: 'Verify your email', verified: false, verifyHours, returnTo, error: error.humanMessage });
+    }
+  });
+
+  // The reset link's page: the form only while the link works. Checked without using it (the
+  // form's POST uses it); a dead link answers as /verify-email's does: 401 invalid_token, and a
+  // page offering a new link (JSON callers: the error).
+  const resetQuery = z.object({ token: singleString(200).optional() });
+  router.get('/reset-password', validate({ query: resetQuery }), async (req, res, next) => {
+    const { token } = req.valid!.query as z.infer<typeof resetQuery>;
+    const page = { title: 'Choose a new password', passwordRule, resetMinutes: tokenLifetimeMs.reset_password / 60_000 };
+    if (!token) {
+      if (wantsJson(req)) return next(missingToken('Open the link from the password-reset email: it carries the token'));
+      return res.render('auth/reset-password', { ...page, token: '' });
+    }
+    try {
+      await accounts.resetLinkUser(token);
+      if (wantsJson(req)) return res.json({ valid: true });
+      res.render('auth/reset-password', { ...page, token });
+    } catch (error) {
+      if (!(error instanceof ApiError) || wantsJson(req)) return next(error);
+      res.status(error.status).render('auth/reset-password', { ...page, token: '', error: error.humanMessage });
     }
   });
 

@@ -1,12 +1,10 @@
 // Request bodies of the account actions (JSON or HTML form; both arrive as objects of strings
 // or JSON values). Field names follow the seed: email, password, name, token.
 import { z } from 'zod';
+import { emailAddress } from '../../../../core/identity/email.js';
 
-const email = z
-  .string({ message: 'must be an email address' })
-  .trim()
-  .max(320, 'must be at most 320 characters')
-  .pipe(z.email({ message: 'must be an email address' }));
+/** Within RFC 5321's lengths (core/identity/email.ts), as everywhere an address is taken. */
+const email = emailAddress;
 /** "is required" when absent, "must be text" when present as something else (a number, a list). */
 const requiredText = { error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : 'must be text') };
 const password = z.string(requiredText).min(1, 'is required').max(1024, 'must be at most 1024 characters');

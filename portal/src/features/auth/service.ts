@@ -208,15 +208,21 @@ export class AccountService {
   }
 
   /** Sets a new password from a reset link; every session of the account ends. */
-  async resetPassword(token: string, password: string): Promise<User> {
-    const invalid = () =>
-      new ApiError('invalid_token', {
-        param: 'token',
-        humanMessage: 'This reset link is not valid: it may have been used already or expired',
-      });
+  /**
+   * The account a reset link would reset, without using the link: `invalid_token` when the link
+   * no longer works (used, replaced by a newer one, expired, or never issued), so its page can
+   * say so instead of offering a form that cannot succeed.
+   */
+  async resetLinkUser(token: string): Promise<User> {
     const peeked = await this.deps.tokens.peek('reset_password', token, this.now());
     const user = peeked?.userId ? await this.deps.users.findById(peeked.userId) : undefined;
-    if (!user) throw invalid();
+    if (!user) throw invalidResetLink();
+    return user;
+  }
+
+  async resetPassword(token: string, password: string): Promise<User> {
+    const invalid = invalidResetLink;
+    const user = await this.resetLinkUser(token);
     // Checked before the link is used, so a refused password does not burn it.
     const weakness = passwordWeakness(password, user.email);
     if (weakness) throw new ApiError('weak_password', { humanMessage: weakness, param: 'password' });
@@ -229,3 +235,10 @@ export class AccountService {
     return updated;
   }
 }
+
+/** A reset link that no longer works (used, replaced, expired) or never did. */
+const invalidResetLink = () =>
+  new ApiError('invalid_token', {
+    param: 'token',
+    humanMessage: 'This reset link is not valid: it may have been used already or expired',
+  });

@@ -19,6 +19,7 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { parseBody, usdAmountOrNone } from '../../web/validation.js';
 import { idField, targetOrganisation } from '../../web/target-organisation.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const id = idField;
 const orgField = { org_id: id.optional() };
@@ -32,7 +33,7 @@ const monthlyBudgetBody = z.object({
 });
 const settingsBody = z.object({
   ...orgField,
-  billing_email: z.union([z.literal(''), z.null(), z.email({ message: 'must be an email address' }).max(320)]),
+  billing_email: z.union([z.literal(''), z.null(), emailAddress]),
 });
 
 export function organisationBillingRouter(deps: PortalDeps): Router {

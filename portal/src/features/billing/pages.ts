@@ -12,6 +12,7 @@ import {
   paymentMethodIdPattern,
 } from '../../../../core/billing/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
+import { wantsJson } from '../../web/errors.js';
 import { spendGroupMonthSpend } from '../../../../core/budget/index.js';
 import { isAllowed, type User } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -43,6 +44,11 @@ const fundQuery = z.strictObject({
   cancelled: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, 'must be a payment id')
+    .optional(),
+  /** The cancel link's proof that the processor sent the browser back (core/billing cancelProof). */
+  proof: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be the proof of the cancel link')
     .optional(),
 });
 
@@ -173,7 +179,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     validate({ query: billingQuery }),
     async (req: Request, res: Response) => {
       const query = req.valid!.query as z.infer<typeof billingQuery>;
-      if (wantsJsonPage(req)) {
+      if (wantsJson(req)) {
         const data = await overview(req.user!);
         return void res.json({
           payer: data.payer.payerId,
@@ -228,7 +234,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status });
     }
     // Back from the hosted page without paying: that checkout can no longer be paid.
-    if (query.cancelled !== undefined) await service.cancelCheckout(req.user!, Number(query.cancelled));
+    // Only with the link's proof: another site can send the browser to `?cancelled=<id>` too.
+    const cancelled = query.cancelled !== undefined && (await service.cancelCheckout(req.user!, Number(query.cancelled), query.proof));
     let quote;
     let issue: string | undefined;
     if (query.amount !== undefined) {
@@ -245,7 +252,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       quote,
       issue,
       amount: query.amount ?? '',
-      cancelled: query.cancelled !== undefined,
+      cancelled,
       formToken: newFormToken(),
     });
   });
@@ -266,7 +273,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       });
       res.redirect(303, 'made' in opened ? opened.made.url : await billing().openedCheckout(user, opened.already));
     } catch (error) {
-      if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
+      if (!(error instanceof ApiError) || wantsJson(req)) throw error;
       allowProcessorForms(res, hostedOrigin());
       res.status(error.status).render('dashboard/billing/fund', {
         ...(await fundPage(user)),
@@ -285,7 +292,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         const target = await run(req);
         res.redirect(303, target);
       } catch (error) {
-        if (!(error instanceof ApiError) || wantsJsonPage(req)) throw error;
+        if (!(error instanceof ApiError) || wantsJson(req)) throw error;
         await renderOverview(req, res, { error: error.humanMessage, status: error.status });
       }
     });
@@ -316,9 +323,4 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   });
 
   return router;
-}
-
-/** JSON for API clients asking for it (`Accept: application/json`). */
-function wantsJsonPage(req: Request): boolean {
-  return req.is('application/json') === 'application/json' || req.accepts(['html', 'json']) === 'json';
 }

@@ -47,6 +47,7 @@ export async function startBilling(deps: {
     settings,
     processor,
     baseUrl: settings.SVC_PORTAL_BASE_URL,
+    secret: settings.SVC_KEY_PEPPER,
     clock: deps.clock,
     logger: deps.logger,
     carrier: {

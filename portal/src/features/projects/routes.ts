@@ -35,6 +35,7 @@ import { requireAction } from '../../web/principal.js';
 import { parseBody } from '../../web/validation.js';
 import { idField } from '../../web/target-organisation.js';
 import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const createBody = z.strictObject({
@@ -50,7 +51,7 @@ const createBody = z.strictObject({
     .optional()
     .transform((v) => (v === '' || v === undefined ? null : v)),
 });
-const memberBody = z.strictObject({ email: z.string().trim().toLowerCase().email('must be an email address').max(320) });
+const memberBody = z.strictObject({ email: emailAddress.transform((e) => e.toLowerCase()) });
 const tokenBody = z.strictObject({ name });
 
 /** Largest id an `integer` column holds: a bigger path id names nothing (and must not reach PostgreSQL). */

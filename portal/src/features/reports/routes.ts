@@ -55,6 +55,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validationError } from '../../web/validation.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
+import { emailAddress } from '../../../../core/identity/email.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A whole number from a form field or JSON. */
@@ -103,7 +104,7 @@ const scheduleBody = z
     recipients: z
       .union([z.array(z.string()), z.string().transform((v) => v.split(','))])
       .transform((list) => list.map((e) => e.trim().toLowerCase()).filter(Boolean))
-      .pipe(z.array(z.string().email('must be email addresses')).min(1, 'name at least one recipient').max(50)),
+      .pipe(z.array(emailAddress).min(1, 'name at least one recipient').max(50)),
   })
   .refine((b) => b.cadence !== 'weekly' || b.weekday !== undefined, {
     message: 'a weekly schedule needs a weekday (0 = Sunday)',
