@@ -35,7 +35,7 @@ describe('deeply nested JSON', () => {
 
   test('is refused with a 400 before anything else, on every JSON route, and never opens a supplier circuit', async () => {
     const deep = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"region":"EU","x":${'['.repeat(6_000)}${']'.repeat(6_000)}}`;
-    for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/responses', '/v1/embeddings', '/v1/manage/keys']) {
+    for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/native/responses', '/v1/embeddings', '/v1/manage/keys']) {
       const reply = await send(h.gateway.url, path, { key: path.startsWith('/v1/manage') ? h.adminKey : key, body: deep });
       assertCatalogueError(reply, 400, 'invalid_json');
       assert.match(reply.text, new RegExp(`more than ${maxJsonDepth} levels`));
