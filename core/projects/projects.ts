@@ -12,7 +12,7 @@ import { USAGE_TABLE } from '../usage/rollup.js';
 
 /** How a project's wallet is named as a payer: `project:<id>`, the wallet its tokens are charged to. */
 export const projectPayerPrefix = 'project:';
-export const projectPayerId = (projectId: number) => `${projectPayerPrefix}${projectId}`;
+export const projectPayerId = (projectId: number | string) => `${projectPayerPrefix}${projectId}`;
 /** A SQL LIKE pattern of every project's payer id: a key paid by a project is a project token. */
 export const projectPayerPattern = `${projectPayerPrefix}%`;
 

@@ -102,6 +102,12 @@ describe('API tokens', () => {
     });
     expect((await admin('POST', '/v1/manage/tokens', { name: 'x', team: 'Not A Slug' })).body).toMatchObject({ error: { param: 'team' } });
     expect((await admin('POST', '/v1/manage/tokens', { team: 'a' })).body).toMatchObject({ error: { param: 'name' } });
+    // A project's token is paid by the project: no other payer, and not none (it ran free of every wallet).
+    for (const payer of [null, 'org:acme', 'project:other']) {
+      const refused = await admin('POST', '/v1/manage/tokens', { name: 'x', project: 'checkout', payer });
+      expect([refused.status, refused.body]).toMatchObject([400, { error: { code: 'validation_error', param: 'payer' } }]);
+    }
+    expect((await admin('POST', '/v1/manage/tokens', { name: 'x', project: 'checkout', payer: 'project:checkout' })).status).toBe(201);
     expect((await admin('GET', '/v1/manage/tokens/key_nope')).status).toBe(400);
     const token = (await admin('POST', '/v1/manage/tokens', { name: 'y' })).body.token as string;
     const asToken = await fetch(`${h.gateway.url}/v1/manage/tokens`, { headers: { authorization: `Bearer ${token}` } });

@@ -3,6 +3,7 @@ import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
 import { namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
+import { projectPayerId } from '../../../../core/projects/index.js';
 import { hasDirectionControls, isStorableText } from '../../../../core/text/well-formed.js';
 
 // Constraints the gateway API leaves open (docs/spec-conformance.md 2.3), decided once here and documented in docs/keys.md.
@@ -127,7 +128,13 @@ const scopeName = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be a low
 /** `POST /v1/manage/tokens`: an `svc_` API token scoped to a team or a project (at most one). */
 export const createTokenRequest = z
   .strictObject({ name, team: scopeName.optional(), project: scopeName.optional(), payer: payer.nullable().optional() })
-  .refine((v) => !(v.team && v.project), { message: 'a token is scoped to a team or a project, not both', path: ['project'] });
+  .refine((v) => !(v.team && v.project), { message: 'a token is scoped to a team or a project, not both', path: ['project'] })
+  // A project pays for its own tokens (docs/projects.md): another payer, or none — which ran the
+  // token free of every wallet (outside probe) — contradicts the scope.
+  .refine((v) => v.project === undefined || v.payer === undefined || v.payer === projectPayerId(v.project), {
+    message: "a project's tokens are paid by the project's wallet (project:<project>); leave payer out",
+    path: ['payer'],
+  });
 
 /** `GET /v1/manage/tokens`. */
 export const listTokensQuery = z.strictObject({

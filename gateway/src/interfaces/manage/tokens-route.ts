@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
 import { InvalidCursorError, KeyAnnouncer, type KeyRecord, type KeyRepository } from '../../../../core/keys/index.js';
+import { projectPayerId } from '../../../../core/projects/index.js';
 import type { GatewayDeps } from '../../deps.js';
 import { validateBody, validateQuery } from '../../http/validate.js';
 import { requireAdmin } from './require-admin.js';
@@ -52,9 +53,9 @@ export function registerTokenManagementRoutes(app: FastifyInstance, deps: Gatewa
       name: body.name,
       source: 'api',
       metadata: scope,
-      // A project pays for its own tokens (the spec's first effective payer); otherwise the
-      // payer is what the caller names, or none.
-      payerId: body.payer !== undefined ? body.payer : body.project ? `project:${body.project}` : null,
+      // A project pays for its own tokens (the spec's first effective payer; the schema refuses
+      // another); otherwise the payer is what the caller names, or none.
+      payerId: body.project ? projectPayerId(body.project) : (body.payer ?? null),
     });
     deps.keys.evict(record.secretHash);
     await announcer.announce(record.secretHash).catch(() => undefined);
