@@ -270,12 +270,20 @@ export class KeyRepository {
     if (patch.allowedModels !== undefined) changes.allowed_models = jsonb(modelList(patch.allowedModels));
     if (patch.allowedRegions !== undefined) changes.allowed_regions = jsonb(patch.allowedRegions);
     if (patch.budgetLimitUsd !== undefined) changes.budget_limit_usd = patch.budgetLimitUsd === null ? null : String(patch.budgetLimitUsd);
-    if (patch.budgetPeriod !== undefined) {
-      changes.budget_period = patch.budgetPeriod;
-      // A key without a period counts monthly (enforcement's default): only a change of what is counted restarts the counters.
+    // A new counter name (budget_period_since) makes the gateways rebuild the budget counter from
+    // the audit log: when what is counted changes — a key without a period counts monthly
+    // (enforcement's default) — and when a limit is set on a key that had none, since no counter
+    // counted its spend meanwhile (outside probe: a limit removed and restored forgot the spend in
+    // between). Changing only the limit of a limited key keeps the counter.
+    const periodChanges = patch.budgetPeriod !== undefined;
+    const limitReturns = patch.budgetLimitUsd !== undefined && patch.budgetLimitUsd !== null;
+    if (periodChanges) changes.budget_period = patch.budgetPeriod;
+    if (periodChanges || limitReturns) {
+      const periodChanged = periodChanges ? "coalesce(budget_period, 'monthly') <> ?" : 'false';
+      const limitReturned = limitReturns ? 'budget_limit_usd is null' : 'false';
       changes.budget_period_since = this.knex.raw(
-        "case when coalesce(budget_period, 'monthly') = ? then budget_period_since else now() end",
-        [patch.budgetPeriod ?? 'monthly'],
+        `case when ${periodChanged} or ${limitReturned} then now() else budget_period_since end`,
+        periodChanges ? [patch.budgetPeriod ?? 'monthly'] : [],
       );
     }
     if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;

@@ -255,6 +255,30 @@ describe('enforcement and the audit log', () => {
     assert.ok(Math.abs((await used()) - spentUsd) < 1e-9, 'same period, same counter');
   });
 
+  // Found by an outside probe: a limit removed (no counter counts the spend then) and set again
+  // found the old counter, which knew nothing of what was spent without a limit.
+  test('a budget limit removed and set again counts what the key spent without one', async () => {
+    const created = await admin('POST', '/v1/manage/keys', { name: 'unlimited-meanwhile', budget_limit: 0.5, budget_period: 'daily' });
+    const secret = created.body.key as string;
+    const id = created.body.id as string;
+    let spentUsd = 0;
+    const spend = async (requests: number) => {
+      for (let i = 0; i < requests; i++) {
+        const r = await call(base, 'POST', '/v1/chat/completions', secret, chatBody('u'));
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        spentUsd += Number(r.headers.get('x-svc-cost-usd'));
+      }
+    };
+    const used = async () => (await admin('GET', `/v1/manage/keys/${id}`)).body.budget_used as number;
+    await spend(2);
+    assert.equal((await admin('PATCH', `/v1/manage/keys/${id}`, { budget_limit: null })).status, 200);
+    await spend(3);
+    assert.equal((await admin('PATCH', `/v1/manage/keys/${id}`, { budget_limit: 0.5 })).status, 200);
+    await waitFor('the audit log to hold all five requests', async () => Math.abs((await used()) - spentUsd) < 1e-9);
+    await spend(1);
+    await waitFor('the sixth request counted', async () => Math.abs((await used()) - spentUsd) < 1e-9);
+  });
+
   test('a refusal near the end of a budget explains itself: the worst case reserved and what is left', async () => {
     // 0.000005 USD left: far less than any worst case of max_tokens 20 at this catalogue's prices.
     const created = await admin('POST', '/v1/manage/keys', { name: 'nearly-spent', budget_limit: 0.000005, budget_period: 'daily' });
