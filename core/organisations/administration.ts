@@ -298,11 +298,14 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
 }
 
 /**
- * After a merge the target's monthly spend counter in the store lacks what the moved keys spent:
- * dropping the counters makes the gateways rebuild them from the usage rollup on the next request.
+ * After keys change organisation — a merge, a user moved or joining by invitation — the monthly
+ * spend counters in the store of the organisations they left and joined are wrong by what those
+ * keys spent: dropping them makes the gateways rebuild them from the usage rollup on the next
+ * request. `null` (no organisation) has no counter.
  */
-export async function forgetOrganisationCounters(store: Store, organisationIds: number[], now: Date): Promise<void> {
-  await store.del(...organisationIds.map((id) => spendGroupWindow({ scope: 'organisation', id }, now).counterKey));
+export async function forgetOrganisationCounters(store: Store, organisationIds: (number | null)[], now: Date): Promise<void> {
+  const ids = [...new Set(organisationIds.filter((id): id is number => id !== null))];
+  if (ids.length > 0) await store.del(...ids.map((id) => spendGroupWindow({ scope: 'organisation', id }, now).counterKey));
 }
 
 /**

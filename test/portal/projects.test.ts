@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import type { PortalClient } from '../support/portal-client.js';
 import { fundWallet, signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
+import { spendGroupWindow } from '../../core/budget/spend-groups.js';
 
 let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
 const knex = () => world.portal.database.knex;
@@ -255,7 +256,11 @@ describe('projects', () => {
     // organisation’s — the new organisation’s administrators cannot see or change it.
     const second = await issue('before the move');
     expect(await chat(second.token)).toBe('ok');
+    // Both organisations' monthly spend counters are dropped, to be rebuilt from the usage rollup.
+    const counters = [orgA, orgB].map((id) => spendGroupWindow({ scope: 'organisation', id }, new Date()).counterKey);
+    expect(Object.keys(await world.portal.store.hashGetAll(counters[0]!)).length, 'the request counted in Acme').toBeGreaterThan(0);
     expect((await people.platform_admin.client.postJson(`/dashboard/admin/users/${leaver.id}/org`, { org_id: orgB })).status).toBe(200);
+    for (const counter of counters) expect(await world.portal.store.hashGetAll(counter), counter).toEqual({});
     expect(await status(second.token_id)).toEqual({ status: 'revoked', organisation_id: orgA });
     await waitFor('the gateway to refuse the moved member’s token', async () => (await chat(second.token)).startsWith('401'), 2_000, 25);
     expect((await people.other_org_admin.client.get(`/dashboard/keys/${second.token_id}`, { accept: 'application/json' })).status).toBe(

@@ -41,6 +41,7 @@ import {
   setMonthlyBudget,
 } from '../../../../core/billing/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
+import { forgetOrganisationCounters } from '../../../../core/organisations/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
@@ -305,6 +306,12 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const user = await liveTarget(req, 'admin.platform.manage');
     const { org_id } = parseBody(organisationBody, req.body);
     await announcer.announceAll(await moveUserToOrganisation(knex, user, org_id, now()));
+    // The keys moved with their spend this month: both organisations' monthly counters are
+    // rebuilt from the usage rollup, as after a merge (else what the gateway enforced and the
+    // Organisations page showed disagreed until a restart — outside probe).
+    await forgetOrganisationCounters(deps.store, [user.organisation_id, org_id], now()).catch((error: unknown) =>
+      deps.logger.warn({ err: error }, 'moved; the organisation spend counters are rebuilt when the store is back'),
+    );
     await note(req, user, 'Organisation changed', { from: user.organisation_id, to: org_id }, 'a platform administrator');
     await answer(req, res, user.id, 'org');
   });

@@ -9,6 +9,7 @@ import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { inviteStanding, type InviteSummary } from '../../../../core/identity/invites.js';
 import type { Role } from '../../../../core/identity/roles.js';
+import { forgetOrganisationCounters } from '../../../../core/organisations/index.js';
 
 const statusText = {
   pending: undefined,
@@ -49,6 +50,10 @@ export function inviteRouter(deps: PortalDeps): Router {
     await announcer.announceAll(hashes);
     await noteActivity(deps, { userId: user.id, kind: 'invite_accepted', summary: 'Accepted an invitation and joined an organisation' });
     const joined = await deps.users.findById(user.id);
+    // Their keys joined with this month's spend (core/organisations forgetOrganisationCounters).
+    await forgetOrganisationCounters(deps.store, [user.organisationId, joined?.organisationId ?? null], new Date(deps.clock())).catch(
+      (error: unknown) => deps.logger.warn({ err: error }, 'joined; the organisation spend counters are rebuilt when the store is back'),
+    );
     if (wantsJson(req)) return res.json({ ok: true, organisation_id: joined?.organisationId ?? null, role: joined?.role });
     res.redirect(303, '/dashboard');
   });
