@@ -224,7 +224,8 @@ export async function setUserStatus(
 /**
  * Places a user in an organisation (and department, and role when given), in the caller's
  * transaction: their keys move with them — keys are scoped by the organisation they belong to —
- * and are re-pointed to whoever pays there. An organisation they leave no longer has them as its
+ * and are re-pointed to whoever pays there; the tokens they issued for a project or a team of an
+ * organisation they leave stay there, revoked, and their pending invitations there are withdrawn. An organisation they leave no longer has them as its
  * billing user, and its members' keys follow. The one step behind an administrator's move and an
  * accepted invite. Returns the secret hashes of the user's keys and of those re-pointed, to announce.
  */
@@ -245,16 +246,33 @@ export async function placeInOrganisation(
   // A project's tokens stay with the project's organisation; in projects of another organisation
   // than the new one the person is a member no more, and the tokens they issued there stop working.
   const leftProjects = await leaveProjects(trx, userId, await projectsOutside(trx, userId, place.organisationId), now);
+  // So do the tokens they issued for a team (department) of an organisation they leave: the team's,
+  // not theirs — after a move the new organisation's administrators managed it, the old one's could
+  // not even delete the department (outside probe) — and its secret went with them.
+  const leftTeams = (await trx('api_keys')
+    .where({ owner_user_id: userId, kind: 'token' })
+    .whereRaw("coalesce(metadata->>'department_id', '') <> ''")
+    .whereRaw('organisation_id is distinct from ?', [place.organisationId])
+    .whereNot({ status: 'revoked' })
+    .update({ status: 'revoked', revoked_at: now, updated_at: now })
+    .returning('secret_hash')) as { secret_hash: string }[];
   const keys = (await trx('api_keys')
     .where({ owner_user_id: userId })
     .where((q) => q.whereNull('payer_id').orWhereNot('payer_id', 'like', projectPayerPattern))
+    .whereRaw("(kind <> 'token' or coalesce(metadata->>'department_id', '') = '')")
     .update({ organisation_id: place.organisationId, updated_at: now })
     .returning('secret_hash')) as { secret_hash: string }[];
+  // Invitations they sent into an organisation they leave are withdrawn: one accepted later would
+  // grant a role in their name, which they no longer hold there (outside probe).
+  await trx('invites')
+    .where({ invited_by: userId, status: 'pending' })
+    .whereRaw('organisation_id is distinct from ?', [place.organisationId])
+    .update({ status: 'revoked' });
   // After the user's row is updated (and so locked): a nomination of them committing meanwhile is
   // either seen here and ended, or waits and is refused as naming a non-member.
   const left = await endNominations(trx, userId, place.organisationId);
   const repointed = await repointKeysPaidThrough(trx, userId, left);
-  return [...new Set([...keys.map((k) => k.secret_hash), ...leftProjects, ...repointed])];
+  return [...new Set([...keys.map((k) => k.secret_hash), ...leftTeams.map((k) => k.secret_hash), ...leftProjects, ...repointed])];
 }
 
 /** Moves a user into an organisation (no department there yet); the key hashes to announce. */
