@@ -210,14 +210,22 @@ export interface MergeRequest {
   roles: Map<number, Role>;
 }
 
+/** What a merge changed: the keys to announce, and the members it moved or gave another role. */
+export interface MergeResult {
+  hashes: string[];
+  movedMembers: { userId: number; from: number; to: number }[];
+  roleChanges: { userId: number; from: Role; to: Role }[];
+}
+
 /**
  * Merges the sources into the target in one transaction: members, departments, keys and pending
  * invites move; the sources' autorouter policies go; roles are set as asked (never above the
  * actor's); the billing user is set and every member's keys re-pointed to who now pays; the
- * sources are deleted. Returns the hashes of every key that moved or changed payer, to announce.
+ * sources are deleted. Returns the hashes of every key that moved or changed payer, to announce,
+ * and every member whose organisation or role changed, for their activity log.
  * The target keeps its own name, slug and monthly budget.
  */
-export async function mergeOrganisations(knex: Knex, actor: Principal, request: MergeRequest): Promise<string[]> {
+export async function mergeOrganisations(knex: Knex, actor: Principal, request: MergeRequest): Promise<MergeResult> {
   const { targetId, sourceIds } = request;
   if (sourceIds.length === 0 || sourceIds.includes(targetId) || new Set(sourceIds).size !== sourceIds.length)
     throw new ApiError('validation_error', {
@@ -238,6 +246,13 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
         humanMessage: `No such organisation: ${missing.join(', ')}`,
       });
     const moved = (await trx('api_keys').whereIn('organisation_id', sourceIds).pluck('secret_hash')) as string[];
+    const members = (await trx('users')
+      .whereIn('organisation_id', sourceIds)
+      .whereNull('deleted_at')
+      .orderBy('id')
+      .select('id as userId', 'organisation_id as from')) as { userId: number; from: number }[];
+    const movedMembers = members.map((m) => ({ ...m, to: targetId }));
+    const roleChanges: MergeResult['roleChanges'] = [];
     await trx('users').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId });
     await trx('departments').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId });
     await trx('api_keys').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId, updated_at: trx.fn.now() });
@@ -277,6 +292,7 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
           });
       }
       await trx('users').where({ id: userId }).update({ role });
+      roleChanges.push({ userId, from: member.role, to: role });
     }
     if (request.billingUserId !== undefined) {
       if (request.billingUserId !== null) {
@@ -293,7 +309,7 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
     await trx('organisations').whereIn('id', sourceIds).update({ billing_user_id: null });
     const repointed = await repointPortalKeys(trx, { organisationId: targetId });
     await trx('organisations').whereIn('id', sourceIds).delete();
-    return [...new Set([...moved, ...repointed])];
+    return { hashes: [...new Set([...moved, ...repointed])], movedMembers, roleChanges };
   });
 }
 

@@ -236,6 +236,33 @@ describe('organisations', () => {
     expect(((await knex()('users').where({ id: owner.id }).first('role')) as { role: string }).role).toBe('owner');
   });
 
+  it("a merge writes each moved member's new organisation and each changed role to their activity", async () => {
+    const [acme, beta] = [await create(`Acme ${Date.now()}`), await create(`Beta ${Date.now()}`)];
+    const stays = await signUp(portal, { organisationId: acme.id });
+    const betaAdmin = await signUp(portal, { organisationId: beta.id, role: 'org_admin' });
+    const betaMember = await signUp(portal, { organisationId: beta.id });
+    const merged = await platform.client.postJson('/dashboard/admin/organisations/merge', {
+      target_org_id: acme.id,
+      source_org_ids: String(beta.id),
+      [`role_${betaAdmin.id}`]: 'member',
+    });
+    expect(merged.status, await merged.clone().text()).toBe(200);
+    const activity = async (user: SignedInUser) =>
+      (
+        (await (await user.client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
+          data: { kind: string; summary: string; by_administrator: boolean }[];
+        }
+      ).data
+        .filter((a) => a.kind === 'account_administered')
+        .map((a) => [a.summary, a.by_administrator]);
+    const moved = ['Organisation changed (organisations merged) by a platform administrator', true];
+    expect(await activity(betaAdmin)).toEqual(
+      expect.arrayContaining([moved, ['Role changed from org_admin to member (organisations merged) by a platform administrator', true]]),
+    );
+    expect(await activity(betaMember)).toEqual([moved]);
+    expect(await activity(stays)).toEqual([]);
+  });
+
   it('only platform admins and owners reach the organisations pages', async () => {
     const [org] = (await knex()('organisations')
       .insert({ name: 'Closed', slug: `closed-${Date.now()}` })
