@@ -263,6 +263,34 @@ describe('organisations', () => {
     expect(await activity(stays)).toEqual([]);
   });
 
+  it('a merge renames a moved department whose name the target uses, any case, as it does projects', async () => {
+    const [acme, beta] = [await create(`Acme D ${Date.now()}`), await create(`Beta D ${Date.now()}`)];
+    await knex()('departments').insert([
+      { organisation_id: acme.id, name: 'Research' },
+      { organisation_id: acme.id, name: 'Ops' },
+    ]);
+    const [betaResearch] = (await knex()('departments')
+      .insert([
+        { organisation_id: beta.id, name: 'RESEARCH' },
+        { organisation_id: beta.id, name: 'Ops' },
+        { organisation_id: beta.id, name: 'Sales' },
+      ])
+      .returning('id')) as { id: number }[];
+    const researcher = await signUp(portal, { organisationId: beta.id, departmentId: betaResearch!.id });
+    const merged = await platform.client.postJson('/dashboard/admin/organisations/merge', {
+      target_org_id: acme.id,
+      source_org_ids: String(beta.id),
+    });
+    expect(merged.status, await merged.clone().text()).toBe(200);
+    const names = (await knex()('departments').where({ organisation_id: acme.id }).orderBy('id').pluck('name')) as string[];
+    expect(names).toEqual(['Research', 'Ops', `RESEARCH (from ${beta.name})`, `Ops (from ${beta.name})`, 'Sales']);
+    expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
+    // The department moved (renamed), with its people.
+    expect(((await knex()('users').where({ id: researcher.id }).first('department_id')) as { department_id: number }).department_id).toBe(
+      betaResearch!.id,
+    );
+  });
+
   it('only platform admins and owners reach the organisations pages', async () => {
     const [org] = (await knex()('organisations')
       .insert({ name: 'Closed', slug: `closed-${Date.now()}` })
