@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
 import { ApiError } from '../errors/index.js';
 import { leaveProjects, projectPayerPattern, projectsOutside } from '../projects/projects.js';
-import { isAllowed, roleAtLeast, roleRank, type Action, type Principal, type Role, type UserStatus } from './roles.js';
+import { isAllowed, roleAtLeast, roleRank, roles, type Action, type Principal, type Role, type UserStatus } from './roles.js';
 
 /** A user as an administrator sees them in lists and on the detail page. */
 export interface AdministeredUser {
@@ -59,20 +59,28 @@ function present(row: Row): AdministeredUser {
 /**
  * Which users an administrator's lists hold: platform admins and owners every user (or one
  * organisation they chose), org admins their organisation's, department admins their
- * department's. Anyone else: nobody (the routes refuse them first).
+ * department's — in each case none of a higher role than the administrator's own (those answer
+ * 404, so a list does not show them). Anyone else: nobody (the routes refuse them first).
  */
 export interface UserScope {
   organisationId?: number;
   departmentId?: number;
+  /** Only users of this role or below (the administrator's own role). */
+  upToRole?: Role;
   nobody?: boolean;
 }
 
+/** The roles an administrator of `role` may act on: their own and those below (mayAdminister). */
+const rolesWithin = (role: Role): Role[] => roles.filter((r) => roleRank(r) <= roleRank(role));
+
 /** The scope of an administrator, optionally narrowed to one organisation (platform admins). */
 export function userScopeOf(actor: Principal, chosenOrganisationId?: number): UserScope {
-  if (roleAtLeast(actor.role, 'platform_admin')) return chosenOrganisationId === undefined ? {} : { organisationId: chosenOrganisationId };
-  if (actor.role === 'org_admin' && actor.organisationId !== null) return { organisationId: actor.organisationId };
+  const upToRole = actor.role;
+  if (roleAtLeast(actor.role, 'platform_admin'))
+    return chosenOrganisationId === undefined ? { upToRole } : { organisationId: chosenOrganisationId, upToRole };
+  if (actor.role === 'org_admin' && actor.organisationId !== null) return { organisationId: actor.organisationId, upToRole };
   if (actor.role === 'department_admin' && actor.organisationId !== null && actor.departmentId !== null)
-    return { organisationId: actor.organisationId, departmentId: actor.departmentId };
+    return { organisationId: actor.organisationId, departmentId: actor.departmentId, upToRole };
   return { nobody: true };
 }
 
@@ -123,6 +131,7 @@ export async function listUsers(
     .limit(query.limit + 1);
   if (scope.organisationId !== undefined) q = q.where('users.organisation_id', scope.organisationId);
   if (scope.departmentId !== undefined) q = q.where('users.department_id', scope.departmentId);
+  if (scope.upToRole !== undefined) q = q.whereIn('users.role', rolesWithin(scope.upToRole));
   if (!query.includeDeleted) q = q.whereNull('users.deleted_at');
   if (query.role) q = q.where('users.role', query.role);
   if (query.status) q = q.where('users.status', query.status);
@@ -150,7 +159,7 @@ export async function findAdministeredUser(knex: Knex, id: number): Promise<Admi
 export function mayAdminister(actor: Principal, action: Action, target: AdministeredUser): boolean {
   return (
     isAllowed(actor, action, { organisationId: target.organisation_id, departmentId: target.department_id, userId: target.id }) &&
-    roleRank(target.role) <= roleRank(actor.role)
+    rolesWithin(actor.role).includes(target.role)
   );
 }
 

@@ -210,14 +210,22 @@ export interface MergeRequest {
   roles: Map<number, Role>;
 }
 
+/** What a merge changed: the keys to announce, and the members it moved or gave another role. */
+export interface MergeResult {
+  hashes: string[];
+  movedMembers: { userId: number; from: number; to: number }[];
+  roleChanges: { userId: number; from: Role; to: Role }[];
+}
+
 /**
  * Merges the sources into the target in one transaction: members, departments, keys and pending
  * invites move; the sources' autorouter policies go; roles are set as asked (never above the
  * actor's); the billing user is set and every member's keys re-pointed to who now pays; the
- * sources are deleted. Returns the hashes of every key that moved or changed payer, to announce.
+ * sources are deleted. Returns the hashes of every key that moved or changed payer, to announce,
+ * and every member whose organisation or role changed, for their activity log.
  * The target keeps its own name, slug and monthly budget.
  */
-export async function mergeOrganisations(knex: Knex, actor: Principal, request: MergeRequest): Promise<string[]> {
+export async function mergeOrganisations(knex: Knex, actor: Principal, request: MergeRequest): Promise<MergeResult> {
   const { targetId, sourceIds } = request;
   if (sourceIds.length === 0 || sourceIds.includes(targetId) || new Set(sourceIds).size !== sourceIds.length)
     throw new ApiError('validation_error', {
@@ -238,11 +246,18 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
         humanMessage: `No such organisation: ${missing.join(', ')}`,
       });
     const moved = (await trx('api_keys').whereIn('organisation_id', sourceIds).pluck('secret_hash')) as string[];
+    const members = (await trx('users')
+      .whereIn('organisation_id', sourceIds)
+      .whereNull('deleted_at')
+      .orderBy('id')
+      .select('id as userId', 'organisation_id as from')) as { userId: number; from: number }[];
+    const movedMembers = members.map((m) => ({ ...m, to: targetId }));
+    const roleChanges: MergeResult['roleChanges'] = [];
     await trx('users').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId });
-    await trx('departments').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId });
+    await moveRenamingClashes(trx, 'departments', sourceIds, targetId);
     await trx('api_keys').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId, updated_at: trx.fn.now() });
     await trx('invites').whereIn('organisation_id', sourceIds).update({ organisation_id: targetId });
-    await moveProjects(trx, sourceIds, targetId);
+    await moveRenamingClashes(trx, 'projects', sourceIds, targetId);
     await trx('autorouter_policies').where({ layer: 'organisation' }).whereIn('subject', sourceIds.map(String)).delete();
     for (const [userId, role] of request.roles) {
       const member = (await trx('users')
@@ -277,6 +292,7 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
           });
       }
       await trx('users').where({ id: userId }).update({ role });
+      roleChanges.push({ userId, from: member.role, to: role });
     }
     if (request.billingUserId !== undefined) {
       if (request.billingUserId !== null) {
@@ -293,7 +309,7 @@ export async function mergeOrganisations(knex: Knex, actor: Principal, request: 
     await trx('organisations').whereIn('id', sourceIds).update({ billing_user_id: null });
     const repointed = await repointPortalKeys(trx, { organisationId: targetId });
     await trx('organisations').whereIn('id', sourceIds).delete();
-    return [...new Set([...moved, ...repointed])];
+    return { hashes: [...new Set([...moved, ...repointed])], movedMembers, roleChanges };
   });
 }
 
@@ -309,24 +325,30 @@ export async function forgetOrganisationCounters(store: Store, organisationIds: 
 }
 
 /**
- * Moves the sources' projects into the target. A project name is unique within an organisation,
- * so a moved project whose name is taken gets its former organisation's name appended (and its
- * id, should even that be taken): nothing is lost and no merge fails over a name.
+ * Moves the sources' projects or departments into the target. Their names are unique within an
+ * organisation whatever their case, so a moved one whose name is taken gets its former
+ * organisation's name appended (and its id, should even that be taken): nothing is lost and no
+ * merge fails over a name.
  */
-async function moveProjects(trx: Knex.Transaction, sourceIds: number[], targetId: number): Promise<void> {
-  const taken = new Set(
-    ((await trx('projects').where({ organisation_id: targetId }).pluck('name')) as string[]).map((n) => n.toLowerCase()),
-  );
-  const moving = (await trx('projects as p')
+async function moveRenamingClashes(
+  trx: Knex.Transaction,
+  table: 'projects' | 'departments',
+  sourceIds: number[],
+  targetId: number,
+): Promise<void> {
+  const taken = new Set(((await trx(table).where({ organisation_id: targetId }).pluck('name')) as string[]).map((n) => n.toLowerCase()));
+  const moving = (await trx(`${table} as p`)
     .join('organisations as o', 'o.id', 'p.organisation_id')
     .whereIn('p.organisation_id', sourceIds)
     .orderBy('p.id')
     .select('p.id', 'p.name', 'o.name as organisation_name')) as { id: number; name: string; organisation_name: string }[];
-  for (const project of moving) {
-    let name = project.name;
-    if (taken.has(name.toLowerCase())) name = `${project.name} (from ${project.organisation_name})`.slice(0, 200);
-    if (taken.has(name.toLowerCase())) name = `${project.name} #${project.id}`.slice(0, 200);
+  for (const row of moving) {
+    let name = row.name;
+    if (taken.has(name.toLowerCase())) name = `${row.name} (from ${row.organisation_name})`.slice(0, 200);
+    if (taken.has(name.toLowerCase())) name = `${row.name} #${row.id}`.slice(0, 200);
     taken.add(name.toLowerCase());
-    await trx('projects').where({ id: project.id }).update({ organisation_id: targetId, name, updated_at: trx.fn.now() });
+    await trx(table)
+      .where({ id: row.id })
+      .update({ organisation_id: targetId, name, ...(table === 'projects' && { updated_at: trx.fn.now() }) });
   }
 }

@@ -236,6 +236,61 @@ describe('organisations', () => {
     expect(((await knex()('users').where({ id: owner.id }).first('role')) as { role: string }).role).toBe('owner');
   });
 
+  it("a merge writes each moved member's new organisation and each changed role to their activity", async () => {
+    const [acme, beta] = [await create(`Acme ${Date.now()}`), await create(`Beta ${Date.now()}`)];
+    const stays = await signUp(portal, { organisationId: acme.id });
+    const betaAdmin = await signUp(portal, { organisationId: beta.id, role: 'org_admin' });
+    const betaMember = await signUp(portal, { organisationId: beta.id });
+    const merged = await platform.client.postJson('/dashboard/admin/organisations/merge', {
+      target_org_id: acme.id,
+      source_org_ids: String(beta.id),
+      [`role_${betaAdmin.id}`]: 'member',
+    });
+    expect(merged.status, await merged.clone().text()).toBe(200);
+    const activity = async (user: SignedInUser) =>
+      (
+        (await (await user.client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
+          data: { kind: string; summary: string; by_administrator: boolean }[];
+        }
+      ).data
+        .filter((a) => a.kind === 'account_administered')
+        .map((a) => [a.summary, a.by_administrator]);
+    const moved = ['Organisation changed (organisations merged) by a platform administrator', true];
+    expect(await activity(betaAdmin)).toEqual(
+      expect.arrayContaining([moved, ['Role changed from org_admin to member (organisations merged) by a platform administrator', true]]),
+    );
+    expect(await activity(betaMember)).toEqual([moved]);
+    expect(await activity(stays)).toEqual([]);
+  });
+
+  it('a merge renames a moved department whose name the target uses, any case, as it does projects', async () => {
+    const [acme, beta] = [await create(`Acme D ${Date.now()}`), await create(`Beta D ${Date.now()}`)];
+    await knex()('departments').insert([
+      { organisation_id: acme.id, name: 'Research' },
+      { organisation_id: acme.id, name: 'Ops' },
+    ]);
+    const [betaResearch] = (await knex()('departments')
+      .insert([
+        { organisation_id: beta.id, name: 'RESEARCH' },
+        { organisation_id: beta.id, name: 'Ops' },
+        { organisation_id: beta.id, name: 'Sales' },
+      ])
+      .returning('id')) as { id: number }[];
+    const researcher = await signUp(portal, { organisationId: beta.id, departmentId: betaResearch!.id });
+    const merged = await platform.client.postJson('/dashboard/admin/organisations/merge', {
+      target_org_id: acme.id,
+      source_org_ids: String(beta.id),
+    });
+    expect(merged.status, await merged.clone().text()).toBe(200);
+    const names = (await knex()('departments').where({ organisation_id: acme.id }).orderBy('id').pluck('name')) as string[];
+    expect(names).toEqual(['Research', 'Ops', `RESEARCH (from ${beta.name})`, `Ops (from ${beta.name})`, 'Sales']);
+    expect(new Set(names.map((n) => n.toLowerCase())).size).toBe(names.length);
+    // The department moved (renamed), with its people.
+    expect(((await knex()('users').where({ id: researcher.id }).first('department_id')) as { department_id: number }).department_id).toBe(
+      betaResearch!.id,
+    );
+  });
+
   it('only platform admins and owners reach the organisations pages', async () => {
     const [org] = (await knex()('organisations')
       .insert({ name: 'Closed', slug: `closed-${Date.now()}` })

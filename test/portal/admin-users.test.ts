@@ -187,6 +187,42 @@ describe('scope', () => {
   });
 });
 
+describe('higher roles', () => {
+  it('lists leave out users of a higher role, and routes naming one in their body answer 404 as for nobody', async () => {
+    const higher = await signUp(portal, { organisationId: orgA, role: 'platform_admin' });
+    const peer = await makeTarget({ role: 'org_admin' });
+    const ids = async (client: PortalClient) =>
+      (
+        (await (await client.get('/dashboard/admin/users?limit=100', { accept: 'application/json' })).json()) as {
+          data: { id: number }[];
+        }
+      ).data.map((u) => u.id);
+    const byOrgAdmin = await ids(actors.org_admin.client);
+    expect(byOrgAdmin).toContain(peer.id);
+    expect(byOrgAdmin).not.toContain(higher.id);
+    const page = await (await actors.org_admin.client.get('/dashboard/admin/users?limit=100', { accept: 'text/html' })).text();
+    expect(page).toContain(peer.email);
+    expect(page).not.toContain(higher.email);
+    const byPlatformAdmin = await ids(actors.platform_admin.client);
+    expect(byPlatformAdmin).toContain(higher.id);
+    expect(byPlatformAdmin).not.toContain(actors.owner.id);
+    expect(await ids(actors.owner.client)).toContain(actors.owner.id);
+
+    // Promotional credit to a higher role: 404, exactly as to a user (or an email) that does not exist.
+    const grant = (body: Record<string, unknown>) =>
+      actors.platform_admin.client.postJson('/dashboard/admin/promotions/create', { amount_usd: '5', reason: 'reach', ...body });
+    const text = async (res: Response) => {
+      expect(res.status).toBe(404);
+      return (await res.text()).replace(/"request_id":"[^"]*"/g, '');
+    };
+    expect(await text(await grant({ user_id: actors.owner.id }))).toBe(await text(await grant({ user_id: 2_000_000_000 })));
+    expect(await text(await grant({ email: actors.owner.email }))).toBe(await text(await grant({ email: 'nobody-here@example.com' })));
+    expect(Number(((await knex()('promotion_grants').where({ user_id: actors.owner.id }).count({ n: '*' }))[0] as { n: string }).n)).toBe(
+      0,
+    );
+  });
+});
+
 describe('roles', () => {
   it("stepping down from one's own role takes a confirmation", async () => {
     // (The page offers no role form for one's own account; this is the API's guard.)

@@ -157,14 +157,32 @@ describe('the organisation billing user', () => {
     expect(
       (await outsider.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: outsider.id, org_id: orgId })).status,
     ).toBe(403);
+    // Outside the org admin's reach: 404, as a user that does not exist (docs/administration.md "Reach").
     const foreign = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: outsider.id });
-    expect(foreign.status).toBe(422);
-    expect(await foreign.json()).toMatchObject({ code: 'validation_error' });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toMatchObject({ code: 'not_found' });
     for (const bad of [{}, { user_id: 'me' }, { user_id: -1 }, { user_id: 1.5 }])
       expect((await admin.client.postJson('/dashboard/admin/organisation/billing-user', bad)).status, JSON.stringify(bad)).toBe(422);
     await knex()('users').where({ id: member.id }).update({ status: 'suspended' });
     expect((await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: member.id })).status).toBe(409);
     expect((await knex()('organisations').where({ id: orgId }).first('billing_user_id')).billing_user_id).toBeNull();
+  });
+
+  it('refuses an org admin a nominee of a higher role: 404, as one that does not exist', async () => {
+    const orgId = await organisation('Ranked Org');
+    const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const platformAdmin = await signedInUser(world.portal, { organisationId: orgId, role: 'platform_admin' });
+    const nobody = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: 2_000_000_000 });
+    const higher = await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: platformAdmin.id });
+    expect(higher.status).toBe(404);
+    const body = async (res: Response) => (await res.text()).replace(/"request_id":"[^"]*"/g, '');
+    expect(await body(higher)).toBe(await body(nobody));
+    expect((await knex()('organisations').where({ id: orgId }).first('billing_user_id')).billing_user_id).toBeNull();
+    // The platform admin may nominate themselves.
+    expect(
+      (await platformAdmin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: platformAdmin.id, org_id: orgId }))
+        .status,
+    ).toBe(200);
   });
 
   it("sends the payer's billing mail to the organisation's billing email as well", async () => {

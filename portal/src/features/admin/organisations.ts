@@ -21,6 +21,7 @@ import {
   updateOrganisation,
 } from '../../../../core/organisations/index.js';
 import type { PortalDeps } from '../../deps.js';
+import { noteAdministered } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { emptyFormPage, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { applyPathParamRules } from '../../web/path-params.js';
@@ -136,7 +137,7 @@ export function adminOrganisationsRouter(deps: PortalDeps): Router {
 
   adminRoute(router, 'POST', '/dashboard/admin/organisations/merge', async (req, res) => {
     const body = parseBody(mergeBody, req.body);
-    const hashes = await mergeOrganisations(knex, req.user!, {
+    const { hashes, movedMembers, roleChanges } = await mergeOrganisations(knex, req.user!, {
       targetId: body.target_org_id,
       sourceIds: body.source_org_ids,
       ...(body.billing_user_id !== undefined && { billingUserId: body.billing_user_id }),
@@ -150,6 +151,26 @@ export function adminOrganisationsRouter(deps: PortalDeps): Router {
       { target: body.target_org_id, sources: body.source_org_ids, by: req.user!.id, keys: hashes.length },
       'organisations merged',
     );
+    // Each member the merge moved or gave another role is told in their activity, as for any
+    // administrator's change (docs/administration.md).
+    for (const { userId, from, to } of movedMembers)
+      await noteAdministered(
+        deps,
+        req.user!.id,
+        userId,
+        'Organisation changed (organisations merged)',
+        { from, to },
+        'a platform administrator',
+      );
+    for (const { userId, from, to } of roleChanges)
+      await noteAdministered(
+        deps,
+        req.user!.id,
+        userId,
+        `Role changed from ${from} to ${to} (organisations merged)`,
+        { from, to },
+        'a platform administrator',
+      );
     await answer(req, res, body.target_org_id, 'merged');
   });
 

@@ -22,6 +22,7 @@ import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
 import { emailAddress } from '../../../../core/identity/email.js';
+import { findAdministeredUser, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
 
 const amount = z.union(
   [
@@ -143,7 +144,11 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
         (await knex('users').whereRaw('lower(email) = lower(?)', [body.email!]).whereNull('deleted_at').first('id')) as
           { id: number } | undefined
       )?.id;
-    if (userId === undefined) throw new ApiError('not_found', { param: 'email', humanMessage: 'There is no user with this email' });
+    const noSuchEmail = () => new ApiError('not_found', { param: 'email', humanMessage: 'There is no user with this email' });
+    if (userId === undefined) throw noSuchEmail();
+    // The users routes' reach (docs/administration.md "Reach"): one of a higher role answers as one that does not exist.
+    const user = await findAdministeredUser(knex, userId);
+    if (!user || !mayAdminister(req.user!, 'admin.platform.manage', user)) throw body.user_id === undefined ? noSuchEmail() : noSuchUser();
     refuseOwnCredit(req, userId);
     const { grant, entryIds } = await createGrant(
       knex,

@@ -43,7 +43,7 @@ import {
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
 import { forgetOrganisationCounters } from '../../../../core/organisations/index.js';
 import type { PortalDeps } from '../../deps.js';
-import { noteActivity } from '../../web/activity.js';
+import { noteAdministered } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { idField } from '../../web/target-organisation.js';
@@ -187,26 +187,14 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     res.redirect(303, notice === 'deleted' ? '/dashboard/admin/users?notice=deleted' : `/dashboard/admin/users/${userId}?notice=${notice}`);
   };
 
-  /**
-   * The change in the user's activity: `what` happened, "by" whom when another made it; one's own
-   * (stepping down a role, say) names no actor, as on every other page.
-   */
+  /** The change in the user's activity (noteAdministered: "by" whom, unless one's own). */
   const note = (
     req: Request,
     user: AdministeredUser,
     what: string,
     details: Record<string, string | number | boolean | null>,
-    by = 'an administrator',
-  ) => {
-    const own = req.user!.id === user.id;
-    return noteActivity(deps, {
-      userId: user.id,
-      actorUserId: own ? null : req.user!.id,
-      kind: 'account_administered',
-      summary: own ? what : `${what} by ${by}`,
-      details,
-    });
-  };
+    by?: string,
+  ) => noteAdministered(deps, req.user!.id, user.id, what, details, by);
 
   adminRoute(router, 'GET', '/dashboard/admin/users', validate({ query: listQuery }), async (req, res) => {
     const q = req.valid!.query as z.infer<typeof listQuery>;

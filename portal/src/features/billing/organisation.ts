@@ -20,6 +20,7 @@ import { wantsJson } from '../../web/errors.js';
 import { parseBody, usdAmountOrNone } from '../../web/validation.js';
 import { idField, targetOrganisation } from '../../web/target-organisation.js';
 import { emailAddress } from '../../../../core/identity/email.js';
+import { findAdministeredUser, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
 
 const id = idField;
 const orgField = { org_id: id.optional() };
@@ -50,6 +51,12 @@ export function organisationBillingRouter(deps: PortalDeps): Router {
     const body = parseBody(billingUserBody, req.body);
     const organisationId = targetOrganisation(req, body.org_id);
     const userId = body.user_id === '' || body.user_id === null ? null : body.user_id;
+    // The nominee is within the caller's reach as on the users routes (docs/administration.md
+    // "Reach"): one of a higher role, or outside it, answers 404 as one that does not exist.
+    if (userId !== null) {
+      const nominee = await findAdministeredUser(knex, userId);
+      if (!nominee || !mayAdminister(req.user!, 'billing.organisation.manage', nominee)) throw noSuchUser();
+    }
     const changed = await nominateBillingUser(knex, organisationId, userId);
     // A store outage leaves the announcement owed (retried); the database already holds the change.
     await announcer.announceAll(changed);
