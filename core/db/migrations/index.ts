@@ -34,6 +34,7 @@ import * as m032 from './032_audit_cache_writes.js';
 import * as m033 from './033_identity_refusals.js';
 import * as m034 from './034_budget_period_since.js';
 import * as m035 from './035_project_tokens_of_leavers.js';
+import * as m036 from './036_schedule_run_recipients.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -81,6 +82,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['033_identity_refusals', m033],
   ['034_budget_period_since', m034],
   ['035_project_tokens_of_leavers', m035],
+  ['036_schedule_run_recipients', m036],
 ];
 
 /** knex migration source over the explicit list above. */

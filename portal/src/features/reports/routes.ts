@@ -193,6 +193,7 @@ export function reportsRouter(deps: PortalDeps): Router {
       {
         reportId: body.report_id,
         ownerUserId: owner.id,
+        organisationId: owner.organisationId,
         spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
         recipientUserIds: found.map((u) => u.id),
       },
