@@ -24,6 +24,7 @@ import { rowIdText, sequenceId, singleString, validate, validationError, wholeNu
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
 import { parseInstant, rangeOutOfOrder } from '../usage/range.js';
+import { writeOrGone } from '../../web/backpressure.js';
 
 const text = (max: number) =>
   singleString(max)
@@ -130,8 +131,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     // Page by page from the database to the socket, waiting for the socket to drain: memory
     // stays flat however many rows match, and a client that goes away stops the query loop.
     for await (const entry of eachRequest(deps.database, scopeOf(req), filters)) {
-      if (res.destroyed) return;
-      if (!res.write(csvLine(requestLogCsvCells(entry)))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!(await writeOrGone(res, csvLine(requestLogCsvCells(entry))))) return;
     }
     res.end();
   });
