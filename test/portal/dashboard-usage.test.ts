@@ -244,6 +244,16 @@ describe('the request log', () => {
     expect(html).toContain('value="gpt-4o-mini"');
   });
 
+  it('the page\'s "Older requests" link keeps the page size', async () => {
+    const rowsOf = (html: string) => (html.match(/href="\/dashboard\/request-log\/\d+"/g) ?? []).length;
+    const first = await (await alice.client.get('/dashboard/request-log?limit=2', { accept: 'text/html' })).text();
+    expect(rowsOf(first)).toBe(2);
+    const next = /href="([^"]+)" data-testid="log-next"/.exec(first)?.[1]?.replace(/&amp;/g, '&');
+    expect(next).toContain('limit=2');
+    const second = await (await alice.client.get(next!, { accept: 'text/html' })).text();
+    expect(rowsOf(second)).toBe(2);
+  });
+
   it('shows one request with its attempts to its scope only', async () => {
     const [first] = (await json<LogPage>(alice.client, `/dashboard/request-log?key_id=${keyA.key.key_id}&limit=1`)).data;
     const detail = await json<Record<string, unknown>>(alice.client, `/dashboard/request-log/${first!.request_id}`);

@@ -92,6 +92,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     query: Record<string, unknown>,
     kept: Record<string, string>,
     refused: { status: number; issues: FormIssue[] } = { status: 200, issues: [] },
+    limit: number | undefined = undefined,
   ) => {
     const keep = new URLSearchParams(kept);
     res.status(refused.status).render('dashboard/request-log/list', {
@@ -100,7 +101,10 @@ export function requestLogRouter(deps: PortalDeps): Router {
       entries: page.data,
       query,
       issues: refused.issues,
-      nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
+      // The next page keeps the page size (`limit`), which the export link has no use for.
+      nextHref: page.next
+        ? `/dashboard/request-log?${new URLSearchParams({ ...kept, ...(limit !== undefined && { limit: String(limit) }), cursor: page.next }).toString()}`
+        : null,
       exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
     });
   };
@@ -114,7 +118,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
       const page = await pageOf(req, q);
       if (wantsJson(req)) return void res.json({ object: 'list', data: page.data, next_cursor: page.next });
       const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
-      showList(res, page, q, kept);
+      showList(res, page, q, kept, undefined, q.limit);
     },
     // A filter it refuses: the newest requests unfiltered, the problem above the form, the filters as typed.
     refusedFiltersPage(async (req, res, status, issues) => {
