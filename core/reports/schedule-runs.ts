@@ -12,7 +12,7 @@ export interface RunView {
   /** True when the caller owns the schedule; false when the run was sent to them. */
   owned: boolean;
   due_at: string;
-  /** `queued`, `running`, `sent` or `failed`. */
+  /** `queued`, `running`, `sent` (to at least one person), `skipped` (reaching no one, or its owner left the organisation; `error` says why) or `failed`. */
   state: string;
   recipients: number;
   error: string | null;
@@ -56,7 +56,25 @@ export async function listRuns(knex: Knex, userId: number, now: Date, limit = 10
     .join('saved_reports as p', 'p.id', 's.report_id')
     .leftJoin('report_exports as e', 'e.id', 'r.export_id')
     .leftJoin('users as u', 'u.id', 'r.reviewed_by')
-    .where((w) => w.where('s.owner_user_id', userId).orWhereRaw('s.recipient_user_ids @> ?::jsonb', [JSON.stringify([userId])]))
+    // The owner's runs; and those actually sent to the caller while they are still an active
+    // member of the organisation the schedule was made in (docs/reports.md "Schedules").
+    .where((w) =>
+      w
+        .where('s.owner_user_id', userId)
+        .orWhere((sent) =>
+          sent
+            .whereRaw('r.recipient_user_ids @> ?::jsonb', [JSON.stringify([userId])])
+            .whereExists((m) =>
+              m
+                .select(knex.raw('1'))
+                .from('users as m')
+                .where('m.id', userId)
+                .andWhere('m.status', 'active')
+                .whereNull('m.deleted_at')
+                .andWhereRaw('m.organisation_id = s.organisation_id'),
+            ),
+        ),
+    )
     .orderBy([
       { column: 'r.due_at', order: 'desc' },
       { column: 'r.id', order: 'desc' },

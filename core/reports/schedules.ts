@@ -111,12 +111,14 @@ interface ScheduleRow {
   month_day: number | null;
   time_zone: string;
   recipient_user_ids: number[] | string;
+  /** The owner's organisation when it was made (null: they had none); its runs stay in it. */
+  organisation_id: number | null;
   enabled: boolean;
   next_run_at: Date;
 }
 
 /** The recipients' ids of a jsonb column (a driver may hand jsonb back as text). */
-const userIds = (value: number[] | string | null): number[] =>
+export const userIds = (value: number[] | string | null): number[] =>
   typeof value === 'string' ? (JSON.parse(value) as number[]) : (value ?? []);
 
 const present = (row: ScheduleRow): ScheduleView => ({
@@ -149,13 +151,14 @@ export async function listSchedules(knex: Knex, ownerUserId: number): Promise<Sc
 
 export async function createSchedule(
   knex: Knex,
-  input: { reportId: number; ownerUserId: number; spec: ScheduleSpec; recipientUserIds: number[] },
+  input: { reportId: number; ownerUserId: number; organisationId: number | null; spec: ScheduleSpec; recipientUserIds: number[] },
   now: Date,
 ): Promise<ScheduleView> {
   const [row] = (await knex('report_schedules')
     .insert({
       report_id: input.reportId,
       owner_user_id: input.ownerUserId,
+      organisation_id: input.organisationId,
       cadence: input.spec.cadence,
       time_of_day: input.spec.timeOfDay,
       weekday: input.spec.weekday ?? null,
@@ -200,47 +203,96 @@ export async function claimDueRuns(knex: Knex, now: Date): Promise<number[]> {
   return created;
 }
 
+/**
+ * Of `ids`, those who may receive a schedule's runs now: active people (not deleted) of the
+ * organisation it was scheduled in — the owner alone when it was made without one.
+ */
+export async function activeRecipients(
+  knex: Knex,
+  ids: readonly number[],
+  schedule: { organisation_id: number | null; owner_user_id: number },
+): Promise<{ id: number; email: string }[]> {
+  if (ids.length === 0) return [];
+  return (await knex('users')
+    .whereIn('id', [...new Set(ids)])
+    .andWhere({ status: 'active' })
+    .whereNull('deleted_at')
+    .andWhere((w) =>
+      schedule.organisation_id === null
+        ? w.where({ id: schedule.owner_user_id, organisation_id: null })
+        : w.where({ organisation_id: schedule.organisation_id }),
+    )
+    .orderBy('id')
+    .select('id', 'email')) as { id: number; email: string }[];
+}
+
 /** The run with its schedule (for the run job), or undefined. */
 export async function findRun(knex: Knex, runId: number) {
   const row = (await knex('schedule_runs as r')
     .join('report_schedules as s', 's.id', 'r.schedule_id')
     .where('r.id', runId)
-    .first('r.id', 'r.state', 'r.export_id', 'r.due_at', 's.report_id', 's.owner_user_id', 's.recipient_user_ids')) as
+    .first(
+      'r.id',
+      'r.state',
+      'r.export_id',
+      'r.due_at',
+      'r.recipient_user_ids as sent_to',
+      's.report_id',
+      's.owner_user_id',
+      's.organisation_id',
+      's.recipient_user_ids',
+    )) as
     | {
         id: number;
         state: string;
         export_id: string | null;
         due_at: Date;
+        sent_to: number[] | string;
         report_id: number;
         owner_user_id: number;
+        organisation_id: number | null;
         recipient_user_ids: number[] | string;
       }
     | undefined;
   if (!row) return undefined;
   return {
     ...row,
+    /** Whom the schedule names. */
     recipient_user_ids: userIds(row.recipient_user_ids),
+    /** Whom this run was actually sent to. */
+    sent_to: userIds(row.sent_to),
   };
 }
 
-/** Marks a run reviewed by its schedule's owner or one of its recipients. */
+/**
+ * Whether `userId` may see a run (and its file): the schedule's owner, or someone it was actually
+ * sent to while they are still an active member of the organisation it was scheduled in.
+ */
+async function mayFollowRun(knex: Knex, userId: number, run: NonNullable<Awaited<ReturnType<typeof findRun>>>): Promise<boolean> {
+  if (run.owner_user_id === userId) return true;
+  if (!run.sent_to.includes(userId)) return false;
+  return (await activeRecipients(knex, [userId], run)).length === 1;
+}
+
+/** Marks a run reviewed by its schedule's owner or one of the people it was sent to (still in the organisation). */
 export async function reviewRun(knex: Knex, userId: number, runId: number, now: Date) {
   const run = runId <= 2_147_483_647 ? await findRun(knex, runId) : undefined;
-  if (!run || !(run.owner_user_id === userId || run.recipient_user_ids.includes(userId)))
+  if (!run || !(await mayFollowRun(knex, userId, run)))
     throw new ApiError('not_found', { param: 'run_id', humanMessage: 'There is no scheduled run with this id among yours' });
   await knex('schedule_runs').where({ id: runId }).update({ reviewed_at: now, reviewed_by: userId });
   return { run_id: runId, state: run.state, reviewed_at: now.toISOString(), reviewed_by: userId };
 }
 
-/** Whether `userId` may download an export: its owner, or a recipient of the scheduled run that made it. */
+/**
+ * Whether `userId` may download an export: its owner, or someone the scheduled run that made it
+ * was sent to, while still an active member of the organisation the schedule was made in.
+ */
 export async function mayDownloadExport(knex: Knex, userId: number, exportId: string): Promise<boolean> {
-  const row = (await knex('report_exports as e')
-    .leftJoin('schedule_runs as r', 'r.id', 'e.schedule_run_id')
-    .leftJoin('report_schedules as s', 's.id', 'r.schedule_id')
-    .where('e.id', exportId)
-    .first('e.owner_user_id', 's.recipient_user_ids')) as
-    { owner_user_id: number; recipient_user_ids: number[] | string | null } | undefined;
+  const row = (await knex('report_exports').where({ id: exportId }).first('owner_user_id', 'schedule_run_id')) as
+    { owner_user_id: number; schedule_run_id: number | null } | undefined;
   if (!row) return false;
   if (row.owner_user_id === userId) return true;
-  return userIds(row.recipient_user_ids).includes(userId);
+  if (row.schedule_run_id === null) return false;
+  const run = await findRun(knex, row.schedule_run_id);
+  return run !== undefined && run.export_id === exportId && (await mayFollowRun(knex, userId, run));
 }

@@ -1,5 +1,5 @@
 // The dashboard's request log (docs/portal.md "Dashboard: request log"): the audit log's rows for
-// the keys a user may see, filtered and paged newest first by (ts, request_id), one request with
+// the keys a user may see, filtered and paged newest first by (ts, gateway request id: the primary key), one request with
 // its attempts, and the filtered rows in pages for a streamed export. Scope is part of every
 // query (core/usage/scope.ts): a request outside it is simply not found.
 import type { Knex } from 'knex';

@@ -12,6 +12,7 @@ import {
   findExport,
   findReport,
   findRun,
+  activeRecipients,
   removeExpiredExports,
   runExport,
   sweepStalledExports,
@@ -93,13 +94,31 @@ export async function workPortalJobs(runner: JobRunner, deps: PortalJobDeps): Pr
 
 /**
  * One scheduled run (idempotent, as every job): the report exported as its owner, then a link
- * emailed to each recipient still active in the owner's organisation — never the data itself.
+ * emailed to each recipient still an active member of the organisation the schedule was made in —
+ * never the data itself. A run whose owner is no longer in that organisation (or no longer active)
+ * is skipped, not run over their new reach; one that would reach nobody is skipped too. The run
+ * records whom it was actually sent to: they alone (and the owner) may open its file.
  */
 export async function runScheduledReport(deps: PortalJobDeps, runId: number): Promise<void> {
   const { knex } = deps;
   const now = () => new Date(deps.clock());
   const run = await findRun(knex, runId);
-  if (!run || run.state === 'sent' || run.state === 'failed') return;
+  if (!run || run.state === 'sent' || run.state === 'failed' || run.state === 'skipped') return;
+  const skip = (error: string) =>
+    knex('schedule_runs')
+      .where({ id: run.id })
+      .update({ state: 'skipped', error, recipients: 0, recipient_user_ids: '[]', finished_at: now() });
+  /** Why the run cannot go out now, or the people it goes to. */
+  const reach = async (): Promise<{ why: string } | { id: number; email: string }[]> => {
+    const owner = (await knex('users').where({ id: run.owner_user_id }).first('organisation_id', 'status', 'deleted_at')) as
+      { organisation_id: number | null; status: string; deleted_at: Date | null } | undefined;
+    if (!owner || owner.status !== 'active' || owner.deleted_at !== null) return { why: 'its owner is no longer an active user' };
+    if (owner.organisation_id !== run.organisation_id) return { why: 'its owner is no longer in the organisation it was scheduled in' };
+    const recipients = await activeRecipients(knex, run.recipient_user_ids, run);
+    return recipients.length > 0 ? recipients : { why: 'none of its recipients is still an active member of the organisation' };
+  };
+  const before = await reach();
+  if ('why' in before) return void (await skip(before.why));
   const report = await findReport(knex, run.owner_user_id, run.report_id);
   let exportId = run.export_id;
   if (!exportId) {
@@ -114,18 +133,10 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
       .update({ state: 'failed', error: job.error ?? `the export ended ${job.state}`, finished_at: now() });
     return;
   }
-  const owner = (await knex('users').where({ id: run.owner_user_id }).first('organisation_id', 'display_name')) as {
-    organisation_id: number | null;
-    display_name: string;
-  };
-  const recipients = (await knex('users')
-    .whereIn('id', [...new Set([...run.recipient_user_ids])])
-    .andWhere({ status: 'active' })
-    .whereNull('deleted_at')
-    .andWhere((w) =>
-      owner.organisation_id === null ? w.where({ id: run.owner_user_id }) : w.where({ organisation_id: owner.organisation_id }),
-    )
-    .select('id', 'email')) as { id: number; email: string }[];
+  // Again after the export (people may have moved meanwhile): the list it is actually sent to.
+  const recipients = await reach();
+  if ('why' in recipients) return void (await skip(recipients.why));
+  const owner = (await knex('users').where({ id: run.owner_user_id }).first('display_name')) as { display_name: string };
   for (const r of recipients)
     await deps.mailer.send(
       actionMessage(
@@ -138,7 +149,14 @@ export async function runScheduledReport(deps: PortalJobDeps, runId: number): Pr
         `Sign in to download it; the file is kept for 7 days. Only people the schedule names can open it. Every run of the schedules you receive: ${deps.baseUrl}/dashboard/reports/schedule-runs`,
       ),
     );
-  await knex('schedule_runs').where({ id: run.id }).update({ state: 'sent', recipients: recipients.length, finished_at: now() });
+  await knex('schedule_runs')
+    .where({ id: run.id })
+    .update({
+      state: 'sent',
+      recipients: recipients.length,
+      recipient_user_ids: JSON.stringify(recipients.map((r) => r.id)),
+      finished_at: now(),
+    });
 }
 
 /**

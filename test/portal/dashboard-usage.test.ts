@@ -38,6 +38,8 @@ const call = (secret: string, model: string) =>
     );
 
 interface Report {
+  from: string;
+  to: string;
   bins: { start: string; requests: number; errors: number; cost_usd: number; groups?: Record<string, { requests: number }> }[];
   totals: { requests: number; errors: number; input_tokens: number; output_tokens: number; cost_usd: number };
   groups: { id: string; label: string; cost_usd: number }[];
@@ -123,6 +125,19 @@ describe('usage', () => {
     const hourly = await json<Report>(alice.client, '/dashboard/api/usage?granularity=hour');
     expect(hourly.bins).toHaveLength(48);
     expect(hourly.totals.requests).toBe(report.totals.requests);
+  });
+
+  it('the hourly form holds the window of its heading: Show unchanged shows the same 48 hours', async () => {
+    const hourly = await json<Report>(alice.client, '/dashboard/api/usage?granularity=hour');
+    const html = await (await alice.client.get('/dashboard/usage?granularity=hour', { accept: 'text/html' })).text();
+    const from = /id="from" name="from" type="([^"]+)" value="([^"]*)"/.exec(html);
+    const to = /id="to" name="to" type="([^"]+)" value="([^"]*)"/.exec(html);
+    expect([from?.[1], to?.[1]]).toEqual(['datetime-local', 'datetime-local']);
+    expect(html).toContain(`from ${hourly.from.slice(0, 16).replace('T', ' ')} until ${hourly.to.slice(0, 16).replace('T', ' ')}`);
+    // What the form sends as it was filled in.
+    const again = await json<Report>(alice.client, `/dashboard/api/usage?granularity=hour&from=${from![2]}&to=${to![2]}`);
+    expect([again.from, again.to]).toEqual([hourly.from, hourly.to]);
+    expect(again.bins).toHaveLength(48);
   });
 
   it('is scoped like the keys: another member sees nothing, the org admin sees the organisation', async () => {
@@ -242,6 +257,16 @@ describe('the request log', () => {
     expect(html).toMatch(/key id: /);
     expect(html).toContain('value="abc"');
     expect(html).toContain('value="gpt-4o-mini"');
+  });
+
+  it('the page\'s "Older requests" link keeps the page size', async () => {
+    const rowsOf = (html: string) => (html.match(/href="\/dashboard\/request-log\/\d+"/g) ?? []).length;
+    const first = await (await alice.client.get('/dashboard/request-log?limit=2', { accept: 'text/html' })).text();
+    expect(rowsOf(first)).toBe(2);
+    const next = /href="([^"]+)" data-testid="log-next"/.exec(first)?.[1]?.replace(/&amp;/g, '&');
+    expect(next).toContain('limit=2');
+    const second = await (await alice.client.get(next!, { accept: 'text/html' })).text();
+    expect(rowsOf(second)).toBe(2);
   });
 
   it('shows one request with its attempts to its scope only', async () => {

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { KeyRepository } from '../../core/keys/index.js';
 import { runExport, sweepStalledExports } from '../../core/reports/index.js';
 import { ownerScope } from '../../portal/src/jobs.js';
+import { formatUsd } from '../../portal/src/web/usd.js';
 import type { PortalClient } from '../support/portal-client.js';
 import { startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 import { signUp, type SignedInUser } from '../support/portal-users.js';
@@ -195,6 +196,13 @@ describe('saved reports', () => {
     };
     expect(api).toMatchObject({ total: expected.length, truncated: false });
     expect(api.rows).toHaveLength(expected.length);
+    // The page shows costs as every page shows money, not the CSV's raw number.
+    const view = await (await owner.client.get(`/dashboard/reports/${report.id}/view`)).text();
+    const costAt = lines[0]!.split(',').indexOf('cost_usd');
+    const costs = [...view.matchAll(/data-testid="report-cost">([^<]*)</g)].map((m) => m[1]);
+    expect(costs).toHaveLength(expected.length);
+    expect(costs.sort()).toEqual(api.rows.map((r) => formatUsd(Number(r[costAt]))).sort());
+    expect(view).not.toContain('cost usd');
   });
 });
 

@@ -35,6 +35,7 @@ import * as m033 from './033_identity_refusals.js';
 import * as m034 from './034_budget_period_since.js';
 import * as m035 from './035_project_tokens_of_leavers.js';
 import * as m036 from './036_team_tokens_of_leavers.js';
+import * as m037 from './037_schedule_run_recipients.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -83,6 +84,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['034_budget_period_since', m034],
   ['035_project_tokens_of_leavers', m035],
   ['036_team_tokens_of_leavers', m036],
+  ['037_schedule_run_recipients', m037],
 ];
 
 /** knex migration source over the explicit list above. */

@@ -51,6 +51,7 @@ import type { PortalDeps } from '../../deps.js';
 import { exportQueue, ownerScope } from '../../jobs.js';
 import { keysInScope } from '../../../../core/usage/index.js';
 import { wantsJson } from '../../web/errors.js';
+import { writeOrGone } from '../../web/backpressure.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validationError } from '../../web/validation.js';
@@ -193,6 +194,7 @@ export function reportsRouter(deps: PortalDeps): Router {
       {
         reportId: body.report_id,
         ownerUserId: owner.id,
+        organisationId: owner.organisationId,
         spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
         recipientUserIds: found.map((u) => u.id),
       },
@@ -338,8 +340,9 @@ export function reportsRouter(deps: PortalDeps): Router {
       'content-disposition': `attachment; filename="report-${saved.id}.csv"`,
       'cache-control': 'private, no-store',
     });
-    await writeStreamed(res, csvLine(run.header));
-    for await (const cells of run.rows()) await writeStreamed(res, csvLine(cells));
+    // With back-pressure; a client that leaves stops the rows being read.
+    if (!(await writeOrGone(res, csvLine(run.header)))) return;
+    for await (const cells of run.rows()) if (!(await writeOrGone(res, csvLine(cells)))) return;
     res.end();
   });
 
@@ -353,11 +356,6 @@ export function reportsRouter(deps: PortalDeps): Router {
   });
 
   return router;
-}
-
-/** Writes with back-pressure: a slow client never makes the portal buffer the whole CSV. */
-async function writeStreamed(res: Response, text: string): Promise<void> {
-  if (!res.write(text)) await new Promise((resolve) => res.once('drain', resolve));
 }
 
 /** The view's chart: cost per day (per group when grouped), from the rows shown. */

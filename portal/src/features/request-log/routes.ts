@@ -24,6 +24,7 @@ import { rowIdText, sequenceId, singleString, validate, validationError, wholeNu
 import { viewScope } from '../keys/scope.js';
 import { csvLine } from '../usage/csv.js';
 import { parseInstant, rangeOutOfOrder } from '../usage/range.js';
+import { writeOrGone } from '../../web/backpressure.js';
 
 const text = (max: number) =>
   singleString(max)
@@ -91,6 +92,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     query: Record<string, unknown>,
     kept: Record<string, string>,
     refused: { status: number; issues: FormIssue[] } = { status: 200, issues: [] },
+    limit: number | undefined = undefined,
   ) => {
     const keep = new URLSearchParams(kept);
     res.status(refused.status).render('dashboard/request-log/list', {
@@ -99,7 +101,10 @@ export function requestLogRouter(deps: PortalDeps): Router {
       entries: page.data,
       query,
       issues: refused.issues,
-      nextHref: page.next ? `/dashboard/request-log?${new URLSearchParams({ ...kept, cursor: page.next }).toString()}` : null,
+      // The next page keeps the page size (`limit`), which the export link has no use for.
+      nextHref: page.next
+        ? `/dashboard/request-log?${new URLSearchParams({ ...kept, ...(limit !== undefined && { limit: String(limit) }), cursor: page.next }).toString()}`
+        : null,
       exportHref: `/dashboard/request-log/export${keep.size ? `?${keep.toString()}` : ''}`,
     });
   };
@@ -113,7 +118,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
       const page = await pageOf(req, q);
       if (wantsJson(req)) return void res.json({ object: 'list', data: page.data, next_cursor: page.next });
       const { cursor: _c, limit: _l, ...kept } = req.query as Record<string, string>;
-      showList(res, page, q, kept);
+      showList(res, page, q, kept, undefined, q.limit);
     },
     // A filter it refuses: the newest requests unfiltered, the problem above the form, the filters as typed.
     refusedFiltersPage(async (req, res, status, issues) => {
@@ -130,8 +135,7 @@ export function requestLogRouter(deps: PortalDeps): Router {
     // Page by page from the database to the socket, waiting for the socket to drain: memory
     // stays flat however many rows match, and a client that goes away stops the query loop.
     for await (const entry of eachRequest(deps.database, scopeOf(req), filters)) {
-      if (res.destroyed) return;
-      if (!res.write(csvLine(requestLogCsvCells(entry)))) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!(await writeOrGone(res, csvLine(requestLogCsvCells(entry))))) return;
     }
     res.end();
   });
