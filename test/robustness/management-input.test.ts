@@ -131,6 +131,18 @@ describe('Management API input PostgreSQL cannot store', () => {
       param: 'cursor',
     },
     { name: 'a list cursor that is not base64url JSON', path: () => '/v1/manage/keys?cursor=%%%', param: 'cursor' },
+    // JavaScript's Date.parse reads these; PostgreSQL refused them ("invalid input syntax for type timestamp") with a 500.
+    ...[
+      ['1', 'key_a'],
+      ['2026-02-30', 'key_a'],
+      ['2026-01-01', 'key_a'],
+    ].flatMap((position) =>
+      ['keys', 'tokens'].map((list) => ({
+        name: `a ${list} cursor with the date ${position[0]}, not the form the API writes`,
+        path: () => `/v1/manage/${list}?cursor=${cursorOf(position)}`,
+        param: 'cursor',
+      })),
+    ),
     {
       name: 'an audit date at the edge of JavaScript dates',
       path: () => `/v1/manage/keys/${keyId}/audit?from=-271821-04-20T00:00:00Z`,
