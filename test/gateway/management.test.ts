@@ -121,6 +121,10 @@ describe('Management API', () => {
     expectError(await admin('GET', '/v1/manage/keys/not-a-key'), 400, 'validation_error', 'id');
     expectError(await admin('GET', '/v1/manage/keys?cursor=garbage'), 400, 'validation_error', 'cursor');
     expectError(await admin('GET', '/v1/manage/keys?limit=0'), 400, 'validation_error', 'limit');
+    // The filter is on the stored status; the derived budget_exhausted is refused saying so, not as an unknown value.
+    const exhausted = await admin('GET', '/v1/manage/keys?status=budget_exhausted');
+    expectError(exhausted, 400, 'validation_error', 'status');
+    assert.match(JSON.stringify(exhausted.body), /stored status.*budget_exhausted is derived/);
     const created = await admin('POST', '/v1/manage/keys', { name: 'to-revoke' });
     expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, {}), 400, 'validation_error');
     expectError(
