@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuditRecord } from './record.js';
 import { AUDIT_TABLE, fromRow, type AuditRow } from './rows.js';
+import { isCanonicalInstant } from '../time/calendar.js';
 
 /** One page of a key's audit log, newest first; `nextCursor` is null on the last page. */
 export interface AuditPage {
@@ -61,8 +62,7 @@ export function decodeAuditCursor(cursor: string): CursorPosition {
   if (typeof ts !== 'string' || typeof requestId !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(requestId))
     throw new InvalidAuditCursorError();
   // Only the canonical form: rules out dates PostgreSQL and JavaScript would read differently.
-  const time = Date.parse(ts);
-  if (!Number.isFinite(time) || new Date(time).toISOString() !== ts) throw new InvalidAuditCursorError();
+  if (!isCanonicalInstant(ts)) throw new InvalidAuditCursorError();
   return { ts, requestId };
 }
 

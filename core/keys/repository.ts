@@ -4,6 +4,7 @@ import { payerUserId } from '../billing/payer.js';
 import { effectiveAutorouterPolicy, isDefaultAutorouterPolicy } from '../autorouter/policy.js';
 import type { BudgetPeriod, KeyRecord, KeySource, KeyStatus } from './record.js';
 import { generateKeyId, generateSecret, hashSecret, secretHint } from './secrets.js';
+import { isCanonicalInstant } from '../time/calendar.js';
 
 interface KeyRow {
   id: string;
@@ -110,17 +111,14 @@ function encodeCursor(createdAt: string, id: string): string {
   return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 }
 
-const cursorEarliest = Date.parse('0001-01-01T00:00:00Z');
-const cursorLatest = Date.parse('9999-12-31T23:59:59.999Z');
-
 function decodeCursor(cursor: string): [string, string] {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    // Only what encodeCursor can have made: a date PostgreSQL reads as JavaScript does (years
-    // 1–9999) and a key id (so no NUL or other text the database would refuse with a 500).
+    // Only what encodeCursor can have made: the exact instant form it writes (so no "1" or
+    // "2026-02-30" that JavaScript reads and PostgreSQL refuses) and a key id (so no NUL or other
+    // text the database would refuse with a 500).
     if (Array.isArray(parsed) && parsed.length === 2 && typeof parsed[0] === 'string' && typeof parsed[1] === 'string') {
-      const time = Date.parse(parsed[0]);
-      if (time >= cursorEarliest && time <= cursorLatest && /^key_[0-9A-Za-z]{1,64}$/.test(parsed[1])) return [parsed[0], parsed[1]];
+      if (isCanonicalInstant(parsed[0]) && /^key_[0-9A-Za-z]{1,64}$/.test(parsed[1])) return [parsed[0], parsed[1]];
     }
   } catch {
     // fall through to the error below

@@ -40,3 +40,15 @@ export function isIsoDateOrTime(text: string): boolean {
 export function isoInstant(text: string): Date {
   return new Date(/[Zz]|[+-]\d{2}:\d{2}$/.test(text) || !text.includes('T') ? text : `${text}Z`);
 }
+
+/**
+ * Whether `text` is exactly the instant form this platform writes (`Date.prototype.toISOString`:
+ * 2026-11-01T08:00:00.000Z) and reads back to itself. Cursors carry timestamps in this form, so a
+ * cursor is read only if it could have been written: anything else JavaScript happens to parse
+ * ("1", "2026-02-30") but PostgreSQL reads differently or refuses is turned away before the query.
+ */
+export function isCanonicalInstant(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(text)) return false;
+  const time = Date.parse(text);
+  return Number.isFinite(time) && new Date(time).toISOString() === text && text >= '0001';
+}

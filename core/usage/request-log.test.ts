@@ -6,7 +6,7 @@ import { insertAuditBatch } from '../audit/insert.js';
 import { cleanupStack, sampleRecord } from '../audit/testing.js';
 import { createTestDatabase } from '../db/testing.js';
 import { KeyRepository } from '../keys/index.js';
-import { listRequests, type RequestLogFilters } from './request-log.js';
+import { InvalidLogCursorError, listRequests, type RequestLogFilters } from './request-log.js';
 import type { KeyScope } from './scope.js';
 
 test('pages hold every row of the scope once, newest first, for a few keys and for many', async () => {
@@ -83,4 +83,23 @@ test('pages hold every row of the scope once, newest first, for a few keys and f
   const first = (await listRequests(knex, { ownerUserId: owner!.id }, {}, { limit: 1 })).data[0]!;
   const key = mine.find((k) => k.id === records.find((r) => r.requestId === first.gateway_request_id)!.keyId)!;
   expect([first.key_id, first.key_name]).toEqual([key.number, key.name]);
+});
+
+test('a cursor whose date is not the exact form the log writes is refused, not rolled into another date', async () => {
+  const defer = cleanupStack();
+  const db = defer(await createTestDatabase(), (d) => d.close());
+  const [user] = (await db
+    .knex('users')
+    .insert({ email: `log-cursor-${Date.now()}@example.com`, display_name: 'C' })
+    .returning('id')) as {
+    id: number;
+  }[];
+  for (const ts of ['1', '2026-02-30', '2026-02-30T00:00:00.000Z', '2026-01-01']) {
+    const cursor = Buffer.from(JSON.stringify([ts, 'req_a'])).toString('base64url');
+    await expect(listRequests(db.knex, { ownerUserId: user!.id }, {}, { limit: 5, cursor }), ts).rejects.toBeInstanceOf(
+      InvalidLogCursorError,
+    );
+  }
+  const written = Buffer.from(JSON.stringify(['2026-01-01T00:00:00.000Z', 'req_a'])).toString('base64url');
+  expect((await listRequests(db.knex, { ownerUserId: user!.id }, {}, { limit: 5, cursor: written })).data).toEqual([]);
 });

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { fromStoredAttempt, toStoredAttempt, type StoredAttempt } from '../audit/attempt-rows.js';
 import { AUDIT_TABLE, type AuditRow } from '../audit/rows.js';
 import { keysInScope, type KeyScope } from './scope.js';
+import { isCanonicalInstant } from '../time/calendar.js';
 
 /** Filters of the log; every one optional. */
 export interface RequestLogFilters {
@@ -61,9 +62,9 @@ function decodeCursor(cursor: string): [string, string] {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(value) && value.length === 2 && typeof value[1] === 'string' && isCursorRequestId(value[1])) {
-      const ts = new Date(String(value[0]));
-      // Only the years a row can carry: a cursor this log issued names one of its rows.
-      if (!Number.isNaN(ts.getTime()) && ts.getUTCFullYear() >= 2000 && ts.getUTCFullYear() <= 9999) return [ts.toISOString(), value[1]];
+      // Only the exact instant form encodeCursor writes, from the years a row can carry: a cursor
+      // this log issued names one of its rows ("1" or "2026-02-30" are not rolled into other dates).
+      if (typeof value[0] === 'string' && isCanonicalInstant(value[0]) && value[0] >= '2000') return [value[0], value[1]];
     }
   } catch {
     // fall through

@@ -19,13 +19,13 @@ import { registerWalletRoutes } from './interfaces/manage/wallets-route.js';
 import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
 import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
+import { clientClosedRequest } from './observability/request-labels.js';
 import { recordRequestMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
 import { answeringAttempt, isFailover } from './pipeline/attempts.js';
 
 /** The status requests abandoned by their client are counted with (nginx's "client closed request"). */
-const clientClosedRequest = 499;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,8 +126,9 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     // such a request is counted and logged here, as nginx's 499 "client closed request".
     reply.raw.once('close', () => {
       if (reply.raw.writableFinished) return;
+      request.clientClosed = true;
       request.trace?.end(request, undefined);
-      finish(request, reply, clientClosedRequest);
+      finish(request, reply, clientClosedRequest.status);
     });
     reply.header('x-request-id', request.id);
     // The Anthropic SDK reads its request id from `request-id`.
@@ -167,7 +168,10 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
         path: request.routeOptions.url ?? request.url.split('?', 1)[0],
         status,
         // The catalogue code the client got (a stream cut after its first byte: its attempt's).
-        code: request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined),
+        code:
+          status === clientClosedRequest.status
+            ? clientClosedRequest.code
+            : (request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined)),
         key_id: caller?.kind === 'key' ? caller.key.id : caller?.kind,
         model: routing?.model,
         supplier: answered?.supplier,

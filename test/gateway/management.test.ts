@@ -121,6 +121,10 @@ describe('Management API', () => {
     expectError(await admin('GET', '/v1/manage/keys/not-a-key'), 400, 'validation_error', 'id');
     expectError(await admin('GET', '/v1/manage/keys?cursor=garbage'), 400, 'validation_error', 'cursor');
     expectError(await admin('GET', '/v1/manage/keys?limit=0'), 400, 'validation_error', 'limit');
+    // The filter is on the stored status; the derived budget_exhausted is refused saying so, not as an unknown value.
+    const exhausted = await admin('GET', '/v1/manage/keys?status=budget_exhausted');
+    expectError(exhausted, 400, 'validation_error', 'status');
+    assert.match(JSON.stringify(exhausted.body), /stored status.*budget_exhausted is derived/);
     const created = await admin('POST', '/v1/manage/keys', { name: 'to-revoke' });
     expectError(await admin('PATCH', `/v1/manage/keys/${created.body.id as string}`, {}), 400, 'validation_error');
     expectError(
@@ -373,6 +377,12 @@ describe('enforcement and the audit log', () => {
       assert.equal(kept.status, 201);
       assert.equal((await admin('GET', `/v1/manage/keys/${String(kept.body.id)}`)).body.budget_limit, budget_limit);
     }
+    // Money fields are JSON numbers (docs/keys.md), so a tiny one is written with an exponent — the same number.
+    const tiny = await admin('POST', '/v1/manage/keys', { name: 'tiny', budget_limit: 0.000000001 });
+    const shown = await fetch(`${base}/v1/manage/keys/${String(tiny.body.id)}`, { headers: { authorization: `Bearer ${h.adminKey}` } });
+    const text = await shown.text();
+    assert.match(text, /"budget_limit":1e-9[,}]/, 'a JSON number, in the form JSON gives it');
+    assert.equal((JSON.parse(text) as { budget_limit: number }).budget_limit, 0.000000001);
     assert.deepEqual((await admin('GET', '/v1/manage/wallets/org:acme')).body.entries, [], 'no empty ledger entry');
     const credit = await admin('POST', '/v1/manage/wallets/org:acme/credits', { amount_usd: 5, reason: 'welcome credit' });
     assert.equal(credit.status, 201);

@@ -131,6 +131,18 @@ describe('Management API input PostgreSQL cannot store', () => {
       param: 'cursor',
     },
     { name: 'a list cursor that is not base64url JSON', path: () => '/v1/manage/keys?cursor=%%%', param: 'cursor' },
+    // JavaScript's Date.parse reads these; PostgreSQL refused them ("invalid input syntax for type timestamp") with a 500.
+    ...[
+      ['1', 'key_a'],
+      ['2026-02-30', 'key_a'],
+      ['2026-01-01', 'key_a'],
+    ].flatMap((position) =>
+      ['keys', 'tokens'].map((list) => ({
+        name: `a ${list} cursor with the date ${position[0]}, not the form the API writes`,
+        path: () => `/v1/manage/${list}?cursor=${cursorOf(position)}`,
+        param: 'cursor',
+      })),
+    ),
     {
       name: 'an audit date at the edge of JavaScript dates',
       path: () => `/v1/manage/keys/${keyId}/audit?from=-271821-04-20T00:00:00Z`,
@@ -141,6 +153,12 @@ describe('Management API input PostgreSQL cannot store', () => {
       path: () => `/v1/manage/keys/${keyId}/audit?from=2026-02-30`,
       param: 'from',
     },
+    // Date.parse reads these (from=1 was 2001-01-01); the parameter is documented as ISO 8601.
+    ...['1', '2026', 'March 7, 2026', '2026/03/07', '1 Jan 2026 00:00 GMT'].map((from) => ({
+      name: `an audit date that is not ISO 8601 (${from})`,
+      path: () => `/v1/manage/keys/${keyId}/audit?from=${encodeURIComponent(from)}`,
+      param: 'from',
+    })),
     { name: 'an audit date past year 9999', path: () => `/v1/manage/keys/${keyId}/audit?to=+275760-09-13T00:00:00Z`, param: 'to' },
     {
       name: 'an audit cursor holding NUL',
@@ -166,6 +184,8 @@ describe('Management API input PostgreSQL cannot store', () => {
     assert.equal(listed.status, 200, listed.text);
     assert.equal((JSON.parse(listed.text) as { data: { name: string }[] }).data[0]?.name, 'équipe 🚀');
     const audit = await admin(`/v1/manage/keys/${keyId}/audit?from=2026-01-01T00:00:00Z&to=9999-12-31T00:00:00Z`);
+    for (const iso of ['2026-01-01', '2026-01-01T08:00', '2026-01-01T08:00:00.000+02:00'])
+      assert.equal((await admin(`/v1/manage/keys/${keyId}/audit?from=${encodeURIComponent(iso)}`)).status, 200, iso);
     assert.equal(audit.status, 200, audit.text);
   });
 });

@@ -6,8 +6,17 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The code of the error this request was answered with, set where errors are rendered. */
     errorCode?: string;
+    /** The client closed the connection before its answer ended (set in app.ts when it does). */
+    clientClosed?: boolean;
   }
 }
+
+/**
+ * How a request whose client left before its answer ended is recorded — in the request line, the
+ * metrics' status and the audit record alike: nginx's 499 "client closed request". Not a catalogue
+ * code: no client is ever answered with it, there being no client left to answer.
+ */
+export const clientClosedRequest = { status: 499, code: 'client_closed_request' } as const;
 
 /**
  * The interface of a request that never reached routing (or is not routed at all), from its

@@ -4,6 +4,7 @@ import type { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { Reservation } from '../enforcement/enforce.js';
+import { clientClosedRequest } from '../observability/request-labels.js';
 import { answeringAttempt, isFailover, routingRecord, type InterfaceName } from './attempts.js';
 
 export type { InterfaceName } from './attempts.js';
@@ -18,6 +19,9 @@ export function auditRecordOf(
 ): AuditRecord {
   const routing = routingRecord(request);
   const answered = answeringAttempt(routing);
+  // Failed because its client left (the supplier call was cancelled for it): a 499, as the
+  // request line says — not the 400 of the cancellation error nobody was answered with.
+  const outcome = error && request.clientClosed ? clientClosedRequest : error;
   return {
     requestId: String(request.id),
     timestamp: new Date(receivedAt).toISOString(),
@@ -33,8 +37,8 @@ export function auditRecordOf(
     cacheWriteInputTokens: routing.usage?.cacheWriteInputTokens ?? 0,
     costUsd: routing.costUsd ?? 0,
     latencyMs: Math.round(Date.now() - receivedAt),
-    status: error ? error.status : 200,
-    code: error?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
+    status: outcome ? outcome.status : 200,
+    code: outcome?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
     failover: isFailover(routing, answered?.supplier),
     attempts: routing.attempts,
     session: routing.session ?? null,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isWholeNanoUsd } from '../../../../core/budget/index.js';
 import { regionInput } from '../../../../core/config/index.js';
-import { namesRealDay } from '../../../../core/time/index.js';
+import { isIsoDateOrTime, isoInstant, namesRealDay } from '../../../../core/time/index.js';
 import { budgetPeriods, keyStatuses } from '../../../../core/keys/index.js';
 import { projectPayerId } from '../../../../core/projects/index.js';
 import { hasDirectionControls, isStorableText } from '../../../../core/text/well-formed.js';
@@ -80,7 +80,16 @@ export const patchKeyRequest = z
 
 /** `GET /v1/manage/keys` query. */
 export const listKeysQuery = z.strictObject({
-  status: z.enum(keyStatuses).optional(),
+  // The stored status: `budget_exhausted` is derived from the period's spend when a key is shown,
+  // so it cannot select a page; asked for, it is refused saying so, and `active` includes such keys.
+  status: z
+    .enum(keyStatuses, {
+      error: (issue) =>
+        issue.input === 'budget_exhausted'
+          ? "filters on the stored status (active, suspended or revoked); budget_exhausted is derived from spend when a key is shown — list status=active and read each key's status"
+          : undefined,
+    })
+    .optional(),
   name_prefix: storableText(z.string().min(1).max(200)).optional(),
   source: z.enum(['api', 'crd', 'portal', 'bootstrap']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
@@ -94,12 +103,16 @@ export const listKeysQuery = z.strictObject({
 /** Years 1–9999: JavaScript reads dates far beyond what PostgreSQL and the ISO format agree on. */
 const earliest = Date.parse('0001-01-01T00:00:00Z');
 const latest = Date.parse('9999-12-31T23:59:59.999Z');
+/**
+ * An ISO 8601 date or date-time only (2026-11-01, 2026-11-01T08:00:00Z; a time without a zone is
+ * UTC): not whatever else Date.parse reads ("1" was 2001-01-01), through the portal's one parser.
+ */
 const isoDate = z
   .string()
-  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp')
   .refine(namesRealDay, 'names a day its month does not have')
-  .refine((v) => Date.parse(v) >= earliest && Date.parse(v) <= latest, 'must be between the years 1 and 9999')
-  .transform((v) => new Date(v));
+  .refine(isIsoDateOrTime, 'must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T08:00:00Z')
+  .refine((v) => isoInstant(v).getTime() >= earliest && isoInstant(v).getTime() <= latest, 'must be between the years 1 and 9999')
+  .transform(isoInstant);
 
 /** `GET /v1/manage/keys/{id}/audit` query. */
 export const auditQuery = z.strictObject({
