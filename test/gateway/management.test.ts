@@ -293,6 +293,8 @@ describe('enforcement and the audit log', () => {
     const reserved = Number(/needs up to (\d+(?:\.\d+)?) USD reserved for its worst case/.exec(message)?.[1]);
     assert.ok(reserved > 0.000005, `the worst case (${reserved}) is what does not fit`);
     assert.match(message, /resets 2026-11-2\dT00:00:00\.000Z/);
+    // Worded for every kind of request (audio has no max_tokens).
+    assert.match(message, /send a smaller request \(a lower max_tokens\) or raise the budget/);
     const view = await admin('GET', `/v1/manage/keys/${created.body.id as string}`);
     assert.equal(view.body.status, 'active', 'nothing was spent: the key is active, only this request was too large');
     assert.equal(view.body.budget_remaining, 0.000005);

@@ -159,8 +159,8 @@ export async function enforce(
         humanMessage:
           `This key's ${key.budgetPeriod ?? 'monthly'} budget of ${usdText(capNano)} USD has ${usdText(remainingNano)} USD left ` +
           `(requests in flight included), and this request needs up to ${usdText(reserveNano)} USD reserved for its worst case ` +
-          `(its input and its output cap at the model's prices: max_tokens, or the gateway's default cap when none is sent); ` +
-          `set a lower max_tokens or raise the budget${resets}`,
+          `(its input and its output cap at the model's prices: max_tokens, or the gateway's default cap when none is sent; ` +
+          `for audio, its characters or minutes at the model's price); send a smaller request (a lower max_tokens) or raise the budget${resets}`,
         details: {
           budget_limit: key.budgetLimitUsd,
           budget_used: verdict.usedNano / nanoPerUsd,
