@@ -44,6 +44,12 @@ export function inviteStanding(
   return user.organisationId !== null ? 'other_organisation' : 'acceptable';
 }
 
+/** An invite's state as people see it: a pending one past its expiry is `expired`. */
+function shownStatus(row: { status: string; expires_at: Date | string }, now: Date): InviteSummary['status'] {
+  const expired = row.status === 'pending' && new Date(row.expires_at).getTime() <= now.getTime();
+  return (expired ? 'expired' : row.status) as InviteSummary['status'];
+}
+
 /** Invites and their single-use links. */
 export class InviteRepository {
   constructor(
@@ -99,14 +105,13 @@ export class InviteRepository {
         'organisations.name as organisation_name',
       );
     if (!row) return undefined;
-    const expired = row.status === 'pending' && (row.expires_at as Date).getTime() <= now.getTime();
     return {
       id: row.id,
       email: row.email,
       organisationId: row.organisation_id,
       organisationName: row.organisation_name,
       role: row.role,
-      status: expired ? 'expired' : row.status,
+      status: shownStatus(row, now),
       expiresAt: row.expires_at,
     };
   }
@@ -137,10 +142,9 @@ export class InviteRepository {
         | { id: number; email: string; organisation_id: number; department_id: number | null; role: Role; status: string; expires_at: Date }
         | undefined;
       if (!invite) throw new ApiError('not_found', { humanMessage: 'This invitation link is not valid' });
-      if (invite.status !== 'pending' || new Date(invite.expires_at).getTime() <= now.getTime())
-        throw new ApiError('conflict', {
-          humanMessage: `This invitation is ${invite.status === 'pending' ? 'expired' : invite.status}; ask your administrator for a new one`,
-        });
+      const status = shownStatus(invite, now);
+      if (status !== 'pending')
+        throw new ApiError('conflict', { humanMessage: `This invitation is ${status}; ask your administrator for a new one` });
       // Pending here, so the standing is one of these; `member_already` accepts and changes nothing.
       const standing = inviteStanding(
         { email: invite.email, organisationId: invite.organisation_id, role: invite.role, status: 'pending' },

@@ -25,8 +25,6 @@ import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
 import { answeringAttempt, isFailover } from './pipeline/attempts.js';
 
-/** The status requests abandoned by their client are counted with (nginx's "client closed request"). */
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set once the request's metrics and access line are written. */

@@ -153,24 +153,12 @@ export function adminOrganisationsRouter(deps: PortalDeps): Router {
     );
     // Each member the merge moved or gave another role is told in their activity, as for any
     // administrator's change (docs/administration.md).
-    for (const { userId, from, to } of movedMembers)
-      await noteAdministered(
-        deps,
-        req.user!.id,
-        userId,
-        'Organisation changed (organisations merged)',
-        { from, to },
-        'a platform administrator',
-      );
-    for (const { userId, from, to } of roleChanges)
-      await noteAdministered(
-        deps,
-        req.user!.id,
-        userId,
-        `Role changed from ${from} to ${to} (organisations merged)`,
-        { from, to },
-        'a platform administrator',
-      );
+    const changes = [
+      ...movedMembers.map((m) => ({ ...m, what: 'Organisation changed (organisations merged)' })),
+      ...roleChanges.map((r) => ({ ...r, what: `Role changed from ${r.from} to ${r.to} (organisations merged)` })),
+    ];
+    for (const { userId, from, to, what } of changes)
+      await noteAdministered(deps, req.user!.id, userId, what, { from, to }, 'a platform administrator');
     await answer(req, res, body.target_org_id, 'merged');
   });
 
