@@ -97,8 +97,6 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   database.knex.on('query-error', countQueryError);
   const store = countStoreErrors(overrides.store ?? openStore(settings), (operation) => metrics.storeErrors.inc({ operation }));
   const keyRepository = new KeyRepository(database.knex, settings.SVC_KEY_PEPPER);
-  const keys = new KeyDirectory(store, keyRepository);
-  await keys.start();
   const wallets = new WalletLedger(database.knex, store);
   // Credits the Management API made while the store did not answer reach the wallet mirror here
   // (the portal sweeps the same outbox), so a gateway-only install needs nothing else.
@@ -133,6 +131,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
     auditWriter = writer;
   }
   const spend = new SpendRecovery(database.knex, auditJournal, wallets, { logger: (facts, message) => logger.warn(facts, message) });
+  // A key's change heard reaches its requests in flight here (enforcement/key-flights.ts).
+  const keys = new KeyDirectory(store, keyRepository, {
+    onChange: (secretHash) => void spend.flights.heard(secretHash, () => keyRepository.findByHash(secretHash)),
+  });
+  await keys.start();
   const health = new SupplierHealth(
     store,
     {

@@ -26,6 +26,8 @@ export interface KeyDirectoryOptions {
    * store there is no pub/sub, so this bounds how long a change made meanwhile goes unseen.
    */
   degradedTtlMs?: number;
+  /** Told every change announced by another process or made here (by secret hash), after the eviction. */
+  onChange?: (secretHash: string) => void;
 }
 
 /**
@@ -43,6 +45,7 @@ export class KeyDirectory {
   private evictions = 0;
   private unsubscribe: (() => Promise<void>) | undefined;
   private readonly known: KnownKeys;
+  private readonly onChange: ((secretHash: string) => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -53,6 +56,7 @@ export class KeyDirectory {
     this.negativeTtlMs = options.negativeTtlMs ?? 5_000;
     this.degradedTtlMs = options.degradedTtlMs ?? 5_000;
     this.known = new KnownKeys(repository, { refreshMs: options.knownKeysRefreshMs ?? 250 });
+    this.onChange = options.onChange;
   }
 
   /** Subscribes to key changes and loads the known-keys index; call once before serving. */
@@ -74,6 +78,7 @@ export class KeyDirectory {
     this.known.add(secretHash);
     this.evictions++;
     this.cache.delete(secretHash);
+    this.onChange?.(secretHash);
   }
 
   /** The key for this hash, or undefined when no key has it. */

@@ -18,7 +18,18 @@ import { ApiError } from '../../../core/errors/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import { walletKey, walletLeasesKey } from '../../../core/wallets/index.js';
-import { moneyLeases, reservationParts, reservePlan, settlePart, type ReservationPlan, type Withdrawals } from './reservation-parts.js';
+import type { KeyFlight } from './key-flights.js';
+import {
+  moneyLeases,
+  noLease,
+  reservationParts,
+  reservePlan,
+  settleOnSuccessor,
+  settlePart,
+  settlementMarkerTtlMs,
+  type ReservationPlan,
+  type Withdrawals,
+} from './reservation-parts.js';
 import type { SpendRecovery } from './spend-recovery.js';
 import { inputTokenLimit } from '../routing/cost.js';
 
@@ -98,7 +109,9 @@ export async function enforce(
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
   const groups = spendGroupsOf(key);
-  if (!budgeted && !walletEnforced && groups.length === 0 && key.rateLimitRpm === null) return nothingReserved;
+  deps.spend.flights.see(key);
+  if (!budgeted && !walletEnforced && groups.length === 0 && key.rateLimitRpm === null)
+    return inFlight(deps, key, requestId, reserveUsd > 0 ? toNanoCeil(reserveUsd) : 0, deps.clock(), lifeMs);
   const now = new Date(deps.clock());
   const window: BudgetWindow = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
   const groupWindows = groups.map((group) => spendGroupWindow(group, now));
@@ -212,7 +225,21 @@ export async function enforce(
       throw new Error(`unknown verdict ${JSON.stringify(unreachable)}`);
     }
   }
-  if (reserveNano === 0) return nothingReserved;
+  // Not its worst case when nothing holds money (a key with only a rate limit): what a newer
+  // budget counter would carry for it (key-flights.ts) is computed as for any other.
+  const flightNano = reserveNano > 0 ? reserveNano : reserveUsd > 0 ? toNanoCeil(reserveUsd) : 0;
+  if (reserveNano === 0) return inFlight(deps, key, requestId, flightNano, now.getTime(), lifeMs);
+  const flight = deps.spend.flights.admit(
+    {
+      requestId,
+      keyId: key.id,
+      counterKey: budgeted ? window.counterKey : null,
+      at: now.getTime(),
+      nano: reserveNano,
+      leaseEnd: () => plan.leaseEndMinute,
+    },
+    key,
+  );
   // In flight until settled: a counter rebuilt meanwhile still counts this reservation. Each
   // part holding money (one on a single store) is held and settled on its own.
   const { generations } = reserved;
@@ -225,20 +252,72 @@ export async function enforce(
     settle: async (actualUsd: number) => {
       if (settled) return;
       settled = true;
+      // From here its audit record is in the journal a rebuild reads (accounting.ts appends it in this tick).
+      flight.settling = true;
       // The actual cost is bounded by the reservation; a supplier reporting more is charged in
       // full (never hidden) but cannot have been spent concurrently by others beyond the cap.
       // A settlement the store refuses is retried until it takes it (exactly once: the marker).
       const actualNano = toNano(actualUsd);
-      await Promise.all(
-        moneyParts.map((p, i) =>
+      await Promise.all([
+        ...moneyParts.map((p, i) =>
           deps.spend.settle((skipped) => settlePart(deps.store, plan, p.part, p.generations, actualNano, skipped), releases[i]!, {
             leases: p.leases,
             nano: reserveNano,
           }),
         ),
-      );
+        settleFlight(deps, flight, actualNano),
+      ]);
     },
   };
+}
+
+/**
+ * The reservation of an admitted request that holds no money (its key has no budget, wallet nor
+ * spend group): nothing to settle unless the key's budget settings gave it a counter while the
+ * request was in flight (key-flights.ts). A request that can cost nothing is not followed.
+ */
+function inFlight(deps: EnforcementDeps, key: KeyRecord, requestId: string, nano: number, at: number, lifeMs: () => number): Reservation {
+  if (nano === 0) return nothingReserved;
+  let end: number | undefined;
+  const leaseEnd = () => (end ??= leaseEndMinute(at, lifeMs()));
+  const flight = deps.spend.flights.admit({ requestId, keyId: key.id, counterKey: null, at, nano, leaseEnd }, key);
+  let settled = false;
+  return {
+    settle: (actualUsd: number) => {
+      if (settled) return Promise.resolve();
+      settled = true;
+      flight.settling = true;
+      return settleFlight(deps, flight, toNano(actualUsd));
+    },
+  };
+}
+
+/**
+ * Settles an admitted request on its key's newer budget counter when the key's budget settings
+ * changed while it was in flight (key-flights.ts); otherwise only ends its flight. Owed and
+ * retried like any settlement, and left alone by a counter its own gateway rebuilt meanwhile
+ * (whose rebuild read the request's audit record).
+ */
+function settleFlight(deps: EnforcementDeps, flight: KeyFlight, actualNano: number): Promise<void> {
+  const { flights } = deps.spend;
+  const successor = flights.successor(flight);
+  if (!successor) {
+    flights.end(flight);
+    return Promise.resolve();
+  }
+  const field = flight.carried?.key === successor.counterKey ? flight.carried.field : noLease;
+  const request = {
+    requestId: flight.requestId,
+    reserveNano: flight.nano,
+    actualNano,
+    markerTtlMs: settlementMarkerTtlMs({ leaseEndMinute: flight.leaseEnd(), nowMinute: minuteOf(flight.at) }),
+  };
+  return deps.spend.settle(
+    (skipped) => (skipped.has(successor.counterKey) ? Promise.resolve() : settleOnSuccessor(deps.store, successor, field, request)),
+    () => flights.end(flight),
+    // Its lease there (or none), so a rebuild of that counter while this is owed leaves it alone.
+    { leases: [{ key: successor.counterKey, field }], nano: flight.nano },
+  );
 }
 
 /**

@@ -142,7 +142,7 @@ export function moneyLeases(plan: ReservationPlan, part: ReservationPart, genera
  * (a settlement applied again while its lease field holds other requests' reservations would
  * take those), and at least ten minutes.
  */
-function settlementMarkerTtlMs(plan: ReservationPlan): number {
+export function settlementMarkerTtlMs(plan: Pick<ReservationPlan, 'leaseEndMinute' | 'nowMinute'>): number {
   return Math.max(10 * 60_000, (plan.leaseEndMinute - plan.nowMinute + 1) * 60_000);
 }
 
@@ -202,6 +202,29 @@ function settleCall(
     args.push(plan.requestId);
   }
   return [keys, args];
+}
+
+/** A lease field no counter holds: a settlement given it charges the actual cost (core/budget/leases.ts). */
+export const noLease = 'lease:none';
+
+/**
+ * Settles a request of a key on the key's newer budget counter (key-flights.ts): ends the lease
+ * its rebuild carried the request in under (`field`), or — `noLease` — charges the actual cost.
+ * Exactly once by its own marker: the request's settlement on the counter it reserved on has its
+ * own. A counter not (yet) in the store is left alone: its rebuild will read the request's record.
+ */
+export async function settleOnSuccessor(
+  store: Store,
+  successor: { counterKey: string; bucket: number },
+  field: string,
+  request: { requestId: string; reserveNano: number; actualNano: number; markerTtlMs: number },
+): Promise<void> {
+  const onShard = store.sharded ? `${shardTag(tagOf(successor.counterKey))}:` : '';
+  const unused = store.sharded ? `unused:${shardTag(tagOf(successor.counterKey))}` : 'unused';
+  const marker = `settled:${onShard}successor:${successor.counterKey}:${request.requestId}`;
+  const keys = [successor.counterKey, unused, marker, unused];
+  const args = [successor.bucket, request.reserveNano, request.actualNano, 1, 0, request.markerTtlMs, 0, field, ''];
+  await store.runScript(settleReservation, keys, args);
 }
 
 /** What reserving needs besides the store: a way to hand back what a refused request reserved. */

@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import type { AuditJournal } from '../../../core/audit/index.js';
 import {
   bucketOf,
+  leaseField,
   loadBudgetArgs,
   loadBudgetIfAbsent,
+  newLeaseGeneration,
   newLeaseHolder,
   parseLeaseField,
   publishSpendGroupCap,
@@ -18,6 +20,7 @@ import {
 import type { KeyRecord } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
 import type { WalletLedger } from '../../../core/wallets/index.js';
+import { KeyFlights } from './key-flights.js';
 
 /** A reservation's place on one counter (or wallet mirror): the store key and its lease field (core/budget/leases.ts). */
 export interface HeldLease {
@@ -51,6 +54,8 @@ export type RecoveryLogger = (facts: object, message: string) => void;
 export class SpendRecovery {
   /** This gateway's name on the leases of its reservations (core/budget/leases.ts). */
   readonly leaseHolder = newLeaseHolder();
+  /** This gateway's admitted requests per key, for the counters a change of the key's budget settings brings (key-flights.ts). */
+  readonly flights = new KeyFlights();
   /** Store key (budget counter or wallet mirror) → lease field → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, Map<string, number>>();
   private owedSettlements: OwedSettlement[] = [];
@@ -171,10 +176,15 @@ export class SpendRecovery {
     return this.owedSettlements.length;
   }
 
-  /** Rebuilds a key's missing budget counter: the audit log, records not yet written, reservations in flight. */
+  /**
+   * Rebuilds a key's missing budget counter: the audit log, records not yet written, reservations
+   * in flight — on this counter, and the key's requests in flight that reserved on an older
+   * counter of the key (or on none) before its budget settings changed (key-flights.ts).
+   */
   async rebuildBudget(store: Store, key: KeyRecord, window: BudgetWindow, now: Date): Promise<void> {
     const period = key.budgetPeriod ?? 'monthly';
     const { unconfirmed, held } = this.beforeRebuild(window.counterKey);
+    const carried = this.carriedInto(key, window);
     const spend = await spendFromAuditLog(this.knex, key.id, period, now);
     const from = windowStart(period, now).getTime();
     // May count a record PostgreSQL already has but the journal has not heard of yet: that errs
@@ -186,11 +196,43 @@ export class SpendRecovery {
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
     // Each reservation in flight counts in the bucket it was reserved in, under its lease.
+    const leases = new Map(held.leases);
     for (const [field, nano] of held.leases) {
       const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
       spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
     }
-    if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, held.leases))) held.rebuilt();
+    for (const { bucket, field, flight } of carried.flights) {
+      spend.set(bucket, (spend.get(bucket) ?? 0) + flight.nano);
+      leases.set(field, (leases.get(field) ?? 0) + flight.nano);
+    }
+    if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, leases))) {
+      held.rebuilt();
+      carried.took();
+    }
+  }
+
+  /**
+   * The key's requests in flight a rebuild of `window` carries in, each under a lease field of
+   * its own on the new counter (a generation of their own: no reservation made on the counter
+   * shares their names), and what makes them held there once the counter's load took. One whose
+   * settlement began meanwhile is left to its lease's end: its record, read by the rebuild too,
+   * may count it twice until then (towards refusing, never towards overspending).
+   */
+  private carriedInto(key: KeyRecord, window: BudgetWindow) {
+    const generation = newLeaseGeneration();
+    const flights = this.flights.toCarry(key, window).map(({ flight, bucket }) => ({
+      flight,
+      bucket,
+      field: leaseField(flight.leaseEnd(), bucket, this.leaseHolder, generation),
+    }));
+    const took = () => {
+      for (const { flight, field } of flights) {
+        if (flight.settling) continue;
+        flight.carried?.release();
+        flight.carried = { key: window.counterKey, field, release: this.hold([{ key: window.counterKey, field }], flight.nano) };
+      }
+    };
+    return { flights, took };
   }
 
   /**

@@ -1,0 +1,270 @@
+// A key's budget settings change (a new period, a limit set on a key that had none) while its
+// requests are in flight: the new counter is rebuilt from the audit log, which does not hold them
+// yet. They must count on it all the same — carried in by their own gateway's rebuild, or charged
+// their actual cost when they settle (key-flights.ts). An outside probe flipping a key's period
+// under concurrent slow requests spent 2.46× its daily budget before.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import type { AuditJournal } from '../../../core/audit/journal.js';
+import { budgetWindow, reservedField } from '../../../core/budget/index.js';
+import type { Database } from '../../../core/db/index.js';
+import { createTestDatabase } from '../../../core/db/testing.js';
+import { ApiError } from '../../../core/errors/index.js';
+import type { BudgetPeriod, KeyRecord } from '../../../core/keys/index.js';
+import { MemoryStore, type Store } from '../../../core/store/index.js';
+import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
+import { WalletLedger } from '../../../core/wallets/index.js';
+import { enforce, type EnforcementDeps, type Reservation } from './enforce.js';
+import { SpendRecovery } from './spend-recovery.js';
+
+let database: Database;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  await database?.close();
+});
+
+const t0 = Date.parse('2026-11-26T12:00:00Z');
+let seq = 0;
+
+/** One store shared by gateways made with `gateway()`, each with its own journal; a key with the given budget settings. */
+function world(open: (prefix: string) => Store) {
+  const store = open(`change${++seq}x${process.pid}:`);
+  const keyId = `key_change${randomUUID().slice(0, 8)}`;
+  let clock = t0;
+  const key = (settings: { limit: number | null; period: BudgetPeriod | null; since?: number }): KeyRecord =>
+    ({
+      id: keyId,
+      secretHash: `hash-${keyId}`,
+      rateLimitRpm: null,
+      budgetLimitUsd: settings.limit,
+      budgetPeriod: settings.period,
+      budgetPeriodSince: settings.since === undefined ? null : new Date(settings.since).toISOString(),
+      payerId: null,
+      organisationId: null,
+      ownerUserId: null,
+    }) as unknown as KeyRecord;
+  const gateways: SpendRecovery[] = [];
+  const gateway = () => {
+    const unconfirmed: { requestId: string; keyId: string; payerId: null; timestamp: string; costUsd: number }[] = [];
+    const journal = { unconfirmed: () => unconfirmed } as unknown as AuditJournal;
+    const spend = new SpendRecovery(database.knex, journal, new WalletLedger(database.knex, store), { retryMs: 60_000 });
+    gateways.push(spend);
+    const deps: EnforcementDeps = { store, spend, clock: () => clock };
+    return {
+      spend,
+      /** A request of `record` reserving `worstUsd` (up to a minute long), admitted and in flight. */
+      async admit(record: KeyRecord, worstUsd: number) {
+        const requestId = randomUUID();
+        const reservation = await enforce(deps, record, worstUsd, requestId, () => 60_000);
+        return { requestId, record, reservation, at: clock };
+      },
+      /** Settles it at `actualUsd`, its audit record appended in the same tick (as accounting.ts does). */
+      async settle(flight: { requestId: string; record: KeyRecord; reservation: Reservation; at: number }, actualUsd: number) {
+        const settled = flight.reservation.settle(actualUsd);
+        unconfirmed.push({
+          requestId: flight.requestId,
+          keyId: flight.record.id,
+          payerId: null,
+          timestamp: new Date(flight.at).toISOString(),
+          costUsd: actualUsd,
+        });
+        await settled;
+      },
+    };
+  };
+  return {
+    store,
+    key,
+    gateway,
+    at: (ms: number) => (clock = ms),
+    /** A counter's spend (all buckets) and reservations in flight, in USD. */
+    async counted(record: KeyRecord) {
+      const window = budgetWindow(record.id, record.budgetPeriod ?? 'monthly', new Date(clock), record.budgetPeriodSince);
+      const hash = await store.hashGetAll(window.counterKey);
+      let spent = 0;
+      for (const [field, value] of Object.entries(hash)) if (/^\d+$/.test(field)) spent += Number(value);
+      return { spent: spent / 1e9, reserved: Number(hash[reservedField] ?? 0) / 1e9 };
+    },
+    close: async () => {
+      for (const spend of gateways) await spend.stop(0);
+      await store.close();
+    },
+  };
+}
+
+const stores: [string, (prefix: string) => Store][] = [
+  ['memory', (prefix) => new MemoryStore(prefix)],
+  ['memory (sharded, as a cluster)', (prefix) => new MemoryStore(prefix, Date.now, { sharded: true })],
+];
+if (process.env.REDIS_URL) {
+  const url = process.env.REDIS_URL;
+  const cluster = testRedisIsCluster();
+  stores.push([cluster ? 'redis cluster' : 'redis', () => createRedisTestStore(url, { cluster })]);
+}
+
+describe.each(stores)('a budget settings change with requests in flight, on %s', (_, open) => {
+  test('a new period: the new counter counts the requests in flight at once, then their actual cost', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const daily = w.key({ limit: 1, period: 'daily' });
+      const r1 = await a.admit(daily, 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      w.at(t0 + 2_000);
+      const r2 = await a.admit(monthly, 0.25);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.35, reserved: 0.25 });
+      await a.settle(r2, 0.05);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
+      // The old counter was settled as ever.
+      expect(await w.counted(daily)).toEqual({ spent: 0.1, reserved: 0 });
+      expect(a.spend.flights.keysInFlight).toBe(0);
+      expect(a.spend.owedCount).toBe(0);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a new period cannot be used to overspend: what is in flight still counts against the limit', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 0.5, period: 'daily' }), 0.4);
+      const monthly = w.key({ limit: 0.5, period: 'monthly', since: t0 + 1_000 });
+      await expect(a.admit(monthly, 0.2)).rejects.toSatisfy((error) => error instanceof ApiError && error.code === 'budget_exceeded');
+      await a.settle(r1, 0.4);
+      await expect(a.admit(monthly, 0.2)).rejects.toSatisfy((error) => error instanceof ApiError && error.code === 'budget_exceeded');
+      const r3 = await a.admit(monthly, 0.1);
+      await a.settle(r3, 0.1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a limit set on a key that had none: its requests in flight (which reserved nothing) count on the new counter', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const unlimited = w.key({ limit: null, period: null });
+      const r1 = await a.admit(unlimited, 0.3);
+      const limited = w.key({ limit: 1, period: 'daily', since: t0 + 1_000 });
+      const r2 = await a.admit(limited, 0.2);
+      expect(await w.counted(limited)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.12);
+      await a.settle(r2, 0.01);
+      expect(await w.counted(limited)).toEqual({ spent: 0.13, reserved: 0 });
+      expect(a.spend.flights.keysInFlight).toBe(0);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("another gateway rebuilt the new counter without this one's request: its settlement charges the actual cost there", async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const b = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r2 = await b.admit(monthly, 0.25);
+      // A hears of the new settings (a request of the key reaches it), which B's rebuild did not count r1 under.
+      const r3 = await a.admit(monthly, 0.25);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.6, reserved: 0.5 });
+      await b.settle(r2, 0.02);
+      await a.settle(r3, 0.03);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a change announced while no request of the key reaches this gateway: its request in flight still counts on the new counter', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const b = w.gateway();
+      const daily = w.key({ limit: 1, period: 'daily' });
+      const r1 = await a.admit(daily, 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r2 = await b.admit(monthly, 0.25);
+      // The key change channel announces the key's secret hash; A reads its settings again.
+      let reads = 0;
+      const read = async () => (reads++, monthly);
+      await a.spend.flights.heard('hash-of-a-key-with-nothing-in-flight', read);
+      expect(reads).toBe(0);
+      await a.spend.flights.heard(daily.secretHash, read);
+      expect(reads).toBe(1);
+      await a.settle(r1, 0.1);
+      await b.settle(r2, 0.02);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('four period changes under requests in flight: every request counted once on the newest counter', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const periods: BudgetPeriod[] = ['daily', 'monthly', 'rolling', 'daily', 'monthly'];
+      const inFlight: Awaited<ReturnType<typeof a.admit>>[] = [];
+      let record = w.key({ limit: 10, period: periods[0]! });
+      for (let change = 0; change < periods.length; change++) {
+        if (change > 0) record = w.key({ limit: 10, period: periods[change]!, since: t0 + change * 1_000 });
+        w.at(t0 + change * 1_000 + 500);
+        inFlight.push(await a.admit(record, 1), await a.admit(record, 1));
+      }
+      expect(await w.counted(record)).toEqual({ spent: 10, reserved: 10 });
+      await expect(a.admit(record, 0.5)).rejects.toSatisfy((error) => error instanceof ApiError && error.code === 'budget_exceeded');
+      for (const flight of inFlight) await a.settle(flight, 0.5);
+      expect(await w.counted(record)).toEqual({ spent: 5, reserved: 0 });
+      expect(a.spend.owedCount).toBe(0);
+      expect(a.spend.flights.keysInFlight).toBe(0);
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("a daily counter's next day is not a settings change: yesterday's request is not counted today", async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const daily = w.key({ limit: 1, period: 'daily' });
+      w.at(Date.parse('2026-11-26T23:59:30Z'));
+      const late = await a.admit(daily, 0.25);
+      w.at(Date.parse('2026-11-27T00:00:30Z'));
+      const next = await a.admit(daily, 0.25);
+      await a.settle(late, 0.1);
+      await a.settle(next, 0.05);
+      expect(await w.counted(daily)).toEqual({ spent: 0.05, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('the new counter lost by the store and rebuilt again: a request carried into it is still counted once', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r2 = await a.admit(monthly, 0.25);
+      await a.settle(r2, 0.05);
+      const window = budgetWindow(monthly.id, 'monthly', new Date(t0), monthly.budgetPeriodSince);
+      await w.store.del(window.counterKey);
+      const r3 = await a.admit(monthly, 0.25);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.55, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      await a.settle(r3, 0.01);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.16, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+});

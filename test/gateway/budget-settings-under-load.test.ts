@@ -1,0 +1,108 @@
+// A key's budget period changed through the Management API while its requests are in flight (an
+// outside probe flipped it four times under concurrent slow requests and spent 2.46× a daily
+// budget): the new period's counter counts those requests from the moment it is rebuilt, so the
+// key is refused at its limit, and ends counting each request's actual cost once.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+import { waitFor } from '../support/wait-for.js';
+
+/** Requests the supplier holds until the test lets them go. */
+const held: (() => void)[] = [];
+let server: Server;
+let harness: GatewayHarness;
+
+const answer = {
+  id: 'chatcmpl-held',
+  object: 'chat.completion',
+  created: 1,
+  model: 'gpt-4o-mini',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+};
+
+beforeAll(async () => {
+  server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    req.on('end', () =>
+      held.push(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(answer));
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  harness = await startGatewayHarness([
+    {
+      name: 'held',
+      region: 'EU',
+      baseUrl: url,
+      timeout_ms: 60_000,
+      models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }],
+    },
+  ]);
+});
+
+afterAll(async () => {
+  for (const release of held.splice(0)) release();
+  await harness?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 });
+
+function chat(secret: string): Promise<Response> {
+  return fetch(`${harness.gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body,
+  });
+}
+
+async function manage(method: string, path: string, payload?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${harness.gateway.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${harness.adminKey}` },
+    ...(payload !== undefined && { body: JSON.stringify(payload) }),
+  });
+  expect(res.status, `${method} ${path}`).toBeLessThan(300);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+test('a period changed with requests in flight: they still count against the limit, then at their actual cost', async () => {
+  // Worst case per request: its body's bytes and 20 output tokens at 1,000 USD per million; a
+  // budget of five worst cases (and a little).
+  const worstCase = ((Buffer.byteLength(body) + 20) * 1_000) / 1e6;
+  const limit = Math.round(worstCase * 5 * 1e6) / 1e6 + 1e-6;
+  const created = await manage('POST', '/v1/manage/keys', { name: 'period-flip', budget_limit: limit, budget_period: 'daily' });
+  const secret = created.key as string;
+  const id = created.id as string;
+  const early = Array.from({ length: 4 }, () => chat(secret));
+  await waitFor('four requests held by the supplier', () => held.length === 4);
+  await manage('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly' });
+  // The monthly counter is rebuilt by the next request: the four in flight count on it.
+  const fifth = chat(secret);
+  await waitFor('the fifth request held by the supplier', () => held.length === 5);
+  let sixth: Response | undefined;
+  void chat(secret).then((reply) => (sixth = reply));
+  await waitFor('the sixth request answered (or admitted)', () => sixth !== undefined || held.length === 6);
+  expect(held.length, 'the sixth request was admitted: the requests in flight were not counted').toBe(5);
+  await waitFor('the sixth request answered', () => sixth !== undefined);
+  expect(sixth!.status, await sixth!.clone().text()).toBe(402);
+  expect(((await sixth!.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+  for (const release of held.splice(0)) release();
+  const replies = await Promise.all([...early, fifth]);
+  let spent = 0;
+  for (const reply of replies) {
+    expect(reply.status).toBe(200);
+    spent += Number(reply.headers.get('x-svc-cost-usd'));
+  }
+  expect(spent).toBeCloseTo(5 * 0.02, 9);
+  await waitFor('the key to show the five requests at their actual cost, nothing reserved', async () => {
+    const view = await manage('GET', `/v1/manage/keys/${id}`);
+    return Math.abs((view.budget_used as number) - spent) < 1e-9 && view.budget_reserved === 0;
+  });
+});
