@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { userPayerId } from '../billing/payer.js';
 import { nanoPerUsd } from '../budget/usage.js';
 import { ApiError } from '../errors/index.js';
+import { whereWithinScope, type UserScope } from '../identity/administration.js';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
 
 /** A grant as the admin page and API show it. */
@@ -57,9 +58,13 @@ const present = (row: Row): PromotionGrant => ({
 const selectGrants = (knex: Knex) =>
   knex('promotion_grants as g').join('users as u', 'u.id', 'g.user_id').select('g.*', 'u.email as user_email');
 
-/** Grants, newest first (at most `limit`). */
-export async function listGrants(knex: Knex, limit = 200): Promise<PromotionGrant[]> {
-  return ((await selectGrants(knex).orderBy('g.id', 'desc').limit(limit)) as Row[]).map(present);
+/**
+ * The grants of the users within `scope` (the administrator's reach: core/identity's userScopeOf),
+ * newest first, at most `limit` of them. Grants of users out of reach are left out in the query,
+ * so they neither show nor take a place within the limit.
+ */
+export async function listGrants(knex: Knex, scope: UserScope, limit = 200): Promise<PromotionGrant[]> {
+  return ((await whereWithinScope(selectGrants(knex), scope, 'u').orderBy('g.id', 'desc').limit(limit)) as Row[]).map(present);
 }
 
 /** One grant, or undefined. */

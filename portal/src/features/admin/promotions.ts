@@ -1,5 +1,5 @@
 // Promotions, for platform administrators (docs/administration.md "Promotions"):
-//   GET  /dashboard/admin/promotions                    grants, newest first, and the form
+//   GET  /dashboard/admin/promotions                    grants of users within reach, newest first, and the form
 //   POST /dashboard/admin/promotions/create             {user_id | email, amount_usd, reason, expires_at?, nonce?}
 //   POST /dashboard/admin/promotions/{grant_id}/update  {reason?, expires_at? ("" = never), action?: revoke}
 // Money moves only through core/promotions (ledger entries with unique references); the store
@@ -22,7 +22,7 @@ import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
 import { emailAddress } from '../../../../core/identity/email.js';
-import { findAdministeredUser, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
+import { findAdministeredUser, mayAdminister, noSuchUser, userScopeOf } from '../../../../core/identity/index.js';
 
 const amount = z.union(
   [
@@ -91,6 +91,12 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/admin/promotions?notice=${notice}`);
   };
 
+  /**
+   * Whose grants the caller sees: the users routes' reach (docs/administration.md "Reach"), over
+   * every organisation (the route is not narrowed to a chosen one) and none of a higher role.
+   */
+  const reach = (req: Request) => userScopeOf(req.user!);
+
   const notices: Record<string, string> = {
     created: 'Promotion granted: the wallet is credited.',
     updated: 'Grant saved.',
@@ -101,7 +107,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     res.status(status).render('dashboard/admin/promotions/index', {
       title: 'Promotions',
       section: 'admin-promotions',
-      grants: await listGrants(knex),
+      grants: await listGrants(knex, reach(req)),
       // One nonce per form: submitting it twice creates one grant. A refused form keeps its own.
       nonce: nonce.safeParse(form.values.nonce).data ?? randomBytes(16).toString('base64url'),
       notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
@@ -111,7 +117,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
 
   adminRoute(router, 'GET', '/dashboard/admin/promotions', async (req, res) => {
     await expireDue();
-    if (wantsJson(req)) return res.json({ data: await listGrants(knex) });
+    if (wantsJson(req)) return res.json({ data: await listGrants(knex, reach(req)) });
     await showPage(req, res);
   });
 
