@@ -67,6 +67,9 @@ export async function listGrants(knex: Knex, scope: UserScope, limit = 200): Pro
   return ((await whereWithinScope(selectGrants(knex), scope, 'u').orderBy('g.id', 'desc').limit(limit)) as Row[]).map(present);
 }
 
+/** The refusal for a grant that does not exist, or whose user is outside the caller's reach. */
+export const noSuchGrant = () => new ApiError('not_found', { param: 'grant_id', humanMessage: 'There is no such promotion grant' });
+
 /** One grant, or undefined. */
 export async function findGrant(knex: Knex, id: number): Promise<PromotionGrant | undefined> {
   const row = (await selectGrants(knex).where('g.id', id).first()) as Row | undefined;
@@ -215,7 +218,7 @@ export async function updateGrant(
     throw new ApiError('validation_error', { status: 422, param: 'expires_at', humanMessage: 'The expiry must be in the future' });
   return knex.transaction(async (trx) => {
     const grant = (await trx('promotion_grants').where({ id }).forUpdate().first('status')) as { status: string } | undefined;
-    if (!grant) throw new ApiError('not_found', { param: 'grant_id', humanMessage: 'There is no such promotion grant' });
+    if (!grant) throw noSuchGrant();
     if (grant.status !== 'active')
       throw new ApiError('conflict', { humanMessage: `This grant is ${grant.status}; it can no longer change` });
     const fields = {

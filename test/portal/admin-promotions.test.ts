@@ -217,6 +217,26 @@ describe('promotions', () => {
     expect((await listGrants(knex(), userScopeOf(platformAdmin), 1)).map((g) => g.id)).toEqual([low.id]);
   });
 
+  it("changing or revoking a grant of a user above the caller's role is 404, word for word as for no grant", async () => {
+    const { owner, higher, high } = await grantsAroundReach();
+    const text = async (r: Response) => {
+      expect(r.status).toBe(404);
+      return (await r.text()).replace(/"request_id":"[^"]*"/g, '');
+    };
+    for (const body of [{ action: 'revoke' }, { reason: 'Mine now' }, { expires_at: '2999-01-01' }, { expires_at: '' }])
+      expect(await text(await platform.client.postJson(`/dashboard/admin/promotions/${high.id}/update`, body)), JSON.stringify(body)).toBe(
+        await text(await platform.client.postJson('/dashboard/admin/promotions/999999/update', body)),
+      );
+    expect(await knex()('promotion_grants').where({ id: high.id }).first('status', 'reason', 'expires_at')).toEqual({
+      status: 'active',
+      reason: 'Owner to owner',
+      expires_at: null,
+    });
+    expect(await ledgerNano(`user:${higher.id}`)).toBe(7_000_000_000);
+    // An owner still may.
+    expect((await owner.client.postJson(`/dashboard/admin/promotions/${high.id}/update`, { action: 'revoke' })).status).toBe(200);
+  });
+
   it('refuses bad input naming the field, and everyone below platform admin', async () => {
     const user = await signUp(portal);
     for (const [body, field] of [
