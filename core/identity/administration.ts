@@ -119,6 +119,18 @@ const selectUsers = (knex: Knex) =>
       'users.monthly_budget_usd',
     );
 
+/**
+ * Narrows a query joining `users` (as `alias`) to the users within the scope: the one reach rule
+ * of every list that shows users or what belongs to them (the user list, promotion grants).
+ */
+export function whereWithinScope<Q extends Knex.QueryBuilder>(q: Q, scope: UserScope, alias = 'users'): Q {
+  if (scope.nobody) return q.whereRaw('false') as Q;
+  if (scope.organisationId !== undefined) q.where(`${alias}.organisation_id`, scope.organisationId);
+  if (scope.departmentId !== undefined) q.where(`${alias}.department_id`, scope.departmentId);
+  if (scope.upToRole !== undefined) q.whereIn(`${alias}.role`, rolesWithin(scope.upToRole));
+  return q;
+}
+
 /** A page of users within the scope, newest first, and the cursor of the next page. */
 export async function listUsers(
   knex: Knex,
@@ -126,12 +138,12 @@ export async function listUsers(
   query: UserListQuery,
 ): Promise<{ data: AdministeredUser[]; next_before: number | null }> {
   if (scope.nobody) return { data: [], next_before: null };
-  let q = selectUsers(knex)
-    .orderBy('users.id', 'desc')
-    .limit(query.limit + 1);
-  if (scope.organisationId !== undefined) q = q.where('users.organisation_id', scope.organisationId);
-  if (scope.departmentId !== undefined) q = q.where('users.department_id', scope.departmentId);
-  if (scope.upToRole !== undefined) q = q.whereIn('users.role', rolesWithin(scope.upToRole));
+  let q = whereWithinScope(
+    selectUsers(knex)
+      .orderBy('users.id', 'desc')
+      .limit(query.limit + 1),
+    scope,
+  );
   if (!query.includeDeleted) q = q.whereNull('users.deleted_at');
   if (query.role) q = q.where('users.role', query.role);
   if (query.status) q = q.where('users.status', query.status);

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { userPayerId } from '../billing/payer.js';
 import { nanoPerUsd } from '../budget/usage.js';
 import { ApiError } from '../errors/index.js';
+import { whereWithinScope, type UserScope } from '../identity/administration.js';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
 
 /** A grant as the admin page and API show it. */
@@ -57,10 +58,17 @@ const present = (row: Row): PromotionGrant => ({
 const selectGrants = (knex: Knex) =>
   knex('promotion_grants as g').join('users as u', 'u.id', 'g.user_id').select('g.*', 'u.email as user_email');
 
-/** Grants, newest first (at most `limit`). */
-export async function listGrants(knex: Knex, limit = 200): Promise<PromotionGrant[]> {
-  return ((await selectGrants(knex).orderBy('g.id', 'desc').limit(limit)) as Row[]).map(present);
+/**
+ * The grants of the users within `scope` (the administrator's reach: core/identity's userScopeOf),
+ * newest first, at most `limit` of them. Grants of users out of reach are left out in the query,
+ * so they neither show nor take a place within the limit.
+ */
+export async function listGrants(knex: Knex, scope: UserScope, limit = 200): Promise<PromotionGrant[]> {
+  return ((await whereWithinScope(selectGrants(knex), scope, 'u').orderBy('g.id', 'desc').limit(limit)) as Row[]).map(present);
 }
+
+/** The refusal for a grant that does not exist, or whose user is outside the caller's reach. */
+export const noSuchGrant = () => new ApiError('not_found', { param: 'grant_id', humanMessage: 'There is no such promotion grant' });
 
 /** One grant, or undefined. */
 export async function findGrant(knex: Knex, id: number): Promise<PromotionGrant | undefined> {
@@ -210,7 +218,7 @@ export async function updateGrant(
     throw new ApiError('validation_error', { status: 422, param: 'expires_at', humanMessage: 'The expiry must be in the future' });
   return knex.transaction(async (trx) => {
     const grant = (await trx('promotion_grants').where({ id }).forUpdate().first('status')) as { status: string } | undefined;
-    if (!grant) throw new ApiError('not_found', { param: 'grant_id', humanMessage: 'There is no such promotion grant' });
+    if (!grant) throw noSuchGrant();
     if (grant.status !== 'active')
       throw new ApiError('conflict', { humanMessage: `This grant is ${grant.status}; it can no longer change` });
     const fields = {

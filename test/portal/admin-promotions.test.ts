@@ -8,6 +8,8 @@ import type { PortalHarness } from '../support/portal-harness.js';
 import type { GatewayHarness } from '../support/gateway-harness.js';
 import { signUp, startPortalWithGateway, type SignedInUser } from '../support/portal-users.js';
 import { waitFor } from '../support/wait-for.js';
+import { userScopeOf } from '../../core/identity/index.js';
+import { listGrants } from '../../core/promotions/index.js';
 
 let world: Awaited<ReturnType<typeof startPortalWithGateway>>;
 let portal: PortalHarness;
@@ -178,6 +180,61 @@ describe('promotions', () => {
       .where({ reference: `promotion:${second.id}:withdrawal` })
       .count({ n: '*' });
     expect(Number((withdrawals as { n: string }).n)).toBe(1);
+  });
+
+  /** A grant within a platform admin's reach and one out of it (an owner's grant to another owner). */
+  const grantsAroundReach = async () => {
+    // The users routes' reach (docs/administration.md "Reach"): an owner is out of a platform admin's reach.
+    const owner = await signUp(portal, { role: 'owner' });
+    const higher = await signUp(portal, { role: 'owner' });
+    const member = await signUp(portal);
+    const low = await grant({ user_id: member.id, amount_usd: 1, reason: 'Within reach' });
+    const res = await owner.client.postJson('/dashboard/admin/promotions/create', {
+      user_id: higher.id,
+      amount_usd: 7,
+      reason: 'Owner to owner',
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const high = ((await res.json()) as { grant: Grant }).grant;
+    return { owner, higher, member, low, high };
+  };
+
+  it("grants of a user above the caller's role are not listed, nor counted in the list's limit", async () => {
+    const { owner, higher, member, low, high } = await grantsAroundReach();
+    const ids = async (client: typeof platform.client) =>
+      ((await (await client.get('/dashboard/admin/promotions', { accept: 'application/json' })).json()) as { data: Grant[] }).data.map(
+        (g) => g.id,
+      );
+    expect(await ids(platform.client)).toContain(low.id);
+    expect(await ids(platform.client)).not.toContain(high.id);
+    const page = await (await platform.client.get('/dashboard/admin/promotions', { accept: 'text/html' })).text();
+    expect(page).toContain(member.email);
+    expect(page).not.toContain(higher.email);
+    expect(page).not.toContain('Owner to owner');
+    expect(await ids(owner.client)).toEqual(expect.arrayContaining([low.id, high.id]));
+    // The limit counts only grants within reach: the newer one out of reach does not take the only place.
+    const platformAdmin = { id: platform.id, role: 'platform_admin', status: 'active', organisationId: null, departmentId: null } as const;
+    expect((await listGrants(knex(), userScopeOf(platformAdmin), 1)).map((g) => g.id)).toEqual([low.id]);
+  });
+
+  it("changing or revoking a grant of a user above the caller's role is 404, word for word as for no grant", async () => {
+    const { owner, higher, high } = await grantsAroundReach();
+    const text = async (r: Response) => {
+      expect(r.status).toBe(404);
+      return (await r.text()).replace(/"request_id":"[^"]*"/g, '');
+    };
+    for (const body of [{ action: 'revoke' }, { reason: 'Mine now' }, { expires_at: '2999-01-01' }, { expires_at: '' }])
+      expect(await text(await platform.client.postJson(`/dashboard/admin/promotions/${high.id}/update`, body)), JSON.stringify(body)).toBe(
+        await text(await platform.client.postJson('/dashboard/admin/promotions/999999/update', body)),
+      );
+    expect(await knex()('promotion_grants').where({ id: high.id }).first('status', 'reason', 'expires_at')).toEqual({
+      status: 'active',
+      reason: 'Owner to owner',
+      expires_at: null,
+    });
+    expect(await ledgerNano(`user:${higher.id}`)).toBe(7_000_000_000);
+    // An owner still may.
+    expect((await owner.client.postJson(`/dashboard/admin/promotions/${high.id}/update`, { action: 'revoke' })).status).toBe(200);
   });
 
   it('refuses bad input naming the field, and everyone below platform admin', async () => {

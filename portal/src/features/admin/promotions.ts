@@ -1,7 +1,7 @@
 // Promotions, for platform administrators (docs/administration.md "Promotions"):
-//   GET  /dashboard/admin/promotions                    grants, newest first, and the form
+//   GET  /dashboard/admin/promotions                    grants of users within reach, newest first, and the form
 //   POST /dashboard/admin/promotions/create             {user_id | email, amount_usd, reason, expires_at?, nonce?}
-//   POST /dashboard/admin/promotions/{grant_id}/update  {reason?, expires_at? ("" = never), action?: revoke}
+//   POST /dashboard/admin/promotions/{grant_id}/update  {reason?, expires_at? ("" = never), action?: revoke} (within reach)
 // Money moves only through core/promotions (ledger entries with unique references); the store
 // mirror is updated after commit. Due grants are expired every minute (server.ts) and on page load.
 import { randomBytes } from 'node:crypto';
@@ -9,7 +9,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { toNano } from '../../../../core/budget/index.js';
 import { ApiError } from '../../../../core/errors/index.js';
-import { createGrant, expireDueGrants, findGrant, listGrants, updateGrant } from '../../../../core/promotions/index.js';
+import { createGrant, expireDueGrants, findGrant, listGrants, noSuchGrant, updateGrant } from '../../../../core/promotions/index.js';
 import { applyMirrorOutbox } from '../../../../core/wallets/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { noteActivity } from '../../web/activity.js';
@@ -22,7 +22,7 @@ import { parseBody } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { isIsoDateOrTime, isoInstant } from '../../../../core/time/index.js';
 import { emailAddress } from '../../../../core/identity/email.js';
-import { findAdministeredUser, mayAdminister, noSuchUser } from '../../../../core/identity/index.js';
+import { findAdministeredUser, mayAdminister, noSuchUser, userScopeOf } from '../../../../core/identity/index.js';
 
 const amount = z.union(
   [
@@ -91,6 +91,12 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/admin/promotions?notice=${notice}`);
   };
 
+  /**
+   * Whose grants the caller sees: the users routes' reach (docs/administration.md "Reach"), over
+   * every organisation (the route is not narrowed to a chosen one) and none of a higher role.
+   */
+  const reach = (req: Request) => userScopeOf(req.user!);
+
   const notices: Record<string, string> = {
     created: 'Promotion granted: the wallet is credited.',
     updated: 'Grant saved.',
@@ -101,7 +107,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     res.status(status).render('dashboard/admin/promotions/index', {
       title: 'Promotions',
       section: 'admin-promotions',
-      grants: await listGrants(knex),
+      grants: await listGrants(knex, reach(req)),
       // One nonce per form: submitting it twice creates one grant. A refused form keeps its own.
       nonce: nonce.safeParse(form.values.nonce).data ?? randomBytes(16).toString('base64url'),
       notice: typeof req.query.notice === 'string' ? notices[req.query.notice] : undefined,
@@ -111,7 +117,7 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
 
   adminRoute(router, 'GET', '/dashboard/admin/promotions', async (req, res) => {
     await expireDue();
-    if (wantsJson(req)) return res.json({ data: await listGrants(knex) });
+    if (wantsJson(req)) return res.json({ data: await listGrants(knex, reach(req)) });
     await showPage(req, res);
   });
 
@@ -180,11 +186,12 @@ export function adminPromotionsRouter(deps: PortalDeps): Router {
     const revoke = body.action === 'revoke';
     if (!revoke && body.reason === undefined && body.expires_at === undefined)
       throw new ApiError('validation_error', { status: 422, humanMessage: 'Send reason, expires_at, or action=revoke' });
+    // The users routes' reach: a grant of a user out of it (of a higher role) answers as one that does not exist.
+    const existing = await findGrant(knex, id);
+    const user = existing && (await findAdministeredUser(knex, existing.user_id));
+    if (!user || !mayAdminister(req.user!, 'admin.platform.manage', user)) throw noSuchGrant();
     // Revoking one's own grant gives nothing away; a new expiry or reason on it would keep credit.
-    if (!revoke) {
-      const existing = await findGrant(knex, id);
-      if (existing) refuseOwnCredit(req, existing.user_id);
-    }
+    if (!revoke) refuseOwnCredit(req, existing!.user_id);
     await mirror(await updateGrant(knex, id, { reason: body.reason, expiresAt: body.expires_at, revoke }, now()));
     await answer(req, res, id, revoke ? 'revoked' : 'updated');
   });
