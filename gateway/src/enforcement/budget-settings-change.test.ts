@@ -60,6 +60,8 @@ function world(open: (prefix: string) => Store) {
         const reservation = await enforce(deps, record, worstUsd, requestId, () => 60_000);
         return { requestId, record, reservation, at: clock };
       },
+      /** A token count of `record` (messages/count_tokens): rate limit only, its key copied without a budget. */
+      count: (record: KeyRecord) => enforce(deps, { ...record, budgetLimitUsd: null, payerId: null }, 0, randomUUID()),
       /** Settles it at `actualUsd`, its audit record appended in the same tick (as accounting.ts does). */
       async settle(flight: { requestId: string; record: KeyRecord; reservation: Reservation; at: number }, actualUsd: number) {
         const settled = flight.reservation.settle(actualUsd);
@@ -140,6 +142,22 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       const r3 = await a.admit(monthly, 0.1);
       await a.settle(r3, 0.1);
       expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("a token count between (its key's copy without a budget) does not pass for the key's settings", async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r2 = await a.admit(monthly, 0.25);
+      await a.count(monthly);
+      await a.settle(r1, 0.1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.35, reserved: 0.25 });
+      await a.settle(r2, 0.05);
     } finally {
       await w.close();
     }
