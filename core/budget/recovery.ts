@@ -91,3 +91,35 @@ export function loadBudgetArgs(
   for (const nano of leases.values()) reservedNano += nano;
   return [window.ttlMs, ...buckets, reservedField, reservedNano, generationField, newLeaseGeneration(), ...[...leases].flat()];
 }
+
+/**
+ * Adds reservations in flight to a key's counter that is already in the store — another
+ * gateway rebuilt it without knowing them (a key's budget settings changed while they were in
+ * flight: gateway/src/enforcement/key-flights.ts) — each under its lease field, counted in its
+ * bucket and in the counter's `reserved`. Nothing when the counter is missing (its rebuild will
+ * carry them). Not retried by callers: applied twice it would count them twice. KEYS: counter
+ * hash. ARGV: (field, bucket, nano) triples.
+ */
+export const addLeasesIfPresent: StoreScript<boolean> = {
+  name: 'budget_add_leases_if_present',
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 1, #ARGV, 3 do
+  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 2])
+  redis.call('HINCRBY', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+  redis.call('HINCRBY', KEYS[1], '${reservedField}', ARGV[i + 2])
+end
+return 1
+`,
+  memory(redis, keys, args) {
+    if (redis.pttl(keys[0]!) === -2) return 0;
+    for (let i = 0; i + 2 < args.length; i += 3) {
+      const nano = Number(args[i + 2]);
+      redis.hincrBy(keys[0]!, args[i]!, nano);
+      redis.hincrBy(keys[0]!, args[i + 1]!, nano);
+      redis.hincrBy(keys[0]!, reservedField, nano);
+    }
+    return 1;
+  },
+  decode: (reply) => reply === 1,
+};

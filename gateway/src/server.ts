@@ -133,7 +133,8 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   const spend = new SpendRecovery(database.knex, auditJournal, wallets, { logger: (facts, message) => logger.warn(facts, message) });
   // A key's change heard reaches its requests in flight here (enforcement/key-flights.ts).
   const keys = new KeyDirectory(store, keyRepository, {
-    onChange: (secretHash) => void spend.flights.heard(secretHash, () => keyRepository.findByHash(secretHash)),
+    onChange: (secretHash) =>
+      void spend.keyChanged(store, secretHash, () => keyRepository.findByHash(secretHash), overrides.clock ?? Date.now),
   });
   await keys.start();
   const health = new SupplierHealth(

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { RunningGateway } from '../../gateway/src/server.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -12,6 +13,7 @@ import { waitFor } from '../support/wait-for.js';
 const held: (() => void)[] = [];
 let server: Server;
 let harness: GatewayHarness;
+let replica: RunningGateway;
 
 const answer = {
   id: 'chatcmpl-held',
@@ -43,6 +45,7 @@ beforeAll(async () => {
       models: [{ id: 'gpt-4o-mini', input_usd_per_mtok: 1_000, output_usd_per_mtok: 1_000 }],
     },
   ]);
+  replica = await harness.startReplica();
 });
 
 afterAll(async () => {
@@ -54,8 +57,8 @@ afterAll(async () => {
 
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], max_tokens: 20 });
 
-function chat(secret: string): Promise<Response> {
-  return fetch(`${harness.gateway.url}/v1/chat/completions`, {
+function chat(secret: string, gateway = harness.gateway.url): Promise<Response> {
+  return fetch(`${gateway}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
     body,
@@ -72,27 +75,60 @@ async function manage(method: string, path: string, payload?: unknown): Promise<
   return (await res.json()) as Record<string, unknown>;
 }
 
-test('a period changed with requests in flight: they still count against the limit, then at their actual cost', async () => {
-  // Worst case per request: its body's bytes and 20 output tokens at 1,000 USD per million; a
-  // budget of five worst cases (and a little).
-  const worstCase = ((Buffer.byteLength(body) + 20) * 1_000) / 1e6;
-  const limit = Math.round(worstCase * 5 * 1e6) / 1e6 + 1e-6;
-  const created = await manage('POST', '/v1/manage/keys', { name: 'period-flip', budget_limit: limit, budget_period: 'daily' });
+/** The worst case of one request (its body's bytes and 20 output tokens at 1,000 USD per million) and a budget of five. */
+const worstCase = ((Buffer.byteLength(body) + 20) * 1_000) / 1e6;
+const fiveRequests = Math.round(worstCase * 5 * 1e6) / 1e6 + 1e-6;
+
+/** Waits until the next request's answer (402 expected) or, wrongly, its admission (the supplier holds it). */
+async function nextRefused(secret: string, gateway: string): Promise<void> {
+  const before = held.length;
+  let reply: Response | undefined;
+  void chat(secret, gateway).then((r) => (reply = r));
+  await waitFor('the request answered (or admitted)', () => reply !== undefined || held.length > before);
+  expect(held.length, 'the request was admitted: the requests in flight were not counted').toBe(before);
+  await waitFor('the request answered', () => reply !== undefined);
+  expect(reply!.status, await reply!.clone().text()).toBe(402);
+  expect(((await reply!.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+}
+
+test('two replicas: a period changed with requests in flight on one, the other refuses at the limit', async () => {
+  const created = await manage('POST', '/v1/manage/keys', {
+    name: 'period-flip-replicas',
+    budget_limit: fiveRequests,
+    budget_period: 'daily',
+  });
   const secret = created.key as string;
   const id = created.id as string;
   const early = Array.from({ length: 4 }, () => chat(secret));
   await waitFor('four requests held by the supplier', () => held.length === 4);
   await manage('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly' });
-  // The monthly counter is rebuilt by the next request: the four in flight count on it.
+  // The first gateway hears of the change and carries its four requests into the new counter.
+  await waitFor('the new counter to count the four requests in flight', async () => {
+    const view = await manage('GET', `/v1/manage/keys/${id}`);
+    return Math.abs((view.budget_reserved as number) - 4 * worstCase) < 1e-6;
+  });
+  const fifth = chat(secret, replica.url);
+  await waitFor('the fifth request held by the supplier', () => held.length === 5);
+  await nextRefused(secret, replica.url);
+  for (const release of held.splice(0)) release();
+  for (const reply of await Promise.all([...early, fifth])) expect(reply.status).toBe(200);
+  await waitFor('the key to show the five requests at their actual cost, nothing reserved', async () => {
+    const view = await manage('GET', `/v1/manage/keys/${id}`);
+    return Math.abs((view.budget_used as number) - 5 * 0.02) < 1e-9 && view.budget_reserved === 0;
+  });
+});
+
+test('a period changed with requests in flight: they still count against the limit, then at their actual cost', async () => {
+  const created = await manage('POST', '/v1/manage/keys', { name: 'period-flip', budget_limit: fiveRequests, budget_period: 'daily' });
+  const secret = created.key as string;
+  const id = created.id as string;
+  const early = Array.from({ length: 4 }, () => chat(secret));
+  await waitFor('four requests held by the supplier', () => held.length === 4);
+  await manage('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly' });
+  // The monthly counter is rebuilt when the change is heard, or by the next request: the four in flight count on it.
   const fifth = chat(secret);
   await waitFor('the fifth request held by the supplier', () => held.length === 5);
-  let sixth: Response | undefined;
-  void chat(secret).then((reply) => (sixth = reply));
-  await waitFor('the sixth request answered (or admitted)', () => sixth !== undefined || held.length === 6);
-  expect(held.length, 'the sixth request was admitted: the requests in flight were not counted').toBe(5);
-  await waitFor('the sixth request answered', () => sixth !== undefined);
-  expect(sixth!.status, await sixth!.clone().text()).toBe(402);
-  expect(((await sixth!.json()) as { error: { code: string } }).error.code).toBe('budget_exceeded');
+  await nextRefused(secret, harness.gateway.url);
   for (const release of held.splice(0)) release();
   const replies = await Promise.all([...early, fifth]);
   let spent = 0;

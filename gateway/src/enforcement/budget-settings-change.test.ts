@@ -181,7 +181,7 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
     }
   });
 
-  test("another gateway rebuilt the new counter without this one's request: its settlement charges the actual cost there", async () => {
+  test("another gateway rebuilt the new counter without this one's request: carried in when a request of the key brings the new settings", async () => {
     const w = world(open);
     try {
       const a = w.gateway();
@@ -189,14 +189,60 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
       const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
       const r2 = await b.admit(monthly, 0.25);
-      // A hears of the new settings (a request of the key reaches it), which B's rebuild did not count r1 under.
+      expect(await w.counted(monthly)).toEqual({ spent: 0.25, reserved: 0.25 });
+      // A request of the key reaches A with the new settings: A adds r1 before reserving.
       const r3 = await a.admit(monthly, 0.25);
-      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      expect(await w.counted(monthly)).toEqual({ spent: 0.75, reserved: 0.75 });
       await a.settle(r1, 0.1);
       expect(await w.counted(monthly)).toEqual({ spent: 0.6, reserved: 0.5 });
       await b.settle(r2, 0.02);
       await a.settle(r3, 0.03);
       expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("a rebuild that loses to another gateway's adds its requests in flight to the counter that won", async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const b = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r2 = await b.admit(monthly, 0.25);
+      const now = new Date(t0);
+      await a.spend.rebuildBudget(w.store, monthly, budgetWindow(monthly.id, 'monthly', now, monthly.budgetPeriodSince), now);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      await b.settle(r2, 0.02);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test("another gateway's settlement where this one carried nothing in: charged its actual cost", async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const b = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      // The store refuses A's addition: r1 is not in the counter B rebuilt.
+      const refusing = Object.create(w.store) as Store;
+      refusing.runScript = (script, keys, args) =>
+        script.name === 'budget_add_leases_if_present'
+          ? Promise.reject(new Error('connection lost (test)'))
+          : w.store.runScript(script, keys, args);
+      const r2 = await b.admit(monthly, 0.25);
+      await a.spend.carryFlights(refusing, monthly, new Date(t0));
+      expect(await w.counted(monthly)).toEqual({ spent: 0.25, reserved: 0.25 });
+      a.spend.flights.see(monthly);
+      await a.settle(r1, 0.1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.35, reserved: 0.25 });
+      await b.settle(r2, 0.02);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
     } finally {
       await w.close();
     }
@@ -211,13 +257,15 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       const r1 = await a.admit(daily, 0.25);
       const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
       const r2 = await b.admit(monthly, 0.25);
-      // The key change channel announces the key's secret hash; A reads its settings again.
+      expect(await w.counted(monthly)).toEqual({ spent: 0.25, reserved: 0.25 });
+      // The key change channel announces the key's secret hash; A reads its settings again and carries r1 in.
       let reads = 0;
       const read = async () => (reads++, monthly);
-      await a.spend.flights.heard('hash-of-a-key-with-nothing-in-flight', read);
+      await a.spend.keyChanged(w.store, 'hash-of-a-key-with-nothing-in-flight', read, () => t0 + 2_000);
       expect(reads).toBe(0);
-      await a.spend.flights.heard(daily.secretHash, read);
+      await a.spend.keyChanged(w.store, daily.secretHash, read, () => t0 + 2_000);
       expect(reads).toBe(1);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
       await a.settle(r1, 0.1);
       await b.settle(r2, 0.02);
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });

@@ -109,9 +109,11 @@ export async function enforce(
   const budgeted = key.budgetLimitUsd !== null;
   const walletEnforced = key.payerId !== null && key.payerId !== undefined;
   const groups = spendGroupsOf(key);
-  // Only a request that can cost something: count_tokens enforces a copy of its key with the
-  // budget left out (rate limit only), which must not pass for the key's settings (key-flights.ts).
-  if (reserveUsd > 0) deps.spend.flights.see(key);
+  // Newer budget settings than this gateway's requests of the key in flight were admitted under:
+  // they are carried into the new counter first (key-flights.ts; usually done already, when the
+  // change was heard). Only a request that can cost something: count_tokens enforces a copy of its
+  // key with the budget left out (rate limit only), which must not pass for the key's settings.
+  if (reserveUsd > 0 && deps.spend.flights.see(key)) await deps.spend.carryFlights(deps.store, key, new Date(deps.clock()));
   if (!budgeted && !walletEnforced && groups.length === 0 && key.rateLimitRpm === null)
     return inFlight(deps, key, requestId, reserveUsd > 0 ? toNanoCeil(reserveUsd) : 0, deps.clock(), lifeMs);
   const now = new Date(deps.clock());

@@ -30,6 +30,8 @@ export interface KeyFlight {
   readonly leaseEnd: () => number;
   /** The newer counter a rebuild here carried it into, its lease field there, and the end of that hold. */
   carried: { key: string; field: string; release: () => void } | null;
+  /** A counter a rebuild or an addition here is carrying it into right now (none other may, meanwhile). */
+  carrying: string | null;
   /**
    * Its settlement has begun: from then its audit record is in the journal a rebuild reads, so a
    * rebuild no longer carries it (that would count it twice).
@@ -59,34 +61,33 @@ export class KeyFlights {
   /** Secret hash → key id, for the keys in `byKey`: changes are announced by secret hash. */
   private readonly bySecret = new Map<string, string>();
 
-  /** A request of `key` asks to be admitted: its settings become the newest seen, when they are, for the flights of its key. */
-  see(key: KeyRecord): void {
+  /**
+   * A request of `key` asks to be admitted (or a change of it was heard): its settings become the
+   * newest seen for the key's flights, when they are. True when they changed the key's budget
+   * counter while some were in flight (they are then to be carried into it).
+   */
+  see(key: KeyRecord): boolean {
     const entry = this.byKey.get(key.id);
-    if (entry && settingsSince(key) >= settingsSince(entry.settings)) entry.settings = key;
+    if (!entry || settingsSince(key) < settingsSince(entry.settings)) return false;
+    const changed = settingsSince(key) > settingsSince(entry.settings);
+    entry.settings = key;
+    return changed;
   }
 
-  /**
-   * A change of the key with this secret hash was announced (core/keys change channel): when it
-   * has requests in flight here, its settings are read again (`read`: PostgreSQL), so that they
-   * settle on the counter a change of its budget brings even if no request of the key reaches
-   * this gateway before they finish — the new counter may be another gateway's rebuild, which
-   * does not know them. Off the request path; a failed read leaves things as a missed message would.
-   */
-  async heard(secretHash: string, read: () => Promise<KeyRecord | undefined>): Promise<void> {
-    if (!this.bySecret.has(secretHash)) return;
-    const key = await read().catch(() => undefined);
-    if (key) this.see(key);
+  /** Whether the key with this secret hash has requests in flight here (changes are announced by secret hash). */
+  holdsSecret(secretHash: string): boolean {
+    return this.bySecret.has(secretHash);
   }
 
   /** Counts an admitted request in flight until `end`. */
-  admit(flight: Omit<KeyFlight, 'carried' | 'settling'>, key: KeyRecord): KeyFlight {
+  admit(flight: Omit<KeyFlight, 'carried' | 'carrying' | 'settling'>, key: KeyRecord): KeyFlight {
     let entry = this.byKey.get(key.id);
     if (!entry) {
       entry = { flights: new Set(), settings: key };
       this.byKey.set(key.id, entry);
       this.bySecret.set(key.secretHash, key.id);
     } else if (settingsSince(key) >= settingsSince(entry.settings)) entry.settings = key;
-    const admitted: KeyFlight = { ...flight, carried: null, settling: false };
+    const admitted: KeyFlight = { ...flight, carried: null, carrying: null, settling: false };
     entry.flights.add(admitted);
     return admitted;
   }
@@ -116,14 +117,15 @@ export class KeyFlights {
   /**
    * The flights a rebuild of `window` (the counter of `key`'s settings) carries in, each with the
    * bucket it counts in there: those of the key that reserved elsewhere (or nowhere), whose moment
-   * that counter covers, not yet carried into it, and not yet settling.
+   * that counter covers, not carried (nor being carried) into it, and not yet settling.
    */
   toCarry(key: KeyRecord, window: BudgetWindow): { flight: KeyFlight; bucket: number }[] {
     const entry = this.byKey.get(key.id);
     if (!entry) return [];
     const carried: { flight: KeyFlight; bucket: number }[] = [];
     for (const flight of entry.flights) {
-      if (flight.settling || flight.counterKey === window.counterKey || flight.carried?.key === window.counterKey) continue;
+      if (flight.settling || flight.counterKey === window.counterKey) continue;
+      if (flight.carried?.key === window.counterKey || flight.carrying === window.counterKey) continue;
       const own = windowAt(key, flight.at);
       if (own.counterKey === window.counterKey) carried.push({ flight, bucket: own.bucket });
     }

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { AuditJournal } from '../../../core/audit/index.js';
 import {
+  addLeasesIfPresent,
+  budgetWindow,
   bucketOf,
   leaseField,
   loadBudgetArgs,
@@ -208,15 +210,20 @@ export class SpendRecovery {
     if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, leases))) {
       held.rebuilt();
       carried.took();
+    } else {
+      // Another gateway's load came first, without this one's requests in flight: added to it.
+      carried.dropped();
+      await this.addFlights(store, key, window);
     }
   }
 
   /**
-   * The key's requests in flight a rebuild of `window` carries in, each under a lease field of
-   * its own on the new counter (a generation of their own: no reservation made on the counter
-   * shares their names), and what makes them held there once the counter's load took. One whose
-   * settlement began meanwhile is left to its lease's end: its record, read by the rebuild too,
-   * may count it twice until then (towards refusing, never towards overspending).
+   * The key's requests in flight a rebuild (or an addition) carries into `window`, each under a
+   * lease field of its own on that counter (a generation of their own: no reservation made on the
+   * counter shares their names); marked as being carried meanwhile, so no other carry here takes
+   * them too. `took` makes them held there once the store took them; `dropped` leaves them to a
+   * later carry. One whose settlement began meanwhile is left to its lease's end: its record, read
+   * by a rebuild too, may count it twice until then (towards refusing, never towards overspending).
    */
   private carriedInto(key: KeyRecord, window: BudgetWindow) {
     const generation = newLeaseGeneration();
@@ -225,14 +232,67 @@ export class SpendRecovery {
       bucket,
       field: leaseField(flight.leaseEnd(), bucket, this.leaseHolder, generation),
     }));
+    for (const { flight } of flights) flight.carrying = window.counterKey;
     const took = () => {
+      // Carried under these settings: they are the newest seen, or settlements would not look there.
+      if (flights.length > 0) this.flights.see(key);
       for (const { flight, field } of flights) {
+        flight.carrying = null;
         if (flight.settling) continue;
         flight.carried?.release();
         flight.carried = { key: window.counterKey, field, release: this.hold([{ key: window.counterKey, field }], flight.nano) };
       }
     };
-    return { flights, took };
+    const dropped = () => flights.forEach(({ flight }) => (flight.carrying = null));
+    return { flights, took, dropped };
+  }
+
+  /**
+   * Adds this gateway's requests of `key` in flight elsewhere to its counter `window`, which
+   * another gateway rebuilt without them: until they are in it, it would admit up to the whole
+   * limit again (outside probe: two replicas, twice the budget). Never retried (twice would count
+   * them twice): a failure leaves them to be charged their actual cost there when they settle.
+   */
+  private async addFlights(store: Store, key: KeyRecord, window: BudgetWindow): Promise<void> {
+    const carried = this.carriedInto(key, window);
+    if (carried.flights.length === 0) return;
+    const args = carried.flights.flatMap(({ field, bucket, flight }) => [field, bucket, flight.nano]);
+    const added = await store.runScript(addLeasesIfPresent, [window.counterKey], args).catch(() => false);
+    if (added) carried.took();
+    else carried.dropped();
+  }
+
+  /**
+   * Carries this gateway's requests of `key` in flight on an older counter of the key (or on
+   * none) into the counter of its settings now: rebuilding it when missing (which carries them),
+   * adding them to it otherwise. For a change of the key heard, or newer settings a request
+   * brought; a store that fails leaves them to be charged their actual cost when they settle.
+   */
+  async carryFlights(store: Store, key: KeyRecord, now: Date): Promise<void> {
+    if (key.budgetLimitUsd === null) return;
+    const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
+    if (this.flights.toCarry(key, window).length === 0) return;
+    try {
+      if ((await store.pttl(window.counterKey)) === -2) await this.rebuildBudget(store, key, window, now);
+      else await this.addFlights(store, key, window);
+    } catch (error) {
+      this.options.logger?.(
+        { key_id: key.id, err: error instanceof Error ? error.message : String(error) },
+        'requests in flight not carried into a new budget counter',
+      );
+    }
+  }
+
+  /**
+   * A change of the key with this secret hash was announced (the key-change channel): when it has
+   * requests in flight here, its settings are read again (`read`: PostgreSQL) and, when its
+   * budget counter changed, those requests are carried into the new one — another gateway may be
+   * admitting against it already. Off the request path.
+   */
+  async keyChanged(store: Store, secretHash: string, read: () => Promise<KeyRecord | undefined>, now: () => number): Promise<void> {
+    if (!this.flights.holdsSecret(secretHash)) return;
+    const key = await read().catch(() => undefined);
+    if (key && this.flights.see(key)) await this.carryFlights(store, key, new Date(now()));
   }
 
   /**
