@@ -49,11 +49,20 @@ function world(open: (prefix: string) => Store) {
   const gateway = () => {
     const unconfirmed: { requestId: string; keyId: string; payerId: null; timestamp: string; costUsd: number }[] = [];
     const journal = { unconfirmed: () => unconfirmed } as unknown as AuditJournal;
-    const spend = new SpendRecovery(database.knex, journal, new WalletLedger(database.knex, store), { retryMs: 60_000 });
+    // PostgreSQL as this gateway reaches it: `postgres.down` makes its reads fail.
+    const postgres = { down: false };
+    const knex = new Proxy(database.knex, {
+      apply: (target, self, args: unknown[]) => {
+        if (postgres.down) throw new Error('connection refused (test)');
+        return Reflect.apply(target, self, args) as unknown;
+      },
+    });
+    const spend = new SpendRecovery(knex, journal, new WalletLedger(database.knex, store), { retryMs: 60_000 });
     gateways.push(spend);
     const deps: EnforcementDeps = { store, spend, clock: () => clock };
     return {
       spend,
+      postgres,
       /** A request of `record` reserving `worstUsd` (up to a minute long), admitted and in flight. */
       async admit(record: KeyRecord, worstUsd: number) {
         const requestId = randomUUID();
@@ -269,6 +278,25 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r1, 0.1);
       await b.settle(r2, 0.02);
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
+    } finally {
+      await w.close();
+    }
+  });
+
+  test('a rebuild that fails (PostgreSQL unreachable) leaves its requests in flight to the next one', async () => {
+    const w = world(open);
+    try {
+      const a = w.gateway();
+      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
+      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      a.postgres.down = true;
+      await expect(a.admit(monthly, 0.25)).rejects.toThrow('connection refused');
+      a.postgres.down = false;
+      const r2 = await a.admit(monthly, 0.25);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      await a.settle(r2, 0.05);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
     } finally {
       await w.close();
     }

@@ -184,9 +184,36 @@ export class SpendRecovery {
    * counter of the key (or on none) before its budget settings changed (key-flights.ts).
    */
   async rebuildBudget(store: Store, key: KeyRecord, window: BudgetWindow, now: Date): Promise<void> {
-    const period = key.budgetPeriod ?? 'monthly';
     const { unconfirmed, held } = this.beforeRebuild(window.counterKey);
     const carried = this.carriedInto(key, window);
+    let loaded: boolean;
+    try {
+      loaded = await this.loadRebuilt(store, key, window, now, unconfirmed, held.leases, carried.flights);
+    } catch (error) {
+      carried.dropped(); // to be carried by a later rebuild or addition
+      throw error;
+    }
+    if (loaded) {
+      held.rebuilt();
+      carried.took();
+    } else {
+      // Another gateway's load came first, without this one's requests in flight: added to it.
+      carried.dropped();
+      await this.addFlights(store, key, window);
+    }
+  }
+
+  /** Reads a key's spend for rebuildBudget and loads the counter unless one appeared meanwhile; whether it loaded. */
+  private async loadRebuilt(
+    store: Store,
+    key: KeyRecord,
+    window: BudgetWindow,
+    now: Date,
+    unconfirmed: () => readonly { timestamp: string; keyId: string; costUsd: number }[],
+    heldLeases: ReadonlyMap<string, number>,
+    carried: readonly { bucket: number; field: string; flight: { nano: number } }[],
+  ): Promise<boolean> {
+    const period = key.budgetPeriod ?? 'monthly';
     const spend = await spendFromAuditLog(this.knex, key.id, period, now);
     const from = windowStart(period, now).getTime();
     // May count a record PostgreSQL already has but the journal has not heard of yet: that errs
@@ -198,23 +225,16 @@ export class SpendRecovery {
       spend.set(bucket, (spend.get(bucket) ?? 0) + toNano(record.costUsd));
     }
     // Each reservation in flight counts in the bucket it was reserved in, under its lease.
-    const leases = new Map(held.leases);
-    for (const [field, nano] of held.leases) {
+    const leases = new Map(heldLeases);
+    for (const [field, nano] of heldLeases) {
       const bucket = parseLeaseField(field)?.bucket ?? window.bucket;
       spend.set(bucket, (spend.get(bucket) ?? 0) + nano);
     }
-    for (const { bucket, field, flight } of carried.flights) {
+    for (const { bucket, field, flight } of carried) {
       spend.set(bucket, (spend.get(bucket) ?? 0) + flight.nano);
       leases.set(field, (leases.get(field) ?? 0) + flight.nano);
     }
-    if (await store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, leases))) {
-      held.rebuilt();
-      carried.took();
-    } else {
-      // Another gateway's load came first, without this one's requests in flight: added to it.
-      carried.dropped();
-      await this.addFlights(store, key, window);
-    }
+    return store.runScript(loadBudgetIfAbsent, [window.counterKey], loadBudgetArgs(window, spend, leases));
   }
 
   /**
