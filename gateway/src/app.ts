@@ -202,7 +202,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     if (!(error instanceof ApiError) || error.status >= 500) {
       request.log.warn({ request_id: request.id, err: error instanceof ApiError ? (error.cause ?? error) : error }, 'request failed');
     }
-    const apiError = fromFrameworkError(error);
+    const apiError = fromFrameworkError(error, request);
     request.errorCode = apiError.code;
     // Refused before its body was read (a key refused, a body over the limit): the connection
     // stays open only if the body is in, and the answer says which (the client must read it).

@@ -22,6 +22,15 @@ const seen: Record<string, number> = {};
 let server: Server;
 let harness: GatewayHarness;
 const supplier = `pool-${process.pid}`;
+/**
+ * The gateways' clock: real time plus what the test moved it on. A rate-limited credential's
+ * cool-down is long (60 s), so the first test's credential stays out however slow a loaded machine
+ * is (with 1.5 s it came back mid-test once and was tried twice); the second test moves the clock
+ * past it rather than waiting.
+ */
+const rateLimitedCooldownMs = 60_000;
+let clockOffsetMs = 0;
+const clock = () => Date.now() + clockOffsetMs;
 
 function answer(model: string) {
   return {
@@ -74,9 +83,10 @@ beforeAll(async () => {
         POOL_KEY_A: 'key-a',
         POOL_KEY_B: 'key-b',
         POOL_KEY_C: 'key-c',
-        SVC_CREDENTIAL_RATE_LIMITED_COOLDOWN_MS: '1500',
+        SVC_CREDENTIAL_RATE_LIMITED_COOLDOWN_MS: String(rateLimitedCooldownMs),
         SVC_CREDENTIAL_AUTH_FAILURE_COOLDOWN_MS: '600000',
       },
+      clock,
     },
   );
 });
@@ -131,6 +141,8 @@ describe('credential pools', () => {
 
   it('a credential back after its cool-down is logged recovered once; with every credential failing the client gets the error', async () => {
     behaviour['key-a'] = 'ok';
+    // key-a's cool-down has passed (key-c's, ten minutes, has not).
+    clockOffsetMs += rateLimitedCooldownMs + 1_000;
     const secret = await harness.createKey();
     const sdk = new OpenAI({ baseURL: `${harness.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
     const before = seen['key-a']!;

@@ -137,19 +137,47 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
     );
   });
 
+  test('a body not declared JSON in UTF-8 is 415 unsupported_media_type naming what was sent and what is accepted', async () => {
+    const valid = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}';
+    // curl -d sends form encoding by default; text/plain is fetch's default for a string body.
+    for (const [contentType, named] of [
+      ['text/plain', '"text/plain" is not JSON'],
+      ['application/x-www-form-urlencoded', '"application/x-www-form-urlencoded" is not JSON'],
+      ['application/json; charset=utf-16', 'charset other than UTF-8'],
+      ['application/json; charset=ISO-8859-1', 'charset other than UTF-8'],
+      ['application/xml', '"application/xml" is not JSON'],
+      ['json', '"json" is not a valid media type'], // fastify's own 415, in the catalogue shape
+    ] as const) {
+      const reply = await post('/v1/chat/completions', valid, { 'content-type': contentType });
+      expectError(reply, 415, 'unsupported_media_type', 'content-type');
+      const message = String(reply.body.error.human_message);
+      assert.ok(message.includes(named), `${contentType}: ${message}`);
+      assert.ok(message.includes('application/json'), `${contentType}: ${message}`);
+    }
+    // A body without any Content-Type (a Buffer: fetch adds none).
+    const untyped = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: Buffer.from(valid),
+    });
+    assert.equal(untyped.status, 415);
+    const untypedBody = (await untyped.json()) as ErrorReply['body'];
+    assert.equal(untypedBody.error.code, 'unsupported_media_type');
+    assert.ok(String(untypedBody.error.human_message).includes('no Content-Type; send it as application/json'));
+  });
+
   test('broken JSON, wrong shapes and wrong types get catalogue errors naming the field', async () => {
     expectError(await post('/v1/chat/completions', '{"model": "gpt-4o-mini", '), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', ''), 400, 'invalid_json');
     expectError(await post('/v1/chat/completions', '[1,2]'), 400, 'invalid_request');
-    // Broken JSON is invalid_json under any Content-Type (JSON's own parser and the catch-all alike).
-    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'text/plain']) {
+    // Broken JSON is invalid_json under any JSON Content-Type.
+    for (const contentType of ['application/json; charset=utf-8', 'Application/JSON', 'application/json; charset="UTF-8"']) {
       expectError(await post('/v1/chat/completions', '{"model": ', { 'content-type': contentType }), 400, 'invalid_json');
     }
-    // curl -d sends form encoding by default; the JSON body is still understood.
-    const curlStyle = await post('/v1/chat/completions', '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}', {
-      'content-type': 'application/x-www-form-urlencoded',
-    });
-    assert.equal(curlStyle.status, 200);
+    const valid = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}';
+    for (const contentType of ['application/json; charset=UTF-8', 'application/vnd.api+json', 'application/json; foo=bar']) {
+      assert.equal((await post('/v1/chat/completions', valid, { 'content-type': contentType })).status, 200, contentType);
+    }
     expectError(await chat({ messages: [{ role: 'user', content: 'x' }] }), 400, 'missing_model', 'model');
     expectError(await chat({ model: 'gpt-4o-mini' }), 400, 'missing_fields', 'messages');
     expectError(await chat({ model: 42, messages: [] }), 400, 'validation_error', 'model');

@@ -8,10 +8,39 @@ test('JSON has a parser of its own beside the catch-all (fastify caches only nam
   registerJsonBodyParser(app);
   assert.ok(app.hasContentTypeParser('application/json'));
   app.post('/', async (request) => ({ got: request.body }));
-  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'text/plain']) {
+  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'application/problem+json']) {
     const reply = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': contentType }, payload: '{"a":1}' });
     assert.deepEqual(reply.json(), { got: { a: 1 } }, contentType);
   }
+  await app.close();
+});
+
+test('a body not declared JSON in UTF-8 is 415 unsupported_media_type; an empty one needs no type', async () => {
+  const app = Fastify();
+  registerJsonBodyParser(app);
+  app.setErrorHandler((error: Error & { code?: string; status?: number; param?: string; humanMessage?: string }, _request, reply) =>
+    reply.code(error.status ?? 500).send({ code: error.code, param: error.param }),
+  );
+  app.post('/', async (request) => ({ got: request.body ?? null }));
+  const accepted = ['application/json', 'APPLICATION/JSON; CHARSET=UTF-8', 'application/json;charset="utf-8"', 'application/vnd.x+json'];
+  for (const contentType of accepted) {
+    const reply = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': contentType }, payload: '{"a":1}' });
+    assert.deepEqual(reply.json(), { got: { a: 1 } }, contentType);
+  }
+  const refused = [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/json; charset=utf-16',
+    'application/json; charset=latin1',
+    'text/json',
+  ];
+  for (const contentType of refused) {
+    const reply = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': contentType }, payload: '{"a":1}' });
+    assert.equal(reply.statusCode, 415, contentType);
+    assert.deepEqual(reply.json(), { code: 'unsupported_media_type', param: 'content-type' }, contentType);
+  }
+  const empty = await app.inject({ method: 'POST', url: '/', headers: { 'content-type': 'text/plain' }, payload: '' });
+  assert.deepEqual(empty.json(), { got: null });
   await app.close();
 });
 

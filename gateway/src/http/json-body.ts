@@ -75,10 +75,58 @@ function utf8Text(body: Buffer): string {
   return body.toString('utf8');
 }
 
+/** What the JSON routes accept, as said in every refusal of a Content-Type. */
+const acceptedJson = 'application/json (or a +json type), in UTF-8';
+
+/** A Content-Type as quoted back in an error: bounded, printable. */
+export function quotedType(sent: string): string {
+  const shown = sent.length > 80 ? `${sent.slice(0, 80)}…` : sent;
+  return `"${shown.replace(/[^\x20-\x7e]/g, '?')}"`;
+}
+
+/** The 415 for a body whose Content-Type is not JSON, or JSON in a charset other than UTF-8. */
+export function contentTypeRefusal(sent: string | undefined, reason: 'not-json' | 'charset' | 'malformed' = 'not-json'): ApiError {
+  const humanMessage =
+    sent === undefined || sent.trim() === ''
+      ? `The request has a body but no Content-Type; send it as ${acceptedJson}`
+      : reason === 'charset'
+        ? `Content-Type ${quotedType(sent)} names a charset other than UTF-8; send the body as ${acceptedJson}`
+        : reason === 'malformed'
+          ? `Content-Type ${quotedType(sent)} is not a valid media type; send the body as ${acceptedJson}`
+          : `Content-Type ${quotedType(sent)} is not JSON; send the body as ${acceptedJson}`;
+  return new ApiError('unsupported_media_type', { param: 'content-type', humanMessage });
+}
+
 /**
- * Every body on the JSON interfaces is parsed as JSON, whatever its Content-Type: `curl -d`
- * sends form encoding by default, and refusing that helps nobody. Multipart routes register
- * their own parser. Parse failures are catalogue errors (`invalid_json`), never fastify's.
+ * Refuses a body that is not declared JSON in UTF-8: `application/json` or `application/…+json`,
+ * no charset or `charset=utf-8` (case-insensitive). The exact value every SDK sends costs one
+ * comparison.
+ */
+function refuseContentType(sent: string | undefined): void {
+  if (sent === 'application/json') return;
+  if (sent === undefined) throw contentTypeRefusal(sent);
+  const [mediaType = '', ...parameters] = sent.split(';');
+  const type = mediaType.trim().toLowerCase();
+  if (type !== 'application/json' && !/^application\/[!#$%&'*.^`|~\w-]+\+json$/.test(type)) throw contentTypeRefusal(sent);
+  for (const parameter of parameters) {
+    const equals = parameter.indexOf('=');
+    if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
+    const charset = parameter
+      .slice(equals + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .toLowerCase();
+    if (charset !== 'utf-8') throw contentTypeRefusal(sent, 'charset');
+  }
+}
+
+/**
+ * Every body on the JSON interfaces must be declared JSON in UTF-8 (`refuseContentType`): a
+ * `text/plain`, form-encoded (`curl -d` without `-H 'content-type: application/json'`), UTF-16 or
+ * undeclared body is `415 unsupported_media_type` naming what was sent and what is accepted, rather
+ * than read as UTF-8 JSON whatever it said it was. An empty body needs no type (routes without
+ * one — revoke, DELETE — accept it). Multipart routes register their own parser. Parse failures
+ * are catalogue errors (`invalid_json`), never fastify's.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
@@ -86,6 +134,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
     const bytes = body as Buffer;
     try {
+      if (bytes.length > 0) refuseContentType(request.headers['content-type']);
       refuseContentEncoding(request.headers['content-encoding']);
       refuseTransferCoding(request.headers['transfer-encoding']);
       if (bytes.length <= largeBodyBytes) return void done(null, parseJson(bytes));

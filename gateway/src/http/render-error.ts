@@ -1,5 +1,6 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorResponseHeaders, renderErrorBody, toApiError } from '../../../core/errors/index.js';
+import { contentTypeRefusal, quotedType } from './json-body.js';
 
 /** Longest path parameter routed (fastify's default is 100, shorter than a payer id may be). */
 export const maxPathParameterLength = 500;
@@ -8,14 +9,15 @@ export const maxPathParameterLength = 500;
  * Maps fastify's own failures (routing, body parsing, limits) to catalogue errors, so a client
  * never sees fastify's error shape or a 500 for something that has a code.
  */
-export function fromFrameworkError(err: unknown): ApiError {
+export function fromFrameworkError(err: unknown, request?: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('request_too_large', { cause: err });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('unsupported_media_type', { cause: err });
+      // A Content-Type fastify cannot parse ("json", "application/json;;"): named, with what is accepted.
+      return request === undefined ? new ApiError('unsupported_media_type', { cause: err }) : mediaTypeRefusal(request);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('invalid_json', { cause: err });
@@ -43,6 +45,18 @@ export function fromFrameworkError(err: unknown): ApiError {
       return toApiError(err);
     }
   }
+}
+
+/** fastify's 415 for a malformed Content-Type, as the route's own refusal would word it. */
+function mediaTypeRefusal(request: FastifyRequest): ApiError {
+  const sent = request.headers['content-type'];
+  if (request.routeOptions.url === '/v1/audio/transcriptions') {
+    return new ApiError('unsupported_media_type', {
+      param: 'content-type',
+      humanMessage: `Content-Type ${quotedType(String(sent))} is not a valid media type; send the audio as multipart/form-data with a "file" field`,
+    });
+  }
+  return contentTypeRefusal(sent, 'malformed');
 }
 
 /** Sends a catalogue error: status, retry headers and the body both SDK families read. */

@@ -4,6 +4,8 @@
 // supplier never receives a `file:///etc/passwd` or broken base64 either, and used again by the
 // translations that rebuild an image for the other family.
 
+import { z } from 'zod';
+
 /** True for an absolute http:// or https:// URL (what both APIs fetch images from). */
 export function isHttpUrl(url: string): boolean {
   return /^https?:\/\//i.test(url) && URL.canParse(url);
@@ -29,6 +31,51 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
   return { mediaType: mediaType.toLowerCase(), data };
 }
 
+/**
+ * Base64 as MIME writes it (RFC 2045: a line break every 76 characters, `\r\n` or `\n`) without
+ * its line breaks; other text as it is. Only line breaks are removed: any other character outside
+ * the alphabet is still refused by isBase64.
+ */
+export function withoutLineBreaks(data: string): string {
+  return data.includes('\n') || data.includes('\r') ? data.replace(/\r?\n|\r/g, '') : data;
+}
+
+/** A data URL whose base64 has MIME line breaks, without them; any other URL as it is. */
+function dataUrlWithoutLineBreaks(url: string): string {
+  if (!url.startsWith('data:')) return url;
+  const comma = url.indexOf(',');
+  return comma < 0 ? url : url.slice(0, comma + 1) + withoutLineBreaks(url.slice(comma + 1));
+}
+
+/**
+ * A checked inline-data or URL field of a request: the value forwarded (base64 line breaks removed,
+ * so every supplier — and every translation — gets the canonical form both APIs document), or the
+ * problem to report for it. For zod `.transform`, so the schema checks and normalises in one pass.
+ */
+export type Checked = { value: string; problem?: undefined } | { value?: undefined; problem: string };
+
+/** A chat `image_url.url` (or a Responses `input_image.image_url`): an http(s) URL or a base64 data URL. */
+export function checkedImageUrl(url: string): Checked {
+  const value = dataUrlWithoutLineBreaks(url);
+  const problem = imageUrlProblem(value);
+  return problem === undefined ? { value } : { problem };
+}
+
+/** Inline base64 (a messages image or document `source.data`), MIME line breaks allowed. */
+export function checkedBase64(data: string): Checked {
+  const value = withoutLineBreaks(data);
+  return isBase64(value) ? { value } : { problem: base64Message };
+}
+
+/** A chat `file.file_data` (or a Responses `input_file.file_data`): a base64 data URL, or base64 alone. */
+export function checkedFileData(data: string): Checked {
+  if (!data.startsWith('data:')) return checkedBase64(data);
+  const value = dataUrlWithoutLineBreaks(data);
+  const parsed = parseDataUrl(value);
+  if (!parsed) return { problem: 'a file data URL must be base64 encoded (data:<type>;base64,...)' };
+  return isBase64(parsed.data) ? { value } : { problem: 'the data URL does not hold valid base64' };
+}
+
 /** What is wrong with an OpenAI `image_url.url`, or undefined when it is an http(s) URL or a base64 data URL. */
 export function imageUrlProblem(url: string): string | undefined {
   if (url.startsWith('data:')) {
@@ -40,4 +87,17 @@ export function imageUrlProblem(url: string): string | undefined {
 }
 
 export const httpUrlMessage = 'must be an http(s) URL';
-export const base64Message = 'must be valid base64 (A–Z, a–z, 0–9, + and /, padded with =)';
+export const base64Message = 'must be valid base64 (A–Z, a–z, 0–9, + and /, padded with =; line breaks allowed)';
+
+/** A non-empty string field checked (and normalised) by one of the checks above: its problem is the field's validation error. */
+export function checkedField(check: (text: string) => Checked) {
+  return z
+    .string()
+    .min(1)
+    .transform((text, ctx) => {
+      const checked = check(text);
+      if (checked.problem === undefined) return checked.value;
+      ctx.addIssue({ code: 'custom', message: checked.problem });
+      return z.NEVER;
+    });
+}

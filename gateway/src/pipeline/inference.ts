@@ -17,7 +17,8 @@ import { answerHeaders } from './answer-headers.js';
 import { noteChargedUsage } from './charged-usage.js';
 import { routingRecord, type InterfaceName } from './attempts.js';
 import { serveRouted } from './serve-routed.js';
-import { callSupplier } from './supplier-call.js';
+import { callSupplier, sentCredential } from './supplier-call.js';
+import { errorWithoutCredential } from '../suppliers/upstream-error.js';
 import { streamToClient } from './stream-to-client.js';
 import { readJson, readSupplierAnswer } from './upstream-json.js';
 import { withChargedUsage } from '../translate/shared/usage.js';
@@ -155,12 +156,20 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
           sawContent: () => tally.sawContent(),
           maxEventChars: deps.upstream.answerLimitBytes,
           chunks,
+          credential: sentCredential(route, signal),
         });
         await charge();
         return { value: reply as unknown, lateError: outcome.error };
       }
       const json = await readJson(upstream, route, deps.upstream.answerLimitBytes);
-      const body = readSupplierAnswer(route.supplier.name, () => translator.response(json));
+      const body = (() => {
+        try {
+          return readSupplierAnswer(route.supplier.name, () => translator.response(json));
+        } catch (error) {
+          // An error object in a 2xx body, as the supplier wrote it: without the credential it was sent.
+          throw errorWithoutCredential(error, sentCredential(route, signal));
+        }
+      })();
       await charge();
       void reply.headers({ ...headers(), ...usageHeaders(route, record.usage) });
       // A usage the gateway counted replaces the supplier's missing or partial one in the body too.

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { ApiError, toApiError } from '../../../core/errors/index.js';
+import { errorWithoutCredential } from '../suppliers/upstream-error.js';
 import { drained } from '../http/backpressure.js';
 import { abandonBody, tooLarge } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
@@ -83,6 +84,8 @@ export interface StreamRelay {
   maxEventChars: number;
   /** The body's chunks, read from the moment the supplier answered (http/body-chunks.ts). */
   chunks: AsyncGenerator<Buffer, void, undefined>;
+  /** The credential the supplier was sent: masked in the errors its stream reports (supplier-call.ts `sentCredential`). */
+  credential: string | undefined;
 }
 
 /**
@@ -223,7 +226,9 @@ export async function streamToClient(
   }
   if (failure) {
     upstream.body.destroy();
-    const error = toApiError(failure);
+    // A supplier's error event may quote the credential it was sent: masked before it is relayed or logged.
+    failure = errorWithoutCredential(toApiError(failure), relay.credential);
+    const error = failure as ApiError;
     if (!started) throw failedBeforeFirstByte(error);
     if (!raw.destroyed) raw.write(translator.streamError(error.afterOutput(), String(reply.request.id)));
   }

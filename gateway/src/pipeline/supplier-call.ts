@@ -17,6 +17,11 @@ export class RawRequestBody {
   ) {}
 }
 
+/** The credential an attempt sends its supplier: the pool's chosen one, else the supplier's own. */
+export function sentCredential(route: ModelRoute, signal: AttemptSignal): string | undefined {
+  return signal.credential?.apiKey ?? route.supplier.apiKey;
+}
+
 /**
  * POSTs a JSON (or raw) body to `{base_url}{path}` of the route's supplier. Resolves with the response
  * when the supplier answered 2xx; otherwise reads the error body and throws the error mapped by
@@ -31,7 +36,7 @@ export async function callSupplier(
   signal: AttemptSignal,
 ): Promise<UpstreamResponse> {
   const adapter = supplierAdapters[route.supplier.protocol];
-  const credential = signal.credential?.apiKey ?? route.supplier.apiKey;
+  const credential = sentCredential(route, signal);
   const headers = adapter.headers(route, context, credential);
   let payload: string | Readable;
   if (body instanceof RawRequestBody) {

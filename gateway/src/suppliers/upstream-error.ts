@@ -66,3 +66,40 @@ function reWritten(text: string): string {
     return text;
   }
 }
+
+/**
+ * A supplier's error as the gateway relays it (an in-stream `error` event, an error object in a
+ * stream or a 2xx body) without the credential the gateway sent: its `human_message` and
+ * `message`, which quote the supplier's text. Errors without it are returned as they are; only
+ * failures pay for the look.
+ */
+export function errorWithoutCredential<E>(error: E, credential: string | undefined): E {
+  if (!(error instanceof ApiError) || credential === undefined || credential.length < 8 || !error.message.includes(credential))
+    return error;
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as ApiError;
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(error));
+  Object.defineProperty(copy, 'humanMessage', { value: error.humanMessage.replaceAll(credential, credentialMask), enumerable: true });
+  Object.defineProperty(copy, 'message', { value: error.message.replaceAll(credential, credentialMask), writable: true });
+  return copy as E;
+}
+
+/**
+ * Server-sent events relayed as the supplier wrote them (the native Responses lane) without the
+ * credential the gateway sent: each `data:` line masked as `withoutCredential` masks an error body
+ * (escaped spellings included). For the events that follow a failure event only.
+ */
+export function eventsWithoutCredential(events: Buffer, credential: string | undefined): Buffer {
+  if (credential === undefined || credential.length < 8) return events;
+  const text = events.toString('utf8');
+  let changed = false;
+  const lines = text.split('\n').map((line) => {
+    if (!line.startsWith('data:')) return line;
+    const cr = line.endsWith('\r') ? '\r' : '';
+    const data = line.slice(5, line.length - cr.length);
+    const masked = withoutCredential(data, credential);
+    if (masked === data) return line;
+    changed = true;
+    return `data: ${masked.trimStart()}${cr}`;
+  });
+  return changed ? Buffer.from(lines.join('\n'), 'utf8') : events;
+}

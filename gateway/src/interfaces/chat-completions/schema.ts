@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
-import { imageUrlProblem } from '../image-source.js';
+import { checkedField, checkedFileData, checkedImageUrl } from '../image-source.js';
 
 /** OpenAI's chat completions take at most this many tools (more is its 400). */
 export const maxChatTools = 128;
@@ -9,18 +9,17 @@ const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const imagePart = z.looseObject({
   type: z.literal('image_url'),
   image_url: z.looseObject({
-    url: z
-      .string()
-      .min(1)
-      .superRefine((url, ctx) => {
-        const problem = imageUrlProblem(url);
-        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
-      }),
+    url: checkedField(checkedImageUrl),
     detail: z.enum(['auto', 'low', 'high']).optional(),
   }),
 });
-const otherPart = z.looseObject({ type: z.enum(['input_audio', 'file', 'refusal']) });
-const contentPart = z.discriminatedUnion('type', [textPart, imagePart, otherPart]);
+/** An inline file (`file_data`) is held to the image rule: a base64 data URL, or base64 alone. */
+const filePart = z.looseObject({
+  type: z.literal('file'),
+  file: z.looseObject({ file_data: checkedField(checkedFileData).optional() }).optional(),
+});
+const otherPart = z.looseObject({ type: z.enum(['input_audio', 'refusal']) });
+const contentPart = z.discriminatedUnion('type', [textPart, imagePart, filePart, otherPart]);
 const content = z.union([z.string(), z.array(contentPart)]);
 
 const functionCall = z.looseObject({

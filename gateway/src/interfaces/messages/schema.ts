@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
-import { base64Message, httpUrlMessage, isBase64, isHttpUrl } from '../image-source.js';
+import { checkedBase64, checkedField, httpUrlMessage, isHttpUrl } from '../image-source.js';
 import { maxSessionIdLength, sessionIdTooLong } from '../../routing/session-inputs.js';
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral') }).optional();
@@ -10,14 +10,20 @@ const imageSource = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('base64'),
     media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
-    data: z.string().min(1).refine(isBase64, base64Message),
+    data: checkedField(checkedBase64),
   }),
   z.looseObject({ type: z.literal('url'), url: z.string().min(1).refine(isHttpUrl, httpUrlMessage) }),
+]);
+/** A document's inline data and URL are held to the image rule; text and content sources are not data. */
+const documentSource = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('base64'), data: checkedField(checkedBase64) }),
+  z.looseObject({ type: z.literal('url'), url: z.string().min(1).refine(isHttpUrl, httpUrlMessage) }),
+  z.looseObject({ type: z.enum(['text', 'content']) }),
 ]);
 const imageBlock = z.looseObject({ type: z.literal('image'), source: imageSource, cache_control: cacheControl });
 const documentBlock = z.looseObject({
   type: z.literal('document'),
-  source: z.looseObject({ type: z.enum(['base64', 'url', 'text', 'content']) }),
+  source: documentSource,
   cache_control: cacheControl,
 });
 const toolUseBlock = z.looseObject({

@@ -29,7 +29,8 @@ import { bodyChunks } from '../../http/body-chunks.js';
 import { SseBoundary } from '../../http/sse-boundary.js';
 import { responsesError } from '../../translate/chat-via-responses/response.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
-import { callSupplier } from '../../pipeline/supplier-call.js';
+import { callSupplier, sentCredential } from '../../pipeline/supplier-call.js';
+import { errorWithoutCredential, eventsWithoutCredential } from '../../suppliers/upstream-error.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
 import { abandonBody } from '../../http/bounded-body.js';
 import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
@@ -74,6 +75,8 @@ class ResponsesMeter {
   private finished = false;
   /** The supplier's own error, when its stream failed before generating anything (`response.failed`, `error`). */
   failedEarly: ApiError | undefined;
+  /** A failure event (`response.failed`, `error`) was read: what is relayed from then on is masked (`eventsWithoutCredential`). */
+  sawFailure = false;
   /** Events read so far: the sequence_number an error event of the gateway's own takes (they count from 0). */
   events = 0;
   /** The supplier's stream broke the parser's bound (one event past maxEventChars): the stream stops. */
@@ -93,6 +96,7 @@ class ResponsesMeter {
         this.events++;
         this.tally.sawEvent(event.data);
         const name = event.event ?? '';
+        if (failureEvents.has(name)) this.sawFailure = true;
         if (finishedEvents.has(name)) this.finished = true;
         else if (failureEvents.has(name) && this.failedEarly === undefined && !this.generating) this.failedEarly = failureOf(event.data);
         if (!terminalEvents.has(name)) return;
@@ -200,7 +204,8 @@ async function relayResponses(
   const tally = new AnswerTally('openai-responses');
   const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const chunks = bodyChunks(upstream.body);
-  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes);
+  const credential = sentCredential(route, signal);
+  const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes, credential);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
   const raw = reply.raw;
@@ -214,9 +219,11 @@ async function relayResponses(
   try {
     // Whole events only: a supplier that breaks off mid-event leaves no half event before the error event.
     const boundary = new SseBoundary();
+    // The supplier's error events may quote the credential it was sent: from the first one on (the
+    // meter reads each chunk before it is relayed), the events are masked; until then they go as sent.
     const relay = (chunk: Buffer) => {
       const whole = boundary.take(chunk);
-      if (whole.length > 0) raw.write(whole);
+      if (whole.length > 0) raw.write(meter.sawFailure ? eventsWithoutCredential(whole, credential) : whole);
     };
     for (const chunk of held) relay(chunk);
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
@@ -229,10 +236,10 @@ async function relayResponses(
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
     // The stream ended whole: bytes after its last blank line (a last event left unclosed) go on as sent.
     const rest = boundary.rest();
-    if (rest.length > 0) raw.write(rest);
+    if (rest.length > 0) raw.write(meter.sawFailure ? eventsWithoutCredential(rest, credential) : rest);
   } catch (error) {
     abandonBody(upstream);
-    lateError = streamBreak(error, route.supplier.name);
+    lateError = errorWithoutCredential(streamBreak(error, route.supplier.name), credential);
     if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError.afterOutput(), String(request.id), meter.events));
   }
   await noteChargedUsage(
@@ -270,6 +277,7 @@ async function holdPreamble(
   upstream: UpstreamResponse,
   supplier: string,
   maxBytes: number,
+  credential: string | undefined,
 ): Promise<Buffer[]> {
   const held: Buffer[] = [];
   const since = performance.now();
@@ -296,7 +304,7 @@ async function holdPreamble(
   }
   if (meter.failedEarly === undefined) return held;
   abandonBody(upstream);
-  throw meter.failedEarly;
+  throw errorWithoutCredential(meter.failedEarly, credential);
 }
 
 /** The error a `response.failed` or `error` event carries (`{response: {error}}`, `{error}` or the event itself). */

@@ -1,9 +1,17 @@
 import { z } from 'zod';
 import { modelIdField } from '../../http/validate.js';
+import { checkedField, checkedFileData, checkedImageUrl } from '../image-source.js';
 
-const inputPart = z.looseObject({
-  type: z.enum(['input_text', 'input_image', 'input_file', 'input_audio', 'output_text', 'refusal']),
-});
+/**
+ * A content part. Images and inline files are held to the rule of every interface
+ * (interfaces/image-source.ts): an `image_url` is an http(s) URL or a base64 data URL, a
+ * `file_data` base64 (a data URL or alone); a part by `file_id` carries neither.
+ */
+const inputPart = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('input_image'), image_url: checkedField(checkedImageUrl).optional() }),
+  z.looseObject({ type: z.literal('input_file'), file_data: checkedField(checkedFileData).optional() }),
+  z.looseObject({ type: z.enum(['input_text', 'input_audio', 'output_text', 'refusal']) }),
+]);
 
 const messageItem = z.looseObject({
   type: z.literal('message').optional(),
