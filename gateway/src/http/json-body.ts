@@ -88,7 +88,7 @@ export function quotedType(sent: string): string {
 export function contentTypeRefusal(sent: string | undefined, reason: 'not-json' | 'charset' | 'malformed' = 'not-json'): ApiError {
   const humanMessage =
     sent === undefined || sent.trim() === ''
-      ? `The request has a body but no Content-Type; send it as ${acceptedJson}`
+      ? `The request has no Content-Type; send it as ${acceptedJson}`
       : reason === 'charset'
         ? `Content-Type ${quotedType(sent)} names a charset other than UTF-8; send the body as ${acceptedJson}`
         : reason === 'malformed'
@@ -103,8 +103,9 @@ export function contentTypeRefusal(sent: string | undefined, reason: 'not-json' 
  * comparison.
  */
 function refuseContentType(sent: string | undefined): void {
-  if (sent === 'application/json') return;
-  if (sent === undefined) throw contentTypeRefusal(sent);
+  // Nothing declared (a script posting a string without headers): the body is read as JSON, and
+  // is invalid_json if it is not. Only a declaration that contradicts JSON in UTF-8 is refused.
+  if (sent === 'application/json' || sent === undefined || sent.trim() === '') return;
   const [mediaType = '', ...parameters] = sent.split(';');
   const type = mediaType.trim().toLowerCase();
   if (type !== 'application/json' && !/^application\/[!#$%&'*.^`|~\w-]+\+json$/.test(type)) throw contentTypeRefusal(sent);
@@ -122,10 +123,10 @@ function refuseContentType(sent: string | undefined): void {
 
 /**
  * Every body on the JSON interfaces must be declared JSON in UTF-8 (`refuseContentType`): a
- * `text/plain`, form-encoded (`curl -d` without `-H 'content-type: application/json'`), UTF-16 or
- * undeclared body is `415 unsupported_media_type` naming what was sent and what is accepted, rather
- * than read as UTF-8 JSON whatever it said it was. An empty body needs no type (routes without
- * one — revoke, DELETE — accept it). Multipart routes register their own parser. Parse failures
+ * `text/plain`, form-encoded (`curl -d` without `-H 'content-type: application/json'`) or UTF-16
+ * body is `415 unsupported_media_type` naming what was sent and what is accepted, rather
+ * than read as UTF-8 JSON whatever it said it was. A body with no Content-Type at all is read as
+ * JSON (nothing contradicts it), and an empty body needs no type (revoke, DELETE). Multipart routes register their own parser. Parse failures
  * are catalogue errors (`invalid_json`), never fastify's.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
