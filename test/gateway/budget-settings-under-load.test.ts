@@ -124,8 +124,9 @@ test('a period changed with requests in flight: they still count against the lim
   const id = created.id as string;
   const early = Array.from({ length: 4 }, () => chat(secret));
   await waitFor('four requests held by the supplier', () => held.length === 4);
-  await manage('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly' });
-  // The monthly counter is rebuilt when the change is heard, or by the next request: the four in flight count on it.
+  const patched = await manage('PATCH', `/v1/manage/keys/${id}`, { budget_period: 'monthly' });
+  // The gateway that made the change carried its four requests in flight into the monthly counter before answering.
+  expect(patched.budget_reserved as number).toBeCloseTo(4 * worstCase, 9);
   const fifth = chat(secret);
   await waitFor('the fifth request held by the supplier', () => held.length === 5);
   await nextRefused(secret, harness.gateway.url);

@@ -148,6 +148,9 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     };
     const updated = (await repository.update(key.id, patch))!;
     await publish(updated);
+    // This gateway's requests of the key in flight count on a new budget counter before the
+    // answer shows it (the announcement carries them too, but after its database read).
+    if (deps.spend.flights.see(updated)) await deps.spend.carryFlights(deps.store, updated, now());
     return keyView(deps.store, updated, now(), { database: deps.database });
   });
 
