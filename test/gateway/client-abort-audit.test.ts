@@ -36,6 +36,11 @@ describe('a client that aborts before the answer', () => {
       assert.equal(line?.status, 499, 'the request line says 499');
       assert.deepEqual({ status: record!.status, code: record!.code }, { status: 499, code: 'client_closed_request' });
       assert.equal(line.code, 'client_closed_request', 'the request line names it the same way');
+      // The supplier attempt was cancelled for the client, not refused by the supplier (it read 400 request_rejected).
+      assert.deepEqual(
+        record!.attempts.map((a) => ({ outcome: a.outcome, status: a.status, code: a.code })),
+        [{ outcome: 'failed', status: 499, code: 'client_closed_request' }],
+      );
     });
   }
 });

@@ -5,7 +5,7 @@ import type { KeyRecord } from '../../../core/keys/index.js';
 import type { GatewayDeps } from '../deps.js';
 import type { Reservation } from '../enforcement/enforce.js';
 import { clientClosedRequest } from '../observability/request-labels.js';
-import { answeringAttempt, isFailover, routingRecord, type InterfaceName } from './attempts.js';
+import { answeringAttempt, isFailover, routingRecord, type AttemptRecord, type InterfaceName } from './attempts.js';
 
 export type { InterfaceName } from './attempts.js';
 
@@ -40,10 +40,20 @@ export function auditRecordOf(
     status: outcome ? outcome.status : 200,
     code: outcome?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
     failover: isFailover(routing, answered?.supplier),
-    attempts: routing.attempts,
+    attempts: request.clientClosed ? routing.attempts.map(cancelledForClient) : routing.attempts,
     session: routing.session ?? null,
     ...(routing.autoRouted && { autoRouted: true }),
   };
+}
+
+/**
+ * An attempt of a request whose client left: the supplier call cancelled for it ends in the
+ * cancellation's `request_rejected` (a 400 the supplier never sent), recorded as the request is —
+ * 499 `client_closed_request` — so the audit log does not read as a supplier's refusal.
+ */
+function cancelledForClient(attempt: AttemptRecord): AttemptRecord {
+  if (attempt.outcome !== 'failed' || attempt.code !== 'request_rejected') return attempt;
+  return { ...attempt, status: clientClosedRequest.status, code: clientClosedRequest.code };
 }
 
 /**
