@@ -7,12 +7,15 @@
 // Requests admitted before the change reserved on the old counter (or on none) and their records
 // reach the audit log only when they finish — after that rebuild. Counted nowhere, they let the
 // key overspend (an outside probe: four period changes under concurrent slow requests spent 2.46×
-// a daily budget). So each gateway keeps its admitted requests per key until they settle:
-// - a rebuild of the key's new counter carries this gateway's in with their worst case, under
-//   leases of their own (SpendRecovery.rebuildBudget), so the new counter counts them at once;
+// a daily budget; with two replicas, twice it). So each gateway keeps its admitted requests per
+// key until they settle:
+// - when it hears of the change (the key-change announcement, its own PATCH, or a request bringing
+//   the new settings) it carries its requests of the key into the new counter with their worst
+//   case, under leases of their own — rebuilding the counter, or adding them to the one another
+//   gateway rebuilt (SpendRecovery.carryFlights) — so the new counter counts them at once;
 // - each of them settles on the key's newest counter too — its successor — ending its carried
-//   lease with its actual cost or, when another gateway rebuilt that counter without knowing it,
-//   charging its actual cost there (a settlement that finds no lease: core/budget/leases.ts).
+//   lease with its actual cost or, where it could not be carried, charging its actual cost there
+//   (a settlement that finds no lease: core/budget/leases.ts).
 import { budgetWindow, type BudgetWindow } from '../../../core/budget/index.js';
 import type { KeyRecord } from '../../../core/keys/index.js';
 
@@ -28,7 +31,7 @@ export interface KeyFlight {
   readonly nano: number;
   /** The minute its lease ends (core/budget/leases.ts), asked only when it is carried. */
   readonly leaseEnd: () => number;
-  /** The newer counter a rebuild here carried it into, its lease field there, and the end of that hold. */
+  /** The newer counter this gateway carried it into, its lease field there, and the end of that hold. */
   carried: { key: string; field: string; release: () => void } | null;
   /** A counter a rebuild or an addition here is carrying it into right now (none other may, meanwhile). */
   carrying: string | null;
