@@ -2,8 +2,8 @@
 // the ledger, with a reason and an optional expiry. Money moves only as ledger entries with
 // unique references, so a grant credits once and is withdrawn at most once, whatever retries or
 // replicas do. Spending draws on promotional credit first: when a grant ends (revoked or expired)
-// what is withdrawn is its part not yet spent — the grant less the wallet's debits since it was
-// credited — and never more than the wallet holds.
+// what is withdrawn is its part not yet spent — the grant less the wallet's spending (requests'
+// debits) since it was credited — and never more than the wallet holds.
 import type { Knex } from 'knex';
 import { userPayerId } from '../billing/payer.js';
 import { nanoPerUsd } from '../budget/usage.js';
@@ -182,7 +182,11 @@ async function endGrant(trx: Knex.Transaction, id: number, status: 'revoked' | '
     .where({ payer_id: grant.payer_id })
     .andWhere('id', '>', grant.credit_entry_id ?? 0)
     .andWhere('kind', 'debit')
-    .andWhere((q) => q.whereNull('reference').orWhereNot('reference', 'like', 'promotion:%'))
+    // Spending only: requests' debits carry no reference. A refund's reversal, a dispute's hold
+    // and another grant's withdrawal do (payments and promotions: `refund:`, `dispute:`,
+    // `promotion:`) — money leaving as it came, not promotional credit spent (outside probe: a
+    // refunded top-up counted as spending the grant, and its revocation left the user money).
+    .whereNull('reference')
     .sum({ n: trx.raw('coalesce(amount_nano, amount_micro * 1000)') })
     .first()) as { n: string | number | null } | undefined;
   const balance = (await trx('wallet_entries')

@@ -140,6 +140,65 @@ describe('promotions', () => {
     expect(await ledgerNano(`user:${second.id}`)).toBe(1_250_000_000);
   });
 
+  // Outside probe: a top-up refunded (or a dispute hold, won later) after a grant counted as
+  // spending the grant, so revoking it left the user money nobody paid.
+  it('a card refund or a dispute hold after a grant is not spending of it: revoking withdraws the grant unspent', async () => {
+    const { user, payer } = await userWithKey();
+    const promo = await grant({ user_id: user.id, amount_usd: 5, reason: 'Refund case' });
+    await knex()('wallet_entries').insert([
+      {
+        payer_id: payer,
+        amount_nano: 2_000_000_000,
+        amount_micro: 2_000_000,
+        kind: 'credit',
+        reason: 'top-up',
+        actor: 'test',
+        reference: `checkout:cs_probe_${promo.id}`,
+      },
+      {
+        payer_id: payer,
+        amount_nano: -2_000_000_000,
+        amount_micro: -2_000_000,
+        kind: 'debit',
+        reason: 'refund',
+        actor: 'test',
+        reference: `refund:ch_probe_${promo.id}:2000`,
+      },
+      {
+        payer_id: payer,
+        amount_nano: 3_000_000_000,
+        amount_micro: 3_000_000,
+        kind: 'credit',
+        reason: 'top-up',
+        actor: 'test',
+        reference: `checkout:cs_probe2_${promo.id}`,
+      },
+      {
+        payer_id: payer,
+        amount_nano: -3_000_000_000,
+        amount_micro: -3_000_000,
+        kind: 'debit',
+        reason: 'dispute',
+        actor: 'test',
+        reference: `dispute:dp_probe_${promo.id}`,
+      },
+      {
+        payer_id: payer,
+        amount_nano: 3_000_000_000,
+        amount_micro: 3_000_000,
+        kind: 'credit',
+        reason: 'dispute won',
+        actor: 'test',
+        reference: `dispute_won:dp_probe_${promo.id}`,
+      },
+    ]);
+    const revoked = await platform.client.postJson(`/dashboard/admin/promotions/${promo.id}/update`, { action: 'revoke' });
+    expect(revoked.status, await revoked.clone().text()).toBe(200);
+    expect(((await revoked.json()) as { grant: Grant }).grant.withdrawn_usd).toBe(5);
+    // Left: the 3 USD paid and kept (the refunded 2 went back to the card).
+    expect(await ledgerNano(payer)).toBe(3_000_000_000);
+  });
+
   it('an expired grant gives back its unspent part once, never more than the wallet holds', async () => {
     const { user, payer } = await userWithKey();
     const promo = await grant({ user_id: user.id, amount_usd: 2, reason: 'Trial', expires_at: '2999-01-01' });
