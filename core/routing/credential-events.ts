@@ -90,7 +90,15 @@ export class CredentialEventWriter {
         this.timer ??= setTimeout(() => void this.flush(), 5_000);
         this.timer.unref();
       }
-    })().finally(() => (this.flushing = undefined));
+    })().finally(() => {
+      this.flushing = undefined;
+      // Events recorded while this write was under way: their timer may have fired into it (and
+      // found it running), so nothing else would write them until the next event came.
+      if (this.buffer.length > 0 && this.timer === undefined) {
+        this.timer = setTimeout(() => void this.flush(), this.options.flushMs ?? 500);
+        this.timer.unref();
+      }
+    });
     return this.flushing;
   }
 
