@@ -356,6 +356,16 @@ describe('the signed webhook', () => {
     expect(walletCell(paid.paymentId)).toBe('$6.00');
   });
 
+  it('the confirmation page of an expired checkout says nothing was charged and offers a new top-up (outside probe: it said only "expired")', async () => {
+    const { client } = await signedInUser(world.portal);
+    const expired = await startCheckout(client, 8);
+    expect((await client.get(cancelLinkOf(expired.url))).status).toBe(200);
+    const confirmation = await (await client.get(`/dashboard/billing/fund?session_id=${hostedSessionId(expired.url)}`)).text();
+    expect(confirmation).toContain('data-status="expired"');
+    expect(confirmation).toMatch(/This checkout expired before it was paid: nothing was charged and nothing was added to your wallet\./);
+    expect(confirmation).toContain('href="/dashboard/billing/fund">Start a new top-up</a>');
+  });
+
   it('another site sending the browser to the cancel address with a guessed payment id expires nothing: only the processor’s link carries the proof', async () => {
     const { client } = await signedInUser(world.portal);
     const victim = await startCheckout(client, 6);

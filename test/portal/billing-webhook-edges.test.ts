@@ -23,7 +23,7 @@ async function paidSession(amount: number) {
   session.payment_status = 'paid';
   session.payment_intent = `pi_edge_${payment_id}`;
   const { line_items: _l, payment_intent_metadata: _m, ...shown } = session;
-  return { id, email, paymentId: payment_id, shown };
+  return { id, email, client, paymentId: payment_id, shown };
 }
 
 /** The payment's receipt reached `email`, exactly once (its text names the payment). */
@@ -143,6 +143,16 @@ describe('signed events that would count money twice or break the endpoint (outs
     payment_intent: shown.payment_intent,
     amount_refunded: cents,
     metadata: {},
+  });
+
+  it('the confirmation page of a disputed payment shows the credit and says it was later disputed (it said only "disputed")', async () => {
+    const { client, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_confirmation'))).toBe('held');
+    const html = await (await client.get(`/dashboard/billing/fund?session_id=${String(shown.id)}`)).text();
+    expect(html).toContain('data-status="disputed"');
+    expect(html).toContain('$10.00 was added to your wallet.');
+    expect(html).toContain('This payment was later disputed.');
   });
 
   it('a dispute won after the payment was refunded in full gives nothing back: the card has its money', async () => {
