@@ -44,8 +44,11 @@ export interface EventResult {
 type Obj = Record<string, unknown>;
 const str = (o: Obj, key: string): string | undefined => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
 const int = (o: Obj, key: string): number | undefined => (Number.isSafeInteger(o[key]) ? (o[key] as number) : undefined);
+/** Our metadata: its text values only (the processor's are text; anything else names nothing). */
 const metadata = (o: Obj): Record<string, string> =>
-  o.metadata !== null && typeof o.metadata === 'object' ? (o.metadata as Record<string, string>) : {};
+  o.metadata !== null && typeof o.metadata === 'object' && !Array.isArray(o.metadata)
+    ? Object.fromEntries(Object.entries(o.metadata as Obj).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
 /** An expandable reference: an id, or the expanded object's id. */
 const ref = (o: Obj, key: string): string | undefined => {
   const value = o[key];
@@ -56,8 +59,11 @@ const ref = (o: Obj, key: string): string | undefined => {
 
 /** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
 export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike, now: Date): Promise<EventResult> {
-  // A signed event of another shape (no id, a type that is not text) is acknowledged and left:
-  // it cannot be told apart from its redeliveries, so nothing is changed by it.
+  // A signed event of another shape (not an object — `null`, an array, a number —, no id, a type
+  // that is not text) is acknowledged and left: it cannot be told apart from its redeliveries, so
+  // nothing is changed by it.
+  if (event === null || typeof event !== 'object' || Array.isArray(event))
+    return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event that is not an object' };
   const eventId = typeof event.id === 'string' || Number.isSafeInteger(event.id) ? String(event.id).slice(0, 255) : '';
   if (eventId === '' || typeof event.type !== 'string')
     return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without a text id and type' };
@@ -406,9 +412,15 @@ async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): P
   if (await trx('billing_payments').where({ dispute_id: disputeId }).first('id'))
     return { outcome: 'ignored', paymentId: Number(found.id), entryIds: [], followUps: [], detail: `dispute ${disputeId} already applied` };
   const paymentId = Number(found.id);
-  const amountCents = Math.min(int(dispute, 'amount') ?? found.amount_cents, found.amount_cents);
-  if (amountCents <= 0)
-    return { outcome: 'mismatch', paymentId, entryIds: [], followUps: [], detail: `dispute ${disputeId} is for ${amountCents} cents` };
+  const amountCents = disputedCents(dispute, found);
+  if (amountCents === undefined)
+    return {
+      outcome: 'mismatch',
+      paymentId,
+      entryIds: [],
+      followUps: [],
+      detail: `dispute ${disputeId} is for ${String(dispute.amount)} cents`,
+    };
   const first = await creditedFirst(trx, found, now);
   const { payment } = first;
   const { taken: held, entryId } = await takeForDispute(trx, payment, dispute, now, {
@@ -486,10 +498,18 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
   const found = disputeId ? await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute)) : undefined;
   if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no dispute or payment for ${disputeId}` };
+  const amountCents = disputedCents(dispute, found);
+  if (amountCents === undefined)
+    return {
+      outcome: 'mismatch',
+      paymentId: Number(found.id),
+      entryIds: [],
+      followUps: [],
+      detail: `dispute ${disputeId} is for ${String(dispute.amount)} cents`,
+    };
   const first = await creditedFirst(trx, found, now);
   const { payment } = first;
   const paymentId = Number(payment.id);
-  const amountCents = Math.min(Math.max(int(dispute, 'amount') ?? payment.amount_cents, 0), payment.amount_cents);
   const won = str(dispute, 'status') === 'won';
   const { entryId } = await takeForDispute(trx, payment, dispute, now, {
     disputeId,
@@ -499,6 +519,16 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
     reason: `payment ${paymentId} disputed and lost`,
   });
   return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, ...afterCredit(first, [], entryId) };
+}
+
+/**
+ * The cents a dispute of `payment` is for: its `amount`, at most what was paid. An amount that is
+ * missing, not a whole number of cents, or not above zero is undefined — a mismatch, as a
+ * completion whose amount is not the payment's is: nothing is held or taken by it.
+ */
+function disputedCents(dispute: Obj, payment: PaymentRow): number | undefined {
+  const amount = int(dispute, 'amount');
+  return amount === undefined || amount <= 0 ? undefined : Math.min(amount, payment.amount_cents);
 }
 
 /** An event's entries and follow-ups after creditedFirst: the credit's (when it made one) first, then its own. */

@@ -22,6 +22,32 @@ export const paymentStatuses = [
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
 
+/**
+ * Whether a payment in this status has moved the wallet: the one rule for a payment's wallet
+ * effect (presentPayment's wallet_usd, which the payments list, checkout-status and the billing
+ * page's Wallet column all show). A top-up pending, failed or expired credited nothing; one
+ * succeeded, refunded (in part or in full) or disputed was credited — what refunds and disputes
+ * took back is on their own `refund` and `dispute` rows (negative), so the history adds up to
+ * what reached the wallet. A refund (succeeded) and a dispute (open, won, lost) show what they
+ * took back, net of what a won dispute returned.
+ */
+export const movedWallet: Readonly<Record<PaymentStatus, boolean>> = {
+  pending: false,
+  failed: false,
+  expired: false,
+  succeeded: true,
+  partially_refunded: true,
+  refunded: true,
+  disputed: true,
+  open: true,
+  won: true,
+  lost: true,
+};
+
+/** A payment's wallet effect in nano-USD: its credit (or reversal) once it moved the wallet, else 0. */
+export const walletEffectNano = (row: Pick<PaymentRow, 'status' | 'credit_nano'>): number =>
+  movedWallet[row.status] ? Number(row.credit_nano) : 0;
+
 /** A row of billing_payments. */
 export interface PaymentRow {
   id: string | number;
@@ -53,7 +79,11 @@ export interface PaymentView {
   payment_id: number;
   kind: PaymentKind;
   status: PaymentStatus;
-  /** The wallet effect: credit bought (positive) or reversed (negative), USD. */
+  /**
+   * The wallet effect, USD (walletEffectNano): the credit a top-up added (positive) or what a
+   * refund or dispute took back (negative); 0 for a top-up pending, failed or expired. The credit
+   * a top-up buys, whatever its status, is total_usd − fee_usd.
+   */
   wallet_usd: number;
   /** Charged to (or refunded to) the card, USD, fee included. */
   amount_usd: number;
@@ -75,7 +105,7 @@ export function presentPayment(row: PaymentRow): PaymentView {
     payment_id: Number(row.id),
     kind: row.kind,
     status: row.status,
-    wallet_usd: nanoToUsd(Number(row.credit_nano)),
+    wallet_usd: nanoToUsd(walletEffectNano(row)),
     amount_usd: centsToUsd(row.amount_cents),
     total_usd: centsToUsd(row.amount_cents),
     fee_usd: centsToUsd(row.fee_cents),

@@ -58,9 +58,10 @@ describe('checkout', () => {
     expect(res.status).toBe(200);
     // (10.00 + 0.30) / (1 − 0.029) = 10.6076… → 10.61: the fee is 0.61.
     expect(body).toMatchObject({ ok: true, amount_usd: 10, wallet_usd: 10, fee_usd: 0.61, total_usd: 10.61, payer: `user:${id}` });
-    // The same names mean the same in the payments list: wallet_usd the credit, total_usd the card charge.
+    // The payments list shows the same card charge; its wallet_usd is the wallet effect so far —
+    // nothing while pending — and the credit the payment buys is total_usd − fee_usd.
     const listed = (await (await client.get('/api/billing/payments')).json()) as { data: Record<string, unknown>[] };
-    expect(listed.data[0]).toMatchObject({ wallet_usd: 10, total_usd: 10.61, amount_usd: 10.61, fee_usd: 0.61 });
+    expect(listed.data[0]).toMatchObject({ status: 'pending', wallet_usd: 0, total_usd: 10.61, amount_usd: 10.61, fee_usd: 0.61 });
     expect(String(body.url)).toMatch(new RegExp(`^${world.double.url}/pay/cs_test_`));
 
     const created = world.double.requestsTo('POST', '/v1/checkout/sessions').at(-1)!;
@@ -310,6 +311,59 @@ describe('the signed webhook', () => {
     expect((await world.double.post(world.webhookUrl, late)).status).toBe(200);
     expect(await knex()('billing_payments').where({ id: paid.payment_id }).first('status')).toEqual({ status: 'succeeded' });
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(10));
+  });
+
+  it('wallet_usd and the Wallet column are the wallet effect: nothing for a pending, failed or expired top-up (outside probe: expired showed $8.00)', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const declined = await startCheckout(client, 9);
+    expect(await world.double.payOnHostedPage(declined.url, '4000 0000 0000 0002')).toHaveProperty('refused');
+    const expired = await startCheckout(client, 8);
+    expect((await client.get(cancelLinkOf(expired.url))).status).toBe(200);
+    const paid = await paidCheckout(client, 6);
+    await world.double.settled();
+    const pending = await startCheckout(client, 7);
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(6));
+
+    const listed = (await (await client.get('/api/billing/payments')).json()) as {
+      data: { payment_id: number; status: string; wallet_usd: number; total_usd: number; fee_usd: number }[];
+    };
+    const byId = new Map(listed.data.map((p) => [p.payment_id, p]));
+    expect(byId.get(pending.payment_id)).toMatchObject({ status: 'pending', wallet_usd: 0 });
+    expect(byId.get(declined.payment_id)).toMatchObject({ status: 'failed', wallet_usd: 0 });
+    expect(byId.get(expired.payment_id)).toMatchObject({ status: 'expired', wallet_usd: 0, total_usd: 8.55, fee_usd: 0.55 });
+    expect(byId.get(paid.paymentId)).toMatchObject({ status: 'succeeded', wallet_usd: 6 });
+    // The wallet effects add up to the balance.
+    expect(listed.data.reduce((sum, p) => sum + p.wallet_usd, 0)).toBe(6);
+
+    const status = async (sessionId: string) =>
+      (await (await client.get(`/api/billing/checkout-status?session_id=${sessionId}`)).json()) as {
+        status: string;
+        payment: { wallet_usd: number; total_usd: number };
+      };
+    expect(await status(hostedSessionId(expired.url))).toMatchObject({ status: 'expired', payment: { wallet_usd: 0, total_usd: 8.55 } });
+    expect(await status(hostedSessionId(pending.url))).toMatchObject({ status: 'pending', payment: { wallet_usd: 0 } });
+    expect(await status(paid.sessionId)).toMatchObject({ status: 'credited', payment: { wallet_usd: 6 } });
+
+    // The billing page's Wallet column: a dash where nothing reached the wallet.
+    const html = await (await client.get('/dashboard/billing')).text();
+    const walletCell = (paymentId: number) => {
+      const row = new RegExp(`top-up #${paymentId}(?![0-9])[\\s\\S]*?</tr>`).exec(html)?.[0] ?? '';
+      return [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)][1]?.[1]?.trim();
+    };
+    expect(walletCell(expired.payment_id)).toBe('—');
+    expect(walletCell(declined.payment_id)).toBe('—');
+    expect(walletCell(pending.payment_id)).toBe('—');
+    expect(walletCell(paid.paymentId)).toBe('$6.00');
+  });
+
+  it('the confirmation page of an expired checkout says nothing was charged and offers a new top-up (outside probe: it said only "expired")', async () => {
+    const { client } = await signedInUser(world.portal);
+    const expired = await startCheckout(client, 8);
+    expect((await client.get(cancelLinkOf(expired.url))).status).toBe(200);
+    const confirmation = await (await client.get(`/dashboard/billing/fund?session_id=${hostedSessionId(expired.url)}`)).text();
+    expect(confirmation).toContain('data-status="expired"');
+    expect(confirmation).toMatch(/This checkout expired before it was paid: nothing was charged and nothing was added to your wallet\./);
+    expect(confirmation).toContain('href="/dashboard/billing/fund">Start a new top-up</a>');
   });
 
   it('another site sending the browser to the cancel address with a guessed payment id expires nothing: only the processor’s link carries the proof', async () => {

@@ -23,7 +23,7 @@ async function paidSession(amount: number) {
   session.payment_status = 'paid';
   session.payment_intent = `pi_edge_${payment_id}`;
   const { line_items: _l, payment_intent_metadata: _m, ...shown } = session;
-  return { id, email, paymentId: payment_id, shown };
+  return { id, email, client, paymentId: payment_id, shown };
 }
 
 /** The payment's receipt reached `email`, exactly once (its text names the payment). */
@@ -145,6 +145,16 @@ describe('signed events that would count money twice or break the endpoint (outs
     metadata: {},
   });
 
+  it('the confirmation page of a disputed payment shows the credit and says it was later disputed (it said only "disputed")', async () => {
+    const { client, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_confirmation'))).toBe('held');
+    const html = await (await client.get(`/dashboard/billing/fund?session_id=${String(shown.id)}`)).text();
+    expect(html).toContain('data-status="disputed"');
+    expect(html).toContain('$10.00 was added to your wallet.');
+    expect(html).toContain('This payment was later disputed.');
+  });
+
   it('a dispute won after the payment was refunded in full gives nothing back: the card has its money', async () => {
     const { id: userId, paymentId, shown } = await paidSession(10);
     expect(await deliver('checkout.session.completed', shown)).toBe('credited');
@@ -201,6 +211,39 @@ describe('signed events that would count money twice or break the endpoint (outs
       expect(res.status, JSON.stringify(event)).toBe(200);
       expect(((await res.json()) as { outcome: string }).outcome).toBe('ignored');
     }
+  });
+
+  it('a signed body of any JSON shape is acknowledged as ignored, null included (outside probe: null answered 500)', async () => {
+    for (const body of ['null', '[1,2]', '"str"', '123', 'true', '{}', '[]']) {
+      const res = await world.double.post(world.webhookUrl, body);
+      expect(res.status, body).toBe(200);
+      expect(((await res.json()) as { outcome: string }).outcome, body).toBe('ignored');
+    }
+    // Metadata of another shape (an operation id that is an object) is no metadata: nothing is looked up with it.
+    const odd = { id: 'pi_odd_meta', object: 'payment_intent', metadata: { operation_id: { x: 1 }, payment_id: 5, payer_id: ['u'] } };
+    expect(await deliver('payment_intent.payment_failed', odd)).toBe('unknown_payment');
+  });
+
+  it('a dispute whose amount is not a whole number of cents is a mismatch and holds nothing (outside probe: "abc" held it all)', async () => {
+    const { id: userId, paymentId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    for (const [n, amount] of [
+      ['abc', 'abc'],
+      ['fraction', 10.5],
+      ['missing', undefined],
+      ['null', null],
+    ] as const) {
+      const dispute = { ...disputeOf(shown, `dp_amount_${n}`), amount };
+      expect(await deliver('charge.dispute.created', dispute), n).toBe('mismatch');
+      expect(await deliver('charge.dispute.closed', { ...dispute, status: 'lost' }), n).toBe('mismatch');
+    }
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'succeeded' });
+    expect(await knex()('billing_payments').where({ original_payment_id: paymentId, kind: 'dispute' })).toEqual([]);
+  });
+
+  it('a numeric event id is an id', async () => {
+    const raw = (event: Record<string, unknown>) => world.double.post(world.webhookUrl, JSON.stringify(event));
     const { id: userId, shown } = await paidSession(10);
     const numeric = await raw({ id: 987654321, object: 'event', type: 'checkout.session.completed', data: { object: shown } });
     expect(((await numeric.json()) as { outcome: string }).outcome).toBe('credited');

@@ -8,6 +8,7 @@ import {
   autoTopupPolicyVersion,
   describeFeePolicy,
   formatCents,
+  movedWallet,
   organisationBilling,
   paymentMethodIdPattern,
 } from '../../../../core/billing/index.js';
@@ -167,6 +168,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       title: 'Billing',
       section: 'billing',
       cents: formatCents,
+      // The Wallet column's dash: the rule wallet_usd follows (core/billing/payments.ts).
+      movedWallet,
       notice: extra.notice,
       error: extra.error,
       ...data,
