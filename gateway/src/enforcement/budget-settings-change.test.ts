@@ -88,6 +88,9 @@ function world(open: (prefix: string) => Store) {
   return {
     store,
     key,
+    /** The usual change: a $1 daily budget made monthly a second in. */
+    daily: key({ limit: 1, period: 'daily' }),
+    monthly: key({ limit: 1, period: 'monthly', since: t0 + 1_000 }),
     gateway,
     at: (ms: number) => (clock = ms),
     /** A counter's spend (all buckets) and reservations in flight, in USD. */
@@ -105,6 +108,16 @@ function world(open: (prefix: string) => Store) {
   };
 }
 
+/** Runs a test in a world of its own, closed after. */
+async function inWorld(open: (prefix: string) => Store, body: (w: ReturnType<typeof world>) => Promise<void>): Promise<void> {
+  const w = world(open);
+  try {
+    await body(w);
+  } finally {
+    await w.close();
+  }
+}
+
 const stores: [string, (prefix: string) => Store][] = [
   ['memory', (prefix) => new MemoryStore(prefix)],
   ['memory (sharded, as a cluster)', (prefix) => new MemoryStore(prefix, Date.now, { sharded: true })],
@@ -116,13 +129,12 @@ if (process.env.REDIS_URL) {
 }
 
 describe.each(stores)('a budget settings change with requests in flight, on %s', (_, open) => {
-  test('a new period: the new counter counts the requests in flight at once, then their actual cost', async () => {
-    const w = world(open);
-    try {
+  test('a new period: the new counter counts the requests in flight at once, then their actual cost', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
-      const daily = w.key({ limit: 1, period: 'daily' });
+      const { daily } = w;
       const r1 = await a.admit(daily, 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const { monthly } = w;
       w.at(t0 + 2_000);
       const r2 = await a.admit(monthly, 0.25);
       expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
@@ -134,14 +146,10 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       expect(await w.counted(daily)).toEqual({ spent: 0.1, reserved: 0 });
       expect(a.spend.flights.keysInFlight).toBe(0);
       expect(a.spend.owedCount).toBe(0);
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('a new period cannot be used to overspend: what is in flight still counts against the limit', async () => {
-    const w = world(open);
-    try {
+  test('a new period cannot be used to overspend: what is in flight still counts against the limit', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const r1 = await a.admit(w.key({ limit: 0.5, period: 'daily' }), 0.4);
       const monthly = w.key({ limit: 0.5, period: 'monthly', since: t0 + 1_000 });
@@ -151,30 +159,22 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       const r3 = await a.admit(monthly, 0.1);
       await a.settle(r3, 0.1);
       expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test("a token count between (its key's copy without a budget) does not pass for the key's settings", async () => {
-    const w = world(open);
-    try {
+  test("a token count between (its key's copy without a budget) does not pass for the key's settings", () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       const r2 = await a.admit(monthly, 0.25);
       await a.count(monthly);
       await a.settle(r1, 0.1);
       expect(await w.counted(monthly)).toEqual({ spent: 0.35, reserved: 0.25 });
       await a.settle(r2, 0.05);
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('a limit set on a key that had none: its requests in flight (which reserved nothing) count on the new counter', async () => {
-    const w = world(open);
-    try {
+  test('a limit set on a key that had none: its requests in flight (which reserved nothing) count on the new counter', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const unlimited = w.key({ limit: null, period: null });
       const r1 = await a.admit(unlimited, 0.3);
@@ -185,18 +185,14 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r2, 0.01);
       expect(await w.counted(limited)).toEqual({ spent: 0.13, reserved: 0 });
       expect(a.spend.flights.keysInFlight).toBe(0);
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test("another gateway rebuilt the new counter without this one's request: carried in when a request of the key brings the new settings", async () => {
-    const w = world(open);
-    try {
+  test("another gateway rebuilt the new counter without this one's request: carried in when a request of the key brings the new settings", () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const b = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       const r2 = await b.admit(monthly, 0.25);
       expect(await w.counted(monthly)).toEqual({ spent: 0.25, reserved: 0.25 });
       // A request of the key reaches A with the new settings: A adds r1 before reserving.
@@ -207,18 +203,14 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await b.settle(r2, 0.02);
       await a.settle(r3, 0.03);
       expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test("a rebuild that loses to another gateway's adds its requests in flight to the counter that won", async () => {
-    const w = world(open);
-    try {
+  test("a rebuild that loses to another gateway's adds its requests in flight to the counter that won", () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const b = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       const r2 = await b.admit(monthly, 0.25);
       const now = new Date(t0);
       await a.spend.rebuildBudget(w.store, monthly, budgetWindow(monthly.id, 'monthly', now, monthly.budgetPeriodSince), now);
@@ -226,18 +218,14 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r1, 0.1);
       await b.settle(r2, 0.02);
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test("another gateway's settlement where this one carried nothing in: charged its actual cost", async () => {
-    const w = world(open);
-    try {
+  test("another gateway's settlement where this one carried nothing in: charged its actual cost", () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const b = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       // The store refuses A's addition: r1 is not in the counter B rebuilt.
       const refusing = Object.create(w.store) as Store;
       refusing.runScript = (script, keys, args) =>
@@ -252,19 +240,15 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       expect(await w.counted(monthly)).toEqual({ spent: 0.35, reserved: 0.25 });
       await b.settle(r2, 0.02);
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('a change announced while no request of the key reaches this gateway: its request in flight still counts on the new counter', async () => {
-    const w = world(open);
-    try {
+  test('a change announced while no request of the key reaches this gateway: its request in flight still counts on the new counter', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const b = w.gateway();
-      const daily = w.key({ limit: 1, period: 'daily' });
+      const { daily } = w;
       const r1 = await a.admit(daily, 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const { monthly } = w;
       const r2 = await b.admit(monthly, 0.25);
       expect(await w.counted(monthly)).toEqual({ spent: 0.25, reserved: 0.25 });
       // The key change channel announces the key's secret hash; A reads its settings again and carries r1 in.
@@ -278,17 +262,13 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r1, 0.1);
       await b.settle(r2, 0.02);
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('a rebuild that fails (PostgreSQL unreachable) leaves its requests in flight to the next one', async () => {
-    const w = world(open);
-    try {
+  test('a rebuild that fails (PostgreSQL unreachable) leaves its requests in flight to the next one', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       a.postgres.down = true;
       await expect(a.admit(monthly, 0.25)).rejects.toThrow('connection refused');
       a.postgres.down = false;
@@ -297,14 +277,10 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r1, 0.1);
       await a.settle(r2, 0.05);
       expect(await w.counted(monthly)).toEqual({ spent: 0.15, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('four period changes under requests in flight: every request counted once on the newest counter', async () => {
-    const w = world(open);
-    try {
+  test('four period changes under requests in flight: every request counted once on the newest counter', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
       const periods: BudgetPeriod[] = ['daily', 'monthly', 'rolling', 'daily', 'monthly'];
       const inFlight: Awaited<ReturnType<typeof a.admit>>[] = [];
@@ -320,16 +296,12 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       expect(await w.counted(record)).toEqual({ spent: 5, reserved: 0 });
       expect(a.spend.owedCount).toBe(0);
       expect(a.spend.flights.keysInFlight).toBe(0);
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test("a daily counter's next day is not a settings change: yesterday's request is not counted today", async () => {
-    const w = world(open);
-    try {
+  test("a daily counter's next day is not a settings change: yesterday's request is not counted today", () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
-      const daily = w.key({ limit: 1, period: 'daily' });
+      const { daily } = w;
       w.at(Date.parse('2026-11-26T23:59:30Z'));
       const late = await a.admit(daily, 0.25);
       w.at(Date.parse('2026-11-27T00:00:30Z'));
@@ -337,17 +309,13 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(late, 0.1);
       await a.settle(next, 0.05);
       expect(await w.counted(daily)).toEqual({ spent: 0.05, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 
-  test('the new counter lost by the store and rebuilt again: a request carried into it is still counted once', async () => {
-    const w = world(open);
-    try {
+  test('the new counter lost by the store and rebuilt again: a request carried into it is still counted once', () =>
+    inWorld(open, async (w) => {
       const a = w.gateway();
-      const r1 = await a.admit(w.key({ limit: 1, period: 'daily' }), 0.25);
-      const monthly = w.key({ limit: 1, period: 'monthly', since: t0 + 1_000 });
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
       const r2 = await a.admit(monthly, 0.25);
       await a.settle(r2, 0.05);
       const window = budgetWindow(monthly.id, 'monthly', new Date(t0), monthly.budgetPeriodSince);
@@ -357,8 +325,5 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await a.settle(r1, 0.1);
       await a.settle(r3, 0.01);
       expect(await w.counted(monthly)).toEqual({ spent: 0.16, reserved: 0 });
-    } finally {
-      await w.close();
-    }
-  });
+    }));
 });
