@@ -242,6 +242,30 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
     }));
 
+  test('a key rotated while its requests are in flight: announcements of its new secret are heard, and nothing stays indexed', () =>
+    inWorld(open, async (w) => {
+      const a = w.gateway();
+      const b = w.gateway();
+      const r1 = await a.admit(w.daily, 0.25);
+      // Rotated (a new secret hash) and given a monthly period; B serves the key under its new secret.
+      const rotated = { ...w.monthly, secretHash: `rotated-${w.monthly.secretHash}` };
+      a.spend.flights.see(rotated);
+      const r2 = await b.admit(rotated, 0.25);
+      const next = { ...rotated, budgetPeriodSince: new Date(t0 + 5_000).toISOString() };
+      let reads = 0;
+      await a.spend.keyChanged(
+        w.store,
+        rotated.secretHash,
+        async () => (reads++, next),
+        () => t0 + 6_000,
+      );
+      expect(reads).toBe(1);
+      await a.settle(r1, 0.1);
+      await b.settle(r2, 0.02);
+      expect(a.spend.flights.keysInFlight).toBe(0);
+      expect(a.spend.flights.secretsIndexed).toBe(0);
+    }));
+
   test('a change announced while no request of the key reaches this gateway: its request in flight still counts on the new counter', () =>
     inWorld(open, async (w) => {
       const a = w.gateway();

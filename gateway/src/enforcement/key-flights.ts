@@ -46,6 +46,8 @@ interface KeyEntry {
   flights: Set<KeyFlight>;
   /** The newest settings of the key seen by a request while these were in flight. */
   settings: KeyRecord;
+  /** The secret hashes the key had meanwhile (a rotation gives it a new one): each indexed in `bySecret`. */
+  secrets: Set<string>;
 }
 
 /** When a key's budget settings last changed, as a number (a key that never changed them is oldest). */
@@ -74,7 +76,14 @@ export class KeyFlights {
     if (!entry || settingsSince(key) < settingsSince(entry.settings)) return false;
     const changed = settingsSince(key) > settingsSince(entry.settings);
     entry.settings = key;
+    this.indexSecret(entry, key);
     return changed;
+  }
+
+  private indexSecret(entry: KeyEntry, key: KeyRecord): void {
+    if (entry.secrets.has(key.secretHash)) return;
+    entry.secrets.add(key.secretHash);
+    this.bySecret.set(key.secretHash, key.id);
   }
 
   /** Whether the key with this secret hash has requests in flight here (changes are announced by secret hash). */
@@ -86,10 +95,13 @@ export class KeyFlights {
   admit(flight: Omit<KeyFlight, 'carried' | 'carrying' | 'settling'>, key: KeyRecord): KeyFlight {
     let entry = this.byKey.get(key.id);
     if (!entry) {
-      entry = { flights: new Set(), settings: key };
+      entry = { flights: new Set(), settings: key, secrets: new Set() };
       this.byKey.set(key.id, entry);
-      this.bySecret.set(key.secretHash, key.id);
-    } else if (settingsSince(key) >= settingsSince(entry.settings)) entry.settings = key;
+      this.indexSecret(entry, key);
+    } else if (settingsSince(key) >= settingsSince(entry.settings)) {
+      entry.settings = key;
+      this.indexSecret(entry, key);
+    }
     const admitted: KeyFlight = { ...flight, carried: null, carrying: null, settling: false };
     entry.flights.add(admitted);
     return admitted;
@@ -100,7 +112,7 @@ export class KeyFlights {
     const entry = this.byKey.get(flight.keyId);
     if (entry?.flights.delete(flight) && entry.flights.size === 0) {
       this.byKey.delete(flight.keyId);
-      this.bySecret.delete(entry.settings.secretHash);
+      for (const secret of entry.secrets) this.bySecret.delete(secret);
     }
     flight.carried?.release();
     flight.carried = null;
@@ -138,5 +150,10 @@ export class KeyFlights {
   /** Keys with requests in flight (tests). */
   get keysInFlight(): number {
     return this.byKey.size;
+  }
+
+  /** Secret hashes indexed for those keys (tests: none left once nothing is in flight). */
+  get secretsIndexed(): number {
+    return this.bySecret.size;
   }
 }
