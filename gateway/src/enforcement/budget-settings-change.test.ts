@@ -14,6 +14,7 @@ import type { BudgetPeriod, KeyRecord } from '../../../core/keys/index.js';
 import { MemoryStore, type Store } from '../../../core/store/index.js';
 import { createRedisTestStore, testRedisIsCluster } from '../../../core/store/testing.js';
 import { WalletLedger } from '../../../core/wallets/index.js';
+import { waitFor } from '../../../test/support/wait-for.js';
 import { enforce, type EnforcementDeps, type Reservation } from './enforce.js';
 import { SpendRecovery } from './spend-recovery.js';
 
@@ -264,6 +265,43 @@ describe.each(stores)('a budget settings change with requests in flight, on %s',
       await b.settle(r2, 0.02);
       expect(a.spend.flights.keysInFlight).toBe(0);
       expect(a.spend.flights.secretsIndexed).toBe(0);
+    }));
+
+  test('a carry asked while another is under way returns only once that one is done (a PATCH answer showed 0 reserved)', () =>
+    inWorld(open, async (w) => {
+      const a = w.gateway();
+      const b = w.gateway();
+      const r1 = await a.admit(w.daily, 0.25);
+      const { monthly } = w;
+      const r2 = await b.admit(monthly, 0.25);
+      let opened!: () => void;
+      const door = new Promise<void>((resolve) => (opened = resolve));
+      let atDoor = false;
+      const held = Object.create(w.store) as Store;
+      held.runScript = async (script, keys, args) => {
+        if (script.name === 'budget_add_leases_if_present') {
+          atDoor = true;
+          await door;
+        }
+        return w.store.runScript(script, keys, args);
+      };
+      const announced = a.spend.keyChanged(
+        held,
+        w.daily.secretHash,
+        async () => monthly,
+        () => t0,
+      );
+      await waitFor('the announcement carry at the store', () => atDoor);
+      let asked = false;
+      const again = a.spend.carryFlights(held, monthly, new Date(t0)).then(() => (asked = true));
+      await Promise.resolve();
+      expect(asked).toBe(false);
+      opened();
+      await Promise.all([announced, again]);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.5, reserved: 0.5 });
+      await a.settle(r1, 0.1);
+      await b.settle(r2, 0.02);
+      expect(await w.counted(monthly)).toEqual({ spent: 0.12, reserved: 0 });
     }));
 
   test('a change announced while no request of the key reaches this gateway: its request in flight still counts on the new counter', () =>

@@ -61,6 +61,8 @@ export class SpendRecovery {
   /** Store key (budget counter or wallet mirror) → lease field → nano-USD reserved in flight by this process. */
   private readonly held = new Map<string, Map<string, number>>();
   private owedSettlements: OwedSettlement[] = [];
+  /** Per key id, the carry of its requests in flight under way (carryFlights). */
+  private readonly carrying = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private retrying: Promise<void> | undefined;
   private stopped = false;
@@ -288,7 +290,20 @@ export class SpendRecovery {
    * adding them to it otherwise. For a change of the key heard, or newer settings a request
    * brought; a store that fails leaves them to be charged their actual cost when they settle.
    */
-  async carryFlights(store: Store, key: KeyRecord, now: Date): Promise<void> {
+  carryFlights(store: Store, key: KeyRecord, now: Date): Promise<void> {
+    // One carry of a key at a time, each waiting for those before it: a caller that finds nothing
+    // left to carry (an announcement's carry took them) still returns only once they are in.
+    const run = (this.carrying.get(key.id) ?? Promise.resolve()).then(() => this.carryNow(store, key, now));
+    this.carrying.set(key.id, run);
+    run
+      .finally(() => {
+        if (this.carrying.get(key.id) === run) this.carrying.delete(key.id);
+      })
+      .catch(() => undefined); // carryNow reports its own failures
+    return run;
+  }
+
+  private async carryNow(store: Store, key: KeyRecord, now: Date): Promise<void> {
     if (key.budgetLimitUsd === null) return;
     const window = budgetWindow(key.id, key.budgetPeriod ?? 'monthly', now, key.budgetPeriodSince);
     if (this.flights.toCarry(key, window).length === 0) return;

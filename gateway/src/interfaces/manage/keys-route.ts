@@ -149,8 +149,9 @@ export function registerKeyManagementRoutes(app: FastifyInstance, deps: GatewayD
     const updated = (await repository.update(key.id, patch))!;
     await publish(updated);
     // This gateway's requests of the key in flight count on a new budget counter before the
-    // answer shows it (the announcement carries them too, but after its database read).
-    if (deps.spend.flights.see(updated)) await deps.spend.carryFlights(deps.store, updated, now());
+    // answer shows it — carried here, or by the announcement's carry, which this waits for.
+    deps.spend.flights.see(updated);
+    await deps.spend.carryFlights(deps.store, updated, now());
     return keyView(deps.store, updated, now(), { database: deps.database });
   });
 
