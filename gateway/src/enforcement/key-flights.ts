@@ -27,6 +27,8 @@ export interface KeyFlight {
   readonly counterKey: string | null;
   /** When it was admitted (ms since the epoch): its spend counts in that moment's period. */
   readonly at: number;
+  /** When its key's budget settings had last changed as it was admitted (settingsSince): unchanged since, no successor. */
+  readonly since: number;
   /** Its worst case in nano-USD: what a carried lease holds for it. */
   readonly nano: number;
   /** The minute its lease ends (core/budget/leases.ts), asked only when it is carried. */
@@ -92,7 +94,7 @@ export class KeyFlights {
   }
 
   /** Counts an admitted request in flight until `end`. */
-  admit(flight: Omit<KeyFlight, 'carried' | 'carrying' | 'settling'>, key: KeyRecord): KeyFlight {
+  admit(flight: Omit<KeyFlight, 'since' | 'carried' | 'carrying' | 'settling'>, key: KeyRecord): KeyFlight {
     let entry = this.byKey.get(key.id);
     if (!entry) {
       entry = { flights: new Set(), settings: key, secrets: new Set() };
@@ -102,7 +104,7 @@ export class KeyFlights {
       entry.settings = key;
       this.indexSecret(entry, key);
     }
-    const admitted: KeyFlight = { ...flight, carried: null, carrying: null, settling: false };
+    const admitted: KeyFlight = { ...flight, since: settingsSince(key), carried: null, carrying: null, settling: false };
     entry.flights.add(admitted);
     return admitted;
   }
@@ -124,7 +126,9 @@ export class KeyFlights {
    */
   successor(flight: KeyFlight): BudgetWindow | null {
     const settings = this.byKey.get(flight.keyId)?.settings;
-    if (!settings || settings.budgetLimitUsd === null) return null;
+    // Settings not changed since it was admitted (every request's case): the counter is the same,
+    // and no window is worked out on the settlement path.
+    if (!settings || settings.budgetLimitUsd === null || settingsSince(settings) === flight.since) return null;
     const window = windowAt(settings, flight.at);
     return window.counterKey === flight.counterKey ? null : window;
   }
