@@ -82,7 +82,10 @@ export function presentOperation(row: OperationRow) {
   return {
     operation_id: row.id,
     status: row.status,
-    wallet_usd: nanoToUsd(Number(row.amount_nano)),
+    // As on payments: wallet_usd is what the operation moved in the wallet (its credit once it
+    // succeeded, else nothing), credit_usd what it credits once paid.
+    wallet_usd: row.status === 'succeeded' ? nanoToUsd(Number(row.amount_nano)) : 0,
+    credit_usd: nanoToUsd(Number(row.amount_nano)),
     amount_usd: centsToUsd(row.amount_cents),
     // The card charge under the name the checkout answer and the payments list give it.
     total_usd: centsToUsd(row.amount_cents),

@@ -48,6 +48,9 @@ export const movedWallet: Readonly<Record<PaymentStatus, boolean>> = {
 export const walletEffectNano = (row: Pick<PaymentRow, 'status' | 'credit_nano'>): number =>
   movedWallet[row.status] ? Number(row.credit_nano) : 0;
 
+/** A payment that buys wallet credit (the others, refunds and disputes, take it back). */
+export const isTopUp = (kind: PaymentKind): boolean => kind === 'checkout' || kind === 'auto_topup';
+
 /** A row of billing_payments. */
 export interface PaymentRow {
   id: string | number;
@@ -85,6 +88,11 @@ export interface PaymentView {
    * a top-up buys, whatever its status, is total_usd − fee_usd.
    */
   wallet_usd: number;
+  /**
+   * What a top-up (`checkout`, `auto_topup`) credits the wallet once paid, USD, whatever its status
+   * (total_usd − fee_usd); null on `refund` and `dispute` rows, which credit nothing.
+   */
+  credit_usd: number | null;
   /** Charged to (or refunded to) the card, USD, fee included. */
   amount_usd: number;
   /** The same as amount_usd, under the name the checkout answer gives the card charge (one name for one meaning). */
@@ -106,6 +114,7 @@ export function presentPayment(row: PaymentRow): PaymentView {
     kind: row.kind,
     status: row.status,
     wallet_usd: nanoToUsd(walletEffectNano(row)),
+    credit_usd: isTopUp(row.kind) ? nanoToUsd(Number(row.credit_nano)) : null,
     amount_usd: centsToUsd(row.amount_cents),
     total_usd: centsToUsd(row.amount_cents),
     fee_usd: centsToUsd(row.fee_cents),

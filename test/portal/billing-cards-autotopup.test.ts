@@ -303,7 +303,13 @@ describe('automatic top-up', () => {
 
     const seen = await client.get(`/api/billing/auto-topup/operations/${ops[0]!.id}`);
     expect(seen.status).toBe(200);
-    expect(await seen.json()).toMatchObject({ operation_id: ops[0]!.id, status: 'succeeded', wallet_usd: 10, amount_usd: 10.61 });
+    expect(await seen.json()).toMatchObject({
+      operation_id: ops[0]!.id,
+      status: 'succeeded',
+      wallet_usd: 10,
+      credit_usd: 10,
+      amount_usd: 10.61,
+    });
     expect(world.double.violations).toEqual([]);
     // Its receipt, once: the card charge with its fee, and what reached the wallet.
     const receipt = `email to ${email} ("Receipt: $10.00 added to the wallet")`;
@@ -346,7 +352,12 @@ describe('automatic top-up', () => {
     const payments = (await (await client.get('/api/billing/payments')).json()) as {
       data: { kind: string; status: string; failure_code: string }[];
     };
-    expect(payments.data).toEqual([expect.objectContaining({ kind: 'auto_topup', status: 'failed', failure_code: 'generic_decline' })]);
+    expect(payments.data).toEqual([
+      expect.objectContaining({ kind: 'auto_topup', status: 'failed', failure_code: 'generic_decline', wallet_usd: 0, credit_usd: 10 }),
+    ]);
+    // The operation, too, moved nothing: wallet_usd is its wallet effect, credit_usd what it would have credited.
+    const declined = await client.get(`/api/billing/auto-topup/operations/${ops[0]!.id}`);
+    expect(await declined.json()).toMatchObject({ status: 'failed', wallet_usd: 0, credit_usd: 10, total_usd: 10.61 });
     // The event the processor sent about the same decline changes nothing more.
     await world.double.settled();
     expect(await operationsOf(payer)).toHaveLength(1);

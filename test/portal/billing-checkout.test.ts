@@ -57,11 +57,27 @@ describe('checkout', () => {
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status).toBe(200);
     // (10.00 + 0.30) / (1 − 0.029) = 10.6076… → 10.61: the fee is 0.61.
-    expect(body).toMatchObject({ ok: true, amount_usd: 10, wallet_usd: 10, fee_usd: 0.61, total_usd: 10.61, payer: `user:${id}` });
+    // Nothing has reached the wallet yet (wallet_usd, as in the payments list); credit_usd is what will once paid.
+    expect(body).toMatchObject({
+      ok: true,
+      amount_usd: 10,
+      wallet_usd: 0,
+      credit_usd: 10,
+      fee_usd: 0.61,
+      total_usd: 10.61,
+      payer: `user:${id}`,
+    });
     // The payments list shows the same card charge; its wallet_usd is the wallet effect so far —
     // nothing while pending — and the credit the payment buys is total_usd − fee_usd.
     const listed = (await (await client.get('/api/billing/payments')).json()) as { data: Record<string, unknown>[] };
-    expect(listed.data[0]).toMatchObject({ status: 'pending', wallet_usd: 0, total_usd: 10.61, amount_usd: 10.61, fee_usd: 0.61 });
+    expect(listed.data[0]).toMatchObject({
+      status: 'pending',
+      wallet_usd: 0,
+      credit_usd: 10,
+      total_usd: 10.61,
+      amount_usd: 10.61,
+      fee_usd: 0.61,
+    });
     expect(String(body.url)).toMatch(new RegExp(`^${world.double.url}/pay/cs_test_`));
 
     const created = world.double.requestsTo('POST', '/v1/checkout/sessions').at(-1)!;
@@ -253,8 +269,12 @@ describe('the signed webhook', () => {
     expect(((await res.json()) as { outcome: string }).outcome).toBe('ignored');
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
 
-    const history = (await (await client.get('/api/billing/payments')).json()) as { data: { kind: string; wallet_usd: number }[] };
+    const history = (await (await client.get('/api/billing/payments')).json()) as {
+      data: { kind: string; wallet_usd: number; credit_usd: number | null }[];
+    };
     expect(history.data.filter((p) => p.kind === 'refund').map((p) => p.wallet_usd)).toEqual([-7, -3]);
+    // A refund credits nothing: credit_usd is a top-up's.
+    expect(history.data.filter((p) => p.kind === 'refund').map((p) => p.credit_usd)).toEqual([null, null]);
   });
 
   it('records a declined card as a failed payment, tells the user by email, and credits nothing', async () => {
@@ -330,7 +350,7 @@ describe('the signed webhook', () => {
     const byId = new Map(listed.data.map((p) => [p.payment_id, p]));
     expect(byId.get(pending.payment_id)).toMatchObject({ status: 'pending', wallet_usd: 0 });
     expect(byId.get(declined.payment_id)).toMatchObject({ status: 'failed', wallet_usd: 0 });
-    expect(byId.get(expired.payment_id)).toMatchObject({ status: 'expired', wallet_usd: 0, total_usd: 8.55, fee_usd: 0.55 });
+    expect(byId.get(expired.payment_id)).toMatchObject({ status: 'expired', wallet_usd: 0, credit_usd: 8, total_usd: 8.55, fee_usd: 0.55 });
     expect(byId.get(paid.paymentId)).toMatchObject({ status: 'succeeded', wallet_usd: 6 });
     // The wallet effects add up to the balance.
     expect(listed.data.reduce((sum, p) => sum + p.wallet_usd, 0)).toBe(6);

@@ -77,10 +77,12 @@ export function billingApiRouter(deps: PortalDeps): Router {
       url: started.url,
       payment_id: started.paymentId,
       payer: started.payer.payerId,
-      // wallet_usd and total_usd mean what they mean in /api/billing/payments; amount_usd (the
-      // wallet credit here, the card charge there) is kept for clients written against it.
+      // wallet_usd, credit_usd and total_usd mean what they mean in /api/billing/payments: nothing
+      // has reached the wallet yet, credit_usd is what will once paid. amount_usd (the wallet
+      // credit here, the card charge there) is kept for clients written against it.
       amount_usd: started.collection.creditCents / 100,
-      wallet_usd: started.collection.creditCents / 100,
+      wallet_usd: 0,
+      credit_usd: started.collection.creditCents / 100,
       fee_usd: started.collection.feeCents / 100,
       total_usd: started.collection.totalCents / 100,
     });
