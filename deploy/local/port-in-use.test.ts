@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { portInUse } from './port-in-use.js';
+import { portInUse, portSetting } from './port-in-use.js';
 
 /** The error Node gives for a port another process holds. */
 async function listenError(port: number): Promise<unknown> {
@@ -23,6 +23,8 @@ describe('npm start on a port already taken', () => {
       expect(message).toContain('Set PORTAL_PORT to a free port');
       expect(portInUse(new Error('cannot start the simulator', { cause: error }), { SIM_PORT: String(port) })).toContain('Set SIM_PORT');
       expect(portInUse(error, {})).toContain('Set the ports to free ones');
+      expect(portInUse(error, { PAYMENTS_PORT: String(port) })).toContain('Set PAYMENTS_PORT to a free port');
+      expect(portInUse(error, { PORTAL_METRICS_PORT: String(port) })).toContain('PORTAL_METRICS_PORT (default any free port)');
     } finally {
       await new Promise((resolve) => held.close(resolve));
     }
@@ -31,5 +33,14 @@ describe('npm start on a port already taken', () => {
   test('any other error is left as it is', () => {
     expect(portInUse(new Error('boom'), {})).toBeUndefined();
     expect(portInUse('text', {})).toBeUndefined();
+  });
+
+  test('PAYMENTS_PORT and PORTAL_METRICS_PORT: unset is undefined, a port is read, anything else names the variable', () => {
+    expect(portSetting({}, 'PAYMENTS_PORT')).toBeUndefined();
+    expect(portSetting({ PAYMENTS_PORT: '' }, 'PAYMENTS_PORT')).toBeUndefined();
+    expect(portSetting({ PAYMENTS_PORT: '47211' }, 'PAYMENTS_PORT')).toBe(47211);
+    expect(portSetting({ PORTAL_METRICS_PORT: '0' }, 'PORTAL_METRICS_PORT')).toBe(0);
+    for (const bad of ['abc', '-1', '65536', '80.5', '1e3'])
+      expect(() => portSetting({ PAYMENTS_PORT: bad }, 'PAYMENTS_PORT')).toThrow(`PAYMENTS_PORT must be a port number from 0 to 65535`);
   });
 });

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../test/support/free-port.js';
 import { PortalClient } from '../../test/support/portal-client.js';
 import { payOnHostedPage } from '../../test/support/stripe-double.js';
 import { waitFor } from '../../test/support/wait-for.js';
@@ -103,10 +104,19 @@ test('npm start prints a key to export that answers the README call; one start p
   // keeps the demo key, and follows OTEL_* like the gateway's own entry point.
   first.child.kill('SIGKILL');
   await waitFor('the first start to die', () => first.exitCode() !== undefined);
-  const third = start(dataDir, { OTEL_TRACES_EXPORTER: 'console' });
+  // The two ports that are otherwise any free one can be pinned (PAYMENTS_PORT, PORTAL_METRICS_PORT).
+  const [paymentsPort, portalMetricsPort] = [await freePort(), await freePort()];
+  const third = start(dataDir, {
+    OTEL_TRACES_EXPORTER: 'console',
+    PAYMENTS_PORT: String(paymentsPort),
+    PORTAL_METRICS_PORT: String(portalMetricsPort),
+  });
   const again = await banner(third);
   expect(again.key).toBe(key);
   expect(third.output()).toContain('tracing     OTEL_TRACES_EXPORTER=console');
+  expect(third.output()).toContain(`Payments: local TEST processor at http://127.0.0.1:${paymentsPort} `);
+  expect(third.output()).toContain(`Portal metrics: http://127.0.0.1:${portalMetricsPort}/metrics`);
+  expect(await (await fetch(`http://127.0.0.1:${portalMetricsPort}/metrics`)).text()).toContain('# TYPE');
   third.child.kill('SIGTERM');
   await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);
   // Exit 0 once everything closed: the handlers are in place before the banner says it is running

@@ -21,7 +21,7 @@ import { banner, mailDestination } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
 import { writeDemoCatalogue } from './demo-catalogue.js';
 import { startLocalTestProcessor } from './payment-processor/index.js';
-import { portInUse } from './port-in-use.js';
+import { portInUse, portSetting } from './port-in-use.js';
 
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.SVC_DATA_DIR ?? './.data');
@@ -36,6 +36,9 @@ async function main(): Promise<void> {
   );
 
   const simPort = Number(process.env.SIM_PORT ?? 8090);
+  // Read before anything starts, so that a bad value stops nothing half-way.
+  const paymentsPort = portSetting(process.env, 'PAYMENTS_PORT');
+  const portalMetricsPort = portSetting(process.env, 'PORTAL_METRICS_PORT');
   const simulator = await startSimulator({ port: simPort, name: 'demo-simulator' }).catch((error: unknown) => {
     throw new Error(`cannot start the supplier simulator on port ${simPort} (set SIM_PORT to a free port): ${String(error)}`, {
       cause: error,
@@ -74,7 +77,7 @@ async function main(): Promise<void> {
   // Its customers and cards are kept beside the data, which survives a restart (the portal's rows name them).
   const payments = process.env.STRIPE_SECRET_KEY
     ? undefined
-    : await startLocalTestProcessor({ stateFile: join(dataDir, 'payment-processor.json') });
+    : await startLocalTestProcessor({ stateFile: join(dataDir, 'payment-processor.json'), port: paymentsPort ?? 0 });
   const paymentSettings = payments && {
     STRIPE_SECRET_KEY: payments.secretKey,
     STRIPE_PUBLISHABLE_KEY: payments.publishableKey,
@@ -82,7 +85,8 @@ async function main(): Promise<void> {
     SVC_STRIPE_API_URL: payments.url,
   };
   // The portal on the same database (PORTAL_PORT, default 3000). Its metrics on a port of their own
-  // (the gateway has SVC_METRICS_PORT), printed below; with SVC_METRICS_PORT=0 there are none.
+  // (the gateway has SVC_METRICS_PORT): PORTAL_METRICS_PORT, else any free one, printed below; with
+  // SVC_METRICS_PORT=0 (and no PORTAL_METRICS_PORT) or PORTAL_METRICS_PORT=0 there are none.
   const portal = await startPortal(
     // Nothing proxies to the portal here: no peer may name the client (X-Forwarded-For), unless set.
     parsePortalSettings({
@@ -90,9 +94,14 @@ async function main(): Promise<void> {
       SVC_PORTAL_TRUST_PROXY: 'none',
       ...env,
       ...paymentSettings,
-      SVC_METRICS_PORT: '0',
+      SVC_METRICS_PORT: String(portalMetricsPort ?? 0),
     }),
-    { database, catalogue: config.catalogue, store, metricsOnEphemeralPort: gateway.metricsUrl !== undefined },
+    {
+      database,
+      catalogue: config.catalogue,
+      store,
+      metricsOnEphemeralPort: portalMetricsPort === undefined && gateway.metricsUrl !== undefined,
+    },
   );
   payments?.setWebhookUrl(`${portal.url}${webhookPath}`);
   // Handled before the banner says the platform is running (stopOnSignals' `ready`, here many lines
