@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
-import { portInUse, portSetting } from './port-in-use.js';
+import { assertPortsFree, portInUse, portSetting } from './port-in-use.js';
 
 /** The error Node gives for a port another process holds. */
 async function listenError(port: number): Promise<unknown> {
@@ -42,5 +42,25 @@ describe('npm start on a port already taken', () => {
     expect(portSetting({ PORTAL_METRICS_PORT: '0' }, 'PORTAL_METRICS_PORT')).toBe(0);
     for (const bad of ['abc', '-1', '65536', '80.5', '1e3'])
       expect(() => portSetting({ PAYMENTS_PORT: bad }, 'PAYMENTS_PORT')).toThrow(`PAYMENTS_PORT must be a port number from 0 to 65535`);
+  });
+
+  test('a taken port is found before anything starts, and named by its variable', async () => {
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const port = (held.address() as { port: number }).port;
+    // Every other port any free one (0 is not checked): only the held one can fail.
+    const free = { PORT: '0', PORTAL_PORT: '0', SVC_METRICS_PORT: '0', SIM_PORT: '0' };
+    try {
+      await expect(assertPortsFree(free, '127.0.0.1')).resolves.toBeUndefined();
+      for (const name of ['PORTAL_PORT', 'PAYMENTS_PORT'] as const) {
+        const env = { ...free, [name]: String(port) };
+        const error = await assertPortsFree(env, '127.0.0.1').then(() => undefined, (e: unknown) => e);
+        expect(portInUse(error, env)).toContain(`Set ${name} to a free port`);
+      }
+    } finally {
+      await new Promise((resolve) => held.close(resolve));
+    }
+    // Released: the same port passes now.
+    await expect(assertPortsFree({ PORT: String(port), PORTAL_PORT: '0', SVC_METRICS_PORT: '0', SIM_PORT: '0' }, '127.0.0.1')).resolves.toBeUndefined();
   });
 });

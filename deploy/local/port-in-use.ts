@@ -1,4 +1,5 @@
 import { ConfigError } from '../../core/config/index.js';
+import { createServer } from 'node:net';
 
 /**
  * The variable that moves each port `npm start` listens on, with its default (0: any free port —
@@ -37,4 +38,22 @@ export function portSetting(env: NodeJS.ProcessEnv, name: string): number | unde
   if (!/^\d{1,5}$/.test(text.trim()) || port > 65_535)
     throw new ConfigError(`${name} must be a port number from 0 to 65535 (0: any free port), not '${text}'`);
   return port;
+}
+
+/**
+ * Fails fast when a fixed port `npm start` will listen on is taken: each is bound for a moment on
+ * `host` before the database is opened (a first start creates it, which takes a while) — the
+ * error is the one listen gives, so portInUse names its variable. A port taken in the moment
+ * between this check and the real listen still fails there, with the same message.
+ */
+export async function assertPortsFree(env: NodeJS.ProcessEnv, host: string): Promise<void> {
+  for (const [name, fallback] of portVariables) {
+    const port = name === 'PAYMENTS_PORT' || name === 'PORTAL_METRICS_PORT' ? (portSetting(env, name) ?? 0) : Number(env[name] ?? fallback);
+    if (!Number.isInteger(port) || port <= 0 || port > 65_535) continue;
+    await new Promise<void>((resolve, reject) => {
+      const probe = createServer();
+      probe.once('error', reject);
+      probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+    });
+  }
 }

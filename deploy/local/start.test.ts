@@ -116,6 +116,16 @@ test('npm start prints a key to export that answers the README call; one start p
   expect(third.output()).toContain('tracing     OTEL_TRACES_EXPORTER=console');
   expect(third.output()).toContain(`Payments: local TEST processor at http://127.0.0.1:${paymentsPort} `);
   expect(third.output()).toContain(`Portal metrics: http://127.0.0.1:${portalMetricsPort}/metrics`);
+  // The simulator took another free port this time: on the embedded default, whose database keeps
+  // the first start's catalogue, the stored demo providers were moved to it (outside probe: a start
+  // on another SIM_PORT answered every request 503 provider_unavailable), and the key is served.
+  if (!process.env.DATABASE_URL) expect(third.output()).toMatch(/The demo providers pointed at http:\/\/127\.0\.0\.1:\d+\/v1: moved to the simulator/);
+  const served = await fetch(`${again.gateway}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello again' }] }),
+  });
+  expect(served.status, await served.clone().text()).toBe(200);
   expect(await (await fetch(`http://127.0.0.1:${portalMetricsPort}/metrics`)).text()).toContain('# TYPE');
   third.child.kill('SIGTERM');
   await waitFor('the third start to stop', () => third.exitCode() !== undefined, 60_000);

@@ -21,7 +21,8 @@ import { banner, mailDestination } from './banner.js';
 import { loadLocalCredentials, saveLocalCredentials } from './credentials.js';
 import { writeDemoCatalogue } from './demo-catalogue.js';
 import { startLocalTestProcessor } from './payment-processor/index.js';
-import { portInUse, portSetting } from './port-in-use.js';
+import { followSimulator } from './follow-simulator.js';
+import { assertPortsFree, portInUse, portSetting } from './port-in-use.js';
 
 async function main(): Promise<void> {
   const dataDir = resolve(process.env.SVC_DATA_DIR ?? './.data');
@@ -39,6 +40,9 @@ async function main(): Promise<void> {
   // Read before anything starts, so that a bad value stops nothing half-way.
   const paymentsPort = portSetting(process.env, 'PAYMENTS_PORT');
   const portalMetricsPort = portSetting(process.env, 'PORTAL_METRICS_PORT');
+  // A port another program holds is named now, not after the database was opened (a first start
+  // takes a while creating it).
+  await assertPortsFree(process.env, process.env.SVC_HOST ?? '127.0.0.1');
   const simulator = await startSimulator({ port: simPort, name: 'demo-simulator' }).catch((error: unknown) => {
     throw new Error(`cannot start the supplier simulator on port ${simPort} (set SIM_PORT to a free port): ${String(error)}`, {
       cause: error,
@@ -59,6 +63,11 @@ async function main(): Promise<void> {
 
   const database = await openDatabase(databaseTargetFromSettings(config.settings));
   await database.migrate();
+  // The stored demo catalogue follows the simulator to the port this start gave it (follow-simulator.ts).
+  if (!process.env.SVC_CATALOG && config.settings.SVC_CATALOG_SOURCE === 'database') {
+    const before = await followSimulator(database.knex, simulator.url, { env, pepper: config.settings.SVC_KEY_PEPPER });
+    if (before) console.log(`The demo providers pointed at ${before}: moved to the simulator on ${simulator.url}/v1.`);
+  }
   const keys = new KeyRepository(database.knex, config.settings.SVC_KEY_PEPPER);
   const existing = credentials.demoKey ? await keys.findByHash(hashSecret(credentials.demoKey, config.settings.SVC_KEY_PEPPER)) : undefined;
   let demoKey = credentials.demoKey;
