@@ -25,7 +25,7 @@ svc LLM gateway is running (${facts.database}, ${facts.store})
   gateway     ${base}   (health: ${base}/health)
   metrics     ${facts.metricsUrl ?? 'off (SVC_METRICS_PORT=0)'}
   tracing     ${facts.tracing}
-  simulator   ${facts.simulatorUrl}   (stands in for real suppliers)
+  simulator   ${facts.simulatorUrl}   (stands in for real suppliers; health: ${facts.simulatorUrl}/health)
   catalogue   ${facts.catalogue}
   data dir    ${facts.dataDir}
   admin key   ${facts.adminKey}   (Management API: /v1/manage/keys, see docs/keys.md)

@@ -54,13 +54,18 @@ describe('npm start on a port already taken', () => {
       await expect(assertPortsFree(free, '127.0.0.1')).resolves.toBeUndefined();
       for (const name of ['PORTAL_PORT', 'PAYMENTS_PORT'] as const) {
         const env = { ...free, [name]: String(port) };
-        const error = await assertPortsFree(env, '127.0.0.1').then(() => undefined, (e: unknown) => e);
+        const error = await assertPortsFree(env, '127.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(portInUse(error, env)).toContain(`Set ${name} to a free port`);
       }
     } finally {
       await new Promise((resolve) => held.close(resolve));
     }
     // Released: the same port passes now.
-    await expect(assertPortsFree({ PORT: String(port), PORTAL_PORT: '0', SVC_METRICS_PORT: '0', SIM_PORT: '0' }, '127.0.0.1')).resolves.toBeUndefined();
+    await expect(
+      assertPortsFree({ PORT: String(port), PORTAL_PORT: '0', SVC_METRICS_PORT: '0', SIM_PORT: '0' }, '127.0.0.1'),
+    ).resolves.toBeUndefined();
   });
 });

@@ -119,7 +119,8 @@ test('npm start prints a key to export that answers the README call; one start p
   // The simulator took another free port this time: on the embedded default, whose database keeps
   // the first start's catalogue, the stored demo providers were moved to it (outside probe: a start
   // on another SIM_PORT answered every request 503 provider_unavailable), and the key is served.
-  if (!process.env.DATABASE_URL) expect(third.output()).toMatch(/The demo providers pointed at http:\/\/127\.0\.0\.1:\d+\/v1: moved to the simulator/);
+  if (!process.env.DATABASE_URL)
+    expect(third.output()).toMatch(/The demo providers pointed at http:\/\/127\.0\.0\.1:\d+\/v1: moved to the simulator/);
   const served = await fetch(`${again.gateway}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },

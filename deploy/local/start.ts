@@ -163,7 +163,11 @@ async function main(): Promise<void> {
       metricsUrl: gateway.metricsUrl,
       tracing: tracing.decision.reason,
       simulatorUrl: simulator.url,
-      catalogue: config.settings.SVC_CATALOG,
+      // The file is what the database copy was seeded from; while the database is the source, the portal's Providers page edits that copy.
+      catalogue:
+        config.settings.SVC_CATALOG_SOURCE === 'database'
+          ? `stored in the database (seeded from ${config.settings.SVC_CATALOG}; the portal's Providers page edits it)`
+          : config.settings.SVC_CATALOG,
       dataDir,
       adminKey: config.settings.SVC_ADMIN_KEY,
       demoKey,

@@ -1,14 +1,13 @@
 // Entry point of the operator deployable: settings from the environment, the cluster from the
 // in-cluster service account or KUBECONFIG. Wiring lives in operator.ts.
-import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigError, loadCatalogue, stopOnSignals } from '../../core/config/index.js';
+import { loadKubeConfig } from './kube-config.js';
 import { startOperator } from './operator.js';
 import { parseOperatorSettings } from './settings.js';
 
 async function main(): Promise<void> {
   const settings = parseOperatorSettings(process.env);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig();
   const catalogue = settings.SVC_CATALOG ? loadCatalogue(settings.SVC_CATALOG, process.env) : undefined;
   const operator = await startOperator(settings, { kubeConfig, ...(catalogue && { catalogue }) });
   stopOnSignals(() => operator.stop(), 'stopping controllers and releasing the Lease', {
