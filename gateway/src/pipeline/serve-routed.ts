@@ -11,6 +11,7 @@ import type { Session } from '../routing/session-affinity.js';
 import { auditRefusal, settleAndAudit } from './accounting.js';
 import { answeringAttempt, routingRecord, type InterfaceName } from './attempts.js';
 import { tryCandidates, type Attempt } from './failover.js';
+import { releaseStreamEnd } from './held-stream-end.js';
 
 /** What one endpoint contributes to the shared pipeline; everything else is the same for all. */
 export interface RoutedCall<T> {
@@ -99,17 +100,23 @@ async function serveWith<T>(
 
   let value: T;
   try {
-    await call.admitted?.();
-    value = await tryCandidates(request, candidates, cancellation, deps, call.attempt);
-  } catch (thrown) {
-    await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, toApiError(thrown));
-    throw thrown;
+    try {
+      await call.admitted?.();
+      value = await tryCandidates(request, candidates, cancellation, deps, call.attempt);
+    } catch (thrown) {
+      await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, toApiError(thrown));
+      throw thrown;
+    }
+    // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
+    const answeredBy = answeringAttempt(record)?.supplier;
+    if (sticky && session && answeredBy && pinned !== answeredBy) {
+      void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
+    }
+    await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, undefined);
+  } finally {
+    // A stream's last frames, held until its record is appended (held-stream-end.ts) — or until
+    // whatever stopped that from happening was thrown: a stream is never left open.
+    releaseStreamEnd(reply);
   }
-  // Pin, settlement and audit append leave in the same tick: one pipelined round trip after.
-  const answeredBy = answeringAttempt(record)?.supplier;
-  if (sticky && session && answeredBy && pinned !== answeredBy) {
-    void deps.sessions.pin(key.id, session, answeredBy).catch((e: unknown) => request.log.warn({ err: e }, 'session pin failed'));
-  }
-  await settleAndAudit(deps, request, key, reservation, call.interfaceName, receivedAt, undefined);
   return value;
 }

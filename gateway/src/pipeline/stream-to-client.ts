@@ -4,6 +4,7 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 import { ApiError, toApiError } from '../../../core/errors/index.js';
 import { errorWithoutCredential } from '../suppliers/upstream-error.js';
 import { drained } from '../http/backpressure.js';
+import { holdStreamEnd } from './held-stream-end.js';
 import { abandonBody, tooLarge } from '../http/bounded-body.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../http/upstream-client.js';
 import { totalsHeaders } from '../routing/routing-headers.js';
@@ -45,6 +46,20 @@ export function streamHeadHeaders(request: IncomingMessage): Record<string, stri
 export function endStream(raw: ServerResponse, request: IncomingMessage, totals: Record<string, string> | undefined): void {
   if (totals && carriesTrailers(request)) raw.addTrailers(totals);
   raw.end();
+}
+
+/**
+ * Whether translated frames close the client's stream — chat's `data: [DONE]`, the messages
+ * family's `message_stop` — so that they wait for the request's audit record (held-stream-end.ts).
+ * At a line's start only: an answer's text is JSON inside a frame, where a line break is escaped.
+ */
+export function closesStream(text: string): boolean {
+  return (
+    text.startsWith('data: [DONE]') ||
+    text.includes('\ndata: [DONE]') ||
+    text.startsWith('event: message_stop') ||
+    text.includes('\nevent: message_stop')
+  );
 }
 
 /** Adds a wait for the client to the request's routing record (failover reads it). */
@@ -157,13 +172,19 @@ export async function streamToClient(
   /** Framing translated before any content, sent with the first frame after it. */
   let held = '';
   let holdingSince: number | undefined;
+  /** The client's closing frames once one was translated, and all after: sent with the stream's end (held-stream-end.ts). */
+  let closing = '';
+  const send = (text: string) => {
+    if (closing === '' && !closesStream(text)) raw.write(text);
+    else closing += text;
+  };
   const start = () => {
     started = true;
     routingRecord(reply.request).firstByteMs = reply.elapsedTime;
     reply.hijack();
     // Totals (tokens, cost) are only known at the end: they follow as a comment and HTTP trailers.
     raw.writeHead(200, { ...headersSetSoFar(reply), ...streamHeadHeaders(reply.request.raw), ...headers() });
-    if (held !== '') raw.write(held);
+    if (held !== '') send(held);
     held = '';
   };
   const write = (text: string) => {
@@ -176,7 +197,7 @@ export async function streamToClient(
       }
       start();
     }
-    raw.write(text);
+    send(text);
   };
   let failure: unknown;
   /** The upstream ended: the translator's closing frames (it throws when the answer is not whole). */
@@ -235,12 +256,15 @@ export async function streamToClient(
   if (started) {
     // Counting a usage the supplier left out takes a turn of the event loop: the client may leave meanwhile.
     const final = raw.destroyed ? undefined : await charged();
-    if (!raw.destroyed) {
-      // A final usage event the translator held for the charged usage, then the totals.
-      if (!failure) raw.write(translator.streamClose?.(final) ?? '');
+    const closeFailed = failure !== undefined;
+    // Sent once the request's audit record is appended (held-stream-end.ts).
+    holdStreamEnd(reply, () => {
+      if (raw.destroyed) return void raw.end();
+      // The closing frames, a final usage event the translator held for the charged usage, then the totals.
+      raw.write(closeFailed ? closing : closing + (translator.streamClose?.(final) ?? ''));
       if (final) raw.write(totalsComment(final.totals));
       endStream(raw, reply.request.raw, totalsHeaders(final?.totals));
-    } else raw.end();
+    });
   }
   return { started, error: failure ? toApiError(failure) : undefined };
 }

@@ -24,6 +24,7 @@ import {
   SseText,
   streamHeadHeaders,
 } from '../../pipeline/stream-to-client.js';
+import { holdStreamEnd } from '../../pipeline/held-stream-end.js';
 import { drained } from '../../http/backpressure.js';
 import { bodyChunks } from '../../http/body-chunks.js';
 import { SseBoundary } from '../../http/sse-boundary.js';
@@ -216,6 +217,14 @@ async function relayResponses(
   });
   // Byte-for-byte passthrough (sequence numbers untouched); the meter only reads along.
   let lateError: ApiError | undefined;
+  // From the chunk that carried the terminal event (response.completed and its kin: the meter has
+  // read it before it is relayed) the bytes wait for the request's audit record, and leave with the
+  // stream's end (pipeline/held-stream-end.ts).
+  const closing: Buffer[] = [];
+  const send = (bytes: Buffer) => {
+    if (closing.length === 0 && !meter.terminal) raw.write(bytes);
+    else closing.push(bytes);
+  };
   try {
     // Whole events only: a supplier that breaks off mid-event leaves no half event before the error event.
     const boundary = new SseBoundary();
@@ -223,7 +232,7 @@ async function relayResponses(
     // meter reads each chunk before it is relayed), the events are masked; until then they go as sent.
     const relay = (chunk: Buffer) => {
       const whole = boundary.take(chunk);
-      if (whole.length > 0) raw.write(meter.sawFailure ? eventsWithoutCredential(whole, credential) : whole);
+      if (whole.length > 0) send(meter.sawFailure ? eventsWithoutCredential(whole, credential) : whole);
     };
     for (const chunk of held) relay(chunk);
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
@@ -236,7 +245,7 @@ async function relayResponses(
     if (!meter.terminal) throw new ApiError('stream_interrupted', { details: { supplier: route.supplier.name } });
     // The stream ended whole: bytes after its last blank line (a last event left unclosed) go on as sent.
     const rest = boundary.rest();
-    if (rest.length > 0) raw.write(meter.sawFailure ? eventsWithoutCredential(rest, credential) : rest);
+    if (rest.length > 0) send(meter.sawFailure ? eventsWithoutCredential(rest, credential) : rest);
   } catch (error) {
     abandonBody(upstream);
     lateError = errorWithoutCredential(streamBreak(error, route.supplier.name), credential);
@@ -255,12 +264,15 @@ async function relayResponses(
     request,
     { outputCap: maxOutput, inputCap },
   );
-  if (!raw.destroyed) {
+  // Sent once the request's audit record is appended (pipeline/held-stream-end.ts).
+  holdStreamEnd(reply, () => {
+    if (raw.destroyed) return void raw.end();
+    for (const bytes of closing) raw.write(bytes);
     // The totals after the last event, as on every stream (a comment SSE parsers skip), and as trailers.
     const totals = usageTotals(route, record.usage);
     if (totals) raw.write(totalsComment(totals));
     endStream(raw, request.raw, totalsHeaders(totals));
-  } else raw.end();
+  });
   return { value: reply, lateError };
 }
 
