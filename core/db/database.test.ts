@@ -1,9 +1,9 @@
-import { onTestFinished, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Database } from './database.js';
+import { knexLog, openDatabase, type Database } from './database.js';
 import { createTestDatabase } from './testing.js';
 
 /** Closes the database after the test, whether it passed or not (a second close is harmless). */
@@ -72,4 +72,15 @@ test('embedded database keeps its rows across a restart', async () => {
   await second.migrate();
   const rows = await second.knex('api_keys').select('id');
   assert.deepEqual(rows, [{ id: 'kept' }]);
+});
+
+test("knex's own warnings are JSON log lines, not console text (a log pipeline reads one JSON document per line)", () => {
+  const lines: string[] = [];
+  const log = knexLog({ write: (line: string) => void lines.push(line) });
+  log.warn!('Connection Error: Error: Connection terminated unexpectedly');
+  log.error!(new Error('pool exhausted'));
+  expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toMatchObject([
+    { level: 40, service: 'database', component: 'knex', msg: 'Connection Error: Error: Connection terminated unexpectedly' },
+    { level: 50, service: 'database', component: 'knex', msg: 'pool exhausted' },
+  ]);
 });

@@ -6,6 +6,8 @@ import { lockDataDir } from './data-dir-lock.js';
 import { serveEmbeddedDatabase } from './embedded-server.js';
 import { migrationSource } from './migrations/index.js';
 import { closeOnLostReply, defaultReplyBounds, statementTimeoutOf, type ReplyBounds } from './lost-replies.js';
+import { createLogger } from '../telemetry/logger.js';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 /** An open connection pool to the system of record, plus how to shut it down. */
 export interface Database {
@@ -65,6 +67,27 @@ export function connectionBounds(kind: Database['kind']): ConnectionBounds {
     : {};
 }
 
+/**
+ * knex's own warnings (a pooled connection that broke: "Connection Error: …") as JSON log lines
+ * like every other line of the deployables — knex writes them with console.warn, plain text that
+ * broke log pipelines reading one JSON document per line (outside probe: ~100 such lines on
+ * stderr while PostgreSQL connections were being terminated). Made on first use.
+ */
+export function knexLog(destination: DestinationStream = pino.destination(2)): NonNullable<Knex.Config['log']> {
+  let logger: Logger | undefined;
+  const level =
+    process.env.LOG_LEVEL && process.env.LOG_LEVEL in pino.levels.values
+      ? process.env.LOG_LEVEL
+      : process.env.LOG_LEVEL === 'silent'
+        ? 'silent'
+        : 'info';
+  const line = (method: 'warn' | 'error' | 'debug') => (message: unknown) => {
+    logger ??= createLogger({ service: 'database', level, destination });
+    logger[method]({ component: 'knex' }, message instanceof Error ? message.message : String(message));
+  };
+  return { warn: line('warn'), error: line('error'), deprecate: line('warn'), debug: line('debug') };
+}
+
 /** `replies`: the bounds on a reply that never comes (lost-replies.ts); `null` for none (migrations). */
 function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replies: ReplyBounds | null = defaultReplyBounds): Knex {
   return knexFactory({
@@ -83,6 +106,7 @@ function knexForUrl(url: string, poolMax: number, kind: Database['kind'], replie
     pool: { min: 0, max: poolMax, ...(kind === 'postgres' && replies && { afterCreate: closeOnLostReply }) },
     ...(kind === 'postgres' && { acquireConnectionTimeout: postgresAcquireTimeoutMs }),
     migrations: { migrationSource, tableName: 'knex_migrations' },
+    log: knexLog(),
   });
 }
 
