@@ -33,7 +33,7 @@ import { callSupplier, sentCredential } from '../../pipeline/supplier-call.js';
 import { errorWithoutCredential, eventsWithoutCredential } from '../../suppliers/upstream-error.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
 import { abandonBody } from '../../http/bounded-body.js';
-import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
+import { fallbackMaxTokens, inputTokenLimit, outputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
 import { AnswerTally } from '../../translate/answer-tally.js';
@@ -251,6 +251,7 @@ async function relayResponses(
       inputBound: inputTokenLimit(route.model, inputCap),
       output: () => tally.items(),
       outputBound: maxOutput ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
+      outputStop: outputTokenLimit(route.model, { outputCap: maxOutput }),
     },
     request,
     { outputCap: maxOutput, inputCap },
