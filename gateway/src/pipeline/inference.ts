@@ -154,6 +154,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
             return record.usage && totals ? { usage: record.usage, totals } : undefined;
           },
           supplier: route.supplier.name,
+          protocol: route.supplier.protocol,
           sawContent: () => tally.sawContent(),
           maxEventChars: deps.upstream.answerLimitBytes,
           chunks,

@@ -20,6 +20,7 @@ import {
   holdFramingMs,
   parseFailure,
   noteClientWait,
+  answeredJson,
   refuseJsonForStream,
   SseText,
   streamHeadHeaders,
@@ -200,11 +201,12 @@ async function relayResponses(
     signal,
   );
   // Before the status line is the client's: a JSON document is no stream, and the next supplier is tried.
-  refuseJsonForStream(upstream, route.supplier.name);
-  const tally = new AnswerTally('openai-responses');
-  const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const chunks = bodyChunks(upstream.body);
   const credential = sentCredential(route, signal);
+  if (answeredJson(upstream))
+    await refuseJsonForStream(upstream, chunks, route.supplier.name, route.supplier.protocol, deps.upstream.answerLimitBytes, credential);
+  const tally = new AnswerTally('openai-responses');
+  const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes, credential);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();

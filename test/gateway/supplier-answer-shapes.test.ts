@@ -1,0 +1,87 @@
+// Answers of unusual shape from an OpenAI-protocol supplier (found by an outside probe): each
+// reaches both client families as the same catalogue error or the same readable answer. Every model
+// is served by a supplier of its own (one server behind them), so one model's failures never open
+// another's circuit, and nothing fails over.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
+
+const credential = 'sk-shapes-credential-0123456789';
+
+/** What the supplier answers, by model (its request's `model`, and whether it asked for a stream). */
+const answers: Record<string, (res: ServerResponse, stream: boolean, req: IncomingMessage) => void> = {
+  // A 200 JSON error document, whatever was asked; its message quotes the credential it was sent.
+  'json-error': (res, _stream, req) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 'server_error', message: `The model crashed (you sent ${req.headers.authorization})` } }));
+  },
+};
+
+let server: Server;
+let h: GatewayHarness;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const { model, stream } = JSON.parse(body) as { model: string; stream?: boolean };
+      answers[model]?.(res, stream === true, req);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  h = await startGatewayHarness(
+    Object.keys(answers).map((model) => ({
+      name: `s-${model}`,
+      region: 'EU',
+      baseUrl,
+      credentials: [{ name: 'main', api_key_env: 'SHAPES_KEY' }],
+      models: [{ id: model, input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+    })),
+    { settings: { SHAPES_KEY: credential } },
+  );
+});
+afterAll(async () => {
+  await h?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const messages = [{ role: 'user' as const, content: 'hi' }];
+/** The error a call ends in (undefined if it answered). */
+const refused = (call: Promise<unknown>) =>
+  call.then(
+    () => undefined,
+    (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+  );
+
+async function clients() {
+  const secret = await h.createKey();
+  return {
+    secret,
+    openai: new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 }),
+    anthropic: new Anthropic({ baseURL: h.gateway.url, apiKey: secret, maxRetries: 0 }),
+  };
+}
+
+describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
+  test("a stream request answered with a 200 JSON error document relays the supplier's code and masked message, as a whole answer does", async () => {
+    const { openai, anthropic } = await clients();
+    const whole = await refused(openai.chat.completions.create({ model: 'json-error', messages }));
+    const streamed = await refused(openai.chat.completions.create({ model: 'json-error', messages, stream: true }));
+    const viaAnthropic = await refused(anthropic.messages.create({ model: 'json-error', max_tokens: 10, messages, stream: true }));
+    for (const error of [whole, streamed]) {
+      expect(error?.status).toBe(502);
+      expect(error?.code).toBe('server_error');
+      expect(error?.message).toContain('The model crashed');
+      expect(error?.message).not.toContain(credential);
+    }
+    expect(viaAnthropic?.status).toBe(502);
+    expect(JSON.stringify(viaAnthropic?.error)).toContain('server_error');
+    expect(JSON.stringify(viaAnthropic?.error)).not.toContain(credential);
+  });
+});
