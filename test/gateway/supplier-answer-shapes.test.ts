@@ -18,6 +18,11 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'server_error', message: `The model crashed (you sent ${req.headers.authorization})` } }));
   },
+  // Rate limited, with a fractional Retry-After.
+  'retry-fraction': (res) => {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1.5' });
+    res.end(JSON.stringify({ error: { code: 'rate_limit_exceeded', type: 'requests', message: 'Slow down' } }));
+  },
 };
 
 let server: Server;
@@ -83,5 +88,18 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     expect(viaAnthropic?.status).toBe(502);
     expect(JSON.stringify(viaAnthropic?.error)).toContain('server_error');
     expect(JSON.stringify(viaAnthropic?.error)).not.toContain(credential);
+  });
+
+  test("a fractional Retry-After: the body's retry_after_seconds says what the Retry-After header says, whole seconds", async () => {
+    const { secret } = await clients();
+    const answer = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'retry-fraction', messages }),
+    });
+    expect(answer.status).toBe(429);
+    const body = (await answer.json()) as { error: { code: string; retry_after_seconds?: number } };
+    expect(answer.headers.get('retry-after')).toBe('2');
+    expect(body.error).toMatchObject({ code: 'rate_limit_exceeded', retry_after_seconds: 2 });
   });
 });
