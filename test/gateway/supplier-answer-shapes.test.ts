@@ -4,12 +4,34 @@
 // another's circuit, and nothing fails over.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startGatewayHarness, type GatewayHarness } from '../support/gateway-harness.js';
 
 const credential = 'sk-shapes-credential-0123456789';
+
+/** One OpenAI stream chunk as an SSE frame. */
+const frame = (model: string, choices: object[], extra: object = {}) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, choices, ...extra })}\n\n`;
+const completion = (model: string, choices: object[], extra: object = {}) =>
+  JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1, model, choices, ...extra });
+const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
+
+/** A whole answer "Hello" of `model`, as a completion or as a stream. */
+function hello(model: string, stream: boolean): { type: string; text: string } {
+  if (!stream) {
+    const choice = { index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' };
+    return { type: 'application/json', text: completion(model, [choice], { usage }) };
+  }
+  const text =
+    frame(model, [{ index: 0, delta: { role: 'assistant', content: 'Hello' }, finish_reason: null }]) +
+    frame(model, [{ index: 0, delta: {}, finish_reason: 'stop' }]) +
+    frame(model, [], { usage }) +
+    'data: [DONE]\n\n';
+  return { type: 'text/event-stream', text };
+}
 
 /** What the supplier answers, by model (its request's `model`, and whether it asked for a stream). */
 const answers: Record<string, (res: ServerResponse, stream: boolean, req: IncomingMessage) => void> = {
@@ -22,6 +44,17 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
   'retry-fraction': (res) => {
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1.5' });
     res.end(JSON.stringify({ error: { code: 'rate_limit_exceeded', type: 'requests', message: 'Slow down' } }));
+  },
+  // Gzipped unless asked for identity (RFC 9110 lets a server choose when Accept-Encoding is absent).
+  'gzip-unasked': (res, stream, req) => {
+    const { type, text } = hello('gzip-unasked', stream);
+    if (req.headers['accept-encoding'] === 'identity') return res.writeHead(200, { 'content-type': type }).end(text);
+    res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' }).end(gzipSync(text));
+  },
+  // Gzipped whatever was asked.
+  'gzip-always': (res, stream) => {
+    const { type, text } = hello('gzip-always', stream);
+    res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' }).end(gzipSync(text));
   },
 };
 
@@ -101,5 +134,21 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     const body = (await answer.json()) as { error: { code: string; retry_after_seconds?: number } };
     expect(answer.headers.get('retry-after')).toBe('2');
     expect(body.error).toMatchObject({ code: 'rate_limit_exceeded', retry_after_seconds: 2 });
+  });
+
+  test('the gateway asks suppliers for uncompressed answers; one that compresses anyway is named invalid_backend_response', async () => {
+    const { openai } = await clients();
+    const whole = await openai.chat.completions.create({ model: 'gzip-unasked', messages });
+    expect(whole.choices[0]?.message.content).toBe('Hello');
+    let text = '';
+    for await (const chunk of await openai.chat.completions.create({ model: 'gzip-unasked', messages, stream: true }))
+      text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello');
+    for (const stream of [false, true]) {
+      const error = await refused(openai.chat.completions.create({ model: 'gzip-always', messages, stream }));
+      expect(error?.status).toBe(502);
+      expect(error?.code).toBe('invalid_backend_response');
+      expect(error?.message).toContain('gzip');
+    }
   });
 });
