@@ -56,6 +56,11 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
     const { type, text } = hello('gzip-always', stream);
     res.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' }).end(gzipSync(text));
   },
+  // A JSON answer that begins with a UTF-8 byte order mark.
+  bom: (res, stream) => {
+    const { type, text } = hello('bom', stream);
+    res.writeHead(200, { 'content-type': type }).end(`\uFEFF${text}`);
+  },
 };
 
 let server: Server;
@@ -150,5 +155,13 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
       expect(error?.code).toBe('invalid_backend_response');
       expect(error?.message).toContain('gzip');
     }
+  });
+
+  test('a JSON answer that begins with a byte order mark is read', async () => {
+    const { openai, anthropic } = await clients();
+    const whole = await openai.chat.completions.create({ model: 'bom', messages });
+    expect(whole.choices[0]?.message.content).toBe('Hello');
+    const message = await anthropic.messages.create({ model: 'bom', max_tokens: 10, messages });
+    expect(message.content[0]).toMatchObject({ type: 'text', text: 'Hello' });
   });
 });
