@@ -61,6 +61,16 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
     const { type, text } = hello('bom', stream);
     res.writeHead(200, { 'content-type': type }).end(`\uFEFF${text}`);
   },
+  // A whole answer whose choice has no message.
+  'no-message': (res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(completion('no-message', [{ index: 0, finish_reason: 'stop' }], { usage }));
+  },
+  // A stream of usage-only chunks (`choices: []`) and [DONE]: no choice at all.
+  'no-choice-stream': (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(frame('no-choice-stream', []) + frame('no-choice-stream', [], { usage }) + 'data: [DONE]\n\n');
+  },
 };
 
 let server: Server;
@@ -163,5 +173,27 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     expect(whole.choices[0]?.message.content).toBe('Hello');
     const message = await anthropic.messages.create({ model: 'bom', max_tokens: 10, messages });
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'Hello' });
+  });
+
+  test('a whole answer whose choice has no message is invalid_backend_response for both client families', async () => {
+    const { openai, anthropic } = await clients();
+    const viaOpenAi = await refused(openai.chat.completions.create({ model: 'no-message', messages }));
+    const viaAnthropic = await refused(anthropic.messages.create({ model: 'no-message', max_tokens: 10, messages }));
+    expect(viaOpenAi?.status).toBe(502);
+    expect(viaOpenAi?.code).toBe('invalid_backend_response');
+    expect(viaAnthropic?.status).toBe(502);
+    expect(JSON.stringify(viaAnthropic?.error)).toContain('invalid_backend_response');
+  });
+
+  test('a stream that carried no choice at all (usage-only chunks, then [DONE]) is 502 empty_stream for both client families', async () => {
+    const { openai, anthropic } = await clients();
+    const viaOpenAi = await refused(
+      openai.chat.completions.create({ model: 'no-choice-stream', messages, stream: true, stream_options: { include_usage: true } }),
+    );
+    const viaAnthropic = await refused(anthropic.messages.create({ model: 'no-choice-stream', max_tokens: 10, messages, stream: true }));
+    expect(viaOpenAi?.status).toBe(502);
+    expect(viaOpenAi?.code).toBe('empty_stream');
+    expect(viaAnthropic?.status).toBe(502);
+    expect(JSON.stringify(viaAnthropic?.error)).toContain('empty_stream');
   });
 });

@@ -48,6 +48,12 @@ export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
   // No choice is no answer, whichever client asked (it fails over like any unreadable answer).
   if (upstream.choices.length === 0)
     throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
+  // A choice without its message is no answer either: passed through, an SDK's user code threw a
+  // TypeError on it (the Anthropic lane already refused it). A property check per choice.
+  for (const choice of upstream.choices) {
+    if (!isJsonObject(choice) || !isJsonObject(choice.message))
+      throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with a choice that has no message' });
+  }
   return upstream as unknown as OpenAiChatCompletion;
 }
 
