@@ -71,6 +71,22 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(frame('no-choice-stream', []) + frame('no-choice-stream', [], { usage }) + 'data: [DONE]\n\n');
   },
+  // A tool call whose arguments are a JSON object, not the string OpenAI's schema has.
+  'object-arguments': (res, stream) => {
+    const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Paris' } } };
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const message = { role: 'assistant', content: null, tool_calls: [call] };
+      return res.end(completion('object-arguments', [{ index: 0, message, finish_reason: 'tool_calls' }], { usage }));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(
+      frame('object-arguments', [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, ...call }] }, finish_reason: null }]) +
+        frame('object-arguments', [{ index: 0, delta: {}, finish_reason: 'tool_calls' }]) +
+        frame('object-arguments', [], { usage }) +
+        'data: [DONE]\n\n',
+    );
+  },
 };
 
 let server: Server;
@@ -195,5 +211,30 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     expect(viaOpenAi?.code).toBe('empty_stream');
     expect(viaAnthropic?.status).toBe(502);
     expect(JSON.stringify(viaAnthropic?.error)).toContain('empty_stream');
+  });
+
+  test('tool-call arguments sent as a JSON object: the input for Anthropic clients, a JSON string for OpenAI clients', async () => {
+    const { openai, anthropic } = await clients();
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ];
+    const whole = await openai.chat.completions.create({ model: 'object-arguments', messages, tools });
+    expect(whole.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    let streamedArguments: unknown = '';
+    for await (const chunk of await openai.chat.completions.create({ model: 'object-arguments', messages, tools, stream: true })) {
+      const args: unknown = chunk.choices[0]?.delta.tool_calls?.[0]?.function?.arguments;
+      if (args !== undefined) streamedArguments = typeof args === 'string' ? `${String(streamedArguments)}${args}` : args;
+    }
+    expect(streamedArguments).toBe('{"city":"Paris"}');
+    const anthropicTools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+    const message = await anthropic.messages.create({ model: 'object-arguments', max_tokens: 10, messages, tools: anthropicTools });
+    expect(message.content[0]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } });
+    const streamed = await anthropic.messages
+      .stream({ model: 'object-arguments', max_tokens: 10, messages, tools: anthropicTools })
+      .finalMessage();
+    expect(streamed.content[0]).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } });
   });
 });

@@ -6,6 +6,7 @@ import { forwardedMetadata } from '../routing/session-inputs.js';
 import type { OpenAiChatChunk } from '../wire/openai-chat.js';
 import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
+import { stringifyObjectArguments } from './shared/safe-json.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
@@ -95,6 +96,9 @@ export class OpenAiToOpenAi implements Translator {
         this.choicesSeen.add(index);
         if (choice.finish_reason) this.choicesFinished.add(index);
         if (!this.sawAnswer) this.sawAnswer = carriesAnswer(choice);
+        // Arguments written as an object leave as the string OpenAI's schema requires.
+        const calls = (choice.delta as { tool_calls?: unknown } | undefined)?.tool_calls;
+        if (Array.isArray(calls)) stringifyObjectArguments(calls);
       }
     }
     this.lastChunk = chunk;

@@ -223,7 +223,9 @@ export class OpenAiToAnthropicStream {
         },
       });
     }
-    const args = call.function?.arguments;
+    const sent: unknown = call.function?.arguments;
+    // Arguments written as a JSON object (some compatible servers do) are its text.
+    const args = isJsonObject(sent) ? JSON.stringify(sent) : sent;
     // The full arguments may arrive in the same chunk as the name.
     if (tool !== undefined && typeof args === 'string' && args !== '') {
       out += frame({ type: 'content_block_delta', index: tool.blockIndex, delta: { type: 'input_json_delta', partial_json: args } });

@@ -7,7 +7,7 @@ import type { SupplierProtocol } from '../../../../core/config/index.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion } from '../../wire/openai-chat.js';
 import { providerStreamError } from './provider-errors.js';
-import { isJsonObject } from './safe-json.js';
+import { isJsonObject, stringifyObjectArguments } from './safe-json.js';
 import { responsesError } from '../chat-via-responses/response.js';
 
 /** An OpenAI-style in-band error (`{error:{message,type,code}}`) as an ApiError keeping the supplier's code. */
@@ -53,6 +53,8 @@ export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
   for (const choice of upstream.choices) {
     if (!isJsonObject(choice) || !isJsonObject(choice.message))
       throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with a choice that has no message' });
+    // Arguments written as an object: the string OpenAI clients' schema requires (safe-json.ts).
+    if (Array.isArray(choice.message.tool_calls)) stringifyObjectArguments(choice.message.tool_calls);
   }
   return upstream as unknown as OpenAiChatCompletion;
 }
