@@ -104,13 +104,24 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   h = await startGatewayHarness(
-    Object.keys(answers).map((model) => ({
-      name: `s-${model}`,
-      region: 'EU',
-      baseUrl,
-      credentials: [{ name: 'main', api_key_env: 'SHAPES_KEY' }],
-      models: [{ id: model, input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
-    })),
+    [
+      ...Object.keys(answers).map((model) => ({
+        name: `s-${model}`,
+        region: 'EU',
+        baseUrl,
+        credentials: [{ name: 'main', api_key_env: 'SHAPES_KEY' }],
+        models: [{ id: model, input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      })),
+      // The native Responses lane, answered with the same JSON error document.
+      {
+        name: 's-native-json-error',
+        region: 'EU',
+        protocol: 'openai-responses' as const,
+        baseUrl,
+        credentials: [{ name: 'main', api_key_env: 'SHAPES_KEY' }],
+        models: [{ id: 'native-json-error', upstream: 'json-error', input_usd_per_mtok: 1, output_usd_per_mtok: 2 }],
+      },
+    ],
     { settings: { SHAPES_KEY: credential } },
   );
 });
@@ -152,6 +163,20 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     expect(viaAnthropic?.status).toBe(502);
     expect(JSON.stringify(viaAnthropic?.error)).toContain('server_error');
     expect(JSON.stringify(viaAnthropic?.error)).not.toContain(credential);
+  });
+
+  test('the native Responses lane: a stream request answered with a JSON error document relays its code, masked', async () => {
+    const { secret } = await clients();
+    const answer = await fetch(`${h.gateway.url}/v1/native/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'native-json-error', stream: true, input: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(answer.status).toBe(502);
+    const text = await answer.text();
+    expect(JSON.parse(text)).toMatchObject({ error: { code: 'server_error' } });
+    expect(text).toContain('The model crashed');
+    expect(text).not.toContain(credential);
   });
 
   test("a fractional Retry-After: the body's retry_after_seconds says what the Retry-After header says, whole seconds", async () => {
