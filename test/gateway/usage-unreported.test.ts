@@ -12,6 +12,8 @@ import { waitFor } from '../support/wait-for.js';
 
 const answerParts = ['The quick brown fox ', 'jumps over the lazy dog, ', 'twice on Sundays.'];
 const question = 'Tell me something about foxes and dogs, in one sentence please.';
+/** An answer of some 6,000 tokens: well above the 4,096 a reservation assumes without max_tokens. */
+const longAnswer = Array.from({ length: 3_000 }, (_, i) => `fox${i % 10} dog`).join(' ');
 
 let server: Server;
 let h: GatewayHarness;
@@ -73,13 +75,13 @@ function silentSupplier(): Server {
       const base = { id: 'c1', created: 1, model };
       if (!stream) {
         res.setHeader('content-type', 'application/json');
-        const message = { role: 'assistant', content: answerParts.join('') };
+        const message = { role: 'assistant', content: model === 'long' ? longAnswer : answerParts.join('') };
         return res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }] }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (delta: object, finish: string | null = null) =>
         `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-      const parts = model === 'cut' ? answerParts.slice(0, 2) : answerParts;
+      const parts = model === 'cut' ? answerParts.slice(0, 2) : model === 'long' ? [longAnswer] : answerParts;
       for (const [i, part] of parts.entries()) res.write(chunk(i === 0 ? { role: 'assistant', content: part } : { content: part }));
       // Cut, once what was written has left: the connection ends without a finish reason, usage or [DONE].
       if (model === 'cut') return res.write('', () => res.destroy());
@@ -100,6 +102,7 @@ beforeAll(async () => {
       models: [
         { id: 'quiet', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
         { id: 'cut', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
+        { id: 'long', input_usd_per_mtok: 1, output_usd_per_mtok: 2 },
       ],
     },
     {
@@ -196,6 +199,30 @@ describe('a supplier that reports no usage', () => {
     expect(spent).toBeGreaterThan(0);
     const key = await manage<{ budget_used: number }>(`/keys/${id}`);
     expect(key.budget_used).toBeCloseTo(spent, 9);
+  });
+
+  test('an answer longer than the 4,096 tokens assumed without max_tokens is charged its whole count, whole and streamed', async () => {
+    const { id, secret } = await h.createKeyWithId();
+    const openai = new OpenAI({ baseURL: `${h.gateway.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: question }];
+    const output = await tokensOf(secret, [longAnswer]);
+    expect(output).toBeGreaterThan(5_000);
+
+    const whole = await openai.chat.completions.create({ model: 'long', messages }).withResponse();
+    expect(whole.data.choices[0]?.message.content).toBe(longAnswer);
+    expect(Number(whole.response.headers.get('x-svc-output-tokens'))).toBe(output);
+    expect(whole.data.usage?.completion_tokens).toBe(output);
+    let streamedUsage: OpenAI.CompletionUsage | null | undefined;
+    const stream = await openai.chat.completions.create({ model: 'long', messages, stream: true, stream_options: { include_usage: true } });
+    for await (const chunk of stream) streamedUsage = chunk.usage ?? streamedUsage;
+    expect(streamedUsage?.completion_tokens).toBe(output);
+    // With max_tokens the count still stops at it: a supplier cannot be charged beyond what was asked for.
+    const capped = await openai.chat.completions.create({ model: 'long', messages, max_tokens: 100 }).withResponse();
+    expect(Number(capped.response.headers.get('x-svc-output-tokens'))).toBe(100);
+
+    await waitFor('three requests audited', async () => (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data.length === 3);
+    const rows = (await manage<{ data: AuditRow[] }>(`/keys/${id}/audit`)).data;
+    expect(rows.map((r) => r.output_tokens).sort((a, b) => a - b)).toEqual([100, output, output]);
   });
 
   test('a stream cut off before its usage: the client gets the error, and what was streamed is charged', async () => {

@@ -20,8 +20,11 @@ export function auditRecordOf(
   const routing = routingRecord(request);
   const answered = answeringAttempt(routing);
   // Failed because its client left (the supplier call was cancelled for it): a 499, as the
-  // request line says — not the 400 of the cancellation error nobody was answered with.
-  const outcome = error && request.clientClosed ? clientClosedRequest : error;
+  // request line says — not the 400 of the cancellation error nobody was answered with. So is a
+  // stream its client left after the 200 (request.clientClosed is only set when the answer did
+  // not end): it was recorded 200 with its attempt's stream_interrupted, while the request line
+  // and the metrics said 499. What was streamed stays charged (the cost is the routing record's).
+  const outcome = request.clientClosed ? clientClosedRequest : error;
   return {
     requestId: String(request.id),
     timestamp: new Date(receivedAt).toISOString(),
@@ -40,7 +43,7 @@ export function auditRecordOf(
     status: outcome ? outcome.status : 200,
     code: outcome?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
     failover: isFailover(routing, answered?.supplier),
-    attempts: request.clientClosed ? routing.attempts.map(cancelledForClient) : routing.attempts,
+    attempts: request.clientClosed ? routing.attempts.map((a) => cancelledForClient(a, !error && a === answered)) : routing.attempts,
     session: routing.session ?? null,
     ...(routing.autoRouted && { autoRouted: true }),
   };
@@ -49,10 +52,12 @@ export function auditRecordOf(
 /**
  * An attempt of a request whose client left: the supplier call cancelled for it ends in the
  * cancellation's `request_rejected` (a 400 the supplier never sent), recorded as the request is —
- * 499 `client_closed_request` — so the audit log does not read as a supplier's refusal.
+ * 499 `client_closed_request` — so the audit log does not read as a supplier's refusal. So does
+ * the attempt whose stream was being relayed when the client left (`relaying`: it answered, and
+ * failed only after its status line) — cut for the client, not `502 stream_interrupted`.
  */
-function cancelledForClient(attempt: AttemptRecord): AttemptRecord {
-  if (attempt.outcome !== 'failed' || attempt.code !== 'request_rejected') return attempt;
+function cancelledForClient(attempt: AttemptRecord, relaying: boolean): AttemptRecord {
+  if (attempt.outcome !== 'failed' || (attempt.code !== 'request_rejected' && !relaying)) return attempt;
   return { ...attempt, status: clientClosedRequest.status, code: clientClosedRequest.code };
 }
 

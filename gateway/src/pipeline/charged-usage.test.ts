@@ -8,7 +8,7 @@ test('a usage completed by the gateway keeps the cache reads and writes the supp
   // An Anthropic stream cut before message_delta: input (with its cache) known, output not.
   const { usage, counted } = await chargedUsage(
     { inputTokens: 1_200, outputTokens: 0, cachedInputTokens: 1_000, cacheWriteInputTokens: 150 },
-    { input: () => [], inputBound: 10_000, output: () => ['an answer that was cut'], outputBound: 100 },
+    { input: () => [], inputBound: 10_000, output: () => ['an answer that was cut'], outputBound: 100, outputStop: 100 },
     request,
   );
   expect(counted).toEqual(['output']);

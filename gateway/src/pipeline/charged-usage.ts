@@ -15,6 +15,13 @@ export interface CallCountables {
   output: () => Iterable<Countable>;
   /** The output cap the reservation assumed, charged if counting fails. */
   outputBound: number;
+  /**
+   * Where counting the answer may stop: the most output the call can be charged (outputTokenLimit —
+   * the request's max tokens, else the catalogue's max output or the context window). Not the
+   * reservation's bound: without a max tokens that is a fallback (4,096), and an answer counted only
+   * up to it was charged a few thousand tokens whatever its length.
+   */
+  outputStop: number;
 }
 
 /** Which side of a call's usage the gateway counted itself, for the request log. */
@@ -44,7 +51,7 @@ export async function chargedUsage(
     if (inputTokens > 0) counted.push('input');
   }
   if (outputTokens === 0) {
-    outputTokens = await countOrBound(() => countTokensSliced(call.output(), call.outputBound), call.outputBound, request);
+    outputTokens = await countOrBound(() => countTokensSliced(call.output(), call.outputStop), call.outputBound, request);
     if (outputTokens > 0) counted.push('output');
   }
   // What the supplier did report of its cache stays: a stream cut before its output count still

@@ -6,7 +6,7 @@ import type { GatewayDeps } from '../deps.js';
 import { bodyChunks } from '../http/body-chunks.js';
 import { worstCaseUsd } from '../enforcement/enforce.js';
 import { autoModel, resolveAutoModel } from '../routing/auto-model.js';
-import { fallbackMaxTokens, inputTokenLimit } from '../routing/cost.js';
+import { fallbackMaxTokens, inputTokenLimit, outputTokenLimit } from '../routing/cost.js';
 import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
@@ -138,6 +138,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
             inputBound: inputTokenLimit(route.model, inference.inputCap),
             output: () => tally.items(),
             outputBound: (inference.maxOutputTokens ?? route.model.maxOutputTokens ?? fallbackMaxTokens) * inference.choices,
+            outputStop: outputTokenLimit(route.model, { outputCap: inference.maxOutputTokens, choices: inference.choices }),
           },
           request,
           { outputCap: inference.maxOutputTokens, choices: inference.choices, inputCap: inference.inputCap },
@@ -153,6 +154,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
             return record.usage && totals ? { usage: record.usage, totals } : undefined;
           },
           supplier: route.supplier.name,
+          protocol: route.supplier.protocol,
           sawContent: () => tally.sawContent(),
           maxEventChars: deps.upstream.answerLimitBytes,
           chunks,

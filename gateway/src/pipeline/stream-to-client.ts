@@ -13,6 +13,8 @@ import type { ChargedCall, Translator } from '../translate/types.js';
 import { headersSetSoFar } from './answer-headers.js';
 import { routingRecord } from './attempts.js';
 import { readSupplierAnswer } from './upstream-json.js';
+import type { SupplierProtocol } from '../../../core/config/index.js';
+import { supplierErrorIn } from '../translate/shared/supplier-answers.js';
 
 /**
  * Headers of an SSE response; `x-accel-buffering` stops nginx-style proxies from batching events.
@@ -93,6 +95,8 @@ export interface StreamRelay {
   charged: () => Promise<ChargedCall | undefined>;
   /** The supplier's name, for errors. */
   supplier: string;
+  /** The supplier's protocol: how an error document it answers instead of a stream reads. */
+  protocol: SupplierProtocol;
   /** Whether the supplier has generated content yet (AnswerTally.sawContent). */
   sawContent: () => boolean;
   /** The most characters one event may hold (the supplier answer bound). */
@@ -110,15 +114,44 @@ export interface StreamRelay {
  */
 export const holdFramingMs = 10_000;
 
+/** Whether a supplier answered a stream request with a JSON document (refuseJsonForStream): a header check. */
+export function answeredJson(upstream: UpstreamResponse): boolean {
+  const type = upstream.headers['content-type'];
+  return typeof type === 'string' && /^\s*application\/json\b/i.test(type);
+}
+
 /**
  * A supplier that answers a stream request with one JSON document (it ignored `stream: true`, or a
  * proxy before it answered with an error) sent no stream: said as such, before anything reached the
- * client, so the attempt fails over — rather than "the stream stopped before it was complete".
+ * client, so the attempt fails over — rather than "the stream stopped before it was complete". A
+ * document that is the supplier's error object is that error, read as a whole answer's 2xx error
+ * body is (supplierErrorIn: the supplier's code and message, without the credential it was sent);
+ * it was a generic invalid_backend_response that dropped both. Read from `chunks`, at most `limit`
+ * bytes. Only called when `answeredJson`: never on a stream.
  */
-export function refuseJsonForStream(upstream: UpstreamResponse, supplier: string): void {
-  const type = upstream.headers['content-type'];
-  if (typeof type !== 'string' || !/^\s*application\/json\b/i.test(type)) return;
+export async function refuseJsonForStream(
+  upstream: UpstreamResponse,
+  chunks: AsyncIterator<Buffer>,
+  supplier: string,
+  protocol: SupplierProtocol,
+  limit: number,
+  credential: string | undefined,
+): Promise<never> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  let document: unknown;
+  try {
+    for (let next = await chunks.next(); !next.done && size <= limit; next = await chunks.next()) {
+      parts.push(next.value);
+      size += next.value.length;
+    }
+    if (size <= limit) document = JSON.parse(Buffer.concat(parts, size).toString('utf8')) as unknown;
+  } catch {
+    // Not readable as JSON (or the body broke): no error of the supplier's to relay.
+  }
   abandonBody(upstream);
+  const error = supplierErrorIn(protocol, document);
+  if (error) throw errorWithoutCredential(error, credential);
   throw new ApiError('invalid_backend_response', {
     humanMessage: `Supplier ${supplier} answered a stream request with a JSON document instead of a stream`,
     details: { supplier },
@@ -166,7 +199,8 @@ export async function streamToClient(
   relay: StreamRelay,
 ): Promise<StreamOutcome> {
   const { headers, charged, supplier } = relay;
-  refuseJsonForStream(upstream, supplier);
+  if (answeredJson(upstream))
+    await refuseJsonForStream(upstream, relay.chunks, supplier, relay.protocol, relay.maxEventChars, relay.credential);
   const raw = reply.raw;
   let started = false;
   /** Framing translated before any content, sent with the first frame after it. */

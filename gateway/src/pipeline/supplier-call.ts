@@ -48,7 +48,11 @@ export async function callSupplier(
   }
   const response = await client.post(route.supplier, path, headers, payload, signal);
   signal.firstByteArrived();
-  if (response.statusCode >= 200 && response.statusCode < 300) return response;
+  if (response.statusCode >= 200 && response.statusCode < 300) {
+    const encoding = response.headers['content-encoding'];
+    if (encoding !== undefined) refuseEncoded(response, encoding, route);
+    return response;
+  }
   if (response.statusCode < 400) {
     // A redirect (or another non-error, non-success status) is not an answer: suppliers are
     // called at their configured URL only, so it is the supplier's failure (502, failover).
@@ -80,5 +84,21 @@ export function firstByteError(route: ModelRoute): ApiError {
   return new ApiError('provider_timeout', {
     humanMessage: `Supplier ${route.supplier.name} sent no response within ${route.supplier.firstByteTimeoutMs} ms`,
     details: { supplier: route.supplier.name },
+  });
+}
+
+/**
+ * A 2xx answer compressed although the gateway asked for none (`accept-encoding: identity`, sent
+ * on every supplier request: with no Accept-Encoding RFC 9110 lets a server pick any coding, and a
+ * gzipped answer read as it came was "not JSON" or a broken stream). Said as what it is, naming the
+ * encoding — the supplier's fault, failed over as other answers the gateway cannot read.
+ */
+function refuseEncoded(response: UpstreamResponse, encoding: string | string[], route: ModelRoute): void {
+  const named = (Array.isArray(encoding) ? encoding.join(', ') : encoding).trim();
+  if (named === '' || named.toLowerCase() === 'identity') return;
+  abandonBody(response);
+  throw new ApiError('invalid_backend_response', {
+    humanMessage: `Supplier ${route.supplier.name} answered with Content-Encoding ${named.slice(0, 40)}; the gateway asks for uncompressed answers`,
+    details: { supplier: route.supplier.name, content_encoding: named.slice(0, 40) },
   });
 }

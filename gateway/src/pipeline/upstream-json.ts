@@ -12,7 +12,9 @@ import { transportError, type UpstreamResponse } from '../http/upstream-client.j
  */
 export async function readJson(upstream: UpstreamResponse, route: ModelRoute, limit: number): Promise<unknown> {
   try {
-    return JSON.parse(await readBoundedText(upstream, limit, route.supplier.name)) as unknown;
+    const text = await readBoundedText(upstream, limit, route.supplier.name);
+    // A leading byte order mark (some servers write UTF-8 with one) is no part of the JSON.
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
   } catch (cause) {
     if (cause instanceof ApiError) throw cause;
     if (cause instanceof SyntaxError)

@@ -51,6 +51,15 @@ export function inputTokenLimit(model: SupplierModel, inputCap: number | undefin
 }
 
 /**
+ * The most output tokens a call on `model` can be charged: the request's output cap (else the
+ * catalogue's max output, else the context window) within the context window, once per answer.
+ */
+export function outputTokenLimit(model: SupplierModel, bounds: UsageBounds = {}): number {
+  const context = model.contextWindow ?? largestContextWindow;
+  return Math.min(bounds.outputCap ?? model.maxOutputTokens ?? context, context) * (bounds.choices ?? 1);
+}
+
+/**
  * A supplier's token counts within what the call can have used: input at most the request's input
  * cap and the model's context window, output at most the request's output cap (the client's max
  * tokens, else the catalogue's max output) and the context window, cached input at most the input.
@@ -61,13 +70,8 @@ export function inputTokenLimit(model: SupplierModel, inputCap: number | undefin
  * (OpenAI's `n`) may use the output cap once per answer.
  */
 export function boundedUsage(model: SupplierModel, usage: TokenUsage, bounds: UsageBounds = {}): { usage: TokenUsage; capped: boolean } {
-  const context = model.contextWindow ?? largestContextWindow;
   const inputTokens = Math.min(usage.inputTokens, inputTokenLimit(model, bounds.inputCap));
-  const outputCap = bounds.outputCap;
-  const outputTokens = Math.min(
-    usage.outputTokens,
-    Math.min(outputCap ?? model.maxOutputTokens ?? context, context) * (bounds.choices ?? 1),
-  );
+  const outputTokens = Math.min(usage.outputTokens, outputTokenLimit(model, bounds));
   const cachedInputTokens = Math.min(usage.cachedInputTokens, inputTokens);
   const writes = usage.cacheWriteInputTokens ?? 0;
   const cacheWriteInputTokens = Math.min(writes, inputTokens - cachedInputTokens);

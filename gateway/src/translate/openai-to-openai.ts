@@ -6,6 +6,7 @@ import { forwardedMetadata } from '../routing/session-inputs.js';
 import type { OpenAiChatChunk } from '../wire/openai-chat.js';
 import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
+import { stringifyObjectArguments } from './shared/safe-json.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
@@ -27,6 +28,11 @@ export class OpenAiToOpenAi implements Translator {
   private done = false;
   /** A chunk arrived before `[DONE]`: a stream of `[DONE]` alone is no answer (empty_stream, failover). */
   private sawChunk = false;
+  /**
+   * A choice carried something — content, a refusal, a tool call or a finish_reason. A stream of
+   * `choices: []` chunks (usage only) and `[DONE]` is no answer either: it was a 200 with nothing.
+   */
+  private sawAnswer = false;
   /**
    * The client asked for a usage chunk and the supplier sent none with complete usage: it follows
    * at streamClose — the supplier's partial one (`chunk`) with the charged usage, or one written here.
@@ -62,7 +68,8 @@ export class OpenAiToOpenAi implements Translator {
 
   streamEvent(event: SseEvent): string {
     if (event.data === '[DONE]') {
-      if (!this.sawChunk) throw new ApiError('empty_stream', { details: { supplier: this.context.route.supplier.name } });
+      if (!this.sawChunk || !this.sawAnswer)
+        throw new ApiError('empty_stream', { details: { supplier: this.context.route.supplier.name } });
       this.done = true;
       return this.closing();
     }
@@ -88,6 +95,10 @@ export class OpenAiToOpenAi implements Translator {
         const index = typeof choice.index === 'number' ? choice.index : 0;
         this.choicesSeen.add(index);
         if (choice.finish_reason) this.choicesFinished.add(index);
+        if (!this.sawAnswer) this.sawAnswer = carriesAnswer(choice);
+        // Arguments written as an object leave as the string OpenAI's schema requires.
+        const calls = (choice.delta as { tool_calls?: unknown } | undefined)?.tool_calls;
+        if (Array.isArray(calls)) stringifyObjectArguments(calls);
       }
     }
     this.lastChunk = chunk;
@@ -162,4 +173,16 @@ export class OpenAiToOpenAi implements Translator {
   usage(): TokenUsage | undefined {
     return this.seenUsage;
   }
+}
+
+/** Whether a stream chunk's choice carries any of the answer: content, a refusal, a tool call, a finish_reason. */
+function carriesAnswer(choice: { delta?: unknown; finish_reason?: unknown }): boolean {
+  if (choice.finish_reason) return true;
+  const delta = choice.delta as { content?: unknown; refusal?: unknown; tool_calls?: unknown } | null | undefined;
+  if (typeof delta !== 'object' || delta === null) return false;
+  return (
+    (typeof delta.content === 'string' && delta.content !== '') ||
+    (typeof delta.refusal === 'string' && delta.refusal !== '') ||
+    (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
+  );
 }

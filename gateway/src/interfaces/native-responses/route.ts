@@ -20,6 +20,7 @@ import {
   holdFramingMs,
   parseFailure,
   noteClientWait,
+  answeredJson,
   refuseJsonForStream,
   SseText,
   streamHeadHeaders,
@@ -34,7 +35,7 @@ import { callSupplier, sentCredential } from '../../pipeline/supplier-call.js';
 import { errorWithoutCredential, eventsWithoutCredential } from '../../suppliers/upstream-error.js';
 import { failedBeforeFirstByte, streamBreak, type UpstreamResponse } from '../../http/upstream-client.js';
 import { abandonBody } from '../../http/bounded-body.js';
-import { fallbackMaxTokens, inputTokenLimit, type TokenUsage } from '../../routing/cost.js';
+import { fallbackMaxTokens, inputTokenLimit, outputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
 import { AnswerTally } from '../../translate/answer-tally.js';
@@ -201,11 +202,12 @@ async function relayResponses(
     signal,
   );
   // Before the status line is the client's: a JSON document is no stream, and the next supplier is tried.
-  refuseJsonForStream(upstream, route.supplier.name);
-  const tally = new AnswerTally('openai-responses');
-  const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const chunks = bodyChunks(upstream.body);
   const credential = sentCredential(route, signal);
+  if (answeredJson(upstream))
+    await refuseJsonForStream(upstream, chunks, route.supplier.name, route.supplier.protocol, deps.upstream.answerLimitBytes, credential);
+  const tally = new AnswerTally('openai-responses');
+  const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes, credential);
   record.firstByteMs = reply.elapsedTime;
   reply.hijack();
@@ -260,6 +262,7 @@ async function relayResponses(
       inputBound: inputTokenLimit(route.model, inputCap),
       output: () => tally.items(),
       outputBound: maxOutput ?? route.model.maxOutputTokens ?? fallbackMaxTokens,
+      outputStop: outputTokenLimit(route.model, { outputCap: maxOutput }),
     },
     request,
     { outputCap: maxOutput, inputCap },

@@ -13,6 +13,8 @@ export const anthropicAdapter: SupplierProtocolAdapter = {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
+      // No compressed answer: the gateway reads suppliers' bytes as they are (pipeline/supplier-call.ts `refuseEncoded`).
+      'accept-encoding': 'identity',
       'anthropic-version': version,
       'x-request-id': context.requestId,
     };

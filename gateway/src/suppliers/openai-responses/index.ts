@@ -10,6 +10,8 @@ export const openAiResponsesAdapter: SupplierProtocolAdapter = {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
+      // No compressed answer: the gateway reads suppliers' bytes as they are (pipeline/supplier-call.ts `refuseEncoded`).
+      'accept-encoding': 'identity',
       'x-request-id': context.requestId,
     };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;

@@ -7,6 +7,8 @@ export const openAiAdapter: SupplierProtocolAdapter = {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
+      // No compressed answer: the gateway reads suppliers' bytes as they are (pipeline/supplier-call.ts `refuseEncoded`).
+      'accept-encoding': 'identity',
       'x-request-id': context.requestId,
     };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;

@@ -52,13 +52,17 @@ export class OpenAiToAnthropicStream {
   ) {}
 
   private sawChunk = false;
+  /** A choice carried content, a refusal, a tool call or a finish_reason (see next()). */
+  private sawAnswer = false;
 
   /** One upstream event → zero or more client frames. Throws ApiError for an upstream error chunk. */
   next(event: SseEvent): string {
     if (this.finished) return '';
     if (event.data.trim() === '[DONE]') {
-      // `[DONE]` before any chunk is no answer: empty_stream, which fails over (nothing was sent yet).
-      if (!this.sawChunk) throw new ApiError('empty_stream');
+      // `[DONE]` before any chunk is no answer: empty_stream, which fails over (nothing was sent yet);
+      // so is one after chunks that carried no choice (`choices: []` with usage only) — it was an
+      // empty message with a made-up end_turn.
+      if (!this.sawChunk || !this.sawAnswer) throw new ApiError('empty_stream');
       return this.finish();
     }
     this.sawChunk = true;
@@ -76,6 +80,13 @@ export class OpenAiToAnthropicStream {
     const choice = choices.find((c) => c.index === 0) ?? choices[0];
     if (choice === undefined) return out;
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
+    if (
+      (typeof delta.content === 'string' && delta.content !== '') ||
+      (typeof delta.refusal === 'string' && delta.refusal !== '') ||
+      (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) ||
+      (choice.finish_reason !== null && choice.finish_reason !== undefined)
+    )
+      this.sawAnswer = true;
     // Content before the finish, even when one chunk holds both (state machine B, step 7).
     if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') {
@@ -212,7 +223,9 @@ export class OpenAiToAnthropicStream {
         },
       });
     }
-    const args = call.function?.arguments;
+    const sent: unknown = call.function?.arguments;
+    // Arguments written as a JSON object (some compatible servers do) are its text.
+    const args = isJsonObject(sent) ? JSON.stringify(sent) : sent;
     // The full arguments may arrive in the same chunk as the name.
     if (tool !== undefined && typeof args === 'string' && args !== '') {
       out += frame({ type: 'content_block_delta', index: tool.blockIndex, delta: { type: 'input_json_delta', partial_json: args } });

@@ -7,6 +7,7 @@ import type { ClientFinishReason } from '../shared/stop-reasons.js';
 import { newChatCompletionId, unixSeconds } from '../shared/ids.js';
 import { providerStreamError } from '../shared/provider-errors.js';
 import { isJsonObject } from '../shared/safe-json.js';
+import { supplierErrorIn } from '../shared/supplier-answers.js';
 
 /** Responses usage → chat usage (input includes cached tokens in both). */
 export function chatUsageFrom(usage: ResponsesUsage | null | undefined): OpenAiUsage {
@@ -44,7 +45,8 @@ export function responsesError(error: unknown): ApiError {
 
 /** An upstream body checked just enough to be read as a Responses API response. */
 export function asResponse(upstream: unknown): ResponsesObject {
-  if (isJsonObject(upstream) && isJsonObject(upstream.error) && upstream.object !== 'response') throw responsesError(upstream.error);
+  const error = supplierErrorIn('openai-responses', upstream);
+  if (error) throw error;
   if (!isJsonObject(upstream) || !Array.isArray(upstream.output)) {
     throw new ApiError('invalid_backend_response', {
       humanMessage: 'The supplier answered with something other than a Responses API response',

@@ -3,10 +3,12 @@
 // (it fails over), a body of another shape is invalid_backend_response, a message without usage
 // is still the answer (the gateway counts it: pipeline/charged-usage.ts).
 import { ApiError } from '../../../../core/errors/index.js';
+import type { SupplierProtocol } from '../../../../core/config/index.js';
 import type { AnthropicMessage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion } from '../../wire/openai-chat.js';
 import { providerStreamError } from './provider-errors.js';
-import { isJsonObject } from './safe-json.js';
+import { isJsonObject, stringifyObjectArguments } from './safe-json.js';
+import { responsesError } from '../chat-via-responses/response.js';
 
 /** An OpenAI-style in-band error (`{error:{message,type,code}}`) as an ApiError keeping the supplier's code. */
 export function openAiInBandError(error: Record<string, unknown>): ApiError {
@@ -17,26 +19,50 @@ export function openAiInBandError(error: Record<string, unknown>): ApiError {
   return providerStreamError(chosen, message, type);
 }
 
+/**
+ * The supplier's error a 2xx JSON body holds, in its protocol's shape — OpenAI `{error:{…}}`,
+ * Anthropic `{type:"error",error:{…}}`, a Responses error object — with the supplier's own code;
+ * none when the body is no error document. The same for a whole answer and for a JSON document
+ * that answered a stream request (pipeline/stream-to-client.ts `refuseJsonForStream`).
+ */
+export function supplierErrorIn(protocol: SupplierProtocol, upstream: unknown): ApiError | undefined {
+  if (!isJsonObject(upstream) || !isJsonObject(upstream.error)) return undefined;
+  if (protocol === 'anthropic') {
+    if (upstream.type !== 'error') return undefined;
+    // An error body that arrived with a 2xx status: keep the supplier's own type as the code.
+    const type = typeof upstream.error.type === 'string' ? upstream.error.type : 'api_error';
+    const message = typeof upstream.error.message === 'string' ? upstream.error.message : 'The supplier reported an error';
+    return providerStreamError(type, message);
+  }
+  if (protocol === 'openai-responses') return upstream.object !== 'response' ? responsesError(upstream.error) : undefined;
+  return openAiInBandError(upstream.error);
+}
+
 /** An upstream body checked just enough to be read as an OpenAI chat completion. */
 export function asChatCompletion(upstream: unknown): OpenAiChatCompletion {
-  if (isJsonObject(upstream) && isJsonObject(upstream.error)) throw openAiInBandError(upstream.error);
+  const error = supplierErrorIn('openai', upstream);
+  if (error) throw error;
   if (!isJsonObject(upstream) || !Array.isArray(upstream.choices)) {
     throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with something other than a chat completion' });
   }
   // No choice is no answer, whichever client asked (it fails over like any unreadable answer).
   if (upstream.choices.length === 0)
     throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with no choice' });
+  // A choice without its message is no answer either: passed through, an SDK's user code threw a
+  // TypeError on it (the Anthropic lane already refused it). A property check per choice.
+  for (const choice of upstream.choices) {
+    if (!isJsonObject(choice) || !isJsonObject(choice.message))
+      throw new ApiError('invalid_backend_response', { humanMessage: 'The supplier answered with a choice that has no message' });
+    // Arguments written as an object: the string OpenAI clients' schema requires (safe-json.ts).
+    if (Array.isArray(choice.message.tool_calls)) stringifyObjectArguments(choice.message.tool_calls);
+  }
   return upstream as unknown as OpenAiChatCompletion;
 }
 
 /** An upstream body checked just enough to be read as an Anthropic message. */
 export function asAnthropicMessage(upstream: unknown): AnthropicMessage {
-  if (isJsonObject(upstream) && upstream.type === 'error' && isJsonObject(upstream.error)) {
-    // An error body that arrived with a 2xx status: keep the supplier's own type as the code.
-    const type = typeof upstream.error.type === 'string' ? upstream.error.type : 'api_error';
-    const message = typeof upstream.error.message === 'string' ? upstream.error.message : 'The supplier reported an error';
-    throw providerStreamError(type, message);
-  }
+  const error = supplierErrorIn('anthropic', upstream);
+  if (error) throw error;
   if (!isJsonObject(upstream) || !Array.isArray(upstream.content)) {
     throw new ApiError('invalid_backend_response', {
       humanMessage: 'The supplier answered with something other than an Anthropic message',
