@@ -90,6 +90,13 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
   switch (type) {
     case 'checkout.session.completed':
       return str(object, 'mode') === 'setup' ? setupCompleted(trx, object, now) : checkoutCompleted(trx, object, now);
+    // A delayed ("async") payment method: the completion said `unpaid`; this says it was paid.
+    // Credited exactly as a paid completion (the reference `checkout:<session>` makes it once,
+    // whichever of the two arrives, in any order, however often).
+    case 'checkout.session.async_payment_succeeded':
+      return checkoutCompleted(trx, object, now);
+    case 'checkout.session.async_payment_failed':
+      return checkoutAsyncFailed(trx, object, now);
     case 'checkout.session.expired':
       return checkoutExpired(trx, object, now);
     case 'charge.refunded':
@@ -200,6 +207,37 @@ async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): 
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
   await expirePendingPayment(trx, paymentId, now);
   return { outcome: 'expired', paymentId, entryIds: [], followUps: [] };
+}
+
+/**
+ * checkout.session.async_payment_failed: the delayed payment of a completed session failed. The
+ * payment is marked failed and its user told, as for payment_intent.payment_failed; nothing is
+ * credited (a payment already credited is left as it is).
+ */
+async function checkoutAsyncFailed(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
+  const sessionId = str(session, 'id');
+  if (!sessionId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'session without an id' };
+  const payment = await findPayment(trx, { checkout_session_id: sessionId }, metadata(session));
+  if (!payment || payment.kind !== 'checkout')
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
+  if (payment.checkout_session_id !== null && payment.checkout_session_id !== sessionId)
+    return {
+      outcome: 'mismatch',
+      paymentId: Number(payment.id),
+      entryIds: [],
+      followUps: [],
+      detail: `session ${sessionId} is not payment ${String(payment.id)}'s`,
+    };
+  return markPaymentFailed(
+    trx,
+    payment,
+    ref(session, 'payment_intent') ?? '',
+    {
+      code: 'async_payment_failed',
+      message: 'The delayed payment did not go through',
+    },
+    now,
+  );
 }
 
 /** Marks a hosted checkout session that is still open as expired (the confirmation page then says so). */
@@ -369,6 +407,17 @@ async function paymentFailed(trx: Knex.Transaction, intent: Obj, now: Date): Pro
   }
   const payment = await findPayment(trx, { payment_intent_id: intentId }, meta);
   if (!payment) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for intent ${intentId}` };
+  return markPaymentFailed(trx, payment, intentId, { code, message }, now);
+}
+
+/** A checkout payment not paid: marked failed with the processor's reason, its user told (once it was credited: left). */
+async function markPaymentFailed(
+  trx: Knex.Transaction,
+  payment: PaymentRow,
+  intentId: string,
+  { code, message }: { code: string; message: string },
+  now: Date,
+): Promise<EventResult> {
   const paymentId = Number(payment.id);
   if (payment.status !== 'pending' && payment.status !== 'failed')
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };

@@ -1,0 +1,63 @@
+// Webhook events an outside probe found mishandled: delayed (async) Checkout payments, dispute
+// inquiries and prevented disputes, a dispute or refund that arrives before the completion and
+// carries none of our metadata (as real ones do), refunds that later fail, and an expired
+// session after a failed attempt.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+
+let world: BillingWorld;
+beforeAll(async () => {
+  world = await startBillingWorld();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+const knex = () => world.portal.database.knex;
+
+/** A checkout started through the API whose session the double reports as completed with `payment_status`. */
+async function completedSession(amount: number, paymentStatus: 'paid' | 'unpaid' = 'paid') {
+  const { client, id, email } = await signedInUser(world.portal);
+  const { url, payment_id } = await startCheckout(client, amount);
+  const session = world.double.sessions.get(new URL(url).pathname.split('/').pop()!)!;
+  session.status = 'complete';
+  session.payment_status = paymentStatus;
+  session.payment_intent = `pi_probe_${payment_id}`;
+  const { line_items: _l, payment_intent_metadata: meta, ...shown } = session;
+  return { id, email, client, paymentId: payment_id, shown, intentMetadata: meta };
+}
+
+async function deliverFull(type: string, object: unknown) {
+  const res = await world.double.post(world.webhookUrl, world.double.buildEvent(type, object as never));
+  return { status: res.status, outcome: ((await res.json()) as { outcome?: string }).outcome };
+}
+const deliver = async (type: string, object: unknown) => {
+  const { status, outcome } = await deliverFull(type, object);
+  expect(status, `${type}: ${outcome}`).toBe(200);
+  return outcome;
+};
+const statusOf = async (paymentId: number) =>
+  ((await knex()('billing_payments').where({ id: paymentId }).first('status')) as { status: string }).status;
+
+describe('delayed (async) Checkout payments', () => {
+  it('are credited once by async_payment_succeeded after an unpaid completion, whatever the order and redeliveries', async () => {
+    const { id, paymentId, shown } = await completedSession(10, 'unpaid');
+    expect(await deliver('checkout.session.completed', shown)).toBe('ignored');
+    expect(await statusOf(paymentId)).toBe('pending');
+    const paid = { ...shown, payment_status: 'paid' };
+    expect(await deliver('checkout.session.async_payment_succeeded', paid)).toBe('credited');
+    expect(await deliver('checkout.session.async_payment_succeeded', paid)).toBe('duplicate');
+    expect(await deliver('checkout.session.completed', paid)).toBe('duplicate');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+    expect(await statusOf(paymentId)).toBe('succeeded');
+  });
+
+  it('are marked failed, the payer told, by async_payment_failed; nothing is credited', async () => {
+    const { id, email, paymentId, shown } = await completedSession(10, 'unpaid');
+    expect(await deliver('checkout.session.completed', shown)).toBe('ignored');
+    expect(await deliver('checkout.session.async_payment_failed', shown)).toBe('failure_recorded');
+    expect(await statusOf(paymentId)).toBe('failed');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(world.portal.mail.some((m) => m.includes(`email to ${email} ("Your payment failed")`))).toBe(true);
+  });
+});
