@@ -5,7 +5,7 @@
 // event types are recorded and acknowledged.
 import type { Knex } from 'knex';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
-import { recordOperationFailure } from './auto-topup-store.js';
+import { creditOperation, recordOperationFailure, type OperationRow } from './auto-topup-store.js';
 import { receiptFollowUp } from './receipts.js';
 import { activityFollowUp, type FollowUp } from './follow-ups.js';
 import { centsToNano, currency, formatCents } from './money.js';
@@ -103,6 +103,8 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
       return chargeRefunded(trx, object, now);
     case 'payment_intent.payment_failed':
       return paymentFailed(trx, object, now);
+    case 'payment_intent.succeeded':
+      return paymentSucceeded(trx, object, now);
     case 'charge.dispute.created':
       return disputeCreated(trx, object, now);
     case 'charge.dispute.closed':
@@ -387,6 +389,44 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
     details: { payment_id: paymentId },
   });
   return { outcome: 'reversed', paymentId, ...afterCredit(first, followUps, entryId) };
+}
+
+/**
+ * payment_intent.succeeded: an automatic top-up's charge went through. Its operation (by our
+ * metadata, else by the intent id recorded on it) is credited once — under `auto_topup:<operation>`,
+ * the reference the answer to the charge uses, so never twice — and marked succeeded whatever was
+ * recorded before (pending after `processing`, `unknown` after no definite answer, failed). A
+ * checkout's intent is credited by its session's events: ignored here.
+ */
+async function paymentSucceeded(trx: Knex.Transaction, intent: Obj, now: Date): Promise<EventResult> {
+  const intentId = str(intent, 'id') ?? '';
+  const meta = metadata(intent);
+  const op = (
+    meta.operation_id
+      ? await trx('billing_auto_topup_operations')
+          .where({ id: meta.operation_id.slice(0, 40) })
+          .first()
+      : intentId
+        ? await trx('billing_auto_topup_operations').where({ payment_intent_id: intentId }).first()
+        : undefined
+  ) as OperationRow | undefined;
+  if (!op) return { outcome: 'ignored', entryIds: [], followUps: [], detail: `intent ${intentId} is no automatic top-up` };
+  const amount = int(intent, 'amount_received') ?? int(intent, 'amount');
+  if ((meta.payer_id !== undefined && meta.payer_id !== op.payer_id) || amount !== op.amount_cents || str(intent, 'currency') !== currency)
+    return {
+      outcome: 'mismatch',
+      entryIds: [],
+      followUps: [],
+      detail: `intent ${intentId} says ${amount} ${str(intent, 'currency')} for ${meta.payer_id}, operation ${op.id} is ${op.amount_cents} ${currency} for ${op.payer_id}`,
+    };
+  const credited = await creditOperation(trx, op.id, { id: intentId, chargeId: ref(intent, 'latest_charge') ?? null }, now);
+  if (!credited) return { outcome: 'duplicate', entryIds: [], followUps: [], detail: `operation ${op.id} already succeeded` };
+  return {
+    outcome: credited.entryIds.length > 0 ? 'credited' : 'duplicate',
+    paymentId: credited.paymentId,
+    entryIds: credited.entryIds,
+    followUps: credited.followUps,
+  };
 }
 
 /**

@@ -202,6 +202,8 @@ export class BillingService {
       session = await processor.client.checkout.sessions.create(
         {
           mode: 'payment',
+          // Cards only, as the portal saves and lists them.
+          allowed_payment_method_types: ['card'],
           customer: customer.processor_customer_id,
           client_reference_id: String(paymentId),
           line_items: lineItems,
@@ -353,6 +355,9 @@ export class BillingService {
       processor.client.checkout.sessions.create(
         {
           mode: 'setup',
+          // Cards only: the card list and automatic top-up show and charge cards, so no bank debit
+          // may become the default.
+          allowed_payment_method_types: ['card'],
           currency,
           customer: customer.processor_customer_id,
           metadata: { payer_id: payer.payerId, user_id: String(user.id) },
