@@ -538,7 +538,7 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
   if (!row) return closedBeforeCreated(trx, dispute, now);
   if (row.status !== 'open')
     return { outcome: 'ignored', paymentId: Number(row.id), entryIds: [], followUps: [], detail: `dispute already ${row.status}` };
-  const won = str(dispute, 'status') === 'won';
+  const won = fundsComeBack(dispute);
   const original = (await trx('billing_payments').where({ id: row.original_payment_id }).forUpdate().first()) as PaymentRow;
   const held = -Number(row.credit_nano);
   // What was held goes back less what refunds since then could not take (the hold had it): a
@@ -599,7 +599,7 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
   const first = await creditedFirst(trx, found, now);
   const { payment } = first;
   const paymentId = Number(payment.id);
-  const won = str(dispute, 'status') === 'won';
+  const won = fundsComeBack(dispute);
   const { entryId } = await takeForDispute(trx, payment, dispute, now, {
     disputeId,
     amountCents,
@@ -608,6 +608,17 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
     reason: `payment ${paymentId} disputed and lost`,
   });
   return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, ...afterCredit(first, [], entryId) };
+}
+
+/**
+ * Whether a closed dispute leaves the payer whole: `won`; `warning_closed` — an inquiry (a
+ * `warning_*` dispute, a retrieval request) closed without becoming a chargeback: no funds were
+ * ever withdrawn; `prevented` — stopped before it became a dispute. Then what was held goes back.
+ * `lost` (or any other status) keeps it taken.
+ */
+function fundsComeBack(dispute: Obj): boolean {
+  const status = str(dispute, 'status');
+  return status === 'won' || status === 'warning_closed' || status === 'prevented';
 }
 
 /**

@@ -61,3 +61,41 @@ describe('delayed (async) Checkout payments', () => {
     expect(world.portal.mail.some((m) => m.includes(`email to ${email} ("Your payment failed")`))).toBe(true);
   });
 });
+
+describe('disputes that take no funds', () => {
+  const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status: string) => ({
+    id,
+    object: 'dispute',
+    amount: shown.amount_total,
+    charge: `ch_${id}`,
+    payment_intent: shown.payment_intent,
+    status,
+    metadata: {},
+  });
+
+  it('an inquiry closed as warning_closed, and a prevented dispute, give back what was held, once', async () => {
+    for (const [opened, closed] of [
+      ['warning_needs_response', 'warning_closed'],
+      ['needs_response', 'prevented'],
+    ] as const) {
+      const { id, paymentId, shown } = await completedSession(10);
+      expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+      const disputeId = `dp_${closed}_${paymentId}`;
+      expect(await deliver('charge.dispute.created', disputeOf(shown, disputeId, opened))).toBe('held');
+      expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+      expect(await deliver('charge.dispute.closed', disputeOf(shown, disputeId, closed))).toBe('dispute_won');
+      expect(await deliver('charge.dispute.closed', disputeOf(shown, disputeId, closed))).toBe('ignored');
+      expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+      expect(await statusOf(paymentId)).toBe('succeeded');
+    }
+  });
+
+  it('an inquiry closed before its creation arrives takes nothing', async () => {
+    const { id, paymentId, shown } = await completedSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    const disputeId = `dp_inquiry_first_${paymentId}`;
+    expect(await deliver('charge.dispute.closed', disputeOf(shown, disputeId, 'warning_closed'))).toBe('dispute_won');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, disputeId, 'warning_needs_response'))).toBe('ignored');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+  });
+});
