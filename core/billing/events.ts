@@ -57,8 +57,50 @@ const ref = (o: Obj, key: string): string | undefined => {
   return undefined;
 };
 
+/**
+ * Events about a charge of one of our payments that may carry none of our metadata (a dispute's
+ * and a refund's `metadata` are their own, empty) and may arrive before the checkout's
+ * completion told the portal which PaymentIntent its session made.
+ */
+const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed']);
+
+/** Reads a PaymentIntent's metadata at the processor: undefined when the processor has no such intent; throws when it cannot answer. */
+export type IntentMetadataLookup = (paymentIntentId: string) => Promise<Record<string, string> | undefined>;
+
+/**
+ * A charge event that names a PaymentIntent the portal does not know yet and carries none of our
+ * metadata: the PaymentIntent's own metadata (which Checkout copies from the session's
+ * `payment_intent_data`, and an automatic charge carries) is read at the processor and used to
+ * find the payment. An intent with none of ours is another integration's on the same account: the
+ * event is then acknowledged as `unknown_payment` (one lookup, never retried). A lookup that fails
+ * throws, before anything is recorded: the webhook answers 503 and the processor redelivers.
+ */
+async function withIntentMetadata(
+  knex: Knex,
+  event: ProcessorEventLike,
+  lookup: IntentMetadataLookup | undefined,
+): Promise<ProcessorEventLike> {
+  const object = event.data?.object;
+  if (!lookup || !chargeEventTypes.has(event.type) || object === null || typeof object !== 'object' || Array.isArray(object)) return event;
+  const meta = metadata(object as Obj);
+  const intentId = ref(object as Obj, 'payment_intent');
+  if (meta.payment_id || meta.operation_id || !intentId) return event;
+  if (await knex('billing_payments').where({ payment_intent_id: intentId }).first('id')) return event;
+  const found = await lookup(intentId);
+  if (!found?.payment_id) return event;
+  return {
+    ...event,
+    data: { ...event.data, object: { ...(object as Obj), metadata: { ...meta, payment_id: found.payment_id, payer_id: found.payer_id } } },
+  };
+}
+
 /** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
-export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike, now: Date): Promise<EventResult> {
+export async function applyProcessorEvent(
+  knex: Knex,
+  event: ProcessorEventLike,
+  now: Date,
+  lookup?: IntentMetadataLookup,
+): Promise<EventResult> {
   // A signed event of another shape (not an object — `null`, an array, a number —, no id, a type
   // that is not text) is acknowledged and left: it cannot be told apart from its redeliveries, so
   // nothing is changed by it.
@@ -67,6 +109,8 @@ export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike,
   const eventId = typeof event.id === 'string' || Number.isSafeInteger(event.id) ? String(event.id).slice(0, 255) : '';
   if (eventId === '' || typeof event.type !== 'string')
     return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without a text id and type' };
+  if (!(await knex('billing_processor_events').where({ event_id: eventId }).first('event_id')))
+    event = await withIntentMetadata(knex, event, lookup);
   return knex.transaction(async (trx) => {
     const inserted = (await trx('billing_processor_events')
       .insert({ event_id: eventId, type: event.type.slice(0, 100), outcome: 'processing', processed_at: now })
@@ -126,7 +170,15 @@ async function findPayment(
   if (!id || !/^[1-9][0-9]{0,15}$/.test(id)) return undefined;
   const row = await lockPayment(trx, { id });
   // The metadata must agree with the row, or it is not our payment.
-  return row && row.payer_id === meta.payer_id ? row : undefined;
+  if (!row || row.payer_id !== meta.payer_id) return undefined;
+  // Found by metadata before the portal knew its PaymentIntent: remember it, so the charge's later
+  // events find the payment by it.
+  const intentId = byColumn.payment_intent_id;
+  if (intentId && row.payment_intent_id === null && (row.kind === 'checkout' || row.kind === 'auto_topup')) {
+    await trx('billing_payments').where({ id: row.id }).update({ payment_intent_id: intentId });
+    return { ...row, payment_intent_id: intentId };
+  }
+  return row;
 }
 
 /** The states of a checkout payment not credited yet: a completion of its session credits it. */

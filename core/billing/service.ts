@@ -490,7 +490,16 @@ export class BillingService {
         cause: error,
       });
     }
-    const result = await applyProcessorEvent(this.deps.knex, event, this.now);
+    const result = await applyProcessorEvent(this.deps.knex, event, this.now, async (intentId) => {
+      try {
+        return (await processor.client.paymentIntents.retrieve(intentId)).metadata;
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing'))
+          return undefined;
+        // Not recorded: answered 503, so the processor delivers the event again later.
+        throw processorUnavailable(error);
+      }
+    });
     if (result.outcome === 'mismatch')
       this.deps.logger.error({ event: event.id, detail: result.detail }, 'processor event does not match its payment; not credited');
     await this.afterCommit(result.entryIds, result.followUps);

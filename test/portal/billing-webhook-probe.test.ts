@@ -99,3 +99,69 @@ describe('disputes that take no funds', () => {
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
   });
 });
+
+describe('charge events before the completion, carrying none of our metadata (as real disputes and refunds do)', () => {
+  /** The session's PaymentIntent, as the processor holds it: with the metadata Checkout copied onto it. */
+  function intentAtProcessor(shown: { payment_intent: string | null; amount_total: number | null }, meta: Record<string, string>) {
+    world.double.paymentIntents.set(shown.payment_intent!, {
+      id: shown.payment_intent!,
+      object: 'payment_intent',
+      amount: shown.amount_total!,
+      amount_received: shown.amount_total!,
+      currency: 'usd',
+      customer: null,
+      payment_method: null,
+      status: 'succeeded',
+      metadata: meta,
+      latest_charge: null,
+      last_payment_error: null,
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+    });
+  }
+  const bare = (shown: { payment_intent: string | null; amount_total: number | null }, id: string, status = 'needs_response') => ({
+    id,
+    object: 'dispute',
+    amount: shown.amount_total,
+    charge: `ch_${id}`,
+    payment_intent: shown.payment_intent,
+    status,
+    metadata: {},
+  });
+
+  it('a dispute is matched through its PaymentIntent, held, and the completion then credits nothing more', async () => {
+    const { id, paymentId, shown, intentMetadata } = await completedSession(10);
+    intentAtProcessor(shown, intentMetadata);
+    expect(await deliver('charge.dispute.created', bare(shown, `dp_bare_${paymentId}`))).toBe('held');
+    expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(await deliver('charge.dispute.closed', bare(shown, `dp_bare_${paymentId}`, 'lost'))).toBe('dispute_lost');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(await statusOf(paymentId)).toBe('disputed');
+  });
+
+  it('a refund is matched through its PaymentIntent: the completion then credits nothing more', async () => {
+    const { id, paymentId, shown, intentMetadata } = await completedSession(10);
+    intentAtProcessor(shown, intentMetadata);
+    const charge = {
+      id: `ch_bare_${paymentId}`,
+      object: 'charge',
+      payment_intent: shown.payment_intent,
+      amount_refunded: 300,
+      metadata: {},
+    };
+    expect(await deliver('charge.refunded', charge)).toBe('reversed');
+    expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(7e9);
+  });
+
+  it("another integration's charge (an intent without our metadata, or none at the processor) is acknowledged and left", async () => {
+    const { id, paymentId, shown } = await completedSession(10);
+    intentAtProcessor(shown, { order: 'elsewhere' });
+    expect(await deliver('charge.dispute.created', bare(shown, `dp_foreign_${paymentId}`))).toBe('unknown_payment');
+    const missing = { ...shown, payment_intent: `pi_nowhere_${paymentId}` };
+    expect(await deliver('charge.dispute.created', bare(missing, `dp_nowhere_${paymentId}`))).toBe('unknown_payment');
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+  });
+});
