@@ -11,7 +11,7 @@ import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox } from '../wallets/mirror.js';
-import { ensureCustomer, findCustomer, setLocalDefault } from './customers.js';
+import { ensureCustomer, installId, findCustomer, setLocalDefault } from './customers.js';
 import { applyProcessorEvent, expireCheckoutSession, expirePendingPayment, type EventResult } from './events.js';
 import type { FollowUp, FollowUpCarrier } from './follow-ups.js';
 import { collectionFor, currency, describeFeePolicy, formatCents, centsToNano, nanoToUsd, usdToCents, type Collection } from './money.js';
@@ -212,7 +212,8 @@ export class BillingService {
           success_url: `${this.deps.baseUrl}/dashboard/billing/fund?session_id={CHECKOUT_SESSION_ID}`,
           cancel_url: `${this.deps.baseUrl}/dashboard/billing/fund?cancelled=${paymentId}&proof=${this.cancelProof(paymentId)}`,
         },
-        { idempotencyKey: `checkout:payment:${paymentId}` },
+        // Unique to this database and row (a restored backup reuses payment ids, not their creation time).
+        { idempotencyKey: `checkout:${await installId(this.deps.knex)}:payment:${paymentId}:${now.getTime()}` },
       );
     } catch (error) {
       // No session exists for it: the attempt never became a payment.
