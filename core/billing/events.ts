@@ -257,9 +257,14 @@ async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): 
   if (!payment || payment.kind !== 'checkout')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
   const paymentId = Number(payment.id);
-  if (payment.status !== 'pending')
+  // A payment whose card was declined (`failed`) could still be paid on its page until now: once
+  // the session expired it is over, and `expired` says so (the decline's reason is kept).
+  if (payment.status !== 'pending' && payment.status !== 'failed')
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
-  await expirePendingPayment(trx, paymentId, now);
+  await trx('billing_payments')
+    .where({ id: paymentId, kind: 'checkout' })
+    .whereIn('status', ['pending', 'failed'])
+    .update({ status: 'expired', updated_at: now });
   return { outcome: 'expired', paymentId, entryIds: [], followUps: [] };
 }
 

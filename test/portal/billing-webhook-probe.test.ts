@@ -165,3 +165,21 @@ describe('charge events before the completion, carrying none of our metadata (as
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
   });
 });
+
+describe('a checkout declined and then left to expire', () => {
+  it('ends expired (its page can no longer be paid), and a late completion still credits', async () => {
+    const { id, paymentId, shown } = await completedSession(10, 'unpaid');
+    const intent = {
+      id: shown.payment_intent,
+      object: 'payment_intent',
+      metadata: { payment_id: String(paymentId), payer_id: `user:${id}` },
+      last_payment_error: { code: 'card_declined', message: 'Your card was declined.' },
+    };
+    expect(await deliver('payment_intent.payment_failed', intent)).toBe('failure_recorded');
+    expect(await statusOf(paymentId)).toBe('failed');
+    expect(await deliver('checkout.session.expired', { ...shown, status: 'expired' })).toBe('expired');
+    expect(await statusOf(paymentId)).toBe('expired');
+    expect(await deliver('checkout.session.completed', { ...shown, payment_status: 'paid' })).toBe('credited');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+  });
+});
