@@ -17,10 +17,10 @@ import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox, enforcedBalanceNano } from '../wallets/mirror.js';
-import { postReferencedEntry } from '../wallets/referenced-entries.js';
-import { receiptFollowUp } from './receipts.js';
 import {
   autoTopupPolicyVersion,
+  creditOperation,
+  recordOperationUnknown,
   operationsThisMonthNano,
   presentOperation,
   presentSettings,
@@ -29,9 +29,7 @@ import {
   type OperationRow,
 } from './auto-topup-store.js';
 import { findCustomer } from './customers.js';
-import type { FollowUp } from './follow-ups.js';
 import { collectionFor, centsToNano, currency, formatCents, usdToCents } from './money.js';
-import { payerUserId } from './payer.js';
 import type { BillingService, Processor } from './service.js';
 import type { BillingSettings } from './settings.js';
 
@@ -51,8 +49,14 @@ export interface AutoTopupInput {
 const settleMs = 15_000;
 /** A pending operation untouched this long is retried (its creator may have crashed). */
 const staleMs = 30_000;
-/** Retries of an unreachable processor before the operation fails for good. */
+/** Attempts under one key before an operation without a definite answer is recorded `unknown`. */
 const maxAttempts = 8;
+/**
+ * How long an operation whose outcome is `unknown` keeps the payer from a new one (it may have
+ * charged): the processor redelivers its events for up to three days, so by then it would have
+ * said whether the charge went through.
+ */
+const unknownHoldMs = 3 * 24 * 3600_000;
 
 const invalidField = (field: string, msg: string) =>
   new ApiError('validation_error', {
@@ -226,6 +230,7 @@ export class AutoTopup {
         const latest = (await trx('billing_auto_topup_operations').where({ payer_id: payerId }).orderBy('created_at', 'desc').first()) as
           OperationRow | undefined;
         if (latest?.status === 'pending') return undefined;
+        if (latest?.status === 'unknown' && now.getTime() - new Date(latest.updated_at).getTime() < unknownHoldMs) return undefined;
         if (latest?.status === 'succeeded' && now.getTime() - new Date(latest.updated_at).getTime() < settleMs) return undefined;
         // Checked again under the lock: the balance may have been topped up meanwhile.
         if ((await this.balanceNano(payerId, trx)) >= Number(settings.threshold_nano)) return undefined;
@@ -235,7 +240,13 @@ export class AutoTopup {
           feeBps: this.deps.settings.SVC_BILLING_FEE_BPS,
           feeFixedCents: this.deps.settings.SVC_BILLING_FEE_FIXED_CENTS,
         });
+        // What it charges is fixed now: a retry under its key must send the very same request,
+        // whatever becomes the default card meanwhile.
+        const customer = (await trx('billing_customers').where({ payer_id: payerId }).first()) as
+          { processor_customer_id: string; default_payment_method_id: string | null } | undefined;
         const op: Partial<OperationRow> = {
+          processor_customer_id: customer?.processor_customer_id ?? null,
+          payment_method_id: customer?.default_payment_method_id ?? null,
           id: `ato_${randomBytes(12).toString('hex')}`,
           payer_id: payerId,
           settings_version: settings.version,
@@ -258,33 +269,54 @@ export class AutoTopup {
     }
   }
 
-  /** Charges an operation's default card off-session, keyed by the operation. */
+  /**
+   * Charges an operation off-session, keyed by the operation, with the customer and card stored on
+   * it when it was created — every attempt sends the same request. One whose payment intent is
+   * known (the processor answered `processing`) is looked up instead of charged again.
+   */
   async charge(op: OperationRow): Promise<void> {
     const processor = this.deps.processor!;
     const { knex } = this.deps;
-    const customer = await findCustomer(knex, op.payer_id);
-    if (!customer?.default_payment_method_id) {
-      await this.fail(op.id, { code: 'no_payment_method', message: 'There is no default card to charge', paymentIntentId: null });
-      return;
+    let customerId = op.processor_customer_id;
+    let paymentMethodId = op.payment_method_id;
+    if (customerId === null || paymentMethodId === null) {
+      // An operation created before the charge was stored on it: fixed now, once, for its retries.
+      const customer = await findCustomer(knex, op.payer_id);
+      if (!customer?.default_payment_method_id) {
+        await this.fail(op.id, { code: 'no_payment_method', message: 'There is no default card to charge', paymentIntentId: null });
+        return;
+      }
+      await knex('billing_auto_topup_operations')
+        .where({ id: op.id })
+        .whereNull('payment_method_id')
+        .update({ processor_customer_id: customer.processor_customer_id, payment_method_id: customer.default_payment_method_id });
+      const stored = (await knex('billing_auto_topup_operations').where({ id: op.id }).first()) as OperationRow;
+      customerId = stored.processor_customer_id!;
+      paymentMethodId = stored.payment_method_id!;
     }
     await knex('billing_auto_topup_operations')
       .where({ id: op.id, status: 'pending' })
       .update({ attempts: knex.raw('attempts + 1'), updated_at: this.now });
     let intent: Stripe.PaymentIntent;
     try {
-      intent = await processor.client.paymentIntents.create(
-        {
-          amount: op.amount_cents,
-          currency,
-          customer: customer.processor_customer_id,
-          payment_method: customer.default_payment_method_id,
-          off_session: true,
-          confirm: true,
-          description: `Automatic wallet top-up ${op.id}`,
-          metadata: { operation_id: op.id, payer_id: op.payer_id },
-        },
-        { idempotencyKey: op.id },
-      );
+      intent = op.payment_intent_id
+        ? await processor.client.paymentIntents.retrieve(op.payment_intent_id)
+        : await processor.client.paymentIntents.create(
+            {
+              amount: op.amount_cents,
+              currency,
+              customer: customerId,
+              payment_method: paymentMethodId,
+              // The saved card is charged with the payer away: no redirect-based method, so the
+              // processor never asks for a return_url (automatic payment methods are on by default).
+              automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+              off_session: true,
+              confirm: true,
+              description: `Automatic wallet top-up ${op.id}`,
+              metadata: { operation_id: op.id, payer_id: op.payer_id },
+            },
+            { idempotencyKey: op.id },
+          );
     } catch (error) {
       if (
         error instanceof Stripe.errors.StripeCardError ||
@@ -298,22 +330,58 @@ export class AutoTopup {
         });
         return;
       }
-      // Unreachable or refusing for another reason: left pending and retried with the same key.
-      if (op.attempts + 1 >= maxAttempts)
+      const e = error instanceof Stripe.errors.StripeError ? error : undefined;
+      // The key was used with other parameters: whatever the first request did stands and a retry
+      // cannot learn it — the outcome is unknown until the processor's event says.
+      if (e?.type === 'StripeIdempotencyError') {
+        await this.unknown(op.id, { code: 'idempotency_error', message: e.message });
+        return;
+      }
+      // Refused as invalid (a 4xx other than a card error): the processor did nothing and would
+      // refuse every retry alike — recorded at once with its reason, never retried.
+      if (e?.type === 'StripeInvalidRequestError') {
         await this.fail(op.id, {
-          code: 'processor_unavailable',
-          message: 'The payment processor could not be reached',
+          code: `invalid_request${e.code ? `:${e.code}` : ''}`,
+          message: `The payment processor refused the charge: ${e.message}`,
           paymentIntentId: null,
+          refused: true,
         });
-      else
+        return;
+      }
+      // A 5xx or no answer: the charge may have been made. Retried with the same key (the same
+      // request), and after the last attempt recorded `unknown` — never as a decline.
+      const indeterminate = e === undefined || e.statusCode === undefined || e.statusCode >= 500 || e.type === 'StripeConnectionError';
+      if (op.attempts + 1 >= maxAttempts) {
+        if (indeterminate || op.failure_code === 'indeterminate')
+          await this.unknown(op.id, {
+            code: 'outcome_unknown',
+            message: 'The payment processor did not confirm the charge; it is settled when the processor reports it',
+          });
+        else
+          await this.fail(op.id, {
+            code: 'processor_unavailable',
+            message: 'The payment processor could not be reached',
+            paymentIntentId: null,
+            refused: true,
+          });
+      } else {
+        if (indeterminate)
+          await knex('billing_auto_topup_operations').where({ id: op.id, status: 'pending' }).update({ failure_code: 'indeterminate' });
         this.deps.logger.warn(
           { err: error, operation: op.id },
           'automatic top-up charge not confirmed; it will be retried with the same key',
         );
+      }
       return;
     }
     if (intent.status === 'succeeded') await this.succeed(op.id, intent);
-    else
+    else if (intent.status === 'processing' || intent.status === 'requires_capture') {
+      // Not decided yet (a delayed method, an authorisation): the operation stays pending with
+      // its intent, settled by payment_intent.succeeded / payment_failed or looked up when stale.
+      await knex('billing_auto_topup_operations')
+        .where({ id: op.id, status: 'pending' })
+        .update({ payment_intent_id: intent.id, updated_at: this.now });
+    } else
       await this.fail(op.id, {
         code: intent.status === 'requires_action' ? 'authentication_required' : `payment_${intent.status}`,
         message: intent.last_payment_error?.message ?? `The payment is ${intent.status}`,
@@ -322,67 +390,24 @@ export class AutoTopup {
   }
 
   private async succeed(operationId: string, intent: Stripe.PaymentIntent): Promise<void> {
-    const now = this.now;
-    const done = await this.deps.knex.transaction(async (trx) => {
-      const op = (await trx('billing_auto_topup_operations').where({ id: operationId }).forUpdate().first()) as OperationRow | undefined;
-      if (!op || op.status !== 'pending') return undefined;
-      const chargeId = typeof intent.latest_charge === 'string' ? intent.latest_charge : (intent.latest_charge?.id ?? null);
-      const [payment] = (await trx('billing_payments')
-        .insert({
-          payer_id: op.payer_id,
-          user_id: op.user_id,
-          kind: 'auto_topup',
-          status: 'succeeded',
-          credit_nano: op.amount_nano,
-          amount_cents: op.amount_cents,
-          fee_cents: op.fee_cents,
-          payment_intent_id: intent.id,
-          charge_id: chargeId,
-          auto_topup_operation_id: op.id,
-          created_at: now,
-          updated_at: now,
-          completed_at: now,
-        })
-        .returning('id')) as { id: string | number }[];
-      const entryId = await postReferencedEntry(trx, {
-        payerId: op.payer_id,
-        amountNano: Number(op.amount_nano),
-        reason: `automatic top-up ${op.id}`,
-        reference: `auto_topup:${op.id}`,
-        actor: 'auto_topup',
-      });
-      await trx('billing_auto_topup_operations')
-        .where({ id: op.id })
-        .update({ status: 'succeeded', payment_intent_id: intent.id, payment_id: payment!.id, updated_at: now });
-      const notified = op.user_id ?? payerUserId(op.payer_id);
-      const followUps: FollowUp[] =
-        notified === undefined
-          ? []
-          : [
-              {
-                kind: 'activity',
-                entry: {
-                  userId: notified,
-                  kind: 'payment_succeeded',
-                  summary: `Automatic top-up added ${formatCents(Math.round(Number(op.amount_nano) / centsToNano(1)))} to the wallet`,
-                  details: { operation_id: op.id },
-                },
-              },
-              ...receiptFollowUp(op.user_id, op.payer_id, {
-                paymentId: Number(payment!.id),
-                at: now,
-                chargedCents: op.amount_cents,
-                feeCents: op.fee_cents,
-                creditNano: Number(op.amount_nano),
-                automatic: true,
-              }),
-            ];
-      return { entryIds: entryId === undefined ? [] : [entryId], followUps };
-    });
+    const chargeId = typeof intent.latest_charge === 'string' ? intent.latest_charge : (intent.latest_charge?.id ?? null);
+    const done = await this.deps.knex.transaction((trx) => creditOperation(trx, operationId, { id: intent.id, chargeId }, this.now));
     if (done) await this.deps.billing.afterCommit(done.entryIds, done.followUps);
   }
 
-  private async fail(operationId: string, failure: { code: string; message: string; paymentIntentId: string | null }): Promise<void> {
+  private async unknown(operationId: string, reason: { code: string; message: string }): Promise<void> {
+    const followUps = await this.deps.knex.transaction((trx) => recordOperationUnknown(trx, operationId, reason, this.now));
+    this.deps.logger.warn(
+      { operation: operationId, reason: reason.code },
+      'automatic top-up charge has no definite outcome; the processor event settles it',
+    );
+    if (followUps) await this.deps.billing.afterCommit([], followUps);
+  }
+
+  private async fail(
+    operationId: string,
+    failure: { code: string; message: string; paymentIntentId: string | null; refused?: boolean },
+  ): Promise<void> {
     const recorded = await this.deps.knex.transaction((trx) => recordOperationFailure(trx, operationId, failure, this.now));
     if (recorded) await this.deps.billing.afterCommit([], recorded.followUps);
   }

@@ -4,6 +4,7 @@
 // the processor no longer knows (deleted there, or the portal now uses other processor keys:
 // test and live keys, another account, a restarted local test processor) is replaced rather
 // than failing every payment of that payer.
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import Stripe from 'stripe';
 
@@ -11,6 +12,33 @@ export interface CustomerRow {
   payer_id: string;
   processor_customer_id: string;
   default_payment_method_id: string | null;
+}
+
+const installIds = new WeakMap<object, Promise<string>>();
+
+/**
+ * This database's installation id (migration 038): part of every idempotency key the portal sends
+ * the processor, so keys built from row ids (`customer:<payer>`, a payment id) never collide with
+ * another deployment's on the same processor account, nor with this one's before a database reset.
+ */
+export function installId(knex: Knex): Promise<string> {
+  let id = installIds.get(knex);
+  if (!id) {
+    id = (async () => {
+      // Made on first use; replicas racing here all read back the one that was inserted first.
+      const existing = (await knex('billing_installation').first('install_id')) as { install_id: string } | undefined;
+      if (existing) return existing.install_id;
+      await knex.transaction(async (trx) => {
+        await trx.raw('lock table billing_installation in exclusive mode');
+        if (!(await trx('billing_installation').first('install_id')))
+          await trx('billing_installation').insert({ install_id: randomBytes(9).toString('base64url') });
+      });
+      return ((await knex('billing_installation').first('install_id')) as { install_id: string }).install_id;
+    })();
+    id.catch(() => installIds.delete(knex));
+    installIds.set(knex, id);
+  }
+  return id;
 }
 
 export async function findCustomer(knex: Knex, payerId: string): Promise<CustomerRow | undefined> {
@@ -28,10 +56,15 @@ export async function ensureCustomer(
   if (existing && (await customerExists(processor, existing.processor_customer_id))) return existing;
   if (existing)
     await knex('billing_customers').where({ payer_id: payerId, processor_customer_id: existing.processor_customer_id }).delete();
+  const install = await installId(knex);
   const customer = await processor.customers.create(
     { ...(contact.email && { email: contact.email }), ...(contact.name && { name: contact.name }), metadata: { payer_id: payerId } },
     // The processor remembers a key for a day: a retry or a racing replica gets the same customer.
-    { idempotencyKey: existing ? `customer:${payerId}:replaces:${existing.processor_customer_id}` : `customer:${payerId}` },
+    {
+      idempotencyKey: existing
+        ? `customer:${install}:${payerId}:replaces:${existing.processor_customer_id}`
+        : `customer:${install}:${payerId}`,
+    },
   );
   await knex('billing_customers').insert({ payer_id: payerId, processor_customer_id: customer.id }).onConflict('payer_id').ignore();
   return (await findCustomer(knex, payerId))!;

@@ -5,7 +5,7 @@
 // event types are recorded and acknowledged.
 import type { Knex } from 'knex';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
-import { recordOperationFailure } from './auto-topup-store.js';
+import { creditOperation, recordOperationFailure, type OperationRow } from './auto-topup-store.js';
 import { receiptFollowUp } from './receipts.js';
 import { activityFollowUp, type FollowUp } from './follow-ups.js';
 import { centsToNano, currency, formatCents } from './money.js';
@@ -57,8 +57,50 @@ const ref = (o: Obj, key: string): string | undefined => {
   return undefined;
 };
 
+/**
+ * Events about a charge of one of our payments that may carry none of our metadata (a dispute's
+ * and a refund's `metadata` are their own, empty) and may arrive before the checkout's
+ * completion told the portal which PaymentIntent its session made.
+ */
+const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed']);
+
+/** Reads a PaymentIntent's metadata at the processor: undefined when the processor has no such intent; throws when it cannot answer. */
+export type IntentMetadataLookup = (paymentIntentId: string) => Promise<Record<string, string> | undefined>;
+
+/**
+ * A charge event that names a PaymentIntent the portal does not know yet and carries none of our
+ * metadata: the PaymentIntent's own metadata (which Checkout copies from the session's
+ * `payment_intent_data`, and an automatic charge carries) is read at the processor and used to
+ * find the payment. An intent with none of ours is another integration's on the same account: the
+ * event is then acknowledged as `unknown_payment` (one lookup, never retried). A lookup that fails
+ * throws, before anything is recorded: the webhook answers 503 and the processor redelivers.
+ */
+async function withIntentMetadata(
+  knex: Knex,
+  event: ProcessorEventLike,
+  lookup: IntentMetadataLookup | undefined,
+): Promise<ProcessorEventLike> {
+  const object = event.data?.object;
+  if (!lookup || !chargeEventTypes.has(event.type) || object === null || typeof object !== 'object' || Array.isArray(object)) return event;
+  const meta = metadata(object as Obj);
+  const intentId = ref(object as Obj, 'payment_intent');
+  if (meta.payment_id || meta.operation_id || !intentId) return event;
+  if (await knex('billing_payments').where({ payment_intent_id: intentId }).first('id')) return event;
+  const found = await lookup(intentId);
+  if (!found?.payment_id) return event;
+  return {
+    ...event,
+    data: { ...event.data, object: { ...(object as Obj), metadata: { ...meta, payment_id: found.payment_id, payer_id: found.payer_id } } },
+  };
+}
+
 /** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
-export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike, now: Date): Promise<EventResult> {
+export async function applyProcessorEvent(
+  knex: Knex,
+  event: ProcessorEventLike,
+  now: Date,
+  lookup?: IntentMetadataLookup,
+): Promise<EventResult> {
   // A signed event of another shape (not an object — `null`, an array, a number —, no id, a type
   // that is not text) is acknowledged and left: it cannot be told apart from its redeliveries, so
   // nothing is changed by it.
@@ -67,6 +109,8 @@ export async function applyProcessorEvent(knex: Knex, event: ProcessorEventLike,
   const eventId = typeof event.id === 'string' || Number.isSafeInteger(event.id) ? String(event.id).slice(0, 255) : '';
   if (eventId === '' || typeof event.type !== 'string')
     return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without a text id and type' };
+  if (!(await knex('billing_processor_events').where({ event_id: eventId }).first('event_id')))
+    event = await withIntentMetadata(knex, event, lookup);
   return knex.transaction(async (trx) => {
     const inserted = (await trx('billing_processor_events')
       .insert({ event_id: eventId, type: event.type.slice(0, 100), outcome: 'processing', processed_at: now })
@@ -90,12 +134,21 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
   switch (type) {
     case 'checkout.session.completed':
       return str(object, 'mode') === 'setup' ? setupCompleted(trx, object, now) : checkoutCompleted(trx, object, now);
+    // A delayed ("async") payment method: the completion said `unpaid`; this says it was paid.
+    // Credited exactly as a paid completion (the reference `checkout:<session>` makes it once,
+    // whichever of the two arrives, in any order, however often).
+    case 'checkout.session.async_payment_succeeded':
+      return checkoutCompleted(trx, object, now);
+    case 'checkout.session.async_payment_failed':
+      return checkoutAsyncFailed(trx, object, now);
     case 'checkout.session.expired':
       return checkoutExpired(trx, object, now);
     case 'charge.refunded':
       return chargeRefunded(trx, object, now);
     case 'payment_intent.payment_failed':
       return paymentFailed(trx, object, now);
+    case 'payment_intent.succeeded':
+      return paymentSucceeded(trx, object, now);
     case 'charge.dispute.created':
       return disputeCreated(trx, object, now);
     case 'charge.dispute.closed':
@@ -117,7 +170,15 @@ async function findPayment(
   if (!id || !/^[1-9][0-9]{0,15}$/.test(id)) return undefined;
   const row = await lockPayment(trx, { id });
   // The metadata must agree with the row, or it is not our payment.
-  return row && row.payer_id === meta.payer_id ? row : undefined;
+  if (!row || row.payer_id !== meta.payer_id) return undefined;
+  // Found by metadata before the portal knew its PaymentIntent: remember it, so the charge's later
+  // events find the payment by it.
+  const intentId = byColumn.payment_intent_id;
+  if (intentId && row.payment_intent_id === null && (row.kind === 'checkout' || row.kind === 'auto_topup')) {
+    await trx('billing_payments').where({ id: row.id }).update({ payment_intent_id: intentId });
+    return { ...row, payment_intent_id: intentId };
+  }
+  return row;
 }
 
 /** The states of a checkout payment not credited yet: a completion of its session credits it. */
@@ -196,10 +257,46 @@ async function checkoutExpired(trx: Knex.Transaction, session: Obj, now: Date): 
   if (!payment || payment.kind !== 'checkout')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
   const paymentId = Number(payment.id);
-  if (payment.status !== 'pending')
+  // A payment whose card was declined (`failed`) could still be paid on its page until now: once
+  // the session expired it is over, and `expired` says so (the decline's reason is kept).
+  if (payment.status !== 'pending' && payment.status !== 'failed')
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
-  await expirePendingPayment(trx, paymentId, now);
+  await trx('billing_payments')
+    .where({ id: paymentId, kind: 'checkout' })
+    .whereIn('status', ['pending', 'failed'])
+    .update({ status: 'expired', updated_at: now });
   return { outcome: 'expired', paymentId, entryIds: [], followUps: [] };
+}
+
+/**
+ * checkout.session.async_payment_failed: the delayed payment of a completed session failed. The
+ * payment is marked failed and its user told, as for payment_intent.payment_failed; nothing is
+ * credited (a payment already credited is left as it is).
+ */
+async function checkoutAsyncFailed(trx: Knex.Transaction, session: Obj, now: Date): Promise<EventResult> {
+  const sessionId = str(session, 'id');
+  if (!sessionId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'session without an id' };
+  const payment = await findPayment(trx, { checkout_session_id: sessionId }, metadata(session));
+  if (!payment || payment.kind !== 'checkout')
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no checkout payment for session ${sessionId}` };
+  if (payment.checkout_session_id !== null && payment.checkout_session_id !== sessionId)
+    return {
+      outcome: 'mismatch',
+      paymentId: Number(payment.id),
+      entryIds: [],
+      followUps: [],
+      detail: `session ${sessionId} is not payment ${String(payment.id)}'s`,
+    };
+  return markPaymentFailed(
+    trx,
+    payment,
+    ref(session, 'payment_intent') ?? '',
+    {
+      code: 'async_payment_failed',
+      message: 'The delayed payment did not go through',
+    },
+    now,
+  );
 }
 
 /** Marks a hosted checkout session that is still open as expired (the confirmation page then says so). */
@@ -352,6 +449,44 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
 }
 
 /**
+ * payment_intent.succeeded: an automatic top-up's charge went through. Its operation (by our
+ * metadata, else by the intent id recorded on it) is credited once — under `auto_topup:<operation>`,
+ * the reference the answer to the charge uses, so never twice — and marked succeeded whatever was
+ * recorded before (pending after `processing`, `unknown` after no definite answer, failed). A
+ * checkout's intent is credited by its session's events: ignored here.
+ */
+async function paymentSucceeded(trx: Knex.Transaction, intent: Obj, now: Date): Promise<EventResult> {
+  const intentId = str(intent, 'id') ?? '';
+  const meta = metadata(intent);
+  const op = (
+    meta.operation_id
+      ? await trx('billing_auto_topup_operations')
+          .where({ id: meta.operation_id.slice(0, 40) })
+          .first()
+      : intentId
+        ? await trx('billing_auto_topup_operations').where({ payment_intent_id: intentId }).first()
+        : undefined
+  ) as OperationRow | undefined;
+  if (!op) return { outcome: 'ignored', entryIds: [], followUps: [], detail: `intent ${intentId} is no automatic top-up` };
+  const amount = int(intent, 'amount_received') ?? int(intent, 'amount');
+  if ((meta.payer_id !== undefined && meta.payer_id !== op.payer_id) || amount !== op.amount_cents || str(intent, 'currency') !== currency)
+    return {
+      outcome: 'mismatch',
+      entryIds: [],
+      followUps: [],
+      detail: `intent ${intentId} says ${amount} ${str(intent, 'currency')} for ${meta.payer_id}, operation ${op.id} is ${op.amount_cents} ${currency} for ${op.payer_id}`,
+    };
+  const credited = await creditOperation(trx, op.id, { id: intentId, chargeId: ref(intent, 'latest_charge') ?? null }, now);
+  if (!credited) return { outcome: 'duplicate', entryIds: [], followUps: [], detail: `operation ${op.id} already succeeded` };
+  return {
+    outcome: credited.entryIds.length > 0 ? 'credited' : 'duplicate',
+    paymentId: credited.paymentId,
+    entryIds: credited.entryIds,
+    followUps: credited.followUps,
+  };
+}
+
+/**
  * payment_intent.payment_failed: the payment is marked failed with the processor's reason and its
  * user is told. A checkout whose card was declined stays open at the processor: a later success
  * on the same session still credits. An automatic top-up's operation fails and pauses.
@@ -369,6 +504,17 @@ async function paymentFailed(trx: Knex.Transaction, intent: Obj, now: Date): Pro
   }
   const payment = await findPayment(trx, { payment_intent_id: intentId }, meta);
   if (!payment) return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for intent ${intentId}` };
+  return markPaymentFailed(trx, payment, intentId, { code, message }, now);
+}
+
+/** A checkout payment not paid: marked failed with the processor's reason, its user told (once it was credited: left). */
+async function markPaymentFailed(
+  trx: Knex.Transaction,
+  payment: PaymentRow,
+  intentId: string,
+  { code, message }: { code: string; message: string },
+  now: Date,
+): Promise<EventResult> {
   const paymentId = Number(payment.id);
   if (payment.status !== 'pending' && payment.status !== 'failed')
     return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `payment is ${payment.status}` };
@@ -449,7 +595,7 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
   if (!row) return closedBeforeCreated(trx, dispute, now);
   if (row.status !== 'open')
     return { outcome: 'ignored', paymentId: Number(row.id), entryIds: [], followUps: [], detail: `dispute already ${row.status}` };
-  const won = str(dispute, 'status') === 'won';
+  const won = fundsComeBack(dispute);
   const original = (await trx('billing_payments').where({ id: row.original_payment_id }).forUpdate().first()) as PaymentRow;
   const held = -Number(row.credit_nano);
   // What was held goes back less what refunds since then could not take (the hold had it): a
@@ -510,7 +656,7 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
   const first = await creditedFirst(trx, found, now);
   const { payment } = first;
   const paymentId = Number(payment.id);
-  const won = str(dispute, 'status') === 'won';
+  const won = fundsComeBack(dispute);
   const { entryId } = await takeForDispute(trx, payment, dispute, now, {
     disputeId,
     amountCents,
@@ -519,6 +665,17 @@ async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Dat
     reason: `payment ${paymentId} disputed and lost`,
   });
   return { outcome: won ? 'dispute_won' : 'dispute_lost', paymentId, ...afterCredit(first, [], entryId) };
+}
+
+/**
+ * Whether a closed dispute leaves the payer whole: `won`; `warning_closed` — an inquiry (a
+ * `warning_*` dispute, a retrieval request) closed without becoming a chargeback: no funds were
+ * ever withdrawn; `prevented` — stopped before it became a dispute. Then what was held goes back.
+ * `lost` (or any other status) keeps it taken.
+ */
+function fundsComeBack(dispute: Obj): boolean {
+  const status = str(dispute, 'status');
+  return status === 'won' || status === 'warning_closed' || status === 'prevented';
 }
 
 /**

@@ -11,7 +11,7 @@ import { ApiError } from '../errors/index.js';
 import type { User } from '../identity/users.js';
 import type { Store } from '../store/types.js';
 import { applyMirrorOutbox } from '../wallets/mirror.js';
-import { ensureCustomer, findCustomer, setLocalDefault } from './customers.js';
+import { ensureCustomer, installId, findCustomer, setLocalDefault } from './customers.js';
 import { applyProcessorEvent, expireCheckoutSession, expirePendingPayment, type EventResult } from './events.js';
 import type { FollowUp, FollowUpCarrier } from './follow-ups.js';
 import { collectionFor, currency, describeFeePolicy, formatCents, centsToNano, nanoToUsd, usdToCents, type Collection } from './money.js';
@@ -202,6 +202,8 @@ export class BillingService {
       session = await processor.client.checkout.sessions.create(
         {
           mode: 'payment',
+          // Cards only, as the portal saves and lists them.
+          allowed_payment_method_types: ['card'],
           customer: customer.processor_customer_id,
           client_reference_id: String(paymentId),
           line_items: lineItems,
@@ -210,7 +212,8 @@ export class BillingService {
           success_url: `${this.deps.baseUrl}/dashboard/billing/fund?session_id={CHECKOUT_SESSION_ID}`,
           cancel_url: `${this.deps.baseUrl}/dashboard/billing/fund?cancelled=${paymentId}&proof=${this.cancelProof(paymentId)}`,
         },
-        { idempotencyKey: `checkout:payment:${paymentId}` },
+        // Unique to this database and row (a restored backup reuses payment ids, not their creation time).
+        { idempotencyKey: `checkout:${await installId(this.deps.knex)}:payment:${paymentId}:${now.getTime()}` },
       );
     } catch (error) {
       // No session exists for it: the attempt never became a payment.
@@ -353,6 +356,9 @@ export class BillingService {
       processor.client.checkout.sessions.create(
         {
           mode: 'setup',
+          // Cards only: the card list and automatic top-up show and charge cards, so no bank debit
+          // may become the default.
+          allowed_payment_method_types: ['card'],
           currency,
           customer: customer.processor_customer_id,
           metadata: { payer_id: payer.payerId, user_id: String(user.id) },
@@ -485,7 +491,16 @@ export class BillingService {
         cause: error,
       });
     }
-    const result = await applyProcessorEvent(this.deps.knex, event, this.now);
+    const result = await applyProcessorEvent(this.deps.knex, event, this.now, async (intentId) => {
+      try {
+        return (await processor.client.paymentIntents.retrieve(intentId)).metadata;
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && (error.statusCode === 404 || error.code === 'resource_missing'))
+          return undefined;
+        // Not recorded: answered 503, so the processor delivers the event again later.
+        throw processorUnavailable(error);
+      }
+    });
     if (result.outcome === 'mismatch')
       this.deps.logger.error({ event: event.id, detail: result.detail }, 'processor event does not match its payment; not credited');
     await this.afterCommit(result.entryIds, result.followUps);

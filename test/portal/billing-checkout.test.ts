@@ -81,7 +81,8 @@ describe('checkout', () => {
     expect(String(body.url)).toMatch(new RegExp(`^${world.double.url}/pay/cs_test_`));
 
     const created = world.double.requestsTo('POST', '/v1/checkout/sessions').at(-1)!;
-    expect(created.idempotencyKey).toBe(`checkout:payment:${body.payment_id}`);
+    // Unique to this deployment and row: the installation id, the payment id and its creation time.
+    expect(created.idempotencyKey).toMatch(new RegExp(`^checkout:[A-Za-z0-9_-]+:payment:${body.payment_id}:[0-9]+$`));
     expect(created.params).toMatchObject({
       mode: 'payment',
       line_items: [

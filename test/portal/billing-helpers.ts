@@ -8,6 +8,7 @@ import { signUp } from '../support/portal-users.js';
 import { harnessSecrets, startPortalHarness, type PortalHarness } from '../support/portal-harness.js';
 import { startGatewayHarness, type GatewayHarness, type HarnessOptions } from '../support/gateway-harness.js';
 import { startStripeDouble, type StripeDouble } from '../support/stripe-double.js';
+import type { LocalTestProcessorOptions } from '../../deploy/local/payment-processor/index.js';
 
 export interface BillingWorld {
   double: StripeDouble;
@@ -19,9 +20,14 @@ export interface BillingWorld {
 
 /** Double + portal (+ gateway). `settings` are extra portal settings. */
 export async function startBillingWorld(
-  options: { settings?: Record<string, string>; gateway?: boolean; gatewayOptions?: HarnessOptions } = {},
+  options: {
+    settings?: Record<string, string>;
+    gateway?: boolean;
+    gatewayOptions?: HarnessOptions;
+    doubleOptions?: LocalTestProcessorOptions;
+  } = {},
 ): Promise<BillingWorld> {
-  const double = await startStripeDouble();
+  const double = await startStripeDouble(options.doubleOptions);
   const portal = await startPortalHarness({ settings: { ...double.portalSettings(), ...options.settings } });
   const webhookUrl = `${portal.url}${webhookPath}`;
   double.setWebhookUrl(webhookUrl);

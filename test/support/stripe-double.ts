@@ -10,7 +10,7 @@
 import Stripe from 'stripe';
 import { LocalTestProcessor, type LocalTestProcessorOptions, type ProcessorEvent } from '../../deploy/local/payment-processor/index.js';
 
-export { LocalTestProcessor, type ProcessorEvent } from '../../deploy/local/payment-processor/index.js';
+export { LocalTestProcessor, defaultEnabledEvents, type ProcessorEvent } from '../../deploy/local/payment-processor/index.js';
 
 /** The double plus test helpers. */
 export class StripeDouble extends LocalTestProcessor {

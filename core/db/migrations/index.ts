@@ -36,6 +36,7 @@ import * as m034 from './034_budget_period_since.js';
 import * as m035 from './035_project_tokens_of_leavers.js';
 import * as m036 from './036_team_tokens_of_leavers.js';
 import * as m037 from './037_schedule_run_recipients.js';
+import * as m038 from './038_billing_operation_charge.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -85,6 +86,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['035_project_tokens_of_leavers', m035],
   ['036_team_tokens_of_leavers', m036],
   ['037_schedule_run_recipients', m037],
+  ['038_billing_operation_charge', m038],
 ];
 
 /** knex migration source over the explicit list above. */

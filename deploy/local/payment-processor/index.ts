@@ -43,7 +43,15 @@ export const defaultEnabledEvents = [
   'checkout.session.expired',
   'charge.refunded',
   'payment_intent.payment_failed',
+  'payment_intent.succeeded',
 ];
+
+/**
+ * What the next off-session payment intents do instead of following their card (tests): answer
+ * `processing` (settled later by settleProcessing), charge and then answer 500 (as the processor
+ * may; the 500 is what a retry under the same key replays), or refuse as an invalid request.
+ */
+export type IntentOutcome = 'processing' | 'server_error_after_charge' | 'invalid_request';
 
 /** One API request as received. */
 export interface RecordedRequest {
@@ -132,6 +140,8 @@ export class LocalTestProcessor {
   readonly charges = new Map<string, Charge>();
   readonly refunds = new Map<string, Refund>();
   readonly idempotency = new Map<string, { fingerprint: string; status: number; body: unknown }>();
+  /** Outcomes the next new payment intents take, first first (tests; see IntentOutcome). */
+  readonly nextIntentOutcomes: IntentOutcome[] = [];
   private readonly pendingDeliveries = new Set<Promise<unknown>>();
   private readonly enabledEvents: Set<string>;
   private readonly server: Server;
@@ -394,6 +404,14 @@ export class LocalTestProcessor {
     return pm;
   }
 
+  /** A `processing` payment intent goes through now (its charge, `payment_intent.succeeded`). */
+  settleProcessing(intentId: string): PaymentIntent {
+    const intent = this.paymentIntents.get(intentId);
+    if (!intent || intent.status !== 'processing' || !intent.payment_method) throw new Error(`no processing payment intent ${intentId}`);
+    this.succeed(intent, intent.payment_method);
+    return intent;
+  }
+
   private newPaymentIntent(amount: number, customer: string | null, metadata: Record<string, string>): PaymentIntent {
     const intent: PaymentIntent = {
       id: objectId('pi'),
@@ -438,6 +456,7 @@ export class LocalTestProcessor {
     intent.payment_method = paymentMethodId;
     intent.latest_charge = charge.id;
     intent.last_payment_error = null;
+    void this.emit('payment_intent.succeeded', intent);
   }
 
   /* ---------------------------------------------------------------- HTTP */
@@ -475,8 +494,9 @@ export class LocalTestProcessor {
       try {
         payload = this.route(record.method, url.pathname, params);
       } catch (error) {
-        if (!(error instanceof ApiFailure) || error.status >= 500) throw error;
-        // The processor stores failures of a keyed request too (a retry gets the same answer).
+        if (!(error instanceof ApiFailure)) throw error;
+        // The processor stores failures of a keyed request too, a 500 included once the request
+        // started executing (a retry gets the same answer).
         status = error.status;
         payload = { error: error.body };
       }
@@ -734,8 +754,18 @@ export class LocalTestProcessor {
     const metadata = stringMap(params, 'metadata');
     if (!metadata.operation_id || !metadata.payer_id)
       this.violate('POST /v1/payment_intents: metadata[operation_id] and metadata[payer_id] are required', 'metadata');
+    const forced = this.nextIntentOutcomes.shift();
+    if (forced === 'invalid_request') throw invalid('This PaymentIntent cannot be created (test: refused as invalid)', 'payment_method');
     const intent = this.newPaymentIntent(amount, customer, metadata);
     intent.payment_method = pm.id;
+    if (forced === 'processing') {
+      intent.status = 'processing';
+      return intent;
+    }
+    if (forced === 'server_error_after_charge') {
+      this.succeed(intent, pm.id);
+      throw new ApiFailure(500, { type: 'api_error', message: 'An unknown error occurred (test: after charging)' });
+    }
     const behaviour = pm.behaviour ?? { kind: 'succeeds' };
     if (behaviour.kind === 'succeeds') {
       this.succeed(intent, pm.id);

@@ -92,7 +92,7 @@ export interface PaymentIntent {
   currency: string;
   customer: string | null;
   payment_method: string | null;
-  status: 'requires_payment_method' | 'succeeded' | 'canceled';
+  status: 'requires_payment_method' | 'processing' | 'succeeded' | 'canceled';
   metadata: Record<string, string>;
   latest_charge: string | null;
   last_payment_error: { code: string; decline_code?: string; message: string; type: 'card_error' } | null;
