@@ -26,8 +26,8 @@ describe('gateway liveness while draining', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('readiness fails, liveness stays 200 until the last request is done', async () => {
-    // A supplier that answers only when the test says so.
+  /** A supplier that answers only when the test says so: each request's response waits in `held`. */
+  async function heldSupplier(): Promise<{ held: ServerResponse[]; supplierUrl: string }> {
     const held: ServerResponse[] = [];
     const supplier = createServer((request: IncomingMessage, response: ServerResponse) => {
       request.resume();
@@ -41,7 +41,11 @@ describe('gateway liveness while draining', () => {
           supplier.close(() => resolve());
         }),
     );
-    const supplierUrl = `http://127.0.0.1:${(supplier.address() as AddressInfo).port}/v1`;
+    return { held, supplierUrl: `http://127.0.0.1:${(supplier.address() as AddressInfo).port}/v1` };
+  }
+
+  it('readiness fails, liveness stays 200 until the last request is done', async () => {
+    const { held, supplierUrl } = await heldSupplier();
 
     const harness: GatewayHarness = await startGatewayHarness([{ name: 'held', region: 'EU', baseUrl: supplierUrl, timeout_ms: 60_000 }], {
       metrics: true,
@@ -79,20 +83,7 @@ describe('gateway liveness while draining', () => {
   });
 
   it('an answer that ends during the drain closes its connection, so the client does not reuse it (outside probe)', async () => {
-    const held: ServerResponse[] = [];
-    const supplier = createServer((request: IncomingMessage, response: ServerResponse) => {
-      request.resume();
-      held.push(response);
-    });
-    await new Promise<void>((resolve) => supplier.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          supplier.closeAllConnections();
-          supplier.close(() => resolve());
-        }),
-    );
-    const supplierUrl = `http://127.0.0.1:${(supplier.address() as AddressInfo).port}/v1`;
+    const { held, supplierUrl } = await heldSupplier();
     const harness = await startGatewayHarness([{ name: 'held', region: 'EU', baseUrl: supplierUrl, timeout_ms: 60_000 }]);
     cleanups.push(() => harness.close());
     const apiKey = await harness.createKey();
