@@ -39,6 +39,17 @@ const deliver = async (type: string, object: unknown) => {
 const statusOf = async (paymentId: number) =>
   ((await knex()('billing_payments').where({ id: paymentId }).first('status')) as { status: string }).status;
 
+/** A dispute as the processor sends it: none of our metadata, only the payment intent it is about. */
+const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status = 'needs_response') => ({
+  id,
+  object: 'dispute',
+  amount: shown.amount_total,
+  charge: `ch_${id}`,
+  payment_intent: shown.payment_intent,
+  status,
+  metadata: {},
+});
+
 describe('delayed (async) Checkout payments', () => {
   it('are credited once by async_payment_succeeded after an unpaid completion, whatever the order and redeliveries', async () => {
     const { id, paymentId, shown } = await completedSession(10, 'unpaid');
@@ -63,16 +74,6 @@ describe('delayed (async) Checkout payments', () => {
 });
 
 describe('disputes that take no funds', () => {
-  const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status: string) => ({
-    id,
-    object: 'dispute',
-    amount: shown.amount_total,
-    charge: `ch_${id}`,
-    payment_intent: shown.payment_intent,
-    status,
-    metadata: {},
-  });
-
   it('an inquiry closed as warning_closed, and a prevented dispute, give back what was held, once', async () => {
     for (const [opened, closed] of [
       ['warning_needs_response', 'warning_closed'],
@@ -119,23 +120,14 @@ describe('charge events before the completion, carrying none of our metadata (as
       livemode: false,
     });
   }
-  const bare = (shown: { payment_intent: string | null; amount_total: number | null }, id: string, status = 'needs_response') => ({
-    id,
-    object: 'dispute',
-    amount: shown.amount_total,
-    charge: `ch_${id}`,
-    payment_intent: shown.payment_intent,
-    status,
-    metadata: {},
-  });
 
   it('a dispute is matched through its PaymentIntent, held, and the completion then credits nothing more', async () => {
     const { id, paymentId, shown, intentMetadata } = await completedSession(10);
     intentAtProcessor(shown, intentMetadata);
-    expect(await deliver('charge.dispute.created', bare(shown, `dp_bare_${paymentId}`))).toBe('held');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, `dp_bare_${paymentId}`))).toBe('held');
     expect(await deliver('checkout.session.completed', shown)).toBe('duplicate');
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
-    expect(await deliver('charge.dispute.closed', bare(shown, `dp_bare_${paymentId}`, 'lost'))).toBe('dispute_lost');
+    expect(await deliver('charge.dispute.closed', disputeOf(shown, `dp_bare_${paymentId}`, 'lost'))).toBe('dispute_lost');
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
     expect(await statusOf(paymentId)).toBe('disputed');
   });
@@ -158,9 +150,9 @@ describe('charge events before the completion, carrying none of our metadata (as
   it("another integration's charge (an intent without our metadata, or none at the processor) is acknowledged and left", async () => {
     const { id, paymentId, shown } = await completedSession(10);
     intentAtProcessor(shown, { order: 'elsewhere' });
-    expect(await deliver('charge.dispute.created', bare(shown, `dp_foreign_${paymentId}`))).toBe('unknown_payment');
+    expect(await deliver('charge.dispute.created', disputeOf(shown, `dp_foreign_${paymentId}`))).toBe('unknown_payment');
     const missing = { ...shown, payment_intent: `pi_nowhere_${paymentId}` };
-    expect(await deliver('charge.dispute.created', bare(missing, `dp_nowhere_${paymentId}`))).toBe('unknown_payment');
+    expect(await deliver('charge.dispute.created', disputeOf(missing, `dp_nowhere_${paymentId}`))).toBe('unknown_payment');
     expect(await deliver('checkout.session.completed', shown)).toBe('credited');
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
   });
