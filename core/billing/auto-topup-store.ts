@@ -53,6 +53,8 @@ export interface OperationRow {
   /** What the operation charges, chosen when it was created: every retry sends the same request. */
   processor_customer_id: string | null;
   payment_method_id: string | null;
+  /** The installation id its PaymentIntent carries in its metadata (null: created before migration 039, none). */
+  install_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -162,6 +164,7 @@ export async function recordOperationFailure(
       failure_code: failure.code.slice(0, 64),
       failure_message: failure.message.slice(0, 500),
       auto_topup_operation_id: op.id,
+      install_id: op.install_id,
       created_at: now,
       updated_at: now,
       completed_at: now,
@@ -244,6 +247,7 @@ export async function creditOperation(
         amount_cents: op.amount_cents,
         fee_cents: op.fee_cents,
         auto_topup_operation_id: op.id,
+        install_id: op.install_id,
         created_at: now,
         ...paid,
       })

@@ -28,7 +28,7 @@ import {
   type AutoTopupRow,
   type OperationRow,
 } from './auto-topup-store.js';
-import { findCustomer } from './customers.js';
+import { findCustomer, installId } from './customers.js';
 import { collectionFor, centsToNano, currency, formatCents, usdToCents } from './money.js';
 import type { BillingService, Processor } from './service.js';
 import type { BillingSettings } from './settings.js';
@@ -223,6 +223,7 @@ export class AutoTopup {
   /** Creates the payer's operation unless something says not to; undefined when none was made. */
   async createOperation(payerId: string): Promise<OperationRow | undefined> {
     const now = this.now;
+    const install = await installId(this.deps.knex);
     try {
       return await this.deps.knex.transaction(async (trx) => {
         const settings = (await trx('billing_auto_topup').where({ payer_id: payerId }).forUpdate().first()) as AutoTopupRow | undefined;
@@ -245,6 +246,7 @@ export class AutoTopup {
         const customer = (await trx('billing_customers').where({ payer_id: payerId }).first()) as
           { processor_customer_id: string; default_payment_method_id: string | null } | undefined;
         const op: Partial<OperationRow> = {
+          install_id: install,
           processor_customer_id: customer?.processor_customer_id ?? null,
           payment_method_id: customer?.default_payment_method_id ?? null,
           id: `ato_${randomBytes(12).toString('hex')}`,
@@ -313,7 +315,9 @@ export class AutoTopup {
               off_session: true,
               confirm: true,
               description: `Automatic wallet top-up ${op.id}`,
-              metadata: { operation_id: op.id, payer_id: op.payer_id },
+              // An operation created before its installation id was recorded sends what it sent
+              // before (the same request under its key).
+              metadata: { operation_id: op.id, payer_id: op.payer_id, ...(op.install_id && { install_id: op.install_id }) },
             },
             { idempotencyKey: op.id },
           );

@@ -88,10 +88,15 @@ async function withIntentMetadata(
   if (await knex('billing_payments').where({ payment_intent_id: intentId }).first('id')) return event;
   const found = await lookup(intentId);
   if (!found?.payment_id) return event;
-  return {
-    ...event,
-    data: { ...event.data, object: { ...(object as Obj), metadata: { ...meta, payment_id: found.payment_id, payer_id: found.payer_id } } },
+  // The intent's installation id goes with its payment id (or its absence does): an intent of
+  // another deployment on the account names a payment id of ours by chance, and is told apart by it.
+  const { install_id: _own, ...rest } = meta;
+  const names = {
+    payment_id: found.payment_id,
+    payer_id: found.payer_id,
+    ...(found.install_id !== undefined && { install_id: found.install_id }),
   };
+  return { ...event, data: { ...event.data, object: { ...(object as Obj), metadata: { ...rest, ...names } } } };
 }
 
 /** Applies one verified event in one transaction; a repeated event id is `duplicate`. */
@@ -119,15 +124,35 @@ export async function applyProcessorEvent(
       .returning('event_id')) as unknown[];
     if (inserted.length === 0) return { outcome: 'duplicate', entryIds: [], followUps: [] };
     const object = event.data?.object;
+    const foreign = object !== null && typeof object === 'object' ? await otherInstallation(trx, metadata(object as Obj)) : undefined;
     const result: EventResult =
       object === null || typeof object !== 'object'
         ? { outcome: 'ignored', entryIds: [], followUps: [], detail: 'event without an object' }
-        : await dispatch(trx, event.type, object as Obj, now);
+        : foreign !== undefined
+          ? { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `another deployment's (installation ${foreign})` }
+          : await dispatch(trx, event.type, object as Obj, now);
     await trx('billing_processor_events')
       .where({ event_id: eventId })
       .update({ outcome: result.outcome, payment_id: result.paymentId ?? null, detail: result.detail?.slice(0, 500) ?? null });
     return result;
   });
+}
+
+/** This database's installation id (customers.ts installId), undefined while none was made: then no payment carries one. */
+async function ourInstallation(trx: Knex.Transaction): Promise<string | undefined> {
+  return ((await trx('billing_installation').first('install_id')) as { install_id: string } | undefined)?.install_id;
+}
+
+/**
+ * The installation id an object's metadata carries when it is not ours: the object (a session, a
+ * PaymentIntent — or a charge event given its PaymentIntent's metadata) was made by another
+ * deployment on the same processor account, which sends every event to every endpoint. Nothing of
+ * ours is changed by it, whatever payment id it names (docs/billing.md "Deployments sharing a
+ * processor account").
+ */
+async function otherInstallation(trx: Knex.Transaction, meta: Record<string, string>): Promise<string | undefined> {
+  if (meta.install_id === undefined) return undefined;
+  return meta.install_id === (await ourInstallation(trx)) ? undefined : meta.install_id.slice(0, 64);
 }
 
 function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): Promise<EventResult> {
@@ -158,19 +183,36 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
   }
 }
 
-/** The payment a processor object belongs to: by its own id column, else by our metadata. */
+/**
+ * The payment a processor object belongs to: by the ids the processor gave us (its session or
+ * PaymentIntent, else — for a charge event — the charge recorded on a top-up), else by our
+ * metadata. Metadata names a payment by its row id, which another deployment on the same account
+ * (or this one before a database reset) has too: it must carry the installation id the payment
+ * recorded when its session or intent was made — or, for a payment made before installation ids
+ * were recorded (`install_id` null), none, as then (docs/billing.md).
+ */
 async function findPayment(
   trx: Knex.Transaction,
   byColumn: Partial<Pick<PaymentRow, 'checkout_session_id' | 'payment_intent_id'>>,
   meta: Record<string, string>,
+  chargeId?: string,
 ): Promise<PaymentRow | undefined> {
   const direct = Object.values(byColumn).some((v) => v !== undefined) ? await lockPayment(trx, byColumn) : undefined;
   if (direct) return direct;
+  if (chargeId) {
+    const byCharge = (await trx<PaymentRow>('billing_payments')
+      .where({ charge_id: chargeId.slice(0, 255) })
+      .whereIn('kind', ['checkout', 'auto_topup'])
+      .forUpdate()
+      .first()) as PaymentRow | undefined;
+    if (byCharge) return byCharge;
+  }
   const id = meta.payment_id;
   if (!id || !/^[1-9][0-9]{0,15}$/.test(id)) return undefined;
   const row = await lockPayment(trx, { id });
   // The metadata must agree with the row, or it is not our payment.
   if (!row || row.payer_id !== meta.payer_id) return undefined;
+  if ((row.install_id ?? undefined) !== meta.install_id) return undefined;
   // Found by metadata before the portal knew its PaymentIntent: remember it, so the charge's later
   // events find the payment by it.
   const intentId = byColumn.payment_intent_id;
@@ -393,9 +435,21 @@ async function creditCheckout(
 async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Promise<EventResult> {
   const chargeId = str(charge, 'id') ?? '';
   const intentId = ref(charge, 'payment_intent');
-  const found = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge));
-  if (!found || found.kind === 'refund')
+  const found = await findPayment(trx, { payment_intent_id: intentId }, metadata(charge), chargeId || undefined);
+  if (!found || found.kind === 'refund' || found.kind === 'dispute')
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for charge ${chargeId}` };
+  // A charge of another amount, or refunded past the payment's, is not this payment's: nothing is
+  // credited or taken by it (one already credited keeps refunds bounded to it, below).
+  const chargeAmount = int(charge, 'amount');
+  const refundedCents = int(charge, 'amount_refunded') ?? 0;
+  if ((chargeAmount !== undefined && chargeAmount !== found.amount_cents) || (refundedCents > found.amount_cents && notCreditedYet(found)))
+    return {
+      outcome: 'mismatch',
+      paymentId: Number(found.id),
+      entryIds: [],
+      followUps: [],
+      detail: `charge ${chargeId} of ${String(charge.amount)} cents, ${String(charge.amount_refunded)} refunded, names payment ${String(found.id)} of ${found.amount_cents}`,
+    };
   const first = await creditedFirst(trx, found, now);
   const { payment } = first;
   const paymentId = Number(payment.id);
@@ -551,7 +605,7 @@ async function markPaymentFailed(
 async function disputeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
   const disputeId = str(dispute, 'id');
   if (!disputeId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'dispute without an id' };
-  const found = await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute));
+  const found = await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute), ref(dispute, 'charge'));
   if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for dispute ${disputeId}` };
   // Held, or already closed (a close delivered first applied its outcome): once per dispute.
@@ -641,7 +695,9 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
  */
 async function closedBeforeCreated(trx: Knex.Transaction, dispute: Obj, now: Date): Promise<EventResult> {
   const disputeId = str(dispute, 'id') ?? '';
-  const found = disputeId ? await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute)) : undefined;
+  const found = disputeId
+    ? await findPayment(trx, { payment_intent_id: ref(dispute, 'payment_intent') }, metadata(dispute), ref(dispute, 'charge'))
+    : undefined;
   if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
     return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no dispute or payment for ${disputeId}` };
   const amountCents = disputedCents(dispute, found);
@@ -681,12 +737,18 @@ function fundsComeBack(dispute: Obj): boolean {
 /**
  * The cents a dispute of `payment` is for: its `amount`, at most what was paid. An amount that is
  * missing, not a whole number of cents, or not above zero is undefined — a mismatch, as a
- * completion whose amount is not the payment's is: nothing is held or taken by it.
+ * completion whose amount is not the payment's is: nothing is held or taken by it. So is one
+ * above the payment's when the payment is not credited yet: a dispute cannot exceed its charge,
+ * so it is another charge's, and must not credit this payment (creditedFirst) to hold it.
  */
 function disputedCents(dispute: Obj, payment: PaymentRow): number | undefined {
   const amount = int(dispute, 'amount');
-  return amount === undefined || amount <= 0 ? undefined : Math.min(amount, payment.amount_cents);
+  if (amount === undefined || amount <= 0 || (amount > payment.amount_cents && notCreditedYet(payment))) return undefined;
+  return Math.min(amount, payment.amount_cents);
 }
+
+/** A top-up whose credit a refund or dispute would make first (creditedFirst): a checkout payment not credited yet. */
+const notCreditedYet = (payment: PaymentRow): boolean => payment.kind === 'checkout' && creditablePaymentStatuses.has(payment.status);
 
 /** An event's entries and follow-ups after creditedFirst: the credit's (when it made one) first, then its own. */
 function afterCredit(first: CreditedFirst, followUps: FollowUp[], entryId?: number): Pick<EventResult, 'entryIds' | 'followUps'> {

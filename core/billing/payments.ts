@@ -72,6 +72,8 @@ export interface PaymentRow {
   failure_message: string | null;
   auto_topup_operation_id: string | null;
   dispute_id?: string | null;
+  /** The installation id its processor objects carry in their metadata; null on payments made before migration 039 (and on refund and dispute rows). */
+  install_id?: string | null;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;

@@ -171,9 +171,13 @@ export class BillingService {
       ensureCustomer(this.deps.knex, processor.client, payer.payerId, { email: user.email, name: user.displayName }),
     );
     const now = this.now;
+    const install = await installId(this.deps.knex);
     const [row] = (await this.deps
       .knex('billing_payments')
       .insert({
+        // Its session and PaymentIntent carry this id: their events are told from another
+        // deployment's on the same account, whose payment ids repeat ours.
+        install_id: install,
         payer_id: payer.payerId,
         user_id: user.id,
         kind: 'checkout',
@@ -187,7 +191,7 @@ export class BillingService {
       })
       .returning('id')) as { id: string | number }[];
     const paymentId = Number(row!.id);
-    const metadata = { payment_id: String(paymentId), payer_id: payer.payerId, user_id: String(user.id) };
+    const metadata = { payment_id: String(paymentId), payer_id: payer.payerId, user_id: String(user.id), install_id: install };
     const lineItems = [
       {
         quantity: 1,
@@ -213,7 +217,7 @@ export class BillingService {
           cancel_url: `${this.deps.baseUrl}/dashboard/billing/fund?cancelled=${paymentId}&proof=${this.cancelProof(paymentId)}`,
         },
         // Unique to this database and row (a restored backup reuses payment ids, not their creation time).
-        { idempotencyKey: `checkout:${await installId(this.deps.knex)}:payment:${paymentId}:${now.getTime()}` },
+        { idempotencyKey: `checkout:${install}:payment:${paymentId}:${now.getTime()}` },
       );
     } catch (error) {
       // No session exists for it: the attempt never became a payment.
@@ -352,6 +356,7 @@ export class BillingService {
     const customer = await this.callProcessor(() =>
       ensureCustomer(this.deps.knex, processor.client, payer.payerId, { email: user.email, name: user.displayName }),
     );
+    const install = await installId(this.deps.knex);
     const session = await this.callProcessor(() =>
       processor.client.checkout.sessions.create(
         {
@@ -361,7 +366,7 @@ export class BillingService {
           allowed_payment_method_types: ['card'],
           currency,
           customer: customer.processor_customer_id,
-          metadata: { payer_id: payer.payerId, user_id: String(user.id) },
+          metadata: { payer_id: payer.payerId, user_id: String(user.id), install_id: install },
           success_url: `${this.deps.baseUrl}/dashboard/billing?setup_session={CHECKOUT_SESSION_ID}`,
           cancel_url: `${this.deps.baseUrl}/dashboard/billing`,
         },

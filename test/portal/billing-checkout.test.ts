@@ -92,6 +92,9 @@ describe('checkout', () => {
       metadata: { payment_id: String(body.payment_id), payer_id: `user:${id}` },
       payment_intent_data: { metadata: { payment_id: String(body.payment_id), payer_id: `user:${id}` } },
     });
+    // The installation id, on the session and its PaymentIntent: their events are told from another deployment's by it.
+    const install = ((await world.portal.database.knex('billing_installation').first('install_id')) as { install_id: string }).install_id;
+    expect(created.params).toMatchObject({ metadata: { install_id: install }, payment_intent_data: { metadata: { install_id: install } } });
     expect(world.double.violations).toEqual([]);
     // Nothing is credited by starting a checkout.
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);

@@ -147,6 +147,28 @@ describe('charge events before the completion, carrying none of our metadata (as
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(7e9);
   });
 
+  it('a dispute or refund for more than a payment not credited yet is a mismatch: it never marks the payment paid', async () => {
+    const { id, paymentId, shown, intentMetadata } = await completedSession(10);
+    intentAtProcessor(shown, intentMetadata);
+    const over = Number(shown.amount_total) + 206;
+    expect(await deliver('charge.dispute.closed', { ...disputeOf(shown, `dp_over_${paymentId}`, 'lost'), amount: over })).toBe('mismatch');
+    expect(await deliver('charge.dispute.created', { ...disputeOf(shown, `dp_over_${paymentId}`), amount: over })).toBe('mismatch');
+    const charge = {
+      id: `ch_over_${paymentId}`,
+      object: 'charge',
+      payment_intent: shown.payment_intent,
+      amount_refunded: over,
+      metadata: {},
+    };
+    expect(await deliver('charge.refunded', charge)).toBe('mismatch');
+    const ofOtherAmount = { ...charge, id: `ch_other_${paymentId}`, amount: over, amount_refunded: 100 };
+    expect(await deliver('charge.refunded', ofOtherAmount)).toBe('mismatch');
+    expect(await statusOf(paymentId)).toBe('pending');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(10e9);
+  });
+
   it("another integration's charge (an intent without our metadata, or none at the processor) is acknowledged and left", async () => {
     const { id, paymentId, shown } = await completedSession(10);
     intentAtProcessor(shown, { order: 'elsewhere' });
@@ -160,11 +182,12 @@ describe('charge events before the completion, carrying none of our metadata (as
 
 describe('a checkout declined and then left to expire', () => {
   it('ends expired (its page can no longer be paid), and a late completion still credits', async () => {
-    const { id, paymentId, shown } = await completedSession(10, 'unpaid');
+    const { id, paymentId, shown, intentMetadata } = await completedSession(10, 'unpaid');
     const intent = {
       id: shown.payment_intent,
       object: 'payment_intent',
-      metadata: { payment_id: String(paymentId), payer_id: `user:${id}` },
+      // What Checkout copied onto the intent (our payment, payer and installation).
+      metadata: intentMetadata,
       last_payment_error: { code: 'card_declined', message: 'Your card was declined.' },
     };
     expect(await deliver('payment_intent.payment_failed', intent)).toBe('failure_recorded');

@@ -715,6 +715,12 @@ export class LocalTestProcessor {
           'POST /v1/checkout/sessions: metadata[payment_id] and payment_intent_data[metadata][payment_id] must match',
           'metadata',
         );
+      // The installation the payment belongs to: its charge's events are told from another deployment's by it.
+      if (intentMetadata.install_id !== metadata.install_id)
+        this.violate(
+          'POST /v1/checkout/sessions: metadata[install_id] and payment_intent_data[metadata][install_id] must match',
+          'metadata',
+        );
       session = {
         ...base,
         payment_status: 'unpaid',
