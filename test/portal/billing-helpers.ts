@@ -80,3 +80,14 @@ export async function keyPayingFrom(portal: PortalHarness, payerId: string): Pro
   const keys = new KeyRepository(portal.database.knex, harnessSecrets.SVC_KEY_PEPPER);
   return (await keys.create({ kind: 'managed', name: `paid by ${payerId}`, source: 'api', payerId })).secret;
 }
+
+/** A dispute as the processor sends it: none of our metadata, only the payment intent it is about. */
+export const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status = 'needs_response') => ({
+  id,
+  object: 'dispute',
+  amount: shown.amount_total,
+  charge: `ch_${id}`,
+  payment_intent: shown.payment_intent,
+  status,
+  metadata: {},
+});

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.js';
-import { ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+import { disputeOf, ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
 
 let world: BillingWorld;
 beforeAll(async () => {
@@ -89,15 +89,6 @@ describe('processor customers', () => {
 describe('disputes', () => {
   it('hold the disputed credit back while open, give it back when won, keep it when lost, once each', async () => {
     const knex = world.portal.database.knex;
-    const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status = 'needs_response') => ({
-      id,
-      object: 'dispute',
-      amount: shown.amount_total,
-      charge: `ch_${id}`,
-      payment_intent: shown.payment_intent,
-      status,
-      metadata: {},
-    });
     for (const [id, outcome, balance] of [
       ['dp_won', 'won', 10e9],
       ['dp_lost', 'lost', 0],

@@ -3,7 +3,7 @@
 // carries none of our metadata (as real ones do), refunds that later fail, and an expired
 // session after a failed attempt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+import { disputeOf, ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
 
 let world: BillingWorld;
 beforeAll(async () => {
@@ -38,17 +38,6 @@ const deliver = async (type: string, object: unknown) => {
 };
 const statusOf = async (paymentId: number) =>
   ((await knex()('billing_payments').where({ id: paymentId }).first('status')) as { status: string }).status;
-
-/** A dispute as the processor sends it: none of our metadata, only the payment intent it is about. */
-const disputeOf = (shown: { payment_intent?: unknown; amount_total?: unknown }, id: string, status = 'needs_response') => ({
-  id,
-  object: 'dispute',
-  amount: shown.amount_total,
-  charge: `ch_${id}`,
-  payment_intent: shown.payment_intent,
-  status,
-  metadata: {},
-});
 
 describe('delayed (async) Checkout payments', () => {
   it('are credited once by async_payment_succeeded after an unpaid completion, whatever the order and redeliveries', async () => {
