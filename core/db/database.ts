@@ -73,16 +73,12 @@ export function connectionBounds(kind: Database['kind']): ConnectionBounds {
  * broke log pipelines reading one JSON document per line (outside probe: ~100 such lines on
  * stderr while PostgreSQL connections were being terminated). Made on first use.
  */
-export function knexLog(destination: DestinationStream = pino.destination(2)): NonNullable<Knex.Config['log']> {
+export function knexLog(destination?: DestinationStream): NonNullable<Knex.Config['log']> {
   let logger: Logger | undefined;
-  const level =
-    process.env.LOG_LEVEL && process.env.LOG_LEVEL in pino.levels.values
-      ? process.env.LOG_LEVEL
-      : process.env.LOG_LEVEL === 'silent'
-        ? 'silent'
-        : 'info';
   const line = (method: 'warn' | 'error' | 'debug') => (message: unknown) => {
-    logger ??= createLogger({ service: 'database', level, destination });
+    const wanted = process.env.LOG_LEVEL ?? 'info';
+    const level = wanted in pino.levels.values || wanted === 'silent' ? wanted : 'info';
+    logger ??= createLogger({ service: 'database', level, destination: destination ?? pino.destination(2) });
     logger[method]({ component: 'knex' }, message instanceof Error ? message.message : String(message));
   };
   return { warn: line('warn'), error: line('error'), deprecate: line('warn'), debug: line('debug') };

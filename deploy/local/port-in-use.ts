@@ -48,7 +48,8 @@ export function portSetting(env: NodeJS.ProcessEnv, name: string): number | unde
  */
 export async function assertPortsFree(env: NodeJS.ProcessEnv, host: string): Promise<void> {
   for (const [name, fallback] of portVariables) {
-    const port = name === 'PAYMENTS_PORT' || name === 'PORTAL_METRICS_PORT' ? (portSetting(env, name) ?? 0) : Number(env[name] ?? fallback);
+    // 0 (any free port) and values the start refuses elsewhere (portSetting, the settings) are not probed.
+    const port = Number(env[name] ?? fallback);
     if (!Number.isInteger(port) || port <= 0 || port > 65_535) continue;
     await new Promise<void>((resolve, reject) => {
       const probe = createServer();

@@ -7,6 +7,7 @@ import type { OpenAiChatChunk } from '../wire/openai-chat.js';
 import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { stringifyObjectArguments } from './shared/safe-json.js';
+import { carriesAnswer } from './shared/supplier-answers.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
@@ -173,16 +174,4 @@ export class OpenAiToOpenAi implements Translator {
   usage(): TokenUsage | undefined {
     return this.seenUsage;
   }
-}
-
-/** Whether a stream chunk's choice carries any of the answer: content, a refusal, a tool call, a finish_reason. */
-function carriesAnswer(choice: { delta?: unknown; finish_reason?: unknown }): boolean {
-  if (choice.finish_reason) return true;
-  const delta = choice.delta as { content?: unknown; refusal?: unknown; tool_calls?: unknown } | null | undefined;
-  if (typeof delta !== 'object' || delta === null) return false;
-  return (
-    (typeof delta.content === 'string' && delta.content !== '') ||
-    (typeof delta.refusal === 'string' && delta.refusal !== '') ||
-    (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
-  );
 }

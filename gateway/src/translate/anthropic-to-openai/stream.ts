@@ -12,7 +12,7 @@ import { eventFrame } from '../shared/sse-frames.js';
 import { stopReasonFromOpenAi } from '../shared/stop-reasons.js';
 import { sanitizeToolId } from '../shared/tool-ids.js';
 import { anthropicMessageUsage, anthropicUsageFrom, tokenUsageFromOpenAi } from '../shared/usage.js';
-import { openAiInBandError } from '../shared/supplier-answers.js';
+import { carriesAnswer, openAiInBandError } from '../shared/supplier-answers.js';
 import type { ToolNameMap } from './tool-names.js';
 
 /** Writes one Anthropic event with its `event:` line (the Anthropic SDK drops frames without one). */
@@ -80,13 +80,7 @@ export class OpenAiToAnthropicStream {
     const choice = choices.find((c) => c.index === 0) ?? choices[0];
     if (choice === undefined) return out;
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
-    if (
-      (typeof delta.content === 'string' && delta.content !== '') ||
-      (typeof delta.refusal === 'string' && delta.refusal !== '') ||
-      (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) ||
-      (choice.finish_reason !== null && choice.finish_reason !== undefined)
-    )
-      this.sawAnswer = true;
+    if (!this.sawAnswer) this.sawAnswer = carriesAnswer(choice);
     // Content before the finish, even when one chunk holds both (state machine B, step 7).
     if (typeof delta.content === 'string' && delta.content !== '') out += this.text(delta.content);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') {

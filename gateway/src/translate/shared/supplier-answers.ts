@@ -71,3 +71,19 @@ export function asAnthropicMessage(upstream: unknown): AnthropicMessage {
   // A message without usage is still the answer: the gateway counts what it is charged (pipeline/charged-usage.ts).
   return (isJsonObject(upstream.usage) ? upstream : { ...upstream, usage: {} }) as unknown as AnthropicMessage;
 }
+
+/**
+ * Whether an OpenAI stream chunk's choice carries any of the answer — content, a refusal, a tool
+ * call or a finish_reason. A stream of `choices: []` chunks (usage only) and `[DONE]` carries none:
+ * `empty_stream`, whichever client family it is relayed to.
+ */
+export function carriesAnswer(choice: { delta?: unknown; finish_reason?: unknown }): boolean {
+  if (choice.finish_reason) return true;
+  const delta = choice.delta as { content?: unknown; refusal?: unknown; tool_calls?: unknown } | null | undefined;
+  if (typeof delta !== 'object' || delta === null) return false;
+  return (
+    (typeof delta.content === 'string' && delta.content !== '') ||
+    (typeof delta.refusal === 'string' && delta.refusal !== '') ||
+    (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
+  );
+}
