@@ -29,7 +29,7 @@ import { holdStreamEnd } from '../../pipeline/held-stream-end.js';
 import { drained } from '../../http/backpressure.js';
 import { bodyChunks } from '../../http/body-chunks.js';
 import { SseBoundary } from '../../http/sse-boundary.js';
-import { responsesError } from '../../translate/chat-via-responses/response.js';
+import { responsesError } from '../../translate/shared/supplier-answers.js';
 import { isJsonObject } from '../../translate/shared/safe-json.js';
 import { callSupplier, sentCredential } from '../../pipeline/supplier-call.js';
 import { errorWithoutCredential, eventsWithoutCredential } from '../../suppliers/upstream-error.js';

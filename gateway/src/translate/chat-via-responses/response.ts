@@ -5,9 +5,8 @@ import type { OpenAiChatCompletion, OpenAiToolCall, OpenAiUsage } from '../../wi
 import type { ResponsesObject, ResponsesUsage } from '../../wire/openai-responses.js';
 import type { ClientFinishReason } from '../shared/stop-reasons.js';
 import { newChatCompletionId, unixSeconds } from '../shared/ids.js';
-import { providerStreamError } from '../shared/provider-errors.js';
 import { isJsonObject } from '../shared/safe-json.js';
-import { supplierErrorIn } from '../shared/supplier-answers.js';
+import { responsesError, supplierErrorIn } from '../shared/supplier-answers.js';
 
 /** Responses usage → chat usage (input includes cached tokens in both). */
 export function chatUsageFrom(usage: ResponsesUsage | null | undefined): OpenAiUsage {
@@ -33,14 +32,6 @@ export function finishReasonFrom(response: ResponsesObject, calledTools: boolean
     return 'length';
   }
   return calledTools ? 'tool_calls' : 'stop';
-}
-
-/** A failed response (or an `error` event) as an ApiError keeping the supplier's code. */
-export function responsesError(error: unknown): ApiError {
-  const e = isJsonObject(error) ? error : {};
-  const code = typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : 'upstream_error';
-  const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The supplier reported that the response failed';
-  return providerStreamError(code, message);
 }
 
 /** An upstream body checked just enough to be read as a Responses API response. */

@@ -7,7 +7,8 @@ import type { ResponsesObject } from '../../wire/openai-responses.js';
 import type { SseEvent } from '../types.js';
 import { newChatCompletionId, unixSeconds } from '../shared/ids.js';
 import { isJsonObject, parseJson } from '../shared/safe-json.js';
-import { chatUsageFrom, finishReasonFrom, responsesError } from './response.js';
+import { chatUsageFrom, finishReasonFrom } from './response.js';
+import { responsesError } from '../shared/supplier-answers.js';
 
 type ChunkDelta = OpenAiChatChunk['choices'][number]['delta'];
 

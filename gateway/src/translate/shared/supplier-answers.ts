@@ -8,7 +8,6 @@ import type { AnthropicMessage } from '../../wire/anthropic-messages.js';
 import type { OpenAiChatCompletion } from '../../wire/openai-chat.js';
 import { providerStreamError } from './provider-errors.js';
 import { isJsonObject, stringifyObjectArguments } from './safe-json.js';
-import { responsesError } from '../chat-via-responses/response.js';
 
 /** An OpenAI-style in-band error (`{error:{message,type,code}}`) as an ApiError keeping the supplier's code. */
 export function openAiInBandError(error: Record<string, unknown>): ApiError {
@@ -86,4 +85,12 @@ export function carriesAnswer(choice: { delta?: unknown; finish_reason?: unknown
     (typeof delta.refusal === 'string' && delta.refusal !== '') ||
     (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
   );
+}
+
+/** A failed response (or an `error` event) as an ApiError keeping the supplier's code. */
+export function responsesError(error: unknown): ApiError {
+  const e = isJsonObject(error) ? error : {};
+  const code = typeof e.code === 'string' || typeof e.code === 'number' ? String(e.code) : 'upstream_error';
+  const message = typeof e.message === 'string' && e.message !== '' ? e.message : 'The supplier reported that the response failed';
+  return providerStreamError(code, message);
 }
