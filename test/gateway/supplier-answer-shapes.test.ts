@@ -40,6 +40,13 @@ const answers: Record<string, (res: ServerResponse, stream: boolean, req: Incomi
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'server_error', message: `The model crashed (you sent ${req.headers.authorization})` } }));
   },
+  // The same error document after a UTF-8 byte order mark.
+  'json-error-bom': (res, _stream, req) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      `\uFEFF${JSON.stringify({ error: { code: 'server_error', message: `The model crashed (you sent ${req.headers.authorization})` } })}`,
+    );
+  },
   // Rate limited, with a fractional Retry-After.
   'retry-fraction': (res) => {
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1.5' });
@@ -154,7 +161,10 @@ describe('an OpenAI-protocol supplier answering in an unusual shape', () => {
     const whole = await refused(openai.chat.completions.create({ model: 'json-error', messages }));
     const streamed = await refused(openai.chat.completions.create({ model: 'json-error', messages, stream: true }));
     const viaAnthropic = await refused(anthropic.messages.create({ model: 'json-error', max_tokens: 10, messages, stream: true }));
-    for (const error of [whole, streamed]) {
+    // A byte order mark before the document changes nothing, on a stream request as on a whole one.
+    const wholeBom = await refused(openai.chat.completions.create({ model: 'json-error-bom', messages }));
+    const streamedBom = await refused(openai.chat.completions.create({ model: 'json-error-bom', messages, stream: true }));
+    for (const error of [whole, streamed, wholeBom, streamedBom]) {
       expect(error?.status).toBe(502);
       expect(error?.code).toBe('server_error');
       expect(error?.message).toContain('The model crashed');

@@ -12,7 +12,7 @@ import { totalsComment } from '../translate/shared/sse-frames.js';
 import type { ChargedCall, Translator } from '../translate/types.js';
 import { headersSetSoFar } from './answer-headers.js';
 import { routingRecord } from './attempts.js';
-import { readSupplierAnswer } from './upstream-json.js';
+import { parseSupplierJson, readSupplierAnswer } from './upstream-json.js';
 import type { SupplierProtocol } from '../../../core/config/index.js';
 import { supplierErrorIn } from '../translate/shared/supplier-answers.js';
 
@@ -145,7 +145,7 @@ export async function refuseJsonForStream(
       parts.push(next.value);
       size += next.value.length;
     }
-    if (size <= limit) document = JSON.parse(Buffer.concat(parts, size).toString('utf8')) as unknown;
+    if (size <= limit) document = parseSupplierJson(Buffer.concat(parts, size).toString('utf8'));
   } catch {
     // Not readable as JSON (or the body broke): no error of the supplier's to relay.
   }

@@ -12,15 +12,18 @@ import { transportError, type UpstreamResponse } from '../http/upstream-client.j
  */
 export async function readJson(upstream: UpstreamResponse, route: ModelRoute, limit: number): Promise<unknown> {
   try {
-    const text = await readBoundedText(upstream, limit, route.supplier.name);
-    // A leading byte order mark (some servers write UTF-8 with one) is no part of the JSON.
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
+    return parseSupplierJson(await readBoundedText(upstream, limit, route.supplier.name));
   } catch (cause) {
     if (cause instanceof ApiError) throw cause;
     if (cause instanceof SyntaxError)
       throw new ApiError('non_json_provider_response', { cause, details: { supplier: route.supplier.name } });
     throw transportError(cause, route.supplier.name);
   }
+}
+
+/** A supplier's JSON text parsed; a leading byte order mark (some servers write UTF-8 with one) is no part of the JSON. */
+export function parseSupplierJson(text: string): unknown {
+  return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
 }
 
 /**
