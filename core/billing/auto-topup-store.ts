@@ -186,7 +186,7 @@ export async function recordOperationFailure(
   const followUps: FollowUp[] = [];
   const notified = op.user_id ?? payerUserId(op.payer_id);
   if (notified !== undefined) {
-    const what = `The automatic top-up of ${usd(op.amount_cents)} for your wallet could not be charged: ${failure.message}`;
+    const what = `The automatic top-up of ${formatCents(op.amount_cents)} for your wallet could not be charged: ${failure.message}`;
     followUps.push(
       { kind: 'activity', entry: { userId: notified, kind: 'payment_failed', summary: what, details: { operation_id: op.id } } },
       {
@@ -333,11 +333,10 @@ export async function recordOperationUnknown(
           entry: {
             userId: notified,
             kind: 'auto_topup_changed',
-            summary: `The automatic top-up of ${usd(op.amount_cents)} is not confirmed by the payment processor yet; it is credited if the processor reports the charge`,
+            summary: `The automatic top-up of ${formatCents(op.amount_cents)} is not confirmed by the payment processor yet; it is credited if the processor reports the charge`,
             details: { operation_id: op.id },
           },
         },
       ];
 }
 
-const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
