@@ -4,6 +4,7 @@
 // PostgreSQL the concurrent inserts wait on the primary key until the first commits). Unknown
 // event types are recorded and acknowledged.
 import type { Knex } from 'knex';
+import { ApiError } from '../errors/index.js';
 import { postReferencedEntry } from '../wallets/referenced-entries.js';
 import { creditOperation, recordOperationFailure, type OperationRow } from './auto-topup-store.js';
 import { receiptFollowUp } from './receipts.js';
@@ -30,7 +31,8 @@ export type EventOutcome =
   | 'mismatch'
   | 'held'
   | 'dispute_won'
-  | 'dispute_lost';
+  | 'dispute_lost'
+  | 'refund_returned';
 
 export interface EventResult {
   outcome: EventOutcome;
@@ -62,7 +64,12 @@ const ref = (o: Obj, key: string): string | undefined => {
  * and a refund's `metadata` are their own, empty) and may arrive before the checkout's
  * completion told the portal which PaymentIntent its session made.
  */
-const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed']);
+const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed', ...refundUpdateEventTypes()]);
+
+/** The events that report a refund's later state (its object a refund): each may say it failed. */
+function refundUpdateEventTypes(): string[] {
+  return ['charge.refund.updated', 'refund.updated', 'refund.failed'];
+}
 
 /** Reads a PaymentIntent's metadata at the processor: undefined when the processor has no such intent; throws when it cannot answer. */
 export type IntentMetadataLookup = (paymentIntentId: string) => Promise<Record<string, string> | undefined>;
@@ -170,6 +177,12 @@ function dispatch(trx: Knex.Transaction, type: string, object: Obj, now: Date): 
       return checkoutExpired(trx, object, now);
     case 'charge.refunded':
       return chargeRefunded(trx, object, now);
+    // A refund the bank could not pay (the card closed, say): the processor reports it with any of
+    // these, each delivered when subscribed; the refund's id makes it once.
+    case 'charge.refund.updated':
+    case 'refund.updated':
+    case 'refund.failed':
+      return refundUpdated(trx, object, now);
     case 'payment_intent.payment_failed':
       return paymentFailed(trx, object, now);
     case 'payment_intent.succeeded':
@@ -461,13 +474,17 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
   const credited = Number(payment.credit_nano);
   const left = credited - Number(payment.reversed_nano);
   const reversal = cumulative >= payment.amount_cents ? left : Math.min(centsToNano(newlyRefunded), left);
+  // After a refund failed, the charge's cumulative amount comes down and a later refund can bring
+  // it back to a figure an earlier reversal's reference already holds: the failed cents, added,
+  // keep every reference new (the sum only grows, one refund at a time).
+  const failedCents = await failedRefundCents(trx, payment);
   const entryId =
     reversal > 0
       ? await postReferencedEntry(trx, {
           payerId: payment.payer_id,
           amountNano: -reversal,
           reason: `refund of payment ${paymentId}`,
-          reference: `refund:${chargeId}:${cumulative}`,
+          reference: failedCents > 0 ? `refund:${chargeId}:${cumulative}+${failedCents}` : `refund:${chargeId}:${cumulative}`,
           actor: 'processor',
         })
       : undefined;
@@ -500,6 +517,126 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
     details: { payment_id: paymentId },
   });
   return { outcome: 'reversed', paymentId, ...afterCredit(first, followUps, entryId) };
+}
+
+/** The refund statuses that mean the card got nothing back: what the refund took returns to the wallet. */
+const unpaidRefundStatuses = new Set(['failed', 'canceled']);
+
+/**
+ * A refund reported failed or canceled (charge.refund.updated, refund.updated, refund.failed): the
+ * bank could not pay it, so the charge's refunded amount comes down by the refund's and the wallet
+ * gets back what that refund had taken — the reversal the payment's other refunds alone are due
+ * (all of the credit once refunded in full, else their dollars) is what stays taken. Once per
+ * refund id, whichever of the three events arrives and however often. A failure delivered before
+ * the refund's own `charge.refunded` cannot be told from one already applied: it is answered 503,
+ * so the processor delivers it again later. Other refund states change nothing.
+ */
+async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Promise<EventResult> {
+  const refundId = str(refund, 'id');
+  const status = str(refund, 'status') ?? '';
+  if (!refundId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'refund without an id' };
+  if (!unpaidRefundStatuses.has(status))
+    return {
+      outcome: 'ignored',
+      entryIds: [],
+      followUps: [],
+      detail: `refund ${refundId.slice(0, 255)} is ${status.slice(0, 40) || 'without a status'}`,
+    };
+  const chargeId = ref(refund, 'charge');
+  const found = await findPayment(trx, { payment_intent_id: ref(refund, 'payment_intent') }, metadata(refund), chargeId);
+  if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for refund ${refundId.slice(0, 255)}` };
+  const paymentId = Number(found.id);
+  if (
+    await trx('billing_payments')
+      .where({ refund_id: refundId.slice(0, 255) })
+      .first('id')
+  )
+    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refund ${refundId.slice(0, 255)} already returned` };
+  const amount = int(refund, 'amount');
+  if (amount === undefined || amount <= 0)
+    return {
+      outcome: 'mismatch',
+      paymentId,
+      entryIds: [],
+      followUps: [],
+      detail: `refund ${refundId.slice(0, 255)} is for ${String(refund.amount)} cents`,
+    };
+  if (amount > found.refunded_cents)
+    throw new ApiError('billing_unavailable', {
+      humanMessage: `Refund ${refundId.slice(0, 255)} of payment ${paymentId} is reported ${status} before the refund itself reached the portal; deliver this event again later`,
+      retryAfterSeconds: 60,
+    });
+  const remaining = found.refunded_cents - amount;
+  const credited = Number(found.credit_nano);
+  const dueForTheRest = remaining >= found.amount_cents ? credited : Math.min(centsToNano(remaining), credited);
+  const returned = Math.max(0, (await refundsTaken(trx, found)) - dueForTheRest);
+  const entryId =
+    returned > 0
+      ? await postReferencedEntry(trx, {
+          payerId: found.payer_id,
+          amountNano: returned,
+          reason: `refund ${refundId.slice(0, 255)} of payment ${paymentId} ${status} at the bank: returned to the wallet`,
+          reference: `refund_returned:${refundId.slice(0, 255)}`,
+          actor: 'processor',
+        })
+      : undefined;
+  const reason = str(refund, 'failure_reason');
+  await trx('billing_payments').insert({
+    payer_id: found.payer_id,
+    user_id: found.user_id,
+    kind: 'refund',
+    status: 'returned',
+    credit_nano: returned,
+    amount_cents: amount,
+    fee_cents: 0,
+    charge_id: (chargeId ?? found.charge_id ?? '').slice(0, 255) || null,
+    refund_id: refundId.slice(0, 255),
+    original_payment_id: found.id,
+    failure_code: reason?.slice(0, 100) ?? status,
+    failure_message: `The bank could not pay this refund (${(reason ?? status).slice(0, 100)}); what it took is back in the wallet`,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+  });
+  await trx('billing_payments')
+    .where({ id: found.id })
+    .update({
+      refunded_cents: remaining,
+      reversed_nano: Number(found.reversed_nano) - returned,
+      // A payment under dispute stays so; otherwise its status follows what stays refunded.
+      status:
+        found.status === 'disputed'
+          ? 'disputed'
+          : remaining >= found.amount_cents
+            ? 'refunded'
+            : remaining > 0
+              ? 'partially_refunded'
+              : 'succeeded',
+      updated_at: now,
+    });
+  const followUps = activityFollowUp(found.user_id, {
+    kind: 'payment_refunded',
+    summary: `A refund of ${formatCents(amount)} of payment ${paymentId} ${status} at the bank; ${formatCents(Math.round(returned / centsToNano(1)))} is back in the wallet`,
+    details: { payment_id: paymentId },
+  });
+  return { outcome: 'refund_returned', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+}
+
+/** What a payment's refund rows have taken from the wallet, net of what failed refunds gave back (nano-USD, ≥ 0). */
+async function refundsTaken(trx: Knex.Transaction, payment: PaymentRow): Promise<number> {
+  const [sum] = (await trx('billing_payments').where({ kind: 'refund', original_payment_id: payment.id }).sum({ nano: 'credit_nano' })) as {
+    nano: string | number | null;
+  }[];
+  return Math.max(0, -Number(sum?.nano ?? 0));
+}
+
+/** The cents of a payment's refunds that failed after they were applied (its `returned` refund rows). */
+async function failedRefundCents(trx: Knex.Transaction, payment: PaymentRow): Promise<number> {
+  const [sum] = (await trx('billing_payments')
+    .where({ kind: 'refund', status: 'returned', original_payment_id: payment.id })
+    .sum({ cents: 'amount_cents' })) as { cents: string | number | null }[];
+  return Number(sum?.cents ?? 0);
 }
 
 /**
@@ -813,8 +950,5 @@ async function refundShortfall(trx: Knex.Transaction, payment: PaymentRow): Prom
   if (payment.refunded_cents <= 0) return 0;
   const credited = Number(payment.credit_nano);
   const due = payment.refunded_cents >= payment.amount_cents ? credited : Math.min(centsToNano(payment.refunded_cents), credited);
-  const [taken] = (await trx('billing_payments')
-    .where({ kind: 'refund', original_payment_id: payment.id })
-    .sum({ nano: 'credit_nano' })) as { nano: string | number | null }[];
-  return Math.max(0, due + Number(taken?.nano ?? 0));
+  return Math.max(0, due - (await refundsTaken(trx, payment)));
 }

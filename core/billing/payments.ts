@@ -19,6 +19,8 @@ export const paymentStatuses = [
   'open',
   'won',
   'lost',
+  // A refund the bank could not pay: what it had taken came back to the wallet.
+  'returned',
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
 
@@ -29,7 +31,8 @@ export type PaymentStatus = (typeof paymentStatuses)[number];
  * succeeded, refunded (in part or in full) or disputed was credited — what refunds and disputes
  * took back is on their own `refund` and `dispute` rows (negative), so the history adds up to
  * what reached the wallet. A refund (succeeded) and a dispute (open, won, lost) show what they
- * took back, net of what a won dispute returned.
+ * took back, net of what a won dispute returned; a `returned` refund (one the bank could not pay)
+ * what it gave back (positive).
  */
 export const movedWallet: Readonly<Record<PaymentStatus, boolean>> = {
   pending: false,
@@ -42,6 +45,7 @@ export const movedWallet: Readonly<Record<PaymentStatus, boolean>> = {
   open: true,
   won: true,
   lost: true,
+  returned: true,
 };
 
 /** A payment's wallet effect in nano-USD: its credit (or reversal) once it moved the wallet, else 0. */
@@ -72,6 +76,8 @@ export interface PaymentRow {
   failure_message: string | null;
   auto_topup_operation_id: string | null;
   dispute_id?: string | null;
+  /** The processor's refund id, on a `returned` refund row only (migration 040). */
+  refund_id?: string | null;
   /** The installation id its processor objects carry in their metadata; null on payments made before migration 039 (and on refund and dispute rows). */
   install_id?: string | null;
   created_at: Date;

@@ -281,6 +281,52 @@ describe('the signed webhook', () => {
     expect(history.data.filter((p) => p.kind === 'refund').map((p) => p.credit_usd)).toEqual([null, null]);
   });
 
+  it('a refund the bank could not pay gives back what it took, once; a later refund of the same amount is taken again', async () => {
+    const { client, id } = await signedInUser(world.portal);
+    const { paymentId, session } = await paidCheckout(client, 10);
+    const charge = world.double.paymentIntents.get(session.payment_intent!)!.latest_charge!;
+    world.double.refund(charge, 300);
+    const rest = world.double.refund(charge);
+    await world.double.settled();
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+
+    // The second refund fails at the bank: the $7 it took comes back, the first one's $3 stays taken.
+    world.double.failRefund(rest.id);
+    await world.double.settled();
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(7));
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status', 'refunded_cents')).toEqual({
+      status: 'partially_refunded',
+      refunded_cents: 300,
+    });
+    // Both events reporting the failure arrived; the refund's id made it once.
+    const reports = world.double.events.filter((e) => (e.data.object as { id?: string }).id === rest.id).map((e) => e.id);
+    const outcomes = (await knex()('billing_processor_events').whereIn('event_id', reports).pluck('outcome')) as string[];
+    expect(outcomes.sort()).toEqual(['ignored', 'refund_returned']);
+    const again = await world.double.post(world.webhookUrl, world.double.buildEvent('refund.updated', world.double.refunds.get(rest.id)));
+    expect(((await again.json()) as { outcome: string }).outcome).toBe('ignored');
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(nano(7));
+
+    // Refunded again, to the same cumulative amount as before the failure: taken again, not read as done.
+    world.double.refund(charge);
+    await world.double.settled();
+    expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'refunded' });
+
+    const history = (await (await client.get('/api/billing/payments')).json()) as {
+      data: { kind: string; status: string; wallet_usd: number; failure_code: string | null }[];
+    };
+    expect(history.data.filter((p) => p.kind === 'refund').map((p) => [p.status, p.wallet_usd])).toEqual([
+      ['succeeded', -7],
+      ['returned', 7],
+      ['succeeded', -7],
+      ['succeeded', -3],
+    ]);
+    expect(history.data.find((p) => p.status === 'returned')?.failure_code).toBe('expired_or_canceled_card');
+    const page = await (await client.get('/dashboard/billing')).text();
+    expect(page).toContain('status-returned');
+    expect(page).toContain('The bank could not pay this refund');
+  });
+
   it('records a declined card as a failed payment, tells the user by email, and credits nothing', async () => {
     const { client, id, email } = await signedInUser(world.portal);
     const { url, payment_id } = await startCheckout(client, 12);

@@ -156,6 +156,43 @@ describe('signed events that would count money twice or break the endpoint (outs
     expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'refunded' });
   });
 
+  it('a refund reported failed before the refund itself is answered 503 and recorded nowhere; delivered again after it, it gives back', async () => {
+    const { id: userId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    const failed = {
+      id: 're_early_fail',
+      object: 'refund',
+      amount: 300,
+      charge: 'ch_early_fail',
+      payment_intent: shown.payment_intent,
+      status: 'failed',
+    };
+    const event = world.double.buildEvent('charge.refund.updated', failed);
+    const early = await world.double.post(world.webhookUrl, JSON.stringify(event));
+    expect(early.status).toBe(503);
+    expect(((await early.json()) as { error: { code: string } }).error.code).toBe('billing_unavailable');
+    expect(await knex()('billing_processor_events').where({ event_id: event.id }).first()).toBeUndefined();
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+
+    expect(await deliver('charge.refunded', refundOf(shown, 'ch_early_fail', 300))).toBe('reversed');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(7e9);
+    const redelivered = await world.double.post(world.webhookUrl, JSON.stringify(event));
+    expect(((await redelivered.json()) as { outcome: string }).outcome).toBe('refund_returned');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(10e9);
+  });
+
+  it('a refund still pending or paid changes nothing; one of no positive whole amount is a mismatch', async () => {
+    const { id: userId, shown } = await paidSession(10);
+    expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+    expect(await deliver('charge.refunded', refundOf(shown, 'ch_refund_states', 300))).toBe('reversed');
+    const refund = { id: 're_states', object: 'refund', amount: 300, charge: 'ch_refund_states', payment_intent: shown.payment_intent };
+    for (const status of ['pending', 'succeeded', 'requires_action', undefined])
+      expect(await deliver('refund.updated', { ...refund, status })).toBe('ignored');
+    for (const amount of [0, -300, 2.5, '300'])
+      expect(await deliver('refund.failed', { ...refund, id: `re_amount_${String(amount)}`, amount, status: 'failed' })).toBe('mismatch');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(7e9);
+  });
+
   it('a dispute won after a partial refund gives back the held credit less what the refund was due', async () => {
     const { id: userId, shown } = await paidSession(10);
     expect(await deliver('checkout.session.completed', shown)).toBe('credited');

@@ -38,6 +38,7 @@ import * as m036 from './036_team_tokens_of_leavers.js';
 import * as m037 from './037_schedule_run_recipients.js';
 import * as m038 from './038_billing_operation_charge.js';
 import * as m039 from './039_billing_install_metadata.js';
+import * as m040 from './040_billing_refund_failures.js';
 
 /** A migration module: forward and backward steps. */
 interface Migration {
@@ -89,6 +90,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['037_schedule_run_recipients', m037],
   ['038_billing_operation_charge', m038],
   ['039_billing_install_metadata', m039],
+  ['040_billing_refund_failures', m040],
 ];
 
 /** knex migration source over the explicit list above. */

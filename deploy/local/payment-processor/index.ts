@@ -42,6 +42,9 @@ export const defaultEnabledEvents = [
   'checkout.session.completed',
   'checkout.session.expired',
   'charge.refunded',
+  // A refund that later fails: both report it (the portal applies it once, by the refund's id).
+  'charge.refund.updated',
+  'refund.failed',
   'payment_intent.payment_failed',
   'payment_intent.succeeded',
 ];
@@ -333,6 +336,27 @@ export class LocalTestProcessor {
     };
     this.refunds.set(refund.id, refund);
     void this.emit('charge.refunded', charge);
+    return refund;
+  }
+
+  /**
+   * The bank could not pay refund `refundId` back (the card was closed, say), as happens days after
+   * a refund: the refund becomes `failed`, its amount is no longer refunded on the charge, and
+   * `charge.refund.updated` and `refund.failed` report it.
+   */
+  failRefund(refundId: string, reason = 'expired_or_canceled_card'): Refund {
+    const refund = this.refunds.get(refundId);
+    if (!refund) throw invalid(`No such refund: '${refundId}'`, 'refund');
+    if (refund.status === 'failed') return refund;
+    const charge = this.charges.get(refund.charge);
+    if (charge) {
+      charge.amount_refunded -= refund.amount;
+      charge.refunded = false;
+    }
+    refund.status = 'failed';
+    refund.failure_reason = reason;
+    void this.emit('charge.refund.updated', refund);
+    void this.emit('refund.failed', refund);
     return refund;
   }
 

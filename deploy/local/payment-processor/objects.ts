@@ -125,7 +125,9 @@ export interface Refund {
   charge: string;
   payment_intent: string;
   currency: string;
-  status: 'succeeded';
+  /** `failed` when the bank could not pay it back (failRefund), with the reason. */
+  status: 'succeeded' | 'failed';
+  failure_reason?: string;
   created: number;
 }
 
