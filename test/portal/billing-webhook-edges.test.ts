@@ -329,6 +329,31 @@ describe('events out of order (outside probe)', () => {
     }
   });
 
+  it('a charge event whose PaymentIntent cannot be looked up (processor down) is answered 503 and recorded nowhere; redelivered, it applies', async () => {
+    const { id: userId, paymentId, shown } = await paidSession(10);
+    // No metadata of ours and a PaymentIntent the portal has not seen: only the lookup finds the payment.
+    const refund = { id: 'ch_lookup_down', object: 'charge', amount_refunded: 300, payment_intent: shown.payment_intent, metadata: {} };
+    world.double.paymentIntents.set(String(shown.payment_intent), {
+      ...(world.double.paymentIntents.get(String(shown.payment_intent)) ?? {}),
+      id: String(shown.payment_intent),
+      metadata: world.double.sessions.get(String(shown.id))!.payment_intent_metadata,
+    } as never);
+    const event = world.double.buildEvent('charge.refunded', refund);
+    world.double.apiUnavailable = true;
+    try {
+      const res = await world.double.post(world.webhookUrl, JSON.stringify(event));
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('billing_unavailable');
+    } finally {
+      world.double.apiUnavailable = false;
+    }
+    expect(await knex()('billing_processor_events').where({ event_id: event.id }).first()).toBeUndefined();
+    expect(await knex()('billing_payments').where({ id: paymentId }).first('status')).toEqual({ status: 'pending' });
+    const again = await world.double.post(world.webhookUrl, JSON.stringify(event));
+    expect(((await again.json()) as { outcome: string }).outcome).toBe('reversed');
+    expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(7e9);
+  });
+
   it('a dispute before the completion holds the credit, and winning it gives the credit back once', async () => {
     const { id: userId, email, paymentId, shown } = await paidSession(10);
     expect(await deliver('charge.dispute.created', disputeOf(shown, 'dp_early'))).toBe('held');

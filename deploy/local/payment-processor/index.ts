@@ -147,6 +147,8 @@ export class LocalTestProcessor {
   readonly nextIntentOutcomes: IntentOutcome[] = [];
   private readonly pendingDeliveries = new Set<Promise<unknown>>();
   private readonly enabledEvents: Set<string>;
+  /** While true, every API request is answered 503 (a processor outage, for tests); hosted pages still work. */
+  apiUnavailable = false;
   private readonly server: Server;
   private webhookUrl: string | undefined;
   private expirySweep: NodeJS.Timeout | undefined;
@@ -499,6 +501,9 @@ export class LocalTestProcessor {
       record.status = status;
       this.sendJson(res, status, payload, replayed ? { 'idempotent-replayed': 'true' } : {});
     };
+    // An outage (tests): the API answers as the processor does when it is down, nothing done.
+    if (this.apiUnavailable)
+      return respond(503, { error: { type: 'api_error', message: 'The processor is unavailable (local test outage)' } });
     try {
       this.checkCommonShape(req, record);
       const fingerprint = `${record.method} ${record.path} ${JSON.stringify(params)}`;
