@@ -56,8 +56,9 @@ export function strictCompatible(schema: unknown, depth = 0): boolean {
   const objectLike = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object')) || isJsonObject(properties);
   if (objectLike) {
     if (schema.additionalProperties !== false) return false;
-    const required = Array.isArray(schema.required) ? schema.required : [];
-    if (isJsonObject(properties) && !Object.keys(properties).every((name) => required.includes(name))) return false;
+    // A set: a schema may name tens of thousands of properties (a list look-up each was quadratic).
+    const required = new Set<unknown>(Array.isArray(schema.required) ? schema.required : []);
+    if (isJsonObject(properties) && !Object.keys(properties).every((name) => required.has(name))) return false;
   }
   for (const key of ['properties', '$defs', 'definitions'] as const) {
     const children = schema[key];

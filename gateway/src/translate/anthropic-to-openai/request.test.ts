@@ -415,3 +415,47 @@ describe('a thread (the conversation kept by Anthropic) toward an OpenAI-protoco
     }
   });
 });
+
+// Outside probe: a turn of 80,000 tool calls took 12 s of the serving thread, and a strict schema
+// of 100,000 required properties 21 s — a list look-up per result or per property (quadratic), while
+// every other request waited. Sized so the quadratic versions take minutes: the timeout is a
+// ceiling for a hang, not a measurement (linear, each takes well under a second here).
+describe('AnthropicToOpenAi.request on very large requests', () => {
+  const n = 150_000;
+
+  it(`pairs ${n} tool calls with their results in one pass`, { timeout: 30_000 }, () => {
+    const ids = Array.from({ length: n }, (_, i) => `toolu_${i}`);
+    const body = translate({
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+      messages: [
+        { role: 'user', content: 'Weather everywhere?' },
+        { role: 'assistant', content: ids.map(weatherUse) },
+        // Answered in reverse, the last one twice (then user text), the first not at all (a placeholder).
+        {
+          role: 'user',
+          content: [...ids.slice(1).reverse(), ids.at(-1)!].map((id) => ({ type: 'tool_result', tool_use_id: id, content: 'Sunny' })),
+        },
+      ],
+    });
+    const messages = body.messages as { role: string; tool_call_id?: string; content?: unknown }[];
+    const tools = messages.filter((m) => m.role === 'tool');
+    assert.equal(tools.length, n);
+    assert.equal(tools.at(-1)?.tool_call_id, 'toolu_0');
+    assert.equal(messages.filter((m) => m.role === 'user').length, 2);
+  });
+
+  it(`reads a strict schema of ${n} required properties in one pass`, { timeout: 30_000 }, () => {
+    const names = Array.from({ length: n }, (_, i) => `field_${i}`);
+    const schema = {
+      type: 'object',
+      properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])),
+      required: [...names].reverse(),
+      additionalProperties: false,
+    };
+    const body = translate({
+      messages: [{ role: 'user', content: 'Fill it' }],
+      output_config: { format: { type: 'json_schema', schema } },
+    });
+    assert.equal((body.response_format as { json_schema: { strict?: boolean } }).json_schema.strict, true);
+  });
+});
