@@ -147,6 +147,12 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
       ['application/json; charset=ISO-8859-1', 'charset other than UTF-8'],
       ['application/xml', '"application/xml" is not JSON'],
       ['json', '"json" is not a valid media type'], // fastify's own 415, in the catalogue shape
+      // Parameters that are not name=value (outside probe: all four were read as JSON).
+      ['application/json; charset', 'is not a valid media type'],
+      ['application/json; =utf-8', 'is not a valid media type'],
+      ['application/json; foo', 'is not a valid media type'],
+      ['application/json; charset=utf-8; boundary', 'is not a valid media type'],
+      ['application/json; charset=', 'is not a valid media type'],
     ] as const) {
       const reply = await post('/v1/chat/completions', valid, { 'content-type': contentType });
       expectError(reply, 415, 'unsupported_media_type', 'content-type');
@@ -172,7 +178,13 @@ describe('gateway foundation through the OpenAI SDK and plain HTTP', () => {
       expectError(await post('/v1/chat/completions', '{"model": ', { 'content-type': contentType }), 400, 'invalid_json');
     }
     const valid = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"x"}]}';
-    for (const contentType of ['application/json; charset=UTF-8', 'application/vnd.api+json', 'application/json; foo=bar']) {
+    for (const contentType of [
+      'application/json; charset=UTF-8',
+      'application/vnd.api+json',
+      'application/json; foo=bar',
+      'application/json;',
+      'application/json; charset="utf-8"; q="a\\"b"',
+    ]) {
       assert.equal((await post('/v1/chat/completions', valid, { 'content-type': contentType })).status, 200, contentType);
     }
     expectError(await chat({ messages: [{ role: 'user', content: 'x' }] }), 400, 'missing_model', 'model');

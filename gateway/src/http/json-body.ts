@@ -97,6 +97,9 @@ export function contentTypeRefusal(sent: string | undefined, reason: 'not-json' 
   return new ApiError('unsupported_media_type', { param: 'content-type', humanMessage });
 }
 
+/** One `name=value` parameter of a media type: a token, and a token or quoted string (RFC 9110 §5.6.6; whitespace around tolerated). */
+const mediaTypeParameter = /^\s*([!#$%&'*+.^`|~\w-]+)\s*=\s*([!#$%&'*+.^`|~\w-]+|"(?:[^"\\]|\\.)*")\s*$/;
+
 /**
  * Refuses a body that is not declared JSON in UTF-8: `application/json` or `application/…+json`,
  * no charset or `charset=utf-8` (case-insensitive). The exact value every SDK sends costs one
@@ -110,13 +113,13 @@ function refuseContentType(sent: string | undefined): void {
   const type = mediaType.trim().toLowerCase();
   if (type !== 'application/json' && !/^application\/[!#$%&'*.^`|~\w-]+\+json$/.test(type)) throw contentTypeRefusal(sent);
   for (const parameter of parameters) {
-    const equals = parameter.indexOf('=');
-    if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
-    const charset = parameter
-      .slice(equals + 1)
-      .trim()
-      .replace(/^"(.*)"$/, '$1')
-      .toLowerCase();
+    // An empty parameter (`application/json;`) is allowed by RFC 9110 §5.6.6; any other must be
+    // `name=value` — `; charset`, `; =utf-8` or `; foo` are no media type (they were read as JSON).
+    if (parameter.trim() === '') continue;
+    const found = mediaTypeParameter.exec(parameter);
+    if (!found) throw contentTypeRefusal(sent, 'malformed');
+    if (found[1]!.toLowerCase() !== 'charset') continue;
+    const charset = found[2]!.replace(/^"(.*)"$/, '$1').toLowerCase();
     if (charset !== 'utf-8') throw contentTypeRefusal(sent, 'charset');
   }
 }
