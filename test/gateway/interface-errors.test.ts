@@ -264,6 +264,16 @@ describe('interface errors through raw HTTP and both SDKs', () => {
         expected: { status: 400, code: 'validation_error', param: 'input' },
       },
       {
+        title: 'max_output_tokens past any count (outside probe: reserved "Infinity USD")',
+        body: { model: 'resp-x', input, stream: true, max_output_tokens: 1e308 },
+        expected: { status: 400, code: 'validation_error', param: 'max_output_tokens' },
+      },
+      {
+        title: 'max_output_tokens not a whole number',
+        body: { model: 'resp-x', input, stream: true, max_output_tokens: 2.5 },
+        expected: { status: 400, code: 'validation_error', param: 'max_output_tokens' },
+      },
+      {
         title: 'an input item with a bad role',
         body: { model: 'resp-x', input: [{ role: 'wizard', content: 'hi' }], stream: true },
         expected: { status: 400, code: 'validation_error', param: /^input\[0\]/ },

@@ -45,6 +45,9 @@ export const nativeResponsesRequest = z.looseObject({
   input: z.array(inputItem, 'must be a list of native input messages').min(1, 'must hold at least one input message'),
   stream: z.literal(true, 'must be true: the native lane only streams'),
   store: z.boolean().optional(),
+  // Read by the gateway (the worst case a budget reserves), so held to what the chat lanes take
+  // for their output limits: 1e308 reserved "Infinity USD" (outside probe).
+  max_output_tokens: z.number().int().positive().nullable().optional(),
   region: z.string().min(1).max(32).optional(),
 });
 
