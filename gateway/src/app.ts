@@ -135,6 +135,15 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     reply.raw.once('close', () => {
       answersUnderWay.delete(reply.raw);
       if (reply.raw.writableFinished) return;
+      // Closed after its stream's error event: recorded as the answer it got, not as a 499 — once
+      // the pipeline has recorded that answer (its attempt, usage, cost), when the end is released.
+      if (request.streamErrorSent) {
+        request.finishAfterStreamEnd = () => {
+          request.trace?.end(request, reply);
+          finish(request, reply, reply.raw.statusCode);
+        };
+        return;
+      }
       request.clientClosed = true;
       request.trace?.end(request, undefined);
       finish(request, reply, clientClosedRequest.status);

@@ -8,6 +8,14 @@ declare module 'fastify' {
     errorCode?: string;
     /** The client closed the connection before its answer ended (set in app.ts when it does). */
     clientClosed?: boolean;
+    /**
+     * A stream's terminal error event was written while its client was there: the answer was
+     * decided and sent (a 200 ending in the error), only its totals and end were still to come.
+     * A client leaving after it — the SDKs close on the error event — left nothing undecided.
+     */
+    streamErrorSent?: boolean;
+    /** Set when such a client left before the stream's end: its request line and metrics, owed once the end is released (held-stream-end.ts). */
+    finishAfterStreamEnd?: () => void;
   }
 }
 

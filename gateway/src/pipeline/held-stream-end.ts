@@ -19,7 +19,10 @@ export function holdStreamEnd(reply: FastifyReply, close: () => void): void {
 /** Sends a held stream's last frames and ends it; nothing for a reply with none held. */
 export function releaseStreamEnd(reply: FastifyReply): void {
   const close = held.get(reply);
-  if (!close) return;
-  held.delete(reply);
-  close();
+  if (close) {
+    held.delete(reply);
+    close();
+  }
+  // A client that left after the stream's error event: its request line and metrics (app.ts).
+  reply.request.finishAfterStreamEnd?.();
 }

@@ -285,7 +285,10 @@ export async function streamToClient(
     failure = errorWithoutCredential(toApiError(failure), relay.credential);
     const error = failure as ApiError;
     if (!started) throw failedBeforeFirstByte(error);
-    if (!raw.destroyed) raw.write(translator.streamError(error.afterOutput(), String(reply.request.id)));
+    if (!raw.destroyed) {
+      raw.write(translator.streamError(error.afterOutput(), String(reply.request.id)));
+      reply.request.streamErrorSent = true;
+    }
   }
   if (started) {
     // Counting a usage the supplier left out takes a turn of the event loop: the client may leave meanwhile.

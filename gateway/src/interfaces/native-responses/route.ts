@@ -251,7 +251,10 @@ async function relayResponses(
   } catch (error) {
     abandonBody(upstream);
     lateError = errorWithoutCredential(streamBreak(error, route.supplier.name), credential);
-    if (!raw.destroyed) raw.write(responsesStreamErrorFrame(lateError.afterOutput(), String(request.id), meter.events));
+    if (!raw.destroyed) {
+      raw.write(responsesStreamErrorFrame(lateError.afterOutput(), String(request.id), meter.events));
+      request.streamErrorSent = true;
+    }
   }
   await noteChargedUsage(
     record,
