@@ -488,19 +488,11 @@ async function chargeRefunded(trx: Knex.Transaction, charge: Obj, now: Date): Pr
           actor: 'processor',
         })
       : undefined;
-  await trx('billing_payments').insert({
-    payer_id: payment.payer_id,
-    user_id: payment.user_id,
-    kind: 'refund',
+  await insertRefundRow(trx, payment, now, {
     status: 'succeeded',
     credit_nano: -reversal,
     amount_cents: newlyRefunded,
-    fee_cents: 0,
     charge_id: chargeId.slice(0, 255),
-    original_payment_id: payment.id,
-    created_at: now,
-    updated_at: now,
-    completed_at: now,
   });
   await trx('billing_payments')
     .where({ id: payment.id })
@@ -582,22 +574,14 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
         })
       : undefined;
   const reason = str(refund, 'failure_reason');
-  await trx('billing_payments').insert({
-    payer_id: found.payer_id,
-    user_id: found.user_id,
-    kind: 'refund',
+  await insertRefundRow(trx, found, now, {
     status: 'returned',
     credit_nano: returned,
     amount_cents: amount,
-    fee_cents: 0,
     charge_id: (chargeId ?? found.charge_id ?? '').slice(0, 255) || null,
     refund_id: refundId.slice(0, 255),
-    original_payment_id: found.id,
     failure_code: reason?.slice(0, 100) ?? status,
     failure_message: `The bank could not pay this refund (${(reason ?? status).slice(0, 100)}); what it took is back in the wallet`,
-    created_at: now,
-    updated_at: now,
-    completed_at: now,
   });
   await trx('billing_payments')
     .where({ id: found.id })
@@ -605,14 +589,7 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
       refunded_cents: remaining,
       reversed_nano: Number(found.reversed_nano) - returned,
       // A payment under dispute stays so; otherwise its status follows what stays refunded.
-      status:
-        found.status === 'disputed'
-          ? 'disputed'
-          : remaining >= found.amount_cents
-            ? 'refunded'
-            : remaining > 0
-              ? 'partially_refunded'
-              : 'succeeded',
+      status: found.status === 'disputed' ? 'disputed' : statusAfterRefunds(found, remaining),
       updated_at: now,
     });
   const followUps = activityFollowUp(found.user_id, {
@@ -621,6 +598,33 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
     details: { payment_id: paymentId },
   });
   return { outcome: 'refund_returned', paymentId, entryIds: entryId === undefined ? [] : [entryId], followUps };
+}
+
+/** A paid top-up's status once `refundedCents` of it stand refunded. */
+function statusAfterRefunds(payment: PaymentRow, refundedCents: number): PaymentRow['status'] {
+  return refundedCents >= payment.amount_cents ? 'refunded' : refundedCents > 0 ? 'partially_refunded' : 'succeeded';
+}
+
+/** A `refund` row of `payment` in the history: one applied refund, or a refund the bank could not pay (`returned`). */
+async function insertRefundRow(
+  trx: Knex.Transaction,
+  payment: PaymentRow,
+  now: Date,
+  row: Pick<PaymentRow, 'credit_nano' | 'amount_cents' | 'charge_id'> & { status: 'succeeded' | 'returned' } & Partial<
+      Pick<PaymentRow, 'refund_id' | 'failure_code' | 'failure_message'>
+    >,
+): Promise<void> {
+  await trx('billing_payments').insert({
+    payer_id: payment.payer_id,
+    user_id: payment.user_id,
+    kind: 'refund',
+    fee_cents: 0,
+    original_payment_id: payment.id,
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
+    ...row,
+  });
 }
 
 /** What a payment's refund rows have taken from the wallet, net of what failed refunds gave back (nano-USD, ≥ 0). */
@@ -811,8 +815,7 @@ async function disputeClosed(trx: Knex.Transaction, dispute: Obj, now: Date): Pr
       .where({ id: original.id })
       .update({
         reversed_nano: Number(original.reversed_nano) - returned,
-        status:
-          original.refunded_cents >= original.amount_cents ? 'refunded' : original.refunded_cents > 0 ? 'partially_refunded' : 'succeeded',
+        status: statusAfterRefunds(original, original.refunded_cents),
         updated_at: now,
       });
   }
