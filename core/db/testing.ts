@@ -192,7 +192,12 @@ async function writeSnapshot(file: string, made: Blob): Promise<void> {
  * embedded database (SVC_DATA_DIR): the process then opens it without initdb and migrations.
  */
 export async function seedEmbeddedDataDir(dataDir: string): Promise<void> {
-  cpSync(await unpackedSnapshot(), embeddedFilesDir(dataDir), { recursive: true });
+  const target = embeddedFilesDir(dataDir);
+  // Copied over another database's files, the copy merges with them (CI once failed half-way
+  // through such a merge, ENOENT): a seed goes into a new directory only.
+  if (existsSync(target) && readdirSync(target).length > 0)
+    throw new Error(`seedEmbeddedDataDir: ${target} already holds a database; seed a new data directory`);
+  cpSync(await unpackedSnapshot(), target, { recursive: true });
 }
 
 /** The snapshot unpacked into PGlite's files beside its tarball, once: copying them is quicker than unpacking. */

@@ -182,7 +182,8 @@ describe('the gateway process (npm run gateway)', () => {
   });
 
   test('SIGTERM: stops accepting, finishes the request in flight, exits 0', async () => {
-    const env = baseEnv();
+    // A data directory of its own: seeding copies into it, which another test's gateway must not have used.
+    const env = { ...baseEnv(), SVC_DATA_DIR: join(dir, 'data-sigterm') };
     // The key is created in the gateway's own embedded database (a migrated copy) before it starts.
     await seedEmbeddedDataDir(env.SVC_DATA_DIR);
     const db = await openDatabase({ kind: 'embedded', dataDir: env.SVC_DATA_DIR });
@@ -347,7 +348,12 @@ describe('the gateway process (npm run gateway)', () => {
   // Found by an outside probe: a gateway started while Redis was down exited (or, Redis frozen,
   // never listened), so a restart or scale-up during an outage added no capacity.
   test('started while Redis is down, it listens and serves a key without limits', async () => {
-    const env = { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${await freePort()}`, SVC_STORE_PREFIX: 'down:' };
+    const env = {
+      ...baseEnv(),
+      SVC_DATA_DIR: join(dir, 'data-store-down'),
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      SVC_STORE_PREFIX: 'down:',
+    };
     await seedEmbeddedDataDir(env.SVC_DATA_DIR);
     const db = await openDatabase({ kind: 'embedded', dataDir: env.SVC_DATA_DIR });
     const { secret } = await new KeyRepository(db.knex, env.SVC_KEY_PEPPER).create({ kind: 'managed', name: 'no store', source: 'api' });
