@@ -23,7 +23,7 @@ import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/valid
 import { refusedFiltersPage } from '../../web/form-issues.js';
 import { FormClaims, newFormToken, sentFormToken } from '../../web/form-claims.js';
 import { spendChart } from './chart.js';
-import { walletWords } from './wallet-words.js';
+import { creditedWallet, walletWords } from './wallet-words.js';
 
 /** Notices after a redirect, from a fixed list so the address cannot inject text. */
 const notices: Record<string, string> = {
@@ -219,6 +219,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       config: billing().processorConfig(),
       payer,
       payerWallet: walletWords(payer.source),
+      /** The review's "Added to …": the wallet named, not "your wallet" when it is another's. */
+      creditedWallet: await creditedWallet(deps.database, payer.payerId, user),
       cents: formatCents,
       policy: describeFeePolicy,
     };
@@ -234,7 +236,9 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       const status = await service.checkoutStatus(req.user!, query.session_id);
       // Until the signed event arrives the page refreshes itself (no script needed).
       if (status.status === 'pending') res.set('refresh', '2');
-      return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status });
+      // The wallet this checkout credited (its payer when opened), whose balance the page shows.
+      const wallet = await creditedWallet(deps.database, status.payer, req.user!);
+      return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status, creditedWallet: wallet });
     }
     // Back from the hosted page without paying: that checkout can no longer be paid.
     // Only with the link's proof: another site can send the browser to `?cancelled=<id>` too.
