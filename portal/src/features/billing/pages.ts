@@ -20,7 +20,7 @@ import type { PortalDeps } from '../../deps.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/validation.js';
-import { refusedFiltersPage } from '../../web/form-issues.js';
+import { emptyFormPage, refusedFiltersPage, typedValue, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { FormClaims, newFormToken, sentFormToken } from '../../web/form-claims.js';
 import { spendChart } from './chart.js';
 import { creditedWallet, walletWords } from './wallet-words.js';
@@ -160,9 +160,11 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   const renderOverview = async (
     req: Request,
     res: Response,
-    extra: { notice?: string; error?: string; status?: number; paymentsBefore?: number } = {},
+    extra: { notice?: string; error?: string; status?: number; paymentsBefore?: number; autoTopupForm?: FormPage } = {},
   ) => {
     const data = await overview(req.user!, extra.paymentsBefore);
+    // A refused automatic top-up form comes back as typed, each problem beside it (withFormPage).
+    const refused = extra.autoTopupForm ?? emptyFormPage;
     allowProcessorForms(res, hostedOrigin());
     res.status(extra.status ?? 200).render('dashboard/billing/index', {
       title: 'Billing',
@@ -172,6 +174,16 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       movedWallet,
       notice: extra.notice,
       error: extra.error,
+      autoTopupIssues: refused.issues,
+      autoTopupTyped:
+        refused.issues.length > 0
+          ? Object.fromEntries(
+              ['threshold_usd', 'amount_usd', 'monthly_cap_usd', 'enabled', 'consent'].map((name) => [
+                name,
+                typedValue(refused.values[name]),
+              ]),
+            )
+          : undefined,
       ...data,
     });
   };
@@ -315,19 +327,28 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     await billing().removePaymentMethod(req.user!, String(req.params.pm_id));
     return '/dashboard/billing?notice=card_removed';
   });
-  action('/dashboard/billing/auto-topup', async (req) => {
-    const form = parseBody(autoTopupForm, req.body);
-    await deps.billing.autoTopup.save(req.user!, {
-      version: form.version,
-      enabled: form.enabled === 'on',
-      threshold_usd: form.threshold_usd,
-      amount_usd: form.amount_usd,
-      monthly_cap_usd: form.monthly_cap_usd,
-      consent: form.consent === 'yes',
-      policy_version: form.policy_version,
-    });
-    return '/dashboard/billing?notice=auto_topup';
-  });
+  // Refused, the form is shown again as typed with each problem beside it, like the key, budget
+  // and settings forms (it came back with the stored values and "Some input is not valid").
+  router.post('/dashboard/billing/auto-topup', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      async () => {
+        const form = parseBody(autoTopupForm, req.body);
+        await deps.billing.autoTopup.save(req.user!, {
+          version: form.version,
+          enabled: form.enabled === 'on',
+          threshold_usd: form.threshold_usd,
+          amount_usd: form.amount_usd,
+          monthly_cap_usd: form.monthly_cap_usd,
+          consent: form.consent === 'yes',
+          policy_version: form.policy_version,
+        });
+        res.redirect(303, '/dashboard/billing?notice=auto_topup');
+      },
+      (status, form) => renderOverview(req, res, { status, autoTopupForm: form }),
+    ),
+  );
 
   return router;
 }
