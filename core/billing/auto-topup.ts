@@ -58,13 +58,23 @@ const maxAttempts = 8;
  */
 const unknownHoldMs = 3 * 24 * 3600_000;
 
-const invalidField = (field: string, msg: string) =>
+/**
+ * A refused value: `msg` is the rule as a form shows it beside the field ("must be …"), `human`
+ * the whole sentence for the error's human_message — the rule, not "Some input is not valid".
+ */
+const invalidField = (field: string, msg: string, human: string) =>
   new ApiError('validation_error', {
     status: 422,
     param: field,
-    humanMessage: `Some input is not valid: ${field}`,
+    humanMessage: human,
     details: { detail: [{ loc: ['body', field], msg, type: 'value_error' }] },
   });
+
+/** What each amount is called in a refusal. */
+const amountNames = { threshold_usd: 'Threshold', amount_usd: 'Top-up amount', monthly_cap_usd: 'Monthly cap' } as const;
+
+/** The consent rule, for the form (beside its box) and the API alike. */
+const consentRule = 'tick the box authorising automatic charges to turn automatic top-up on';
 
 export class AutoTopup {
   constructor(
@@ -104,11 +114,14 @@ export class AutoTopup {
     const { settings } = this.deps;
     const min = Math.round(settings.SVC_BILLING_MIN_TOPUP_USD * 100);
     const max = Math.round(settings.SVC_BILLING_MAX_TOPUP_USD * 100);
-    const cents = (field: 'threshold_usd' | 'amount_usd' | 'monthly_cap_usd', low: number, high: number) => {
+    // `lowIs`: what the smallest allowed value is, when it is not a fixed number ("the top-up amount").
+    const cents = (field: 'threshold_usd' | 'amount_usd' | 'monthly_cap_usd', low: number, high: number, lowIs?: string) => {
       const value = input[field];
       const parsed = value === undefined ? undefined : usdToCents(value);
-      if (parsed === undefined || parsed < low || parsed > high)
-        throw invalidField(field, `must be from ${low / 100} to ${high / 100} USD with at most two decimals`);
+      if (parsed === undefined || parsed < low || parsed > high) {
+        const rule = `must be an amount in USD with at most two decimals, between ${formatCents(low)}${lowIs ? ` (${lowIs})` : ''} and ${formatCents(high)}`;
+        throw invalidField(field, rule, `${amountNames[field]} ${rule}`);
+      }
       return parsed;
     };
     const now = this.now;
@@ -121,11 +134,17 @@ export class AutoTopup {
       threshold: sent('threshold_usd') ? cents('threshold_usd', 0, max) : undefined,
       amount,
       // At least the amount sent with it (off and without an amount: at least the smallest amount).
-      cap: sent('monthly_cap_usd') ? cents('monthly_cap_usd', amount ?? min, max * 10) : undefined,
+      cap: sent('monthly_cap_usd')
+        ? cents('monthly_cap_usd', amount ?? min, max * 10, amount === undefined ? 'the smallest top-up' : 'the top-up amount')
+        : undefined,
     };
     if (input.enabled) {
       if (input.consent !== true)
-        throw invalidField('consent', 'must be true: you agree that your default card is charged automatically under the policy shown');
+        throw invalidField(
+          'consent',
+          consentRule,
+          `${consentRule[0]!.toUpperCase()}${consentRule.slice(1)} (consent: true, to the policy version shown)`,
+        );
       if (input.policy_version !== autoTopupPolicyVersion)
         throw new ApiError('conflict', {
           param: 'policy_version',

@@ -324,6 +324,7 @@ export class BillingService {
         session_id: row.session_id,
         mode: 'setup',
         status: row.status === 'complete' ? 'card_saved' : 'pending',
+        payer: row.payer_id,
         payment: null,
         entry: null,
       };
@@ -341,6 +342,8 @@ export class BillingService {
       session_id: row.session_id,
       mode: 'payment',
       status,
+      /** The wallet the checkout credits (its payer when it was opened). */
+      payer: row.payer_id,
       payment: payment ? presentPayment(payment) : null,
       entry: entry
         ? { id: String(entry.id), amount_usd: nanoToUsd(Number(entry.amount_nano)), created: new Date(entry.created_at).toISOString() }

@@ -185,7 +185,10 @@ describe('automatic top-up settings', () => {
       expect(bad.status, `${field}=${value}`).toBe(422);
       const { error } = (await bad.json()) as { error: { code: string; param: string; human_message: string } };
       expect(error).toMatchObject({ code: 'validation_error', param: field });
-      expect(error.human_message).toContain(field);
+      // The rule itself, not "Some input is not valid: <field>".
+      expect(error.human_message).toMatch(
+        /^(Threshold|Top-up amount|Monthly cap) must be an amount in USD with at most two decimals, between \$[0-9,.]+( \([a-z -]+\))? and \$[0-9,.]+$/,
+      );
     }
     // Off with values left out keeps the stored ones.
     const kept = await client.postJson('/api/billing/auto-topup', { version: 1, enabled: false, amount_usd: '12.50' });
@@ -213,6 +216,66 @@ describe('automatic top-up settings', () => {
     });
     expect(badForm.status).toBe(422);
     expect(await (await client.get('/api/billing/auto-topup')).json()).toMatchObject({ version: 3, threshold_usd: 7.25, amount_usd: 30 });
+  });
+
+  it('refused on the page, come back as typed with the rule broken (they came back as stored, "Some input is not valid")', async () => {
+    const { client } = await signedInUser(world.portal);
+    const stored = await client.postJson('/api/billing/auto-topup', {
+      version: 0,
+      enabled: false,
+      threshold_usd: 5,
+      amount_usd: 10,
+      monthly_cap_usd: 100,
+    });
+    expect(stored.status, await stored.clone().text()).toBe(200);
+    const typed = { version: '1', policy_version: autoTopupPolicyVersion, amount_usd: '30', monthly_cap_usd: '250' };
+
+    const badThreshold = await client.postForm('/dashboard/billing/auto-topup', { ...typed, enabled: 'off', threshold_usd: 'abc' });
+    expect(badThreshold.status).toBe(422);
+    const page = await badThreshold.text();
+    expect(page).toContain('threshold usd: must be an amount in USD with at most two decimals, between $0.00 and $10,000.00');
+    expect(page).not.toContain('Some input is not valid');
+    expect(page).toContain('name="threshold_usd" inputmode="decimal" value="abc"');
+    expect(page).toContain('name="amount_usd" inputmode="decimal" value="30"');
+    expect(page).toContain('name="monthly_cap_usd" inputmode="decimal" value="250"');
+    expect(page).toContain('name="enabled" value="off" checked');
+
+    const noConsent = await client.postForm('/dashboard/billing/auto-topup', { ...typed, enabled: 'on', threshold_usd: '7.25' });
+    expect(noConsent.status).toBe(422);
+    const again = await noConsent.text();
+    expect(again).toContain('consent: tick the box authorising automatic charges to turn automatic top-up on');
+    expect(again).not.toContain('Some input is not valid');
+    expect(again).toContain('name="threshold_usd" inputmode="decimal" value="7.25"');
+    expect(again).toContain('name="enabled" value="on" checked');
+    // Nothing was saved by either.
+    expect(await (await client.get('/api/billing/auto-topup')).json()).toMatchObject({
+      version: 1,
+      enabled: false,
+      threshold_usd: 5,
+      amount_usd: 10,
+    });
+
+    // The API says the same rules in its human_message.
+    const api = async (body: Record<string, unknown>) =>
+      (
+        (await (await client.postJson('/api/billing/auto-topup', { version: 1, ...body })).json()) as {
+          error: { param: string; human_message: string };
+        }
+      ).error;
+    expect(await api({ enabled: false, threshold_usd: 'abc' })).toMatchObject({
+      param: 'threshold_usd',
+      human_message: 'Threshold must be an amount in USD with at most two decimals, between $0.00 and $10,000.00',
+    });
+    expect(await api({ enabled: false, amount_usd: 20, monthly_cap_usd: 10 })).toMatchObject({
+      param: 'monthly_cap_usd',
+      human_message: 'Monthly cap must be an amount in USD with at most two decimals, between $20.00 (the top-up amount) and $100,000.00',
+    });
+    expect(
+      await api({ enabled: true, threshold_usd: 5, amount_usd: 10, monthly_cap_usd: 100, policy_version: autoTopupPolicyVersion }),
+    ).toMatchObject({
+      param: 'consent',
+      human_message: 'Tick the box authorising automatic charges to turn automatic top-up on (consent: true, to the policy version shown)',
+    });
   });
 
   it('are versioned, need consent to the current policy and a default card, and refuse a stale version', async () => {

@@ -3,11 +3,11 @@
 // announced in one step), cleared again, and refused to anyone outside the organisation or below
 // org_admin; the organisation's billing email receives the payer's billing mail too; and the
 // organisation's monthly budget, enforced at the gateway atomically across its members' keys.
-import { fundWallet } from '../support/portal-users.js';
+import { fundWallet, signUp } from '../support/portal-users.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { waitFor } from '../support/wait-for.js';
-import { signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
+import { ledgerNano, signedInUser, startBillingWorld, startCheckout, type BillingWorld } from './billing-helpers.js';
 
 let world: BillingWorld;
 beforeAll(async () => {
@@ -208,6 +208,42 @@ describe('the organisation billing user', () => {
     const receipt = (to: string) => `email to ${to} ("Receipt: $9.00 added to the wallet")`;
     for (const to of [member.email, admin.email, 'finance@acme.example'])
       await waitFor(`the receipt to ${to}`, () => world.portal.mail.some((m) => m.includes(receipt(to))));
+  });
+});
+
+describe("a member's top-up of the billing user's wallet", () => {
+  it('names the wallet credited — the review and the confirmation said "your wallet" and showed another wallet\'s balance as the new one', async () => {
+    const orgId = await organisation('Acme Topups');
+    const admin = await signUp(world.portal, { organisationId: orgId, role: 'org_admin', name: 'Bea Billing' });
+    const member = await signedInUser(world.portal, { organisationId: orgId });
+    await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: admin.id });
+    await fund(`user:${admin.id}`, 15);
+    const wallet = `Acme Topups’s billing wallet (Bea Billing, ${admin.email})`;
+
+    const review = await (await member.client.get('/dashboard/billing/fund?amount=5')).text();
+    expect(review).toContain('Funds go to your organisation&#39;s billing user&#39;s wallet');
+    expect(review).toContain(`<dt>Added to ${wallet}</dt><dd data-testid="credit">$5.00</dd>`);
+    expect(review).not.toContain('Added to your wallet');
+
+    const { url } = await startCheckout(member.client, 5);
+    const outcome = await world.double.payOnHostedPage(url);
+    if (!('redirect' in outcome)) throw new Error(`refused: ${outcome.refused}`);
+    const confirmation = new URL(outcome.redirect);
+    let html = '';
+    await waitFor('the confirmation to show the credit', async () => {
+      html = await (await member.client.get(confirmation.pathname + confirmation.search)).text();
+      return html.includes('data-status="credited"');
+    });
+    expect(html).toContain(`$5.00 was added to ${wallet}.`);
+    expect(html).toContain(`<dt>New balance of ${wallet}</dt><dd data-testid="new-balance"><strong>$20.00</strong></dd>`);
+    expect(html).not.toContain('added to your wallet');
+    // The member's own wallet is untouched: the balance shown is the billing user's.
+    expect(await ledgerNano(world.portal, `user:${member.id}`)).toBe(0);
+    expect(await ledgerNano(world.portal, `user:${admin.id}`)).toBe(20e9);
+
+    // Their own top-up, once the organisation has no billing user, says "your wallet" as before.
+    await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: '' });
+    expect(await (await member.client.get('/dashboard/billing/fund?amount=5')).text()).toContain('<dt>Added to your wallet</dt>');
   });
 });
 

@@ -20,10 +20,10 @@ import type { PortalDeps } from '../../deps.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
 import { maxRowId, parseBody, validate, wholeNumberParam } from '../../web/validation.js';
-import { refusedFiltersPage } from '../../web/form-issues.js';
+import { emptyFormPage, refusedFiltersPage, typedValue, withFormPage, type FormPage } from '../../web/form-issues.js';
 import { FormClaims, newFormToken, sentFormToken } from '../../web/form-claims.js';
 import { spendChart } from './chart.js';
-import { walletWords } from './wallet-words.js';
+import { creditedWallet, walletWords } from './wallet-words.js';
 
 /** Notices after a redirect, from a fixed list so the address cannot inject text. */
 const notices: Record<string, string> = {
@@ -160,9 +160,11 @@ export function billingPagesRouter(deps: PortalDeps): Router {
   const renderOverview = async (
     req: Request,
     res: Response,
-    extra: { notice?: string; error?: string; status?: number; paymentsBefore?: number } = {},
+    extra: { notice?: string; error?: string; status?: number; paymentsBefore?: number; autoTopupForm?: FormPage } = {},
   ) => {
     const data = await overview(req.user!, extra.paymentsBefore);
+    // A refused automatic top-up form comes back as typed, each problem beside it (withFormPage).
+    const refused = extra.autoTopupForm ?? emptyFormPage;
     allowProcessorForms(res, hostedOrigin());
     res.status(extra.status ?? 200).render('dashboard/billing/index', {
       title: 'Billing',
@@ -172,6 +174,16 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       movedWallet,
       notice: extra.notice,
       error: extra.error,
+      autoTopupIssues: refused.issues,
+      autoTopupTyped:
+        refused.issues.length > 0
+          ? Object.fromEntries(
+              ['threshold_usd', 'amount_usd', 'monthly_cap_usd', 'enabled', 'consent'].map((name) => [
+                name,
+                typedValue(refused.values[name]),
+              ]),
+            )
+          : undefined,
       ...data,
     });
   };
@@ -219,6 +231,8 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       config: billing().processorConfig(),
       payer,
       payerWallet: walletWords(payer.source),
+      /** The review's "Added to …": the wallet named, not "your wallet" when it is another's. */
+      creditedWallet: await creditedWallet(deps.database, payer.payerId, user),
       cents: formatCents,
       policy: describeFeePolicy,
     };
@@ -234,7 +248,9 @@ export function billingPagesRouter(deps: PortalDeps): Router {
       const status = await service.checkoutStatus(req.user!, query.session_id);
       // Until the signed event arrives the page refreshes itself (no script needed).
       if (status.status === 'pending') res.set('refresh', '2');
-      return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status });
+      // The wallet this checkout credited (its payer when opened), whose balance the page shows.
+      const wallet = await creditedWallet(deps.database, status.payer, req.user!);
+      return res.render('dashboard/billing/confirmation', { ...base, title: 'Payment', status, creditedWallet: wallet });
     }
     // Back from the hosted page without paying: that checkout can no longer be paid.
     // Only with the link's proof: another site can send the browser to `?cancelled=<id>` too.
@@ -311,19 +327,28 @@ export function billingPagesRouter(deps: PortalDeps): Router {
     await billing().removePaymentMethod(req.user!, String(req.params.pm_id));
     return '/dashboard/billing?notice=card_removed';
   });
-  action('/dashboard/billing/auto-topup', async (req) => {
-    const form = parseBody(autoTopupForm, req.body);
-    await deps.billing.autoTopup.save(req.user!, {
-      version: form.version,
-      enabled: form.enabled === 'on',
-      threshold_usd: form.threshold_usd,
-      amount_usd: form.amount_usd,
-      monthly_cap_usd: form.monthly_cap_usd,
-      consent: form.consent === 'yes',
-      policy_version: form.policy_version,
-    });
-    return '/dashboard/billing?notice=auto_topup';
-  });
+  // Refused, the form is shown again as typed with each problem beside it, like the key, budget
+  // and settings forms (it came back with the stored values and "Some input is not valid").
+  router.post('/dashboard/billing/auto-topup', guard, (req, res) =>
+    withFormPage(
+      req,
+      res,
+      async () => {
+        const form = parseBody(autoTopupForm, req.body);
+        await deps.billing.autoTopup.save(req.user!, {
+          version: form.version,
+          enabled: form.enabled === 'on',
+          threshold_usd: form.threshold_usd,
+          amount_usd: form.amount_usd,
+          monthly_cap_usd: form.monthly_cap_usd,
+          consent: form.consent === 'yes',
+          policy_version: form.policy_version,
+        });
+        res.redirect(303, '/dashboard/billing?notice=auto_topup');
+      },
+      (status, form) => renderOverview(req, res, { status, autoTopupForm: form }),
+    ),
+  );
 
   return router;
 }

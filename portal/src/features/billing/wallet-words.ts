@@ -65,3 +65,26 @@ async function payerWords(knex: Knex, payerId: string, viewer: PayerViewer): Pro
   if (!project) return undefined;
   return mayKnow(viewer, project.organisation_id) ? `the wallet of project “${project.name}”` : 'another organisation’s project wallet';
 }
+
+/**
+ * The wallet a top-up by `viewer` credits, named for them — the fund page's review and the
+ * confirmation say where the money went, not "your wallet" when it is another's: their own is
+ * "your wallet"; their organisation's billing user's is "<organisation>’s billing wallet (<name>,
+ * <email>)"; any other as walletOfPayer names it.
+ */
+export async function creditedWallet(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string> {
+  const userId = payerUserId(payerId);
+  if (userId === viewer.id) return 'your wallet';
+  if (userId !== undefined && viewer.organisationId !== null) {
+    try {
+      const row = (await knex('organisations as o')
+        .join('users as b', 'b.id', 'o.billing_user_id')
+        .where({ 'o.id': viewer.organisationId, 'o.billing_user_id': userId })
+        .first('o.name', 'b.display_name', 'b.email')) as { name: string; display_name: string; email: string } | undefined;
+      if (row) return `${row.name}’s billing wallet (${row.display_name ? `${row.display_name}, ` : ''}${row.email})`;
+    } catch {
+      // Named below, as any other payer.
+    }
+  }
+  return walletOfPayer(knex, payerId, viewer);
+}
