@@ -78,6 +78,6 @@ export function describeFeePolicy(policy: FeePolicy): string {
   const percent = (policy.feeBps / 100).toFixed(2).replace(/\.?0+$/, '');
   return (
     `The card processing fee (${percent}% + ${formatCents(policy.feeFixedCents)}) is added on top, ` +
-    'so the full amount you choose arrives in your wallet.'
+    'so the full amount you choose arrives in the wallet it tops up.'
   );
 }
