@@ -6,7 +6,9 @@
 import type { Knex } from 'knex';
 import { ApiError } from '../errors/index.js';
 import { projectPayerPattern } from '../projects/projects.js';
+import type { Role } from '../identity/roles.js';
 import { payerForPortalKey } from './payer.js';
+import { creditLimitOf, mayGiveCredit } from './user-limits.js';
 
 /** The organisation's billing facts as the admin pages show them. */
 export interface OrganisationBilling {
@@ -65,10 +67,19 @@ export async function organisationBilling(knex: Knex, organisationId: number): P
 }
 
 /**
- * Nominates `userId` (an active member of the organisation) as its billing user, or clears the
- * nomination with null. Returns the secret hashes of the portal keys whose payer changed.
+ * `nominator` nominates `userId` (an active member of the organisation) as its billing user, or
+ * clears the nomination with null. A nominee whose wallet carries credit is refused when that
+ * wallet would then pay for the nominator's own keys and the nominator may not give it credit
+ * (mayGiveCredit, core/billing/user-limits.ts: an org admin): else an org admin could credit a
+ * member, nominate her and spend the credit (outside probe). Returns the secret hashes of the
+ * portal keys whose payer changed.
  */
-export async function nominateBillingUser(knex: Knex, organisationId: number, userId: number | null): Promise<string[]> {
+export async function nominateBillingUser(
+  knex: Knex,
+  organisationId: number,
+  userId: number | null,
+  nominator: { id: number; role: Role },
+): Promise<string[]> {
   return knex.transaction(async (trx) => {
     // The nominee's row is locked first, then the organisation's — the order a move out of the
     // organisation takes (user, then its nominations): the other order deadlocked the two (review).
@@ -92,6 +103,15 @@ export async function nominateBillingUser(knex: Knex, organisationId: number, us
         throw new ApiError('conflict', { humanMessage: 'A suspended or archived user cannot pay for the organisation' });
     }
     await trx('organisations').where({ id: organisationId }).update({ billing_user_id: userId });
+    // Asked after the change, under the nominee's lock (the credit-limit route takes it too).
+    if (userId !== null) {
+      const credit = await creditLimitOf(trx, userId);
+      if (credit > 0 && !(await mayGiveCredit(trx, nominator, userId)))
+        throw new ApiError('forbidden', {
+          param: 'user_id',
+          humanMessage: `This user's wallet has ${credit} USD of credit, and as billing user it would pay for your own keys: credit you may not give yourself. Remove their credit limit first, or ask a platform administrator to nominate them`,
+        });
+    }
     return repointPortalKeys(trx, { organisationId });
   });
 }

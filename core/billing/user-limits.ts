@@ -8,6 +8,7 @@
 import type { Knex } from 'knex';
 import { republishSpendGroupCap } from '../budget/spend-groups.js';
 import type { Store } from '../store/index.js';
+import { roleAtLeast, type Role } from '../identity/roles.js';
 import { resolveEffectivePayer, userPayerId } from './payer.js';
 
 /**
@@ -68,6 +69,27 @@ export async function billingConfigOf(knex: Knex, userId: number): Promise<UserB
     credit_limit_usd: credit,
     monthly_budget_usd: monthly,
   };
+}
+
+/**
+ * Whether `actor` may give credit to the wallet of `walletUserId` — the one rule for it
+ * (docs/administration.md "User billing"): platform admins and owners may; anyone else not to the
+ * wallet that pays for their own keys (their organisation's billing user, their delegate, their
+ * own), as that is credit they would spend themselves. Asked when a credit limit is set, and when
+ * a change would make a wallet that carries credit pay for the actor's keys — a billing user
+ * nominated (core/billing/organisation.ts), or reactivated — in that change's transaction after
+ * it is made, so it reads who pays as it will be (outside probe: an org admin credited a member,
+ * then nominated her billing user and spent the credit).
+ */
+export async function mayGiveCredit(knex: Knex, actor: { id: number; role: Role }, walletUserId: number): Promise<boolean> {
+  if (roleAtLeast(actor.role, 'platform_admin')) return true;
+  return (await resolveEffectivePayer(knex, actor.id)).userId !== walletUserId;
+}
+
+/** The credit limit of `userId`'s wallet in USD (0: none). */
+export async function creditLimitOf(knex: Knex, userId: number): Promise<number> {
+  const row = (await knex('users').where({ id: userId }).first('credit_limit_usd')) as { credit_limit_usd: string | null } | undefined;
+  return Number(row?.credit_limit_usd ?? 0);
 }
 
 /** Sets the credit limit (null or 0: none); returns the secret hashes of the keys to announce. */

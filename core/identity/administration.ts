@@ -3,6 +3,7 @@
 // anonymisation. One place for these decisions; the portal's admin routes call it.
 import type { Knex } from 'knex';
 import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
+import { creditLimitOf, mayGiveCredit } from '../billing/user-limits.js';
 import { ApiError } from '../errors/index.js';
 import { leaveProjects, projectPayerPattern, projectsOutside } from '../projects/projects.js';
 import { isAllowed, roleAtLeast, roleRank, roles, type Action, type Principal, type Role, type UserStatus } from './roles.js';
@@ -191,7 +192,10 @@ async function keepAnOwner(knex: Knex, target: AdministeredUser): Promise<void> 
     throw new ApiError('conflict', { humanMessage: 'This is the last active owner: make someone else an owner first' });
 }
 
-/** Sets a role: never above the actor's own, and the last owner stays an owner. */
+/**
+ * Sets a role: never above the actor's own, and the last owner stays an owner. The pending
+ * invitations the user sent that the new role may not grant are withdrawn (mayGrantInvite).
+ */
 export async function setUserRole(
   knex: Knex,
   actor: Principal,
@@ -210,7 +214,10 @@ export async function setUserRole(
       param: 'confirm_step_down',
       humanMessage: `Stepping down from ${target.role.replace('_', ' ')} to ${role.replace('_', ' ')} cannot be undone by you (another administrator would have to give the role back): send confirm_step_down "yes"`,
     });
-  await knex('users').where({ id: target.id }).update({ role, updated_at: now });
+  await knex.transaction(async (trx) => {
+    await trx('users').where({ id: target.id }).update({ role, updated_at: now });
+    await withdrawInvitesNoLongerGranted(trx, target.id);
+  });
 }
 
 /**
@@ -238,8 +245,70 @@ export async function setUserStatus(
   return knex.transaction(async (trx) => {
     await trx('users').where({ id: target.id }).update({ status, updated_at: now });
     if (status !== 'active') await trx('portal_sessions').where({ user_id: target.id }).delete();
+    // Reactivating a billing user (or delegate) makes their wallet pay again: credit on it that the
+    // actor may not give (it would pay for the actor's own keys) is refused as at nomination — else
+    // suspend, credit, reactivate would spend it (mayGiveCredit, core/billing/user-limits.ts).
+    if (status === 'active' && (await creditLimitOf(trx, target.id)) > 0 && !(await mayGiveCredit(trx, actor, target.id)))
+      throw new ApiError('forbidden', {
+        param: 'status',
+        humanMessage: `This user's wallet has credit and, once they are active, pays for your own keys: credit you may not give yourself. Remove their credit limit first, or ask a platform administrator to reactivate them`,
+      });
     return repointKeysPaidThrough(trx, target.id);
   });
+}
+
+/** An invitation as the sender's authority sees it: where it places the invitee, and as what. */
+export interface InviteGrant {
+  organisationId: number;
+  departmentId: number | null;
+  role: Role;
+}
+
+/**
+ * Whether `inviter` may grant `invite` — the one rule of whose invitation places someone as
+ * what: an active user who may invite users where it places them (the permission table's
+ * `admin.users.manage` reach: platform admins and owners anywhere, org admins in their
+ * organisation, department admins in their department) and holds at least the invited role. An
+ * invitation grants in its sender's name, so it is checked when the invitation is sent and again
+ * when it is accepted (core/identity/invites.ts); a sender since demoted, suspended, deleted or
+ * moved can no longer hand out what they sent (outside probe).
+ */
+export function mayGrantInvite(inviter: Principal | undefined, invite: InviteGrant): boolean {
+  return (
+    inviter !== undefined &&
+    isAllowed(inviter, 'admin.users.manage', { organisationId: invite.organisationId, departmentId: invite.departmentId }) &&
+    roleRank(invite.role) <= roleRank(inviter.role)
+  );
+}
+
+/** A user as the authorisation rule reads them, or undefined. */
+export async function principalOf(knex: Knex, userId: number): Promise<Principal | undefined> {
+  const row = (await knex('users').where({ id: userId }).first('id', 'role', 'status', 'organisation_id', 'department_id')) as
+    { id: number; role: Role; status: UserStatus; organisation_id: number | null; department_id: number | null } | undefined;
+  return row && { id: row.id, role: row.role, status: row.status, organisationId: row.organisation_id, departmentId: row.department_id };
+}
+
+/**
+ * Withdraws the pending invitations `userId` sent that they may no longer grant (mayGrantInvite),
+ * in the caller's transaction after the change: called when their role, organisation or
+ * department changes and when their account is deleted. A suspension withdraws nothing — it may
+ * be undone — but while it lasts their invitations are refused at acceptance by the same rule.
+ */
+export async function withdrawInvitesNoLongerGranted(trx: Knex, userId: number): Promise<void> {
+  const inviter = await principalOf(trx, userId);
+  const pending = (await trx('invites')
+    .where({ invited_by: userId, status: 'pending' })
+    .select('id', 'organisation_id', 'department_id', 'role')) as {
+    id: number;
+    organisation_id: number;
+    department_id: number | null;
+    role: Role;
+  }[];
+  const asActive = inviter && (inviter.status === 'suspended' ? { ...inviter, status: 'active' as const } : inviter);
+  const stale = pending
+    .filter((i) => !mayGrantInvite(asActive, { organisationId: i.organisation_id, departmentId: i.department_id, role: i.role }))
+    .map((i) => i.id);
+  if (stale.length > 0) await trx('invites').whereIn('id', stale).where({ status: 'pending' }).update({ status: 'revoked' });
 }
 
 /**
@@ -283,12 +352,9 @@ export async function placeInOrganisation(
     .whereRaw("(kind <> 'token' or coalesce(metadata->>'department_id', '') = '')")
     .update({ organisation_id: place.organisationId, updated_at: now })
     .returning('secret_hash')) as { secret_hash: string }[];
-  // Invitations they sent into an organisation they leave are withdrawn: one accepted later would
-  // grant a role in their name, which they no longer hold there (outside probe).
-  await trx('invites')
-    .where({ invited_by: userId, status: 'pending' })
-    .whereRaw('organisation_id is distinct from ?', [place.organisationId])
-    .update({ status: 'revoked' });
+  // Invitations they sent that they may no longer grant (into an organisation they leave, above a
+  // new role) are withdrawn: one accepted later would grant a role in their name (outside probe).
+  await withdrawInvitesNoLongerGranted(trx, userId);
   // After the user's row is updated (and so locked): a nomination of them committing meanwhile is
   // either seen here and ended, or waits and is refused as naming a non-member.
   const left = await endNominations(trx, userId, place.organisationId);
@@ -310,7 +376,7 @@ export async function moveUserToOrganisation(
   });
 }
 
-/** Puts a user in a department of their organisation, or in none. */
+/** Puts a user in a department of their organisation, or in none (withdrawing invitations they may no longer grant). */
 export async function setUserDepartment(knex: Knex, target: AdministeredUser, departmentId: number | null, now: Date): Promise<void> {
   if (departmentId !== null) {
     const department = (await knex('departments').where({ id: departmentId }).first('organisation_id')) as
@@ -322,12 +388,16 @@ export async function setUserDepartment(knex: Knex, target: AdministeredUser, de
         humanMessage: 'The department must belong to the user’s organisation',
       });
   }
-  await knex('users').where({ id: target.id }).update({ department_id: departmentId, updated_at: now });
+  await knex.transaction(async (trx) => {
+    await trx('users').where({ id: target.id }).update({ department_id: departmentId, updated_at: now });
+    await withdrawInvitesNoLongerGranted(trx, target.id);
+  });
 }
 
 /**
  * Hard deletion: the person's data goes — email, name, password, linked sign-ins, sessions,
- * preferences, pending invites to their address — and their keys are revoked. The row stays as
+ * preferences, pending invites to their address — and their keys are revoked, and the pending
+ * invitations they sent withdrawn. The row stays as
  * an anonymised tombstone (`deleted-<id>@invalid`, archived), so the ledger, payments and the
  * audit log keep their references and totals. The account never pays again: its nominations as
  * billing user end and the keys it paid for are re-pointed. Returns the secret hashes of the
@@ -352,6 +422,8 @@ export async function hardDeleteUser(knex: Knex, actor: Principal, target: Admin
         deleted_at: now,
         updated_at: now,
       });
+    // The invitations they sent: a deleted account grants nothing (mayGrantInvite).
+    await withdrawInvitesNoLongerGranted(trx, target.id);
     await trx('user_identities').where({ user_id: target.id }).delete();
     await trx('portal_sessions').where({ user_id: target.id }).delete();
     await trx('one_time_tokens').where({ user_id: target.id }).delete();

@@ -185,6 +185,80 @@ describe('the organisation billing user', () => {
     ).toBe(200);
   });
 
+  // Found by an outside probe: an org admin credited a member (allowed: that wallet did not pay for
+  // her keys), nominated the member billing user, and spent the credit on her own keys.
+  it('refuses an org admin a billing user whose credit would then pay for her own keys (nominated or reactivated)', async () => {
+    const orgId = await organisation('Acme Credit');
+    const ivy = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const kai = await signedInUser(world.portal, { organisationId: orgId });
+    const platform = await signedInUser(world.portal, { role: 'platform_admin' });
+    const key = (await (await ivy.client.postJson('/dashboard/keys/new', { name: 'ivy' })).json()) as {
+      key: { gateway_key_id: string };
+      secret: string;
+    };
+    const credit = (usd: number | '') => ivy.client.postJson(`/dashboard/admin/users/${kai.id}/credit-limit`, { credit_limit_usd: usd });
+    const nominate = () => ivy.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: kai.id });
+    const setStatus = (by: typeof ivy, status: string) => by.client.postJson(`/dashboard/admin/users/${kai.id}/status`, { status });
+    const facts = async () => ({
+      billing_user: ((await knex()('organisations').where({ id: orgId }).first('billing_user_id')) as { billing_user_id: number | null })
+        .billing_user_id,
+      payer: ((await knex()('api_keys').where({ id: key.key.gateway_key_id }).first('payer_id')) as { payer_id: string }).payer_id,
+      kai: (await knex()('users').where({ id: kai.id }).first('status', 'credit_limit_usd')) as {
+        status: string;
+        credit_limit_usd: string | null;
+      },
+    });
+
+    expect((await credit(100)).status).toBe(200);
+    const refused = await nominate();
+    const body = (await refused.json()) as { error: { code: string; param: string; human_message: string; message: string } };
+    expect(refused.status, JSON.stringify(body)).toBe(403);
+    expect(body.error).toMatchObject({ code: 'forbidden', param: 'user_id' });
+    expect(body.error.message).toBe(`forbidden - ${body.error.human_message}`);
+    expect(body.error.human_message).toContain('credit you may not give yourself');
+    expect(await facts()).toMatchObject({ billing_user: null, payer: `user:${ivy.id}` });
+    // Her own wallet is empty and Kai's credit is out of reach: the gateway refuses her key.
+    expect(await served(key.secret)).toBe('billing_limit_reached');
+
+    // Without credit the nomination stands, and then the credit is not hers to give (as before).
+    expect((await credit('')).status).toBe(200);
+    expect((await nominate()).status).toBe(200);
+    expect(await facts()).toMatchObject({ billing_user: kai.id, payer: `user:${kai.id}` });
+    expect((await credit(100)).status).toBe(403);
+
+    // Suspended, Kai pays for nobody, so crediting her is allowed; reactivating her would spend it.
+    expect((await setStatus(ivy, 'suspended')).status).toBe(200);
+    expect((await credit(50)).status).toBe(200);
+    const reactivated = await setStatus(ivy, 'active');
+    expect(reactivated.status).toBe(403);
+    expect(await reactivated.json()).toMatchObject({ error: { code: 'forbidden', param: 'status' } });
+    expect(await facts()).toMatchObject({ payer: `user:${ivy.id}`, kai: { status: 'suspended' } });
+    expect(await served(key.secret)).toBe('billing_limit_reached');
+    // A platform administrator may give credit anywhere, so may reactivate her with it.
+    expect((await setStatus(platform, 'active')).status).toBe(200);
+    expect(await facts()).toMatchObject({ billing_user: kai.id, payer: `user:${kai.id}`, kai: { status: 'active' } });
+  });
+
+  it('an org admin crediting a member and nominating her at the same time never gets both', async () => {
+    const orgId = await organisation('Acme Race');
+    const ivy = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });
+    const kai = await signedInUser(world.portal, { organisationId: orgId });
+    for (let round = 0; round < 6; round++) {
+      const [credited, nominated] = await Promise.all([
+        ivy.client.postJson(`/dashboard/admin/users/${kai.id}/credit-limit`, { credit_limit_usd: 10 }),
+        ivy.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: kai.id }),
+      ]);
+      const state = (await knex()('users as u')
+        .join('organisations as o', 'o.id', 'u.organisation_id')
+        .where('u.id', kai.id)
+        .first('u.credit_limit_usd', 'o.billing_user_id')) as { credit_limit_usd: string | null; billing_user_id: number | null };
+      expect([credited.status, nominated.status].sort(), JSON.stringify(state)).toEqual([200, 403]);
+      expect(state.billing_user_id !== null && Number(state.credit_limit_usd ?? 0) > 0, JSON.stringify(state)).toBe(false);
+      await knex()('organisations').where({ id: orgId }).update({ billing_user_id: null });
+      await knex()('users').where({ id: kai.id }).update({ credit_limit_usd: null });
+    }
+  });
+
   it("sends the payer's billing mail to the organisation's billing email as well", async () => {
     const orgId = await organisation('Mail Org');
     const admin = await signedInUser(world.portal, { organisationId: orgId, role: 'org_admin' });

@@ -6,7 +6,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../../../../core/errors/index.js';
-import { roleRank, roles, tokenLifetimeMs, userScopeOf, type Role } from '../../../../core/identity/index.js';
+import { mayGrantInvite, roleRank, roles, tokenLifetimeMs, userScopeOf, type Role } from '../../../../core/identity/index.js';
 import type { PortalDeps } from '../../deps.js';
 import { actionMessage } from '../../mail/mailer.js';
 import { wantsJson } from '../../web/errors.js';
@@ -142,6 +142,10 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
           humanMessage: 'The department must belong to the organisation',
         });
     }
+    // The rule acceptance checks again (core/identity/administration.ts mayGrantInvite): the checks
+    // above say what is wrong; this one keeps sending and accepting to one rule.
+    if (!mayGrantInvite(actor, { organisationId, departmentId, role: body.role }))
+      throw new ApiError('forbidden', { humanMessage: 'You cannot invite someone there with this role' });
     const member = (await knex('users').whereRaw('lower(email) = lower(?)', [body.email]).first('organisation_id')) as
       { organisation_id: number | null } | undefined;
     if (member?.organisation_id === organisationId)

@@ -33,13 +33,7 @@ import {
   type Action,
   type AdministeredUser,
 } from '../../../../core/identity/index.js';
-import {
-  billingConfigOf,
-  repointPortalKeys,
-  resolveEffectivePayer,
-  setCreditLimit,
-  setMonthlyBudget,
-} from '../../../../core/billing/index.js';
+import { billingConfigOf, repointPortalKeys, mayGiveCredit, setCreditLimit, setMonthlyBudget } from '../../../../core/billing/index.js';
 import { KeyAnnouncer } from '../../../../core/keys/index.js';
 import { forgetOrganisationCounters } from '../../../../core/organisations/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -133,21 +127,15 @@ export function adminUsersRouter(deps: PortalDeps): Router {
 
   /**
    * What an org admin may advance is bounded (the platform carries it; platform admins are not
-   * bounded): at most SVC_ORG_ADMIN_MAX_CREDIT_USD per user, and never to the wallet that pays for
-   * the admin's own keys (their organisation's billing user or their delegate) — credit the admin
-   * would spend themselves.
+   * bounded): at most SVC_ORG_ADMIN_MAX_CREDIT_USD per user. Never to the wallet that pays for the
+   * admin's own keys is mayGiveCredit (core/billing/user-limits.ts), asked in the transaction.
    */
-  const boundOrgAdminCredit = async (req: Request, user: AdministeredUser, usd: number | null) => {
+  const boundOrgAdminCredit = (user: AdministeredUser, usd: number | null) => {
     const ceiling = deps.settings.SVC_ORG_ADMIN_MAX_CREDIT_USD;
     if (usd !== null && usd > ceiling)
       throw new ApiError('forbidden', {
         param: 'credit_limit_usd',
         humanMessage: `An organisation admin may give at most ${ceiling} USD of credit; a platform administrator can give more`,
-      });
-    const ownPayer = await resolveEffectivePayer(knex, req.user!.id);
-    if (usd !== null && usd > 0 && ownPayer.userId === user.id)
-      throw new ApiError('forbidden', {
-        humanMessage: 'This wallet pays for your own keys, so its credit is not yours to set; another administrator can',
       });
   };
 
@@ -332,11 +320,21 @@ export function adminUsersRouter(deps: PortalDeps): Router {
     const user = await moneyTarget(req, 'admin.organisation.manage', 'credit limit');
     const { credit_limit_usd } = parseBody(creditBody, req.body);
     const bounded = !roleAtLeast(req.user!.role, 'platform_admin');
-    if (bounded) await boundOrgAdminCredit(req, user, credit_limit_usd);
+    if (bounded) boundOrgAdminCredit(user, credit_limit_usd);
     // The organisation's total is checked and the limit set under a lock on the organisation's row,
-    // so two admins' concurrent grants cannot pass the bound together.
+    // so two admins' concurrent grants cannot pass the bound together. The user's row is locked
+    // first — the order a billing-user nomination takes — so a nomination of them and this grant
+    // wait for each other: whichever comes second sees the other (mayGiveCredit, one rule for both).
     const hashes = await knex.transaction(async (trx) => {
-      if (bounded) await boundOrganisationCredit(trx, user, credit_limit_usd);
+      if (bounded) {
+        await trx('users').where({ id: user.id }).forUpdate().first('id');
+        await boundOrganisationCredit(trx, user, credit_limit_usd);
+      }
+      if (credit_limit_usd !== null && credit_limit_usd > 0 && !(await mayGiveCredit(trx, req.user!, user.id)))
+        throw new ApiError('forbidden', {
+          param: 'credit_limit_usd',
+          humanMessage: 'This wallet pays for your own keys, so its credit is not yours to set; another administrator can',
+        });
       return setCreditLimit(trx, user.id, credit_limit_usd, now());
     });
     // The gateways read the credit with each key the wallet pays for.

@@ -57,7 +57,7 @@ export function organisationBillingRouter(deps: PortalDeps): Router {
       const nominee = await findAdministeredUser(knex, userId);
       if (!nominee || !mayAdminister(req.user!, 'billing.organisation.manage', nominee)) throw noSuchUser();
     }
-    const changed = await nominateBillingUser(knex, organisationId, userId);
+    const changed = await nominateBillingUser(knex, organisationId, userId, req.user!);
     // A store outage leaves the announcement owed (retried); the database already holds the change.
     await announcer.announceAll(changed);
     await noteActivity(deps, {

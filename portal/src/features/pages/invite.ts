@@ -63,8 +63,8 @@ export function inviteRouter(deps: PortalDeps): Router {
 /**
  * What the page offers a signed-in person with the invited address (core/identity/invites.ts
  * inviteStanding): to accept, unless accepting would change nothing (the page says so instead of a
- * button that silently did nothing) or cannot work (a member of another organisation: accepting is
- * refused, so the page says why first).
+ * button that silently did nothing) or cannot work (a member of another organisation, or a sender
+ * who may no longer grant the role: accepting is refused, so the page says why first).
  */
 function acceptance(
   invite: InviteSummary,
@@ -75,6 +75,11 @@ function acceptance(
       return { canAccept: true };
     case 'member_already':
       return { canAccept: false, standing: `You are a member of ${invite.organisationName} already, as ${user!.role.replace('_', ' ')}.` };
+    case 'sender_cannot_grant':
+      return {
+        canAccept: false,
+        standing: `Whoever sent this invitation can no longer make you ${invite.role.replace('_', ' ')} of ${invite.organisationName} (their role or account changed since), so it cannot be accepted. Ask one of its administrators for a new invitation.`,
+      };
     case 'other_organisation':
       return {
         canAccept: false,
