@@ -114,6 +114,7 @@ async function startOnServer(
     from: settings.SVC_MAIL_FROM,
     dataDir: settings.SVC_DATA_DIR,
     announce: overrides.announce ?? ((line) => console.log(line)),
+    logger,
   });
   const jobs = await openJobRunner(database, logger);
   if (settings.SVC_PORTAL_WORKER)
@@ -186,6 +187,8 @@ async function startOnServer(
         await metricsServer?.close();
         await deps.billing.stop();
         await jobs.stop();
+        // Mail handed over before the stop (a receipt, a verification) leaves first: bounded by the SMTP timeouts.
+        await deps.mailer.settled();
         deps.mailer.close();
         if (!overrides.store) await store.close();
         if (!overrides.database) await database.close();

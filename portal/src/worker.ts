@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     from: settings.SVC_MAIL_FROM,
     dataDir: settings.SVC_DATA_DIR,
     announce: (line) => console.log(line),
+    logger,
   });
   const baseUrl = settings.SVC_PORTAL_BASE_URL ?? 'http://localhost:3000';
   await workPortalJobs(jobs, { knex: database.knex, logger, dataDir: settings.SVC_DATA_DIR, clock: Date.now, mailer, baseUrl });

@@ -23,8 +23,8 @@ const uniqueEmail = () => `user${++counter}-${Date.now()}@example.com`;
 async function signedInUser(email = uniqueEmail()): Promise<PortalClient> {
   const client = new PortalClient(harness.url);
   expect((await client.postJson('/auth/register', { email, password, name: 'Test User' })).status).toBe(201);
-  const link = harness.lastLink(email, '/verify-email?token=');
-  expect((await client.get(new URL(link!).pathname + new URL(link!).search, { accept: 'application/json' })).status).toBe(200);
+  const link = await harness.emailedLink(email, '/verify-email?token=');
+  expect((await client.get(new URL(link).pathname + new URL(link).search, { accept: 'application/json' })).status).toBe(200);
   expect((await client.postJson('/auth/login', { email, password })).status).toBe(200);
   return client;
 }
@@ -47,7 +47,7 @@ describe('registration', () => {
     expect(earlyPage.status).toBe(403);
     expect(await earlyPage.text()).toMatch(/data-testid="resend-verification"[\s\S]*name="email" value="[^"]+"/);
 
-    const link = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    const link = new URL(await harness.emailedLink(email, '/verify-email?token='));
     const page = await client.get(link.pathname + link.search);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('Your email address is verified');
@@ -225,7 +225,7 @@ describe('password reset', () => {
 
     // The email is made and sent after the answer (the same for an address with no account).
     await waitFor('the reset email', () => harness.lastLink(email, '/reset-password?token=') !== undefined);
-    const link = new URL(harness.lastLink(email, '/reset-password?token=')!);
+    const link = new URL(await harness.emailedLink(email, '/reset-password?token='));
     const token = link.searchParams.get('token')!;
     const weak = await anonymous.postJson('/auth/reset-password', { token, password: 'short' });
     expect(weak.status).toBe(400);
@@ -261,7 +261,7 @@ describe('password reset', () => {
         const link = harness.lastLink(email, '/reset-password?token=');
         return link !== undefined && link !== previous;
       });
-      return new URL(harness.lastLink(email, '/reset-password?token=')!);
+      return new URL(await harness.emailedLink(email, '/reset-password?token='));
     };
     const pathOf = (link: URL) => link.pathname + link.search;
     const never = await anonymous.get('/reset-password?token=garbage', { accept: 'text/html' });
@@ -307,6 +307,7 @@ describe('password reset', () => {
     const email = uniqueEmail();
     const client = new PortalClient(harness.url);
     await client.postJson('/auth/register', { email, password, name: 'R' });
+    await harness.mailSettled(); // the sign-up's own email, sent after its answer
     const before = harness.mail.length;
     const known = await client.postJson('/auth/resend-verification', { email });
     const unknown = await client.postJson('/auth/resend-verification', { email: uniqueEmail() });
@@ -318,7 +319,7 @@ describe('password reset', () => {
     const email = uniqueEmail();
     const client = new PortalClient(harness.url);
     await client.postJson('/auth/register', { email, password, name: 'V' });
-    const first = harness.lastLink(email, '/verify-email?token=')!;
+    const first = await harness.emailedLink(email, '/verify-email?token=');
     expect((await client.postJson('/auth/resend-verification', { email })).status).toBe(202);
     await waitFor('the second link', () => harness.lastLink(email, '/verify-email?token=') !== first);
     const second = harness.lastLink(email, '/verify-email?token=')!;

@@ -50,7 +50,7 @@ describe('administration in the browser', () => {
       await screenshot(page, 'admin-invite');
 
       const invitee = await signUp(portal, { email: inviteeEmail, name: 'Nina Newcomer', password: 'browser password 43' });
-      const link = new URL(portal.lastLink(inviteeEmail, '/invite/')!);
+      const link = new URL(await portal.emailedLink(inviteeEmail, '/invite/'));
       const inviteePage = await signInPage(browser, portal.url, invitee, '/dashboard');
       try {
         await inviteePage.page.goto(link.pathname);

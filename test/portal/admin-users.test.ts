@@ -620,7 +620,7 @@ describe('invites', () => {
     const email = `invitee-${Date.now()}@example.com`;
     const { invite } = await createInvite(actors.org_admin.client, { email, role: 'department_admin', department_id: deptA2 });
     expect(invite).toMatchObject({ status: 'pending', organisation_id: orgA, department_id: deptA2 });
-    const link = new URL(portal.lastLink(email, '/invite/')!);
+    const link = new URL(await portal.emailedLink(email, '/invite/'));
     // Someone else signed in cannot accept it.
     const stranger = await signUp(portal);
     const strangerPage = await (await stranger.client.get(link.pathname)).text();
@@ -657,7 +657,7 @@ describe('invites', () => {
     expect(revoked.status).toBe(200);
     expect(((await revoked.json()) as { invite: { status: string } }).invite.status).toBe('revoked');
     expect((await actors.department_admin.client.postJson(`/dashboard/admin/users/invite/${invite.id}/revoke`, {})).status).toBe(409);
-    const link = new URL(portal.lastLink(email, '/invite/')!);
+    const link = new URL(await portal.emailedLink(email, '/invite/'));
     expect(await (await fetch(`${portal.url}${link.pathname}`)).text()).toContain('withdrawn');
     const invitee = await signUp(portal, { email });
     expect((await invitee.client.postJson(`${link.pathname}/accept`, {})).status).toBe(409);
@@ -678,7 +678,7 @@ describe('invites', () => {
   it('inviting an address again replaces its pending invitation: the earlier link is withdrawn', async () => {
     const email = `twice-${Date.now()}@example.com`;
     const first = await createInvite(actors.org_admin.client, { email, role: 'member' });
-    const firstLink = new URL(portal.lastLink(email, '/invite/')!);
+    const firstLink = new URL(await portal.emailedLink(email, '/invite/'));
     const second = await createInvite(actors.org_admin.client, {
       email: email.toUpperCase(),
       role: 'department_admin',

@@ -58,6 +58,7 @@ describe('delayed (async) Checkout payments', () => {
     expect(await deliver('checkout.session.async_payment_failed', shown)).toBe('failure_recorded');
     expect(await statusOf(paymentId)).toBe('failed');
     expect(await ledgerNano(world.portal, `user:${id}`)).toBe(0);
+    await world.portal.mailSettled();
     expect(world.portal.mail.some((m) => m.includes(`email to ${email} ("Your payment failed")`))).toBe(true);
   });
 });

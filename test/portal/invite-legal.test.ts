@@ -73,7 +73,7 @@ describe('/invite/{token}', () => {
     expect(registered.headers.get('location')).toBe(`/login?notice=check_email&return_to=${encodeURIComponent(invitePath)}`);
     // The link is opened from the mailbox, not the tab the sign-up began in: it carries the
     // invitation, and the verified page's Sign in leads back to it (it went to plain /login).
-    const link = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    const link = new URL(await harness.emailedLink(email, '/verify-email?token='));
     expect(link.searchParams.get('return_to')).toBe(invitePath);
     const verified = await client.get(link.pathname + link.search);
     expect(verified.status).toBe(200);
@@ -94,7 +94,7 @@ describe('/invite/{token}', () => {
       return_to: '//evil.example',
     });
     expect(offsite.headers.get('location')).toBe('/login?notice=check_email');
-    const offsiteLink = new URL(harness.lastLink(offsiteEmail, '/verify-email?token=')!);
+    const offsiteLink = new URL(await harness.emailedLink(offsiteEmail, '/verify-email?token='));
     expect(offsiteLink.searchParams.has('return_to')).toBe(false);
     offsiteLink.searchParams.set('return_to', '//evil.example');
     const offsitePage = await (await client.get(offsiteLink.pathname + offsiteLink.search)).text();
@@ -143,12 +143,12 @@ describe('/invite/{token}', () => {
       return_to: invitePath,
     });
     // The resend form of the page a used or expired link opens carries it.
-    const first = harness.lastLink(email, '/verify-email?token=');
+    const first = await harness.emailedLink(email, '/verify-email?token=');
     const page = await (await client.get(`/verify-email?token=not-a-token&return_to=${encodeURIComponent(invitePath)}`)).text();
     expect(page).toContain(`name="return_to" value="${invitePath}"`);
     expect((await client.postForm('/auth/resend-verification', { email, return_to: invitePath })).status).toBe(200);
     await waitFor('the new link', async () => harness.lastLink(email, '/verify-email?token=') !== first);
-    expect(new URL(harness.lastLink(email, '/verify-email?token=')!).searchParams.get('return_to')).toBe(invitePath);
+    expect(new URL(await harness.emailedLink(email, '/verify-email?token=')).searchParams.get('return_to')).toBe(invitePath);
   });
 
   it('answers an unknown token with a 404 page and an over-long one with 422 naming the parameter', async () => {

@@ -45,7 +45,7 @@ async function invite(
   const res = await sender.postJson('/dashboard/admin/users/invite', { email, role, ...extra });
   expect(res.status, await res.clone().text()).toBe(201);
   const { invite: created } = (await res.json()) as { invite: { id: number } };
-  return { id: created.id, email, path: new URL(portal.lastLink(email, '/invite/')!).pathname };
+  return { id: created.id, email, path: new URL(await portal.emailedLink(email, '/invite/')).pathname };
 }
 
 const inviteStatus = async (id: number) => ((await knex()('invites').where({ id }).first('status')) as { status: string }).status;

@@ -187,6 +187,7 @@ describe('scheduled reports', () => {
       from: 'svc reports <reports@localhost>',
       dataDir: portal.portal.deps.settings.SVC_DATA_DIR,
       announce: () => undefined,
+      logger: pino({ level: 'silent' }),
     });
     try {
       await runScheduledReport(

@@ -169,6 +169,7 @@ describe('SSO sign-in', () => {
     expect(verified.headers.get('location')).toBe('/dashboard');
     expect(await (await client.get('/dashboard')).text()).toContain('Welcome, Existing');
     // The account's holder is told a provider now signs them in, by email and in their activity.
+    await harness.mailSettled();
     expect(harness.mail.some((line) => line.includes(`email to ${email} ("A sign-in method was added to your account")`))).toBe(true);
     expect(harness.lastLink(email, '/dashboard/settings')).toBe(`${harness.url}/dashboard/settings#sign-in-methods`);
     const activity = (await (await client.get('/dashboard/activity', { accept: 'application/json' })).json()) as {
@@ -209,6 +210,7 @@ describe('SSO sign-in', () => {
     expect(removed.headers.get('location')).toBe('/dashboard/settings?notice=unlinked#sign-in-methods');
     expect((await intruder.get('/dashboard/settings', json)).status).toBe(401);
     expect((await holder.get('/dashboard/settings', json)).status).toBe(200);
+    await harness.mailSettled();
     expect(harness.mail.some((line) => line.includes(`email to ${email} ("Your sign-in methods changed")`))).toBe(true);
     // The provider vouching for the address again does not link itself back.
     const again = await ssoSignIn(new PortalClient(harness.url), 'sso-a', person);
@@ -267,7 +269,7 @@ describe('SSO sign-in', () => {
     const email = `claimed-${Date.now()}@example.com`;
     const squatter = new PortalClient(harness.url);
     expect((await squatter.postJson('/auth/register', { email, password: 'squatter pass 77', name: 'Squatter' })).status).toBe(201);
-    const squattersLink = new URL(harness.lastLink(email, '/verify-email?token=')!);
+    const squattersLink = new URL(await harness.emailedLink(email, '/verify-email?token='));
     // The address's owner signs in with a provider that vouches for it: the account is theirs.
     const owner = new PortalClient(harness.url);
     const signedIn = await ssoSignIn(owner, 'sso-a', { sub: `owner-${Date.now()}`, email, emailVerified: true, name: 'Owner' });
@@ -300,7 +302,7 @@ describe('SSO sign-in', () => {
         const anonymous = new PortalClient(harness.url);
         expect((await anonymous.postJson('/auth/forgot-password', { email })).status).toBe(202);
         await waitFor('the reset email', () => harness.lastLink(email, '/reset-password?token=') !== undefined);
-        const token = new URL(harness.lastLink(email, '/reset-password?token=')!).searchParams.get('token')!;
+        const token = new URL(await harness.emailedLink(email, '/reset-password?token=')).searchParams.get('token')!;
         expect((await anonymous.postJson('/auth/reset-password', { token, password: 'the owner chose this 42' })).status).toBe(200);
       } else {
         const owner = await ssoSignIn(new PortalClient(harness.url), 'sso-b', {

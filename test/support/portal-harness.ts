@@ -31,6 +31,14 @@ export interface PortalHarness {
   mail: string[];
   /** The last emailed link to `email` whose URL contains `pathPart` (outbox mode). */
   lastLink(email: string, pathPart: string): string | undefined;
+  /**
+   * The last emailed link to `email` containing `pathPart`, once the mail every instance handed
+   * over has been written (the portal sends mail after its answer: mailer.sendLater); throws when
+   * there is none.
+   */
+  emailedLink(email: string, pathPart: string): Promise<string>;
+  /** Resolves once every instance has sent (or failed to send) the mail handed over so far. */
+  mailSettled(): Promise<void>;
   /** Every log line the portal wrote, as text. */
   logText(): string;
   /** Another portal instance on the same database and store (a second replica). */
@@ -112,18 +120,29 @@ export async function startPortalHarness(
   };
   const portal = await start(port);
   const replicas: RunningPortal[] = [];
+  const lastLink = (email: string, pathPart: string) =>
+    mail
+      .filter((m) => m.includes(`email to ${email} `))
+      .map((m) => /link: (\S+)/.exec(m)?.[1])
+      .filter((l): l is string => Boolean(l && l.includes(pathPart)))
+      .at(-1);
+  const mailSettled = async () => {
+    for (const instance of [portal, ...replicas]) await instance.deps.mailer.settled();
+  };
   return {
     portal,
     url: portal.url,
     database,
     store: stores.main,
     mail,
-    lastLink: (email, pathPart) =>
-      mail
-        .filter((m) => m.includes(`email to ${email} `))
-        .map((m) => /link: (\S+)/.exec(m)?.[1])
-        .filter((l): l is string => Boolean(l && l.includes(pathPart)))
-        .at(-1),
+    lastLink,
+    mailSettled,
+    emailedLink: async (email, pathPart) => {
+      await mailSettled();
+      const link = lastLink(email, pathPart);
+      if (link === undefined) throw new Error(`no email to ${email} with a link containing ${pathPart}; mail sent: ${mail.join('\n')}`);
+      return link;
+    },
     logText: () => lines.join(''),
     replica: async () => {
       const r = await start(0);

@@ -9,10 +9,21 @@ export interface ReceivedMail {
   raw: string;
 }
 
+/**
+ * What the receiver does with a message: accept it; refuse it (550, as a server that will not
+ * take it); or hold its reply until `release()` (a slow server: the sender waits).
+ */
+export type SmtpBehaviour = 'accept' | 'refuse' | 'hold';
+
 /** A running receiver. */
 export interface SmtpReceiver {
   url: string;
   messages: ReceivedMail[];
+  behaviour: SmtpBehaviour;
+  /** Messages whose reply is held (behaviour `hold`). */
+  held(): number;
+  /** Accepts every held message. */
+  release(): void;
   /** The first link in the last message to `to` whose URL contains `pathPart`. */
   linkTo(to: string, pathPart: string): string | undefined;
   close(): Promise<void>;
@@ -26,6 +37,8 @@ function decodeQuotedPrintable(text: string): string {
 /** Starts a receiver on 127.0.0.1 (any free port), without authentication or TLS. */
 export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   const messages: ReceivedMail[] = [];
+  const held: (() => void)[] = [];
+  const receiver = { behaviour: 'accept' as SmtpBehaviour };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -34,8 +47,13 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        messages.push({ to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
+        const accept = () => {
+          messages.push({ to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()), raw: Buffer.concat(chunks).toString('utf8') });
+          callback();
+        };
+        if (receiver.behaviour === 'refuse') callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }));
+        else if (receiver.behaviour === 'hold') held.push(accept);
+        else accept();
       });
     },
   });
@@ -44,6 +62,16 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    get behaviour() {
+      return receiver.behaviour;
+    },
+    set behaviour(behaviour: SmtpBehaviour) {
+      receiver.behaviour = behaviour;
+    },
+    held: () => held.length,
+    release: () => {
+      for (const accept of held.splice(0)) accept();
+    },
     linkTo: (to, pathPart) => {
       const message = messages.filter((m) => m.to.includes(to.toLowerCase())).at(-1);
       if (!message) return undefined;
@@ -51,6 +79,9 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
         .match(/https?:\/\/[^\s"<>]+/g)
         ?.find((link) => link.includes(pathPart));
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => {
+      held.splice(0);
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
   };
 }

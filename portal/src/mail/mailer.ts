@@ -18,8 +18,32 @@ export interface MailMessage {
 
 /** Sends the portal's email. */
 export interface Mailer {
+  /** Sends now; rejects when the mail server refuses or cannot be reached (jobs, which retry). */
   send(message: MailMessage): Promise<void>;
+  /**
+   * Sends after the caller has answered: what a person asked for — a sign-up, an invitation, a
+   * payment's receipt — neither waits for the mail server nor fails with it (an outside probe's
+   * slow server held a sign-up 30 s; a server down answered it 500 with the account made). Never
+   * throws; a failure is logged naming `what`.
+   */
+  sendLater(message: MailMessage, what: string): void;
+  /** Resolves once every message given to sendLater was sent or failed (shutdown, tests). */
+  settled(): Promise<void>;
   close(): void;
+}
+
+/**
+ * How long an SMTP server may take, unless the URL says (nodemailer reads its options from the
+ * URL's query, e.g. `?socketTimeout=60000`): nodemailer's own defaults let a server that stops
+ * answering hold a message for ten minutes.
+ */
+const smtpTimeouts = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+/** The SMTP URL with smtpTimeouts added where it names none of its own. */
+export function withSmtpTimeouts(smtpUrl: string): string {
+  const url = new URL(smtpUrl);
+  for (const [name, ms] of Object.entries(smtpTimeouts)) if (!url.searchParams.has(name)) url.searchParams.set(name, String(ms));
+  return url.toString();
 }
 
 /** The mailer the settings ask for. `announce` prints outbox links (console in main.ts). */
@@ -28,16 +52,39 @@ export function createMailer(options: {
   from: string;
   dataDir: string;
   announce: (line: string) => void;
+  logger: { error(details: object, message: string): void };
 }): Mailer {
-  if (options.smtpUrl) {
-    const transport: Transporter = nodemailer.createTransport(options.smtpUrl);
-    return {
-      send: async (m) => {
-        await transport.sendMail({ from: options.from, to: m.to, subject: m.subject, text: m.text, html: m.html });
-      },
-      close: () => transport.close(),
-    };
-  }
+  const deliver = options.smtpUrl ? smtpDelivery(options.smtpUrl, options.from) : outboxDelivery(options);
+  const pending = new Set<Promise<void>>();
+  return {
+    send: deliver.send,
+    sendLater: (message, what) => {
+      const sending = deliver
+        .send(message)
+        .catch((error: unknown) => options.logger.error({ err: error }, `${what} could not be sent`))
+        .finally(() => pending.delete(sending));
+      pending.add(sending);
+    },
+    settled: async () => {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+    close: deliver.close,
+  };
+}
+
+type Delivery = Pick<Mailer, 'send' | 'close'>;
+
+function smtpDelivery(smtpUrl: string, from: string): Delivery {
+  const transport: Transporter = nodemailer.createTransport(withSmtpTimeouts(smtpUrl));
+  return {
+    send: async (m) => {
+      await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
+    },
+    close: () => transport.close(),
+  };
+}
+
+function outboxDelivery(options: { from: string; dataDir: string; announce: (line: string) => void }): Delivery {
   const outbox = resolve(options.dataDir, 'outbox');
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {

@@ -155,7 +155,9 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
       { email: body.email, organisationId, departmentId, role: body.role, invitedBy: actor.id },
       now,
     );
-    await deps.mailer.send(
+    // After the answer: the invitation is made whatever the mail server does (its link is also
+    // on the invites list, to send again by hand).
+    deps.mailer.sendLater(
       actionMessage(
         body.email,
         `You are invited to join ${organisation.name}`,
@@ -164,6 +166,7 @@ export function adminInvitesRouter(deps: PortalDeps): Router {
         `${deps.settings.SVC_PORTAL_BASE_URL}/invite/${secret}`,
         `The link expires in ${tokenLifetimeMs.invite / 86_400_000} days. Sign in (or sign up) with this address to accept it.`,
       ),
+      'invitation email',
     );
     const [row] = (await invitesQuery(req).where('invites.id', id)) as InviteRow[];
     if (wantsJson(req)) res.status(201).json({ invite: present(row!, now.getTime()) });

@@ -82,7 +82,8 @@ export class AccountService {
     // Only the newest link works, as for password resets: a resend voids the ones before.
     await this.deps.tokens.revokeUnused('verify_email', user.id, now);
     const token = await this.deps.tokens.mint('verify_email', user.id, now);
-    await this.deps.mailer.send(
+    // After the answer: the account is made whatever the mail server does (a resend mails again).
+    this.deps.mailer.sendLater(
       actionMessage(
         user.email,
         'Verify your email address',
@@ -91,6 +92,7 @@ export class AccountService {
         `${this.deps.baseUrl}/verify-email?token=${token}${returnTo ? `&return_to=${encodeURIComponent(returnTo)}` : ''}`,
         `The link works once and expires in ${tokenLifetimeMs.verify_email / 3_600_000} hours. If you did not sign up, ignore this message.`,
       ),
+      'verification email',
     );
   }
 
@@ -157,13 +159,7 @@ export class AccountService {
    * so a session left open is no way to guess it), every other session of the account ends, and
    * the address is told — the one signal the owner gets if it was not them.
    */
-  async changePassword(input: {
-    userId: number;
-    current: string;
-    next: string;
-    keptSession: string;
-    address: string;
-  }): Promise<{ notified: true } | { notified: false; cause: unknown }> {
+  async changePassword(input: { userId: number; current: string; next: string; keptSession: string; address: string }): Promise<void> {
     const user = await this.deps.users.findById(input.userId);
     const found = user ? await this.deps.users.findForSignIn(user.email) : undefined;
     if (!user || !found) throw new ApiError('not_found', { humanMessage: 'This account no longer exists' });
@@ -189,22 +185,18 @@ export class AccountService {
     // Reset links asked for before are void: the password they would replace is gone.
     await this.deps.tokens.revokeUnused('reset_password', user.id, this.now());
     await this.deps.sessions.destroyOthersForUser(user.id, input.keptSession);
-    // The change is made: a mail server that fails now must not answer it as failed (the caller logs it).
-    try {
-      await this.deps.mailer.send(
-        actionMessage(
-          user.email,
-          'Your password was changed',
-          `Hello ${user.displayName}, the password of your account was changed from the portal's settings, and every other signed-in session was signed out.`,
-          'Sign in',
-          `${this.deps.baseUrl}/login`,
-          'If you did not change it, ask for a reset link from the sign-in page at once, and tell your administrator.',
-        ),
-      );
-      return { notified: true };
-    } catch (cause) {
-      return { notified: false, cause };
-    }
+    // The change is made: a mail server that fails now must not answer it as failed (logged instead).
+    this.deps.mailer.sendLater(
+      actionMessage(
+        user.email,
+        'Your password was changed',
+        `Hello ${user.displayName}, the password of your account was changed from the portal's settings, and every other signed-in session was signed out.`,
+        'Sign in',
+        `${this.deps.baseUrl}/login`,
+        'If you did not change it, ask for a reset link from the sign-in page at once, and tell your administrator.',
+      ),
+      'password-change email',
+    );
   }
 
   /** Sets a new password from a reset link; every session of the account ends. */

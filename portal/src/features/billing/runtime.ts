@@ -62,8 +62,9 @@ export async function startBilling(deps: {
           .where({ billing_user_id: userId })
           .whereNotNull('billing_email')
           .pluck('billing_email')) as string[];
+        // After the answer (a webhook's, a page's): the ledger is committed whatever the mail server does.
         for (const to of new Set([user.email, ...copies]))
-          await deps.mailer.send(
+          deps.mailer.sendLater(
             actionMessage(
               to,
               message.subject,
@@ -72,6 +73,7 @@ export async function startBilling(deps: {
               link,
               'You receive this because it concerns a wallet you pay from or manage.',
             ),
+            `billing email "${message.subject}"`,
           );
       },
     },

@@ -139,7 +139,7 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     if (body.confirm_password !== undefined && body.confirm_password !== body.new_password)
       throw validationError([{ loc: ['body', 'confirm_password'], msg: 'does not match the new password', type: 'mismatch' }]);
     const user = req.user!;
-    const changed = await accounts.changePassword({
+    await accounts.changePassword({
       userId: user.id,
       current: body.current_password,
       next: body.new_password,
@@ -147,8 +147,6 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       address: req.ip ?? 'unknown',
     });
     await noteActivity(deps, { userId: user.id, kind: 'password_changed', summary: 'Password changed; other sessions signed out' });
-    if (!changed.notified)
-      deps.logger.warn({ err: changed.cause, user_id: user.id }, 'password changed; the email telling the address could not be sent');
     if (wantsJson(req)) return void res.json({ ok: true });
     res.redirect(303, '/dashboard/settings?notice=password');
   };
@@ -177,7 +175,7 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
     });
     // Whoever signed in through that provider is signed out: the account's other sessions end, as at a password change.
     await deps.sessions.destroyOthersForUser(user.id, req.sessionID);
-    await tellSignInMethodChange(deps, user, {
+    tellSignInMethodChange(deps, user, {
       subject: 'Your sign-in methods changed',
       what: `${labelOf(provider)} was removed from your sign-in methods`,
       advice:
@@ -197,7 +195,7 @@ export function settingsRouter(deps: PortalDeps, accounts: AccountService): Rout
       kind: 'sso_allowed',
       summary: `${labelOf(provider)} may sign in to this account again`,
     });
-    await tellSignInMethodChange(deps, user, {
+    tellSignInMethodChange(deps, user, {
       subject: 'Your sign-in methods changed',
       what: `${labelOf(provider)} may sign in to your account again`,
       advice:

@@ -41,7 +41,7 @@ const completeQuery = z.object({ token: singleString(200).default('') });
  */
 async function announceLink(deps: PortalDeps, user: User, label: string, now: Date): Promise<void> {
   await noteActivity(deps, { userId: user.id, kind: 'sso_linked', summary: `${label} was linked to this account`, details: {} });
-  await tellSignInMethodChange(deps, user, {
+  tellSignInMethodChange(deps, user, {
     subject: 'A sign-in method was added to your account',
     what: `your account can now be signed in to with ${label}: it was linked at the first sign-in with it, on ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     advice:
