@@ -76,8 +76,11 @@ async function retryNow(opId: string, attempts?: number): Promise<void> {
   await world.portal.portal.deps.billing.autoTopup.runOnce();
 }
 
-const noDeclineMail = (email: string) =>
-  !world.portal.mail.some((m) => m.includes(`email to ${email} ("Your automatic top-up was declined")`));
+/** No decline mail went to `email`, once the mail handed over so far was sent (the portal mails after its answers). */
+const noDeclineMail = async (email: string) => {
+  await world.portal.mailSettled();
+  return !world.portal.mail.some((m) => m.includes(`email to ${email} ("Your automatic top-up was declined")`));
+};
 
 describe('automatic top-up outcomes the processor does not give at once', () => {
   it('a payment intent answered `processing` stays pending (no pause, no failure mail) and is credited once by payment_intent.succeeded', async () => {
@@ -96,7 +99,7 @@ describe('automatic top-up outcomes the processor does not give at once', () => 
     expect(await deliverSucceeded(op!.payment_intent_id!)).toBe('duplicate');
     expect(await ledgerNano(world.portal, payer)).toBe(10e9);
     expect((await operationsOf(payer))[0]).toMatchObject({ status: 'succeeded' });
-    expect(noDeclineMail(email)).toBe(true);
+    expect(await noDeclineMail(email)).toBe(true);
   });
 
   it('a 500 after the charge, replayed by every retry, leaves the operation unknown (not a decline), settled once by payment_intent.succeeded', async () => {
@@ -113,7 +116,7 @@ describe('automatic top-up outcomes the processor does not give at once', () => 
     expect(op).toMatchObject({ status: 'unknown', failure_code: 'outcome_unknown' });
     const settings = (await (await client.get('/api/billing/auto-topup')).json()) as { paused_reason: unknown };
     expect(settings.paused_reason).toBeNull();
-    expect(noDeclineMail(email)).toBe(true);
+    expect(await noDeclineMail(email)).toBe(true);
     // No second operation while the first may have charged.
     await world.portal.portal.deps.billing.autoTopup.runOnce();
     expect(await operationsOf(payer)).toHaveLength(1);
@@ -165,7 +168,7 @@ describe('automatic top-up outcomes the processor does not give at once', () => 
     expect(op!.failure_code).toMatch(/^invalid_request/);
     await retryNow(op!.id);
     expect(intentRequestsOf(payer)).toHaveLength(1);
-    expect(noDeclineMail(email)).toBe(true);
+    expect(await noDeclineMail(email)).toBe(true);
   });
 });
 

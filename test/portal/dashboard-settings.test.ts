@@ -109,6 +109,7 @@ describe('settings', () => {
     expect([changed.status, changed.headers.get('location')]).toEqual([303, '/dashboard/settings?notice=password']);
     expect(await (await user.client.get('/dashboard/settings?notice=password')).text()).toContain('Password changed');
     expect((await elsewhere.get('/dashboard/settings', { accept: 'application/json' })).status).toBe(401);
+    await portal.mailSettled(); // sent after the answer
     expect(portal.mail.some((line) => line.includes(user.email) && line.includes('Your password was changed'))).toBe(true);
     const again = new PortalClient(portal.url);
     expect((await again.postJson('/auth/login', { email: user.email, password: user.password })).status).toBe(401);

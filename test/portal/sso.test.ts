@@ -182,6 +182,7 @@ describe('SSO sign-in', () => {
     expect((await ssoSignIn(new PortalClient(harness.url), 'sso-b', { sub: subject, email, emailVerified: true, name: 'X' })).status).toBe(
       303,
     );
+    await harness.mailSettled();
     expect(announced()).toBe(1);
   });
 
