@@ -14,6 +14,7 @@ import { openSharedTestStores } from '../../core/store/testing.js';
 import { demoCatalogue } from '../../deploy/local/demo-catalogue.js';
 import type { Tracing } from '../../core/telemetry/index.js';
 import { startPortal, type RunningPortal } from '../../portal/src/server.js';
+import { freePort } from './free-port.js';
 
 /** Settings every harness portal gets unless the test overrides them. */
 export const harnessSecrets = {
@@ -89,18 +90,10 @@ export async function startPortalHarness(
     SVC_AUTH_EMAILS_PER_CLIENT: '100000',
     ...options.settings,
   });
-  // The base URL must be the portal's own origin (same-origin check, links), known only after
-  // listening; so the first start learns the port and the portal is restarted on it.
-  const probe = await startPortal(parsePortalSettings(env('http://127.0.0.1:1')), {
-    database,
-    store: stores.main,
-    logger,
-    catalogue,
-    clock: options.clock,
-    announce,
-  });
-  const port = probe.port;
-  await probe.stop();
+  // The base URL must be the portal's own origin (same-origin check, links): a free port is taken
+  // first and the portal started on it. (It was started once to learn a port and again on it —
+  // two starts per suite on PGlite; the port was free again between the two just as it is here.)
+  const port = await freePort();
   const replicaStores: Store[] = [];
   const baseUrl = `http://127.0.0.1:${port}`;
   const late = options.settingsFor ? await options.settingsFor(baseUrl) : {};
