@@ -64,12 +64,9 @@ const ref = (o: Obj, key: string): string | undefined => {
  * and a refund's `metadata` are their own, empty) and may arrive before the checkout's
  * completion told the portal which PaymentIntent its session made.
  */
-const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed', ...refundUpdateEventTypes()]);
-
 /** The events that report a refund's later state (its object a refund): each may say it failed. */
-function refundUpdateEventTypes(): string[] {
-  return ['charge.refund.updated', 'refund.updated', 'refund.failed'];
-}
+const refundUpdateEventTypes = ['charge.refund.updated', 'refund.updated', 'refund.failed'];
+const chargeEventTypes = new Set(['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed', ...refundUpdateEventTypes]);
 
 /** Reads a PaymentIntent's metadata at the processor: undefined when the processor has no such intent; throws when it cannot answer. */
 export type IntentMetadataLookup = (paymentIntentId: string) => Promise<Record<string, string> | undefined>;
@@ -524,7 +521,7 @@ const unpaidRefundStatuses = new Set(['failed', 'canceled']);
  * so the processor delivers it again later. Other refund states change nothing.
  */
 async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Promise<EventResult> {
-  const refundId = str(refund, 'id');
+  const refundId = str(refund, 'id')?.slice(0, 255);
   const status = str(refund, 'status') ?? '';
   if (!refundId) return { outcome: 'ignored', entryIds: [], followUps: [], detail: 'refund without an id' };
   if (!unpaidRefundStatuses.has(status))
@@ -532,19 +529,15 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
       outcome: 'ignored',
       entryIds: [],
       followUps: [],
-      detail: `refund ${refundId.slice(0, 255)} is ${status.slice(0, 40) || 'without a status'}`,
+      detail: `refund ${refundId} is ${status.slice(0, 40) || 'without a status'}`,
     };
   const chargeId = ref(refund, 'charge');
   const found = await findPayment(trx, { payment_intent_id: ref(refund, 'payment_intent') }, metadata(refund), chargeId);
   if (!found || (found.kind !== 'checkout' && found.kind !== 'auto_topup'))
-    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for refund ${refundId.slice(0, 255)}` };
+    return { outcome: 'unknown_payment', entryIds: [], followUps: [], detail: `no payment for refund ${refundId}` };
   const paymentId = Number(found.id);
-  if (
-    await trx('billing_payments')
-      .where({ refund_id: refundId.slice(0, 255) })
-      .first('id')
-  )
-    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refund ${refundId.slice(0, 255)} already returned` };
+  if (await trx('billing_payments').where({ refund_id: refundId }).first('id'))
+    return { outcome: 'ignored', paymentId, entryIds: [], followUps: [], detail: `refund ${refundId} already returned` };
   const amount = int(refund, 'amount');
   if (amount === undefined || amount <= 0)
     return {
@@ -552,24 +545,23 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
       paymentId,
       entryIds: [],
       followUps: [],
-      detail: `refund ${refundId.slice(0, 255)} is for ${String(refund.amount)} cents`,
+      detail: `refund ${refundId} is for ${String(refund.amount)} cents`,
     };
   if (amount > found.refunded_cents)
     throw new ApiError('billing_unavailable', {
-      humanMessage: `Refund ${refundId.slice(0, 255)} of payment ${paymentId} is reported ${status} before the refund itself reached the portal; deliver this event again later`,
+      humanMessage: `Refund ${refundId} of payment ${paymentId} is reported ${status} before the refund itself reached the portal; deliver this event again later`,
       retryAfterSeconds: 60,
     });
   const remaining = found.refunded_cents - amount;
-  const credited = Number(found.credit_nano);
-  const dueForTheRest = remaining >= found.amount_cents ? credited : Math.min(centsToNano(remaining), credited);
-  const returned = Math.max(0, (await refundsTaken(trx, found)) - dueForTheRest);
+  // What the remaining refunds are due stays taken; the rest of what refunds took comes back.
+  const returned = Math.max(0, (await refundsTaken(trx, found)) - refundsDue(found, remaining));
   const entryId =
     returned > 0
       ? await postReferencedEntry(trx, {
           payerId: found.payer_id,
           amountNano: returned,
-          reason: `refund ${refundId.slice(0, 255)} of payment ${paymentId} ${status} at the bank: returned to the wallet`,
-          reference: `refund_returned:${refundId.slice(0, 255)}`,
+          reason: `refund ${refundId} of payment ${paymentId} ${status} at the bank: returned to the wallet`,
+          reference: `refund_returned:${refundId}`,
           actor: 'processor',
         })
       : undefined;
@@ -579,7 +571,7 @@ async function refundUpdated(trx: Knex.Transaction, refund: Obj, now: Date): Pro
     credit_nano: returned,
     amount_cents: amount,
     charge_id: (chargeId ?? found.charge_id ?? '').slice(0, 255) || null,
-    refund_id: refundId.slice(0, 255),
+    refund_id: refundId,
     failure_code: reason?.slice(0, 100) ?? status,
     failure_message: `The bank could not pay this refund (${(reason ?? status).slice(0, 100)}); what it took is back in the wallet`,
   });
@@ -625,6 +617,15 @@ async function insertRefundRow(
     completed_at: now,
     ...row,
   });
+}
+
+/**
+ * What refunds of `refundedCents` are due from a payment's credit (nano-USD): all of it once they
+ * cover the charge (the fee was never credited), else their dollars, never more than the credit.
+ */
+function refundsDue(payment: PaymentRow, refundedCents: number): number {
+  const credited = Number(payment.credit_nano);
+  return refundedCents >= payment.amount_cents ? credited : Math.min(centsToNano(refundedCents), credited);
 }
 
 /** What a payment's refund rows have taken from the wallet, net of what failed refunds gave back (nano-USD, ≥ 0). */
@@ -951,7 +952,5 @@ async function takeForDispute(
  */
 async function refundShortfall(trx: Knex.Transaction, payment: PaymentRow): Promise<number> {
   if (payment.refunded_cents <= 0) return 0;
-  const credited = Number(payment.credit_nano);
-  const due = payment.refunded_cents >= payment.amount_cents ? credited : Math.min(centsToNano(payment.refunded_cents), credited);
-  return Math.max(0, due - (await refundsTaken(trx, payment)));
+  return Math.max(0, refundsDue(payment, payment.refunded_cents) - (await refundsTaken(trx, payment)));
 }

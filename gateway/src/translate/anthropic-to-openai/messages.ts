@@ -184,20 +184,18 @@ function assistantMessage(content: AnthropicMessage['content'], names: ToolNameM
  */
 function pairToolMessages(messages: ChatMessage[]): ChatMessage[] {
   const paired: ChatMessage[] = [];
-  // The calls asked, in order (their placeholders follow it) and as a set: a turn may hold tens
-  // of thousands of calls, and a look-up in the list per result made the turn quadratic.
-  let asked: string[] = [];
-  let askedIds = new Set<string>();
+  // The calls asked, as a set (in their order, which their placeholders follow): a turn may hold
+  // tens of thousands of calls, and a look-up in a list per result made the turn quadratic.
+  let asked = new Set<string>();
   const answered = new Set<string>();
   const closeTurn = () => {
     for (const id of asked) if (!answered.has(id)) paired.push({ role: 'tool', tool_call_id: id, content: missingToolResultText });
-    asked = [];
-    askedIds = new Set();
+    asked = new Set();
     answered.clear();
   };
   for (const message of messages) {
     if (message.role === 'tool') {
-      if (askedIds.has(message.tool_call_id) && !answered.has(message.tool_call_id)) {
+      if (asked.has(message.tool_call_id) && !answered.has(message.tool_call_id)) {
         answered.add(message.tool_call_id);
         paired.push(message);
       } else {
@@ -208,10 +206,7 @@ function pairToolMessages(messages: ChatMessage[]): ChatMessage[] {
     }
     closeTurn();
     paired.push(message);
-    if (message.role === 'assistant' && message.tool_calls) {
-      asked = message.tool_calls.map((call) => call.id);
-      askedIds = new Set(asked);
-    }
+    if (message.role === 'assistant' && message.tool_calls) asked = new Set(message.tool_calls.map((call) => call.id));
   }
   closeTurn();
   return paired;
