@@ -18,6 +18,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { openDatabase } from '../../core/db/index.js';
 import { generateSecret } from '../../core/keys/index.js';
 import { deleteKeysWithPrefix } from '../../core/store/testing.js';
 import { createBenchDatabase, createBenchKey, dropBenchDatabase } from '../shared/databases.js';
@@ -47,6 +48,42 @@ function buildRevision(rev: string): { sha: string; entry: string } {
   return { sha, entry };
 }
 
+/** The migrations revision `sha` defines, by the names its ledger records (file names without .ts). */
+function migrationsOf(sha: string): Set<string> {
+  const files = execFileSync('git', ['ls-tree', '--name-only', `${sha}:core/db/migrations`], { cwd: root, encoding: 'utf8' });
+  return new Set(
+    files
+      .split('\n')
+      .filter((file) => /^\d{3}_.*\.ts$/.test(file) && !file.endsWith('.test.ts'))
+      .map((file) => file.replace(/\.ts$/, '')),
+  );
+}
+
+/**
+ * One side's database with a key in it (its secret): migrated by this tree, and with `known`, its
+ * ledger trimmed to those migrations so an older revision's migrator finds nothing to refuse.
+ */
+async function sideDatabase(
+  options: { databaseUrl: string | undefined; dataDir: string; pepper: string },
+  known?: Set<string>,
+): Promise<string> {
+  const secret = await createBenchKey({ ...options, name: 'ab' });
+  if (known) {
+    const db = await openDatabase(
+      options.databaseUrl ? { kind: 'postgres', url: options.databaseUrl } : { kind: 'embedded', dataDir: options.dataDir },
+    );
+    try {
+      await db
+        .knex('knex_migrations')
+        .whereNotIn('name', [...known])
+        .delete();
+    } finally {
+      await db.close();
+    }
+  }
+  return secret;
+}
+
 /** The round order: A B B A, repeated, so neither side always runs first or last. */
 function roundOrder(pairs: number): ('A' | 'B')[] {
   const order: ('A' | 'B')[] = [];
@@ -60,11 +97,19 @@ async function main(): Promise<void> {
   const a = buildRevision(rev);
   const dir = mkdtempSync(join(tmpdir(), 'svc-ab-'));
   const children: ChildProcess[] = [];
-  const databaseUrl = process.env.DATABASE_URL ? await createBenchDatabase(process.env.DATABASE_URL) : undefined;
+  // Each side its own database, migrated by this tree and with its own key: A's ledger is then
+  // trimmed to the migrations A knows (sideDatabase), since its migrator refuses a database that
+  // lists migrations it has never heard of (a newer tree's), and the tables they added harm it not.
+  const databaseUrls = process.env.DATABASE_URL
+    ? { A: await createBenchDatabase(process.env.DATABASE_URL, '_a'), B: await createBenchDatabase(process.env.DATABASE_URL, '_b') }
+    : undefined;
   const storePrefix = `ab-${process.pid}:`;
   try {
     const pepper = generateSecret('admin');
-    const secret = await createBenchKey({ databaseUrl, dataDir: join(dir, 'data'), pepper, name: 'ab' });
+    const sides = {
+      A: await sideDatabase({ databaseUrl: databaseUrls?.A, dataDir: join(dir, 'data-A'), pepper }, migrationsOf(a.sha)),
+      B: await sideDatabase({ databaseUrl: databaseUrls?.B, dataDir: join(dir, 'data-B'), pepper }),
+    };
     const catalogue = writeSimCatalogue(dir, ports.sim);
     children.push(await startSimulator(ports.sim, 'ab'));
     // The simulator and the load generator warm up before any round: otherwise the first round,
@@ -72,7 +117,7 @@ async function main(): Promise<void> {
     await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {
-      const options = { pepper, catalogue, dataDir: join(dir, `data-${side}`), storePrefix, databaseUrl };
+      const options = { pepper, catalogue, dataDir: join(dir, `data-${side}`), storePrefix, databaseUrl: databaseUrls?.[side] };
       const writer = side === 'B' && ownWriterB ? await startBenchAuditWriter(options) : undefined;
       const gateway = await startBenchGateway({
         ...options,
@@ -83,7 +128,7 @@ async function main(): Promise<void> {
         const m = await measureLoad(
           side,
           `http://127.0.0.1:${ports.gateway}/v1/chat/completions`,
-          { authorization: `Bearer ${secret}` },
+          { authorization: `Bearer ${sides[side]}` },
           writer ? [gateway, writer] : [gateway],
           load,
         );
@@ -125,7 +170,7 @@ async function main(): Promise<void> {
       );
   } finally {
     for (const child of children) child.kill('SIGKILL');
-    if (databaseUrl) await dropBenchDatabase(process.env.DATABASE_URL!, databaseUrl);
+    for (const url of Object.values(databaseUrls ?? {})) await dropBenchDatabase(process.env.DATABASE_URL!, url);
     if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, storePrefix);
     rmSync(dir, { recursive: true, force: true });
   }

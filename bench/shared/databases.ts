@@ -3,9 +3,9 @@ import knexFactory from 'knex';
 import { openDatabase } from '../../core/db/index.js';
 import { KeyRepository } from '../../core/keys/index.js';
 
-/** A fresh database on the server of `url`, so a benchmark never touches another's data. */
-export async function createBenchDatabase(url: string): Promise<string> {
-  const name = `svc_bench_${process.pid}`;
+/** A fresh database on the server of `url`, so a benchmark never touches another's data (`suffix`: a second one). */
+export async function createBenchDatabase(url: string, suffix = ''): Promise<string> {
+  const name = `svc_bench_${process.pid}${suffix}`;
   const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   try {
     await admin.raw('drop database if exists ?? with (force)', [name]);
