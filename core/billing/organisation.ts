@@ -8,7 +8,7 @@ import { ApiError } from '../errors/index.js';
 import { projectPayerPattern } from '../projects/projects.js';
 import type { Role } from '../identity/roles.js';
 import { payerForPortalKey } from './payer.js';
-import { creditLimitOf, mayGiveCredit } from './user-limits.js';
+import { creditActorMayNotGive } from './user-limits.js';
 
 /** The organisation's billing facts as the admin pages show them. */
 export interface OrganisationBilling {
@@ -105,8 +105,8 @@ export async function nominateBillingUser(
     await trx('organisations').where({ id: organisationId }).update({ billing_user_id: userId });
     // Asked after the change, under the nominee's lock (the credit-limit route takes it too).
     if (userId !== null) {
-      const credit = await creditLimitOf(trx, userId);
-      if (credit > 0 && !(await mayGiveCredit(trx, nominator, userId)))
+      const credit = await creditActorMayNotGive(trx, nominator, userId);
+      if (credit > 0)
         throw new ApiError('forbidden', {
           param: 'user_id',
           humanMessage: `This user's wallet has ${credit} USD of credit, and as billing user it would pay for your own keys: credit you may not give yourself. Remove their credit limit first, or ask a platform administrator to nominate them`,

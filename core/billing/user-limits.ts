@@ -86,6 +86,16 @@ export async function mayGiveCredit(knex: Knex, actor: { id: number; role: Role 
   return (await resolveEffectivePayer(knex, actor.id)).userId !== walletUserId;
 }
 
+/**
+ * The credit on `walletUserId`'s wallet that `actor` may not give (0: none, or they may give it):
+ * asked after a change that makes that wallet pay for the actor's own keys — a billing user
+ * nominated, or reactivated — so each refuses in its own words when this is above 0.
+ */
+export async function creditActorMayNotGive(knex: Knex, actor: { id: number; role: Role }, walletUserId: number): Promise<number> {
+  const credit = await creditLimitOf(knex, walletUserId);
+  return credit > 0 && !(await mayGiveCredit(knex, actor, walletUserId)) ? credit : 0;
+}
+
 /** The credit limit of `userId`'s wallet in USD (0: none). */
 export async function creditLimitOf(knex: Knex, userId: number): Promise<number> {
   const row = (await knex('users').where({ id: userId }).first('credit_limit_usd')) as { credit_limit_usd: string | null } | undefined;

@@ -3,7 +3,7 @@
 // anonymisation. One place for these decisions; the portal's admin routes call it.
 import type { Knex } from 'knex';
 import { endNominations, repointKeysPaidThrough } from '../billing/organisation.js';
-import { creditLimitOf, mayGiveCredit } from '../billing/user-limits.js';
+import { creditActorMayNotGive } from '../billing/user-limits.js';
 import { ApiError } from '../errors/index.js';
 import { leaveProjects, projectPayerPattern, projectsOutside } from '../projects/projects.js';
 import { isAllowed, roleAtLeast, roleRank, roles, type Action, type Principal, type Role, type UserStatus } from './roles.js';
@@ -248,7 +248,7 @@ export async function setUserStatus(
     // Reactivating a billing user (or delegate) makes their wallet pay again: credit on it that the
     // actor may not give (it would pay for the actor's own keys) is refused as at nomination — else
     // suspend, credit, reactivate would spend it (mayGiveCredit, core/billing/user-limits.ts).
-    if (status === 'active' && (await creditLimitOf(trx, target.id)) > 0 && !(await mayGiveCredit(trx, actor, target.id)))
+    if (status === 'active' && (await creditActorMayNotGive(trx, actor, target.id)) > 0)
       throw new ApiError('forbidden', {
         param: 'status',
         humanMessage: `This user's wallet has credit and, once they are active, pays for your own keys: credit you may not give yourself. Remove their credit limit first, or ask a platform administrator to reactivate them`,

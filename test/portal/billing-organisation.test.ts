@@ -292,7 +292,7 @@ describe("a member's top-up of the billing user's wallet", () => {
     const member = await signedInUser(world.portal, { organisationId: orgId });
     await admin.client.postJson('/dashboard/admin/organisation/billing-user', { user_id: admin.id });
     await fund(`user:${admin.id}`, 15);
-    const wallet = `Acme Topups’s billing wallet (Bea Billing, ${admin.email})`;
+    const wallet = `the billing wallet of Acme Topups (Bea Billing, ${admin.email})`;
 
     const review = await (await member.client.get('/dashboard/billing/fund?amount=5')).text();
     expect(review).toContain('Funds go to your organisation&#39;s billing user&#39;s wallet');

@@ -69,7 +69,7 @@ async function payerWords(knex: Knex, payerId: string, viewer: PayerViewer): Pro
 /**
  * The wallet a top-up by `viewer` credits, named for them — the fund page's review and the
  * confirmation say where the money went, not "your wallet" when it is another's: their own is
- * "your wallet"; their organisation's billing user's is "<organisation>’s billing wallet (<name>,
+ * "your wallet"; their organisation's billing user's is "the billing wallet of <organisation> (<name>,
  * <email>)"; any other as walletOfPayer names it.
  */
 export async function creditedWallet(knex: Knex, payerId: string, viewer: PayerViewer): Promise<string> {
@@ -81,7 +81,7 @@ export async function creditedWallet(knex: Knex, payerId: string, viewer: PayerV
         .join('users as b', 'b.id', 'o.billing_user_id')
         .where({ 'o.id': viewer.organisationId, 'o.billing_user_id': userId })
         .first('o.name', 'b.display_name', 'b.email')) as { name: string; display_name: string; email: string } | undefined;
-      if (row) return `${row.name}’s billing wallet (${row.display_name ? `${row.display_name}, ` : ''}${row.email})`;
+      if (row) return `the billing wallet of ${row.name} (${row.display_name ? `${row.display_name}, ` : ''}${row.email})`;
     } catch {
       // Named below, as any other payer.
     }
