@@ -202,6 +202,23 @@ describe('signed events that would count money twice or break the endpoint (outs
     expect(await ledgerNano(world.portal, `user:${userId}`)).toBe(7e9);
   });
 
+  it('a refund that fails while its payment is disputed: the dispute settles as if it never was, and money is counted once', async () => {
+    for (const outcome of ['won', 'lost'] as const) {
+      const { id: userId, shown } = await paidSession(10);
+      const [dispute, charge] = [`dp_failed_refund_${outcome}`, `ch_dp_failed_refund_${outcome}`];
+      expect(await deliver('checkout.session.completed', shown)).toBe('credited');
+      expect(await deliver('charge.dispute.created', { ...disputeOf(shown, dispute), charge })).toBe('held');
+      expect(await deliver('charge.refunded', refundOf(shown, charge, 300))).toBe('reversed');
+      const refund = { id: `re_${dispute}`, object: 'refund', amount: 300, charge, payment_intent: shown.payment_intent, status: 'failed' };
+      expect(await deliver('refund.failed', refund)).toBe('refund_returned');
+      // The hold keeps the whole credit while the dispute is open, whatever the refund did.
+      expect(await ledgerNano(world.portal, `user:${userId}`), outcome).toBe(0);
+      expect(await deliver('charge.dispute.closed', { ...disputeOf(shown, dispute, outcome), charge })).toBe(`dispute_${outcome}`);
+      // Won: no refund was paid, so the whole $10 comes back; lost: the card has it, the wallet nothing.
+      expect(await ledgerNano(world.portal, `user:${userId}`), outcome).toBe(outcome === 'won' ? 10e9 : 0);
+    }
+  });
+
   it("another session carrying a payment's metadata credits nothing; the payment is credited once", async () => {
     const { id: userId, paymentId, shown } = await paidSession(5);
     const forged = { ...shown, id: 'cs_forged_1' };
