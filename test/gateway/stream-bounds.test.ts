@@ -40,6 +40,17 @@ async function writeWithBackpressure(res: ServerResponse, total: number): Promis
   res.end('data: [DONE]\n\n');
 }
 
+/** A supplier ignoring the output limit: content events (1 KiB of text each) for as long as its connection lives. */
+const forever = { events: 0, closed: false };
+async function generateForever(res: ServerResponse): Promise<void> {
+  res.once('close', () => (forever.closed = true));
+  const piece = chunk('tok '.repeat(256));
+  while (!res.destroyed) {
+    forever.events += 1;
+    if (!res.write(piece)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  }
+}
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     let body = '';
@@ -64,6 +75,7 @@ beforeAll(async () => {
         return;
       }
       if (model === 'endless') return void writeWithBackpressure(res, 256 * 1024 * 1024);
+      if (model === 'forever') return void generateForever(res);
       // Content, then silence: the supplier's between-chunk timeout cuts it mid-answer.
       if (model === 'stall') return void res.write(chunk('Hello'));
       res.write(chunk('Hello'));
@@ -80,7 +92,7 @@ beforeAll(async () => {
         name: 'streams',
         region: 'EU',
         baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-        models: ['long-line', 'endless', 'plain'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 })),
+        models: ['long-line', 'endless', 'plain', 'forever'].map((id) => ({ id, input_usd_per_mtok: 1, output_usd_per_mtok: 2 })),
       },
       {
         name: 'responses',
@@ -131,6 +143,27 @@ describe('streams the gateway does not hold whole', () => {
     // After output, a failure is never advertised as safe to retry (the answer so far was generated and charged).
     expect(text).toContain('"retryable":false');
     expect(text).not.toContain('"retryable":true');
+  });
+
+  test('a supplier generating far past max_tokens is ended with an error event, not relayed until the timeout', async () => {
+    const own = await h.createKeyWithId();
+    const res = await fetch(`${h.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${own.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'forever', stream: true, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"content":"tok tok ');
+    expect(text).toContain('invalid_backend_response');
+    expect(text).toContain('kept generating past the output limit of 5 tokens');
+    // Ended after a bounded answer (64 Ki characters of text for a small limit), and the supplier let go.
+    expect(text.length).toBeLessThan(4 * 1024 * 1024);
+    await waitFor('the supplier connection to close', () => forever.closed);
+    // Charged the limit, once: the audit row of a 200 whose stream ended in the error.
+    await waitFor('the audit row', async () => (await h.auditOf(own.id)).length >= 1);
+    const [row] = await h.auditOf(own.id);
+    expect(row).toMatchObject({ model: 'forever', status: 200, output_tokens: 5 });
   });
 
   test('a supplier that stalls mid-answer is provider_timeout in the stream, not advertised as safe to retry', async () => {

@@ -1,9 +1,31 @@
+import { ApiError } from '../../../core/errors/index.js';
 import { answerItems, type AnswerWire } from '../tokens/answer-items.js';
 import type { Countable } from '../tokens/tokenizer.js';
 import type { SseEvent, Translator } from './types.js';
 
 /** Event data kept unread per request before it is read down to its text (about 200 events of an OpenAI stream). */
 const keptEventChars = 32 * 1024;
+
+/**
+ * Generated text per output token past which a stream is a supplier ignoring the output limit:
+ * English runs ~4 characters a token and the longest tokens of common vocabularies are runs of
+ * spaces or punctuation, so an honest answer averages far below this over its whole length.
+ */
+const charsPerTokenBound = 32;
+/** Text any stream may carry whatever its limit (a small `max_tokens` never cuts an honest answer). */
+const minTextBound = 64 * 1024;
+
+/** The most generated text a stream with this output token limit is relayed before it is ended (AnswerTally). */
+export function generatedTextBound(outputTokens: number): number {
+  return Math.max(minTextBound, outputTokens * charsPerTokenBound);
+}
+
+/** A stream's text bound and whose stream it is, for the error that ends it. */
+export interface TextBound {
+  chars: number;
+  outputTokens: number;
+  supplier: string;
+}
 
 /**
  * Keeps what a supplier answered (the whole JSON, or each stream event's data) so that the
@@ -24,8 +46,19 @@ export class AnswerTally {
   private contentSeen = false;
   private eventsLookedAt = 0;
 
-  /** `wire`: the format the answer is read in; for chat, the translator reading it sets it (see `tallied`). */
-  constructor(private wire: AnswerWire = 'openai-chat') {}
+  /** Text already read down, in characters (checked against `bound`). */
+  private textChars = 0;
+
+  /**
+   * `wire`: the format the answer is read in; for chat, the translator reading it sets it (see
+   * `tallied`). `bound`: a stream whose generated text passes it is ended — a supplier that ignores
+   * the output limit was relayed until the call's timeout (outside probe: 300,000 chunks in 15 s
+   * for `max_tokens: 5`), the client charged the limit and the operator billed for all of it.
+   */
+  constructor(
+    private wire: AnswerWire = 'openai-chat',
+    private readonly bound?: TextBound,
+  ) {}
 
   readBy(wire: AnswerWire): void {
     this.wire = wire;
@@ -70,7 +103,17 @@ export class AnswerTally {
     this.events = [];
     this.eventChars = 0;
     this.eventsLookedAt = 0;
+    this.textChars += text.length;
+    if (this.bound && this.textChars > this.bound.chars) throw pastOutputLimit(this.bound);
   }
+}
+
+/** The supplier kept generating far past the output limit: its stream is ended (after output: an error event). */
+function pastOutputLimit(bound: TextBound): ApiError {
+  return new ApiError('invalid_backend_response', {
+    humanMessage: `Supplier ${bound.supplier} kept generating past the output limit of ${bound.outputTokens} tokens (more than ${bound.chars} characters); the gateway ended the stream`,
+    details: { supplier: bound.supplier, output_token_limit: bound.outputTokens },
+  });
 }
 
 /** The texts of an answer's items, one after the other. */
