@@ -22,6 +22,40 @@ describe('OpenAI chat passthrough streams', () => {
     );
   });
 
+  it('chunks without id, object or created get them, one id for the whole stream; present ones are kept', () => {
+    const t = translator();
+    t.request();
+    const bare = JSON.stringify({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: null }] });
+    const frames = [t.streamEvent({ data: bare }), t.streamEvent({ data: bare })].map(
+      (frame) => JSON.parse(frame.slice('data: '.length)) as { id: string; object: string; created: number },
+    );
+    assert.match(frames[0]!.id, /^chatcmpl-[0-9a-f]{32}$/);
+    assert.equal(frames[1]!.id, frames[0]!.id);
+    assert.equal(frames[0]!.object, 'chat.completion.chunk');
+    assert.equal(typeof frames[0]!.created, 'number');
+    const own = t.streamEvent({ data: JSON.stringify({ id: 'c9', object: 'chat.completion.chunk', created: 7, choices: [] }) });
+    assert.equal(own, '');
+    const kept = t.streamEvent({
+      data: JSON.stringify({ id: 'c9', created: 7, choices: [{ index: 0, delta: { content: '!' }, finish_reason: 'stop' }] }),
+    });
+    assert.match(kept, /"id":"c9","created":7,.*"object":"chat.completion.chunk"/);
+  });
+
+  it('a whole answer without id, object or created gets them', () => {
+    const t = new OpenAiToOpenAi(
+      chatCompletionRequest.parse({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      testContext('openai'),
+    );
+    const answer = t.response({ choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }] }) as {
+      id: string;
+      object: string;
+      created: number;
+    };
+    assert.match(answer.id, /^chatcmpl-/);
+    assert.equal(answer.object, 'chat.completion');
+    assert.equal(typeof answer.created, 'number');
+  });
+
   it('a stream with a chunk before [DONE] ends normally', () => {
     const t = translator();
     t.request();

@@ -8,6 +8,7 @@ import { asChatCompletion } from './shared/supplier-answers.js';
 import { providerStreamError } from './shared/provider-errors.js';
 import { stringifyObjectArguments } from './shared/safe-json.js';
 import { carriesAnswer } from './shared/supplier-answers.js';
+import { newChatCompletionId, unixSeconds } from './shared/ids.js';
 import { dataFrame, doneFrame } from './shared/sse-frames.js';
 import { openAiStreamErrorFrame } from './shared/stream-errors.js';
 import { openAiUsageFrom, tokenUsageFromOpenAi } from './shared/usage.js';
@@ -39,6 +40,8 @@ export class OpenAiToOpenAi implements Translator {
    * at streamClose — the supplier's partial one (`chunk`) with the charged usage, or one written here.
    */
   private owedUsage: { chunk: OpenAiChatChunk | undefined } | undefined;
+  /** The id and time given to an answer whose supplier sent none (missingIdentity): the same for every chunk. */
+  private minted: { id: string; created: number } | undefined;
   /** The last chunk (its id and created name a usage chunk written here). */
   private lastChunk: OpenAiChatChunk | undefined;
 
@@ -64,7 +67,26 @@ export class OpenAiToOpenAi implements Translator {
     // Read as every lane reads an OpenAI answer (shared/supplier-answers.ts).
     const completion = asChatCompletion(upstream);
     this.seenUsage = completion.usage ? tokenUsageFromOpenAi(completion.usage) : undefined;
-    return { ...completion, model: this.context.publicModel };
+    return { ...completion, ...this.missingIdentity(completion, 'chat.completion'), model: this.context.publicModel };
+  }
+
+  /**
+   * The `id`, `object` and `created` an OpenAI answer (or chunk) must carry, where the supplier left
+   * them out (some OpenAI-compatible servers do): the SDKs' types require them, and strictly typed
+   * clients refused the answer (outside probe). One id per stream; none added when all are there.
+   */
+  private missingIdentity(
+    answer: { id?: unknown; object?: unknown; created?: unknown },
+    object: string,
+  ): Record<string, unknown> | undefined {
+    if (typeof answer.id === 'string' && answer.id !== '' && typeof answer.object === 'string' && typeof answer.created === 'number')
+      return undefined;
+    this.minted ??= { id: newChatCompletionId(), created: unixSeconds() };
+    return {
+      id: typeof answer.id === 'string' && answer.id !== '' ? answer.id : this.minted.id,
+      object: typeof answer.object === 'string' ? answer.object : object,
+      created: typeof answer.created === 'number' ? answer.created : this.minted.created,
+    };
   }
 
   streamEvent(event: SseEvent): string {
@@ -102,6 +124,8 @@ export class OpenAiToOpenAi implements Translator {
         if (Array.isArray(calls)) stringifyObjectArguments(calls);
       }
     }
+    const identity = this.missingIdentity(chunk, 'chat.completion.chunk');
+    if (identity) Object.assign(chunk, identity);
     this.lastChunk = chunk;
     const wantsUsage = this.request_.stream_options?.include_usage === true;
     const usageOnly = Array.isArray(chunk.choices) && chunk.choices.length === 0;
