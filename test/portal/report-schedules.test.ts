@@ -62,12 +62,35 @@ describe('scheduled reports', () => {
       [{ cadence: 'monthly', month_day: 31 }, 'month_day'],
       [{ recipients: outsider.email }, 'recipients'],
       [{ recipients: '' }, 'recipients'],
+      // A field the cadence does not use is refused, never stored to look as if it counted.
+      [{ weekday: 3 }, 'a daily schedule does not use weekday'],
+      [{ month_day: 5 }, 'a daily schedule does not use month_day'],
+      [{ cadence: 'weekly', weekday: 1, month_day: 5 }, 'a weekly schedule does not use month_day'],
+      [{ cadence: 'monthly', month_day: 5, weekday: '2' }, 'a monthly schedule does not use weekday'],
+      // And a field schedules do not have.
+      [{ extra: 'x' }, 'has a field it does not take: extra'],
     ] as const) {
       const res = await owner.client.postJson('/dashboard/reports/schedules', { ...base, ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(422);
       expect(await res.text()).toContain(field);
     }
     expect((await outsider.client.postJson('/dashboard/reports/schedules', base)).status).toBe(404);
+  });
+
+  it('accepts an empty value for a field the cadence does not use (the form sends every field)', async () => {
+    const res = await owner.client.postJson('/dashboard/reports/schedules', {
+      report_id: reportId,
+      cadence: 'daily',
+      time: '08:00',
+      time_zone: 'Europe/Paris',
+      weekday: '',
+      month_day: '',
+      recipients: colleague.email,
+    });
+    expect(res.status).toBe(201);
+    const { schedule } = (await res.json()) as { schedule: { schedule_id: number; weekday: number | null } };
+    expect(schedule.weekday).toBeNull();
+    await owner.client.postJson(`/dashboard/reports/schedules/${schedule.schedule_id}/disable`, {});
   });
 
   it('a due schedule runs once however many replicas tick; its recipients get a link and may download it', async () => {

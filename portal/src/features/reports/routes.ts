@@ -90,8 +90,12 @@ const createBody = z.strictObject({
   status: optionalWhole(2, 599),
 });
 const renameBody = z.strictObject({ name });
+/** The day field each cadence uses besides time and time zone (daily: none). */
+const cadenceDayField = { daily: undefined, weekly: 'weekday', monthly: 'month_day' } as const;
+const dayFields = ['weekday', 'month_day'] as const;
+const dayFieldNeeds = { weekday: 'a weekday (0 = Sunday)', month_day: 'a month_day (1–28)' } as const;
 const scheduleBody = z
-  .object({
+  .strictObject({
     report_id: whole(1, 2_147_483_647),
     cadence: z.enum(cadences, { message: `must be one of ${cadences.join(', ')}` }),
     time: z
@@ -107,13 +111,16 @@ const scheduleBody = z
       .transform((list) => list.map((e) => e.trim().toLowerCase()).filter(Boolean))
       .pipe(z.array(emailAddress).min(1, 'name at least one recipient').max(50)),
   })
-  .refine((b) => b.cadence !== 'weekly' || b.weekday !== undefined, {
-    message: 'a weekly schedule needs a weekday (0 = Sunday)',
-    path: ['weekday'],
-  })
-  .refine((b) => b.cadence !== 'monthly' || b.month_day !== undefined, {
-    message: 'a monthly schedule needs a month_day (1–28)',
-    path: ['month_day'],
+  // The cadence's day field is needed; the other is refused, never stored to look as if it
+  // counted (a weekday on a daily schedule). Empty is left out: the form sends every field.
+  .superRefine((b, ctx) => {
+    for (const field of dayFields) {
+      const used = cadenceDayField[b.cadence] === field;
+      if (used && b[field] === undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `a ${b.cadence} schedule needs ${dayFieldNeeds[field]}` });
+      if (!used && b[field] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `a ${b.cadence} schedule does not use ${field}` });
+    }
   });
 
 /** Rows a page or the JSON projection shows at most (exports have no limit). */
