@@ -202,6 +202,8 @@ describe('budget policies and alerts', () => {
       "changed on the portal's Budgets page",
     );
     const page = await (await capped.client.get('/dashboard/budgets')).text();
+    // A query parameter the page does not take is 422, as on the keys page.
+    expect((await capped.client.get('/dashboard/budgets?x=1', { accept: 'application/json' })).status).toBe(422);
     expect(page).toContain('data-testid="budget-policies"');
   });
 

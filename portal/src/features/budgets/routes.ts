@@ -23,7 +23,7 @@ import { wantsJson } from '../../web/errors.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
 import { hasAtMostDecimals } from '../../../../core/budget/index.js';
-import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
+import { noQuery, parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]);
 const activateBody = z.strictObject({
@@ -104,7 +104,7 @@ export function budgetsRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/budgets', guard, (req, res) => showBudgets(req, res));
+  router.get('/dashboard/budgets', guard, noQuery, (req, res) => showBudgets(req, res));
 
   router.post('/dashboard/budgets/activate', guard, (req, res) =>
     withFormPage(

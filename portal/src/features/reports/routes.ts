@@ -16,6 +16,7 @@
 //   GET  /dashboard/reports/schedule-runs                the runs of schedules the caller owns or receives
 //   POST /dashboard/reports/schedule-runs/{run_id}/review
 // Everything is the caller's own: another user's report or job is 404, as one that does not exist.
+// No page here takes a query parameter: one is 422 (noQuery), never ignored.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import {
@@ -54,7 +55,7 @@ import { wantsJson } from '../../web/errors.js';
 import { writeOrGone } from '../../web/backpressure.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { maxRowId, parseBody, validationError } from '../../web/validation.js';
+import { maxRowId, noQuery, parseBody, validationError } from '../../web/validation.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { emailAddress } from '../../../../core/identity/email.js';
 
@@ -167,7 +168,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/reports', guard, (req, res) => showHub(req, res));
+  router.get('/dashboard/reports', guard, noQuery, (req, res) => showHub(req, res));
 
   router.post('/dashboard/reports/schedules', guard, (req, res) =>
     withFormPage(
@@ -217,7 +218,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
-  router.get('/dashboard/reports/schedule-runs', guard, async (req, res) => {
+  router.get('/dashboard/reports/schedule-runs', guard, noQuery, async (req, res) => {
     const runs = await listRuns(knex, req.user!.id, now());
     if (wantsJson(req)) return res.json({ object: 'list', data: runs });
     res.render('dashboard/reports/runs', { title: 'Scheduled runs', section: 'reports', runs });
@@ -267,7 +268,7 @@ export function reportsRouter(deps: PortalDeps): Router {
   };
 
   // Export jobs first: their paths would otherwise read "exports" as a report id.
-  router.get('/dashboard/reports/exports/:job_id', guard, async (req, res) => {
+  router.get('/dashboard/reports/exports/:job_id', guard, noQuery, async (req, res) => {
     const job = await findExport(knex, req.user!.id, req.params.job_id as string, now());
     if (wantsJson(req)) return res.json({ job });
     const saved = await findReport(knex, req.user!.id, job.report_id);
@@ -280,7 +281,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/reports/exports/${job.job_id}`);
   });
 
-  router.get('/dashboard/reports/exports/:job_id/download', guard, async (req, res) => {
+  router.get('/dashboard/reports/exports/:job_id/download', guard, noQuery, async (req, res) => {
     const { stream, bytes, job } = await exportDownload(knex, req.user!.id, req.params.job_id as string, now(), (user, id) =>
       mayDownloadExport(knex, user, id),
     );
@@ -312,12 +313,12 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
-  router.get('/dashboard/reports/:report_id/open', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/open', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
   });
 
-  router.get('/dashboard/reports/:report_id/view', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/view', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const [shown, exports] = await Promise.all([preview(saved), listExports(knex, req.user!.id, saved.id, now())]);
     if (wantsJson(req)) return res.json({ report: saved, ...shown, exports });
@@ -332,14 +333,14 @@ export function reportsRouter(deps: PortalDeps): Router {
     });
   });
 
-  router.get('/dashboard/api/reports/:report_id', guard, async (req, res) => {
+  router.get('/dashboard/api/reports/:report_id', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const shown = await preview(saved);
     res.json({ report: saved, ...shown, truncated: shown.total > shown.rows.length });
   });
 
   // The CSV now, streamed page by page (the export job is for large or watched exports).
-  router.get('/dashboard/reports/:report_id/export', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/export', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const run = runReport(knex, saved, await ownerScope(knex, saved.owner_user_id), now());
     res.set({
