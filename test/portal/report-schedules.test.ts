@@ -77,6 +77,38 @@ describe('scheduled reports', () => {
     expect((await outsider.client.postJson('/dashboard/reports/schedules', base)).status).toBe(404);
   });
 
+  it("the hub's forms sent twice at once (a double click) make one schedule and one report", async () => {
+    const hub = await (await owner.client.get('/dashboard/reports')).text();
+    const tokenOf = (testid: string) => new RegExp(`data-testid="${testid}"[\\s\\S]*?name="form_token" value="([^"]+)"`).exec(hub)?.[1];
+    const scheduleForm = {
+      report_id: String(reportId),
+      cadence: 'daily',
+      time: '05:55',
+      time_zone: 'UTC',
+      weekday: '',
+      month_day: '',
+      recipients: owner.email,
+      form_token: tokenOf('schedule-create')!,
+    };
+    const reportForm = { name: 'Clicked twice', kind: 'usage', days: '7', group_by: 'none', form_token: tokenOf('report-create')! };
+    expect(scheduleForm.form_token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(reportForm.form_token).toMatch(/^[0-9a-f-]{36}$/);
+    const answers = await Promise.all([
+      owner.client.postForm('/dashboard/reports/schedules', scheduleForm),
+      owner.client.postForm('/dashboard/reports/schedules', scheduleForm),
+      owner.client.postForm('/dashboard/reports', reportForm),
+      owner.client.postForm('/dashboard/reports', reportForm),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([303, 303, 303, 303]);
+    const schedules = (await knex()('report_schedules').where({ owner_user_id: owner.id, time_of_day: '05:55' })) as { id: number }[];
+    expect(schedules).toHaveLength(1);
+    const reports = (await knex()('saved_reports').where({ owner_user_id: owner.id, name: 'Clicked twice' })) as { id: number }[];
+    expect(reports).toHaveLength(1);
+    // Both answers lead to the one report made.
+    for (const answer of answers.slice(2)) expect(answer.headers.get('location')).toBe(`/dashboard/reports/${reports[0]!.id}/view`);
+    await owner.client.postJson(`/dashboard/reports/schedules/${schedules[0]!.id}/disable`, {});
+  });
+
   it('accepts an empty value for a field the cadence does not use (the form sends every field)', async () => {
     const res = await owner.client.postJson('/dashboard/reports/schedules', {
       report_id: reportId,

@@ -58,6 +58,7 @@ import { requireAction } from '../../web/principal.js';
 import { maxRowId, noQuery, parseBody, validationError } from '../../web/validation.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { emailAddress } from '../../../../core/identity/email.js';
+import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A whole number from a form field or JSON. */
@@ -134,6 +135,10 @@ export function reportsRouter(deps: PortalDeps): Router {
   const now = () => new Date(deps.clock());
   const guard = requireAction('reports.manage');
   const report = (req: Request) => findReport(knex, req.user!.id, Number(req.params.report_id));
+  // The hub's forms carry a one-use form_token, as the new-key form does: sent twice (a double
+  // click, a reload) they make one report or one schedule — a second schedule would email twice.
+  const reportForms = new FormClaims(deps.store, deps.logger, 'report-form');
+  const scheduleForms = new FormClaims(deps.store, deps.logger, 'schedule-form');
 
   /** The first rows of a run, for the page and the JSON projection. */
   const preview = async (saved: SavedReport) => {
@@ -165,6 +170,8 @@ export function reportsRouter(deps: PortalDeps): Router {
       cadences,
       myEmail: ((await knex('users').where({ id: req.user!.id }).first('email')) as { email: string }).email,
       form,
+      reportFormToken: newFormToken(),
+      scheduleFormToken: newFormToken(),
     });
   };
 
@@ -180,7 +187,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   );
 
   const createScheduleFrom = async (req: Request, res: Response) => {
-    const body = parseBody(scheduleBody, req.body);
+    const formToken = sentFormToken(req);
+    const body = parseBody(scheduleBody, withoutFormToken(req.body));
     const owner = req.user!;
     await findReport(knex, owner.id, body.report_id);
     // Recipients: active people of the owner's organisation (the owner alone without one).
@@ -197,17 +205,23 @@ export function reportsRouter(deps: PortalDeps): Router {
         param: 'recipients',
         humanMessage: `Not an active member of your organisation: ${missing.join(', ')} (scheduled reports go to colleagues only)`,
       });
-    const schedule = await createSchedule(
-      knex,
-      {
-        reportId: body.report_id,
-        ownerUserId: owner.id,
-        organisationId: owner.organisationId,
-        spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
-        recipientUserIds: found.map((u) => u.id),
-      },
-      now(),
-    );
+    const made = await scheduleForms.makeOnce(owner.id, formToken, async () => {
+      const schedule = await createSchedule(
+        knex,
+        {
+          reportId: body.report_id,
+          ownerUserId: owner.id,
+          organisationId: owner.organisationId,
+          spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
+          recipientUserIds: found.map((u) => u.id),
+        },
+        now(),
+      );
+      return { record: { number: schedule.schedule_id }, schedule };
+    });
+    // Sent before: the hub, which lists the schedule the first one made, not a second one.
+    if ('already' in made) return void res.redirect(303, '/dashboard/reports');
+    const { schedule } = made.made;
     if (wantsJson(req)) return void res.status(201).json({ schedule });
     res.redirect(303, '/dashboard/reports');
   };
@@ -240,7 +254,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   );
 
   const createReportFrom = async (req: Request, res: Response) => {
-    const body = parseBody(createBody, req.body);
+    const formToken = sentFormToken(req);
+    const body = parseBody(createBody, withoutFormToken(req.body), req.body);
     const given = {
       ...(body.days !== undefined && { days: body.days }),
       ...(body.group_by !== undefined && { group_by: body.group_by }),
@@ -262,7 +277,13 @@ export function reportsRouter(deps: PortalDeps): Router {
         .first('id');
       if (!mine) throw validationError([{ loc: ['body', 'key_id'], msg: 'is not one of the keys you can see', type: 'value_error' }]);
     }
-    const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
+    const made = await reportForms.makeOnce(req.user!.id, formToken, async () => {
+      const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
+      return { record: { number: saved.id }, saved };
+    });
+    // Sent before: the report the first one made, not a second one.
+    if ('already' in made) return void res.redirect(303, `/dashboard/reports/${made.already}/view`);
+    const { saved } = made.made;
     if (wantsJson(req)) return void res.status(201).json({ report: saved });
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
   };
