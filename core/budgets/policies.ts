@@ -295,7 +295,8 @@ export function parseThresholds(input: unknown): number[] {
       humanMessage: 'A threshold is missing between two commas (for example 50,80,100)',
     });
   }
-  const numbers = values.map(Number);
+  // Plain whole numbers, as amounts are plain decimals: Number() would read "1e2" or "0x50" too.
+  const numbers = values.map((v) => (typeof v === 'string' && !/^\d{1,3}$/.test(v) ? Number.NaN : Number(v)));
   if (numbers.length === 0 || numbers.length > 10 || numbers.some((n) => !Number.isInteger(n) || n < 1 || n > 100))
     throw new ApiError('validation_error', {
       status: 422,

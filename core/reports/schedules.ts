@@ -55,17 +55,29 @@ function wallClock(instant: Date, zone: string) {
   };
 }
 
-/** The instant at which `zone` shows this local date and time (the later one in a DST gap). */
+/** How far `zone`'s wall clock is ahead of UTC at `instant`, in milliseconds (negative west of UTC). */
+function offsetAt(instant: number, zone: string): number {
+  const shown = wallClock(new Date(instant), zone);
+  return Date.UTC(shown.year, shown.month - 1, shown.day, shown.hour, shown.minute) - instant;
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * The instant at which `zone` shows this local date and time. Shown twice (the clocks fall back):
+ * the first, so the run happens once. Never shown (the clocks spring forward over it): the first
+ * instant after the gap, at the same wall-clock time shifted forward by the gap (02:30 → 03:30,
+ * 00:30 → 01:30 the same day) — in every zone, east or west of UTC.
+ */
 function instantOf(year: number, month: number, day: number, hour: number, minute: number, zone: string): Date {
   const asUtc = Date.UTC(year, month - 1, day, hour, minute);
-  let guess = asUtc;
-  // Two passes settle the offset, also across a daylight-saving change.
-  for (let i = 0; i < 2; i++) {
-    const shown = wallClock(new Date(guess), zone);
-    const shownUtc = Date.UTC(shown.year, shown.month - 1, shown.day, shown.hour, shown.minute);
-    guess += asUtc - shownUtc;
-  }
-  return new Date(guess);
+  // The offsets a day either side: no zone changes its clocks twice within two days.
+  const before = offsetAt(asUtc - dayMs, zone);
+  const after = offsetAt(asUtc + dayMs, zone);
+  const showing = [asUtc - before, asUtc - after].filter((instant) => offsetAt(instant, zone) === asUtc - instant);
+  if (showing.length > 0) return new Date(Math.min(...showing));
+  // In the gap: read with the offset before it, the time lands as far past the gap's end as it was past its start.
+  return new Date(asUtc - before);
 }
 
 /** The first run strictly after `after`. */

@@ -77,6 +77,22 @@ describe('registration', () => {
     });
   });
 
+  it('refuses a password over 256 characters, however long, with 400 weak_password saying the rule', async () => {
+    for (const length of [257, 100_000]) {
+      const response = await new PortalClient(harness.url).postJson('/auth/register', {
+        email: uniqueEmail(),
+        password: `a1${'b'.repeat(length - 2)}`,
+        name: 'X',
+        accept_terms: true,
+      });
+      expect(response.status, String(length)).toBe(400);
+      expect(await response.json()).toMatchObject({
+        code: 'weak_password',
+        human_message: expect.stringContaining('at most 256 characters'),
+      });
+    }
+  });
+
   it('refuses an address already registered in another case with email_taken', async () => {
     const email = uniqueEmail();
     const client = new PortalClient(harness.url);
@@ -230,6 +246,10 @@ describe('password reset', () => {
     const weak = await anonymous.postJson('/auth/reset-password', { token, password: 'short' });
     expect(weak.status).toBe(400);
     expect(await weak.json()).toMatchObject({ code: 'weak_password' });
+    const long = `a1${'b'.repeat(100_000)}`;
+    const tooLong = await anonymous.postJson('/auth/reset-password', { token, password: long, confirm_password: long });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ code: 'weak_password', human_message: expect.stringContaining('at most 256 characters') });
     const newPassword = 'a brand new password 9';
     const mismatch = await anonymous.postJson('/auth/reset-password', {
       token,

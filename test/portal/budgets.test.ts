@@ -158,6 +158,11 @@ describe('budget policies and alerts', () => {
       { amount_usd: 'lots' },
       { amount_usd: 5, thresholds: '0,80' },
       { amount_usd: 5, thresholds: '150' },
+      // Thresholds take the plain numbers amounts take: no exponent, no hex (1e2 was stored as 100).
+      { amount_usd: 5, thresholds: '1e2' },
+      { amount_usd: 5, thresholds: '50,0x50' },
+      { amount_usd: '1e3' },
+      { amount_usd: '1000000001' },
     ])
       expect((await admin.client.postJson('/dashboard/budgets/activate', bad)).status, JSON.stringify(bad)).toBe(422);
     // Two problems at once are both named (the form shows each beside its field), not one per try.
@@ -173,7 +178,9 @@ describe('budget policies and alerts', () => {
     );
     const html = await form.text();
     expect(form.status).toBe(422);
-    expect(html).toContain('must be an amount in US dollars');
+    // The amount's message says the rule, its maximum included.
+    expect(html).toContain('must be a positive amount in US dollars');
+    expect(html).toContain('at most 1,000,000,000');
     expect(html).toContain('each a whole percentage from 1 to 100');
     const org = await admin.client.postJson('/dashboard/budgets/activate', {
       scope: 'organisation',
@@ -202,6 +209,8 @@ describe('budget policies and alerts', () => {
       "changed on the portal's Budgets page",
     );
     const page = await (await capped.client.get('/dashboard/budgets')).text();
+    // A query parameter the page does not take is 422, as on the keys page.
+    expect((await capped.client.get('/dashboard/budgets?x=1', { accept: 'application/json' })).status).toBe(422);
     expect(page).toContain('data-testid="budget-policies"');
   });
 

@@ -93,11 +93,25 @@ describe('settings', () => {
       [{ current_password: user.password, new_password: user.password }, 422, 'new_password'], // the same one
       [{ current_password: user.password, new_password: 'short1' }, 400, 'new_password'], // weak_password
       [{ current_password: user.password }, 422, 'new_password'], // missing
+      // Too long, however long: the password rule's 400, not a validation error of the field.
+      [{ current_password: user.password, new_password: `a1${'b'.repeat(255)}` }, 400, 'new_password'],
+      [{ current_password: user.password, new_password: `a1${'b'.repeat(100_000)}` }, 400, 'new_password'],
     ] as const) {
       const refused = await user.client.postJson('/dashboard/settings/password', body);
       const { param: named } = ((await refused.json()) as { error: { param: string } }).error;
-      expect([refused.status, named], JSON.stringify(body)).toEqual([status, param]);
+      expect([refused.status, named], JSON.stringify(body).slice(0, 200)).toEqual([status, param]);
     }
+    const long = await user.client.postJson('/dashboard/settings/password', {
+      current_password: user.password,
+      new_password: `a1${'b'.repeat(100_000)}`,
+    });
+    expect(await long.json()).toMatchObject({ code: 'weak_password', human_message: expect.stringContaining('at most 256 characters') });
+    // A body far too large for the server is still refused by its limit, before any handler.
+    const huge = await user.client.postJson('/dashboard/settings/password', {
+      current_password: user.password,
+      new_password: `a1${'b'.repeat(400_000)}`,
+    });
+    expect(huge.status).toBe(413);
     // Nothing changed so far: the other session still works.
     expect((await elsewhere.get('/dashboard/settings', { accept: 'application/json' })).status).toBe(200);
 

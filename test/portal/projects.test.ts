@@ -114,6 +114,10 @@ describe('projects', () => {
     expect(narrowed.ids.filter((id) => ours.has(id))).toEqual([p4.id]);
     expect(new Set(await knex()('projects').whereIn('id', narrowed.ids).pluck('organisation_id'))).toEqual(new Set([orgB]));
     expect((await adminList(people.platform_admin.client, '?org_id=abc')).status).toBe(422);
+    // An organisation that does not exist is 404, as choosing it with set-admin-org is (not an empty list).
+    expect((await adminList(people.platform_admin.client, '?org_id=999999')).status).toBe(404);
+    // The projects page takes no query: a parameter it would ignore is 422, as on the keys page.
+    expect((await people.platform_admin.client.get('/dashboard/projects?x=1', { accept: 'application/json' })).status).toBe(422);
     // With an organisation chosen for the session, "All organisations" (org_id=all) still shows every one.
     expect((await people.platform_admin.client.postJson('/dashboard/set-admin-org', { org_id: String(orgB) })).status).toBeLessThan(400);
     expect((await adminList(people.platform_admin.client)).ids.filter((id) => ours.has(id))).toEqual([p4.id]);

@@ -62,12 +62,67 @@ describe('scheduled reports', () => {
       [{ cadence: 'monthly', month_day: 31 }, 'month_day'],
       [{ recipients: outsider.email }, 'recipients'],
       [{ recipients: '' }, 'recipients'],
+      // A field the cadence does not use is refused, never stored to look as if it counted.
+      [{ weekday: 3 }, 'a daily schedule does not use weekday'],
+      [{ month_day: 5 }, 'a daily schedule does not use month_day'],
+      [{ cadence: 'weekly', weekday: 1, month_day: 5 }, 'a weekly schedule does not use month_day'],
+      [{ cadence: 'monthly', month_day: 5, weekday: '2' }, 'a monthly schedule does not use weekday'],
+      // And a field schedules do not have.
+      [{ extra: 'x' }, 'has a field it does not take: extra'],
     ] as const) {
       const res = await owner.client.postJson('/dashboard/reports/schedules', { ...base, ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(422);
       expect(await res.text()).toContain(field);
     }
     expect((await outsider.client.postJson('/dashboard/reports/schedules', base)).status).toBe(404);
+  });
+
+  it("the hub's forms sent twice at once (a double click) make one schedule and one report", async () => {
+    const hub = await (await owner.client.get('/dashboard/reports')).text();
+    const tokenOf = (testid: string) => new RegExp(`data-testid="${testid}"[\\s\\S]*?name="form_token" value="([^"]+)"`).exec(hub)?.[1];
+    const scheduleForm = {
+      report_id: String(reportId),
+      cadence: 'daily',
+      time: '05:55',
+      time_zone: 'UTC',
+      weekday: '',
+      month_day: '',
+      recipients: owner.email,
+      form_token: tokenOf('schedule-create')!,
+    };
+    const reportForm = { name: 'Clicked twice', kind: 'usage', days: '7', group_by: 'none', form_token: tokenOf('report-create')! };
+    expect(scheduleForm.form_token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(reportForm.form_token).toMatch(/^[0-9a-f-]{36}$/);
+    const answers = await Promise.all([
+      owner.client.postForm('/dashboard/reports/schedules', scheduleForm),
+      owner.client.postForm('/dashboard/reports/schedules', scheduleForm),
+      owner.client.postForm('/dashboard/reports', reportForm),
+      owner.client.postForm('/dashboard/reports', reportForm),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([303, 303, 303, 303]);
+    const schedules = (await knex()('report_schedules').where({ owner_user_id: owner.id, time_of_day: '05:55' })) as { id: number }[];
+    expect(schedules).toHaveLength(1);
+    const reports = (await knex()('saved_reports').where({ owner_user_id: owner.id, name: 'Clicked twice' })) as { id: number }[];
+    expect(reports).toHaveLength(1);
+    // Both answers lead to the one report made.
+    for (const answer of answers.slice(2)) expect(answer.headers.get('location')).toBe(`/dashboard/reports/${reports[0]!.id}/view`);
+    await owner.client.postJson(`/dashboard/reports/schedules/${schedules[0]!.id}/disable`, {});
+  });
+
+  it('accepts an empty value for a field the cadence does not use (the form sends every field)', async () => {
+    const res = await owner.client.postJson('/dashboard/reports/schedules', {
+      report_id: reportId,
+      cadence: 'daily',
+      time: '08:00',
+      time_zone: 'Europe/Paris',
+      weekday: '',
+      month_day: '',
+      recipients: colleague.email,
+    });
+    expect(res.status).toBe(201);
+    const { schedule } = (await res.json()) as { schedule: { schedule_id: number; weekday: number | null } };
+    expect(schedule.weekday).toBeNull();
+    await owner.client.postJson(`/dashboard/reports/schedules/${schedule.schedule_id}/disable`, {});
   });
 
   it('a due schedule runs once however many replicas tick; its recipients get a link and may download it', async () => {

@@ -118,6 +118,22 @@ describe('saved reports', () => {
     expect(scheduleHtml).toContain('value="07:30"');
   });
 
+  it('a query parameter the page does not take, or a malformed one, is 422 naming the query', async () => {
+    const report = await create(owner.client, { name: 'Queried', kind: 'usage' });
+    for (const path of [
+      '/dashboard/reports?foo=1',
+      `/dashboard/reports/${report.id}/view?foo=1`,
+      '/dashboard/reports/schedule-runs?limit=abc',
+      '/dashboard/reports/schedule-runs?page=-1',
+    ]) {
+      const res = await owner.client.get(path, { accept: 'application/json' });
+      expect(res.status, path).toBe(422);
+      expect(await res.json(), path).toMatchObject({ code: 'validation_error', human_message: 'Some input is not valid: query' });
+    }
+    // Without one, as before.
+    expect((await owner.client.get('/dashboard/reports/schedule-runs', { accept: 'application/json' })).status).toBe(200);
+  });
+
   it('are created, read, renamed and deleted by their owner only; bad definitions are 422', async () => {
     for (const bad of [
       { name: '', kind: 'usage' },

@@ -158,6 +158,12 @@ export function validate<P extends z.ZodType, Q extends z.ZodType, B extends z.Z
 }
 
 /**
+ * For a page that takes no query parameter: any is `422` naming the query (as the keys page's
+ * strict query does), never ignored as if it had narrowed what the page shows.
+ */
+export const noQuery = validate({ query: z.strictObject({}) });
+
+/**
  * The largest id of a row in the portal's tables (PostgreSQL `integer`): a larger one names
  * nothing that can exist, and comparing it with such a column fails in the database.
  */

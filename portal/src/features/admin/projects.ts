@@ -6,6 +6,7 @@
 //                                           created or belong to. Below admin: 403 (route table).
 import { Router } from 'express';
 import { z } from 'zod';
+import { ApiError } from '../../../../core/errors/index.js';
 import { roleAtLeast } from '../../../../core/identity/index.js';
 import { listProjects, projectAdminScope } from '../../../../core/projects/index.js';
 import type { PortalDeps } from '../../deps.js';
@@ -27,6 +28,10 @@ export function adminProjectsRouter(deps: PortalDeps): Router {
     const platform = roleAtLeast(actor.role, 'platform_admin');
     // The dropdown's choice wins over the session's; `all` shows every organisation.
     const chosen = !platform ? undefined : q.org_id === 'all' ? undefined : (q.org_id ?? req.session?.adminOrgId);
+    // An organisation that does not exist is 404, as choosing it with set-admin-org is: an empty
+    // list would read as an organisation without projects. (Only platform admins get this far with one.)
+    if (platform && typeof q.org_id === 'number' && !(await knex('organisations').where({ id: q.org_id }).first('id')))
+      throw new ApiError('not_found', { param: 'org_id', humanMessage: `There is no organisation ${q.org_id}` });
     const scope = projectAdminScope(actor, chosen);
     const projects = await listProjects(knex, scope, new Date(deps.clock()));
     const scopeText =

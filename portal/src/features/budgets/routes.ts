@@ -23,22 +23,27 @@ import { wantsJson } from '../../web/errors.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { requireAction } from '../../web/principal.js';
 import { hasAtMostDecimals } from '../../../../core/budget/index.js';
-import { parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
+import { noQuery, parseBody, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 
+/** The largest monthly amount a policy takes, in US dollars. */
+const maxAmountUsd = 1_000_000_000;
+/** The amount's rule, in one sentence for every way it is refused. */
+const amountRule = `must be a positive amount in US dollars such as 250 or 12.50 (up to 6 decimals, at most ${maxAmountUsd.toLocaleString('en-US')})`;
 const flag = z.union([z.boolean(), z.enum(['true', 'false', 'on']).transform((v) => v !== 'false')]);
 const activateBody = z.strictObject({
   scope: z.enum(['user', 'organisation'], { message: 'must be user or organisation' }).default('user'),
   amount_usd: z
     .union([
       // Up to 6 decimals, as the column keeps: 1e-7 was stored as $0 (every alert then fired at once).
-      z.number().refine((n) => hasAtMostDecimals(n, 6), 'must be an amount in US dollars (up to 6 decimals)'),
+      z.number().refine((n) => hasAtMostDecimals(n, 6), amountRule),
+      // Plain decimals only: no exponent (1e3), sign or separators.
       z
         .string()
         .trim()
-        .regex(/^\d{1,9}(\.\d{1,6})?$/, 'must be an amount in US dollars')
+        .regex(/^\d{1,10}(\.\d{1,6})?$/, amountRule)
         .transform(Number),
     ])
-    .pipe(z.number().positive('must be more than 0').max(1_000_000_000)),
+    .pipe(z.number().positive(amountRule).max(maxAmountUsd, amountRule)),
   // Checked in the schema, so that a form with a bad amount and bad thresholds names both at once.
   thresholds: z
     .unknown()
@@ -104,7 +109,7 @@ export function budgetsRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/budgets', guard, (req, res) => showBudgets(req, res));
+  router.get('/dashboard/budgets', guard, noQuery, (req, res) => showBudgets(req, res));
 
   router.post('/dashboard/budgets/activate', guard, (req, res) =>
     withFormPage(

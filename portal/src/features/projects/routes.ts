@@ -32,7 +32,7 @@ import { noteActivity } from '../../web/activity.js';
 import { wantsJson } from '../../web/errors.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { parseBody } from '../../web/validation.js';
+import { noQuery, parseBody } from '../../web/validation.js';
 import { idField } from '../../web/target-organisation.js';
 import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
 import { emailAddress } from '../../../../core/identity/email.js';
@@ -131,7 +131,7 @@ export function projectsRouter(deps: PortalDeps): Router {
     });
   };
 
-  router.get('/dashboard/projects', view, async (req, res) => {
+  router.get('/dashboard/projects', view, noQuery, async (req, res) => {
     const projects = await listProjects(knex, { kind: 'involved', userId: req.user!.id }, now());
     if (wantsJson(req)) return res.json({ object: 'list', data: projects });
     res.render('dashboard/projects/index', {

@@ -16,6 +16,7 @@
 //   GET  /dashboard/reports/schedule-runs                the runs of schedules the caller owns or receives
 //   POST /dashboard/reports/schedule-runs/{run_id}/review
 // Everything is the caller's own: another user's report or job is 404, as one that does not exist.
+// No page here takes a query parameter: one is 422 (noQuery), never ignored.
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import {
@@ -54,9 +55,10 @@ import { wantsJson } from '../../web/errors.js';
 import { writeOrGone } from '../../web/backpressure.js';
 import { applyPathParamRules } from '../../web/path-params.js';
 import { requireAction } from '../../web/principal.js';
-import { maxRowId, parseBody, validationError } from '../../web/validation.js';
+import { maxRowId, noQuery, parseBody, validationError } from '../../web/validation.js';
 import { withFormPage, type FormIssue } from '../../web/form-issues.js';
 import { emailAddress } from '../../../../core/identity/email.js';
+import { FormClaims, newFormToken, sentFormToken, withoutFormToken } from '../../web/form-claims.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 /** A whole number from a form field or JSON. */
@@ -90,8 +92,12 @@ const createBody = z.strictObject({
   status: optionalWhole(2, 599),
 });
 const renameBody = z.strictObject({ name });
+/** The day field each cadence uses besides time and time zone (daily: none). */
+const cadenceDayField = { daily: undefined, weekly: 'weekday', monthly: 'month_day' } as const;
+const dayFields = ['weekday', 'month_day'] as const;
+const dayFieldNeeds = { weekday: 'a weekday (0 = Sunday)', month_day: 'a month_day (1–28)' } as const;
 const scheduleBody = z
-  .object({
+  .strictObject({
     report_id: whole(1, 2_147_483_647),
     cadence: z.enum(cadences, { message: `must be one of ${cadences.join(', ')}` }),
     time: z
@@ -107,13 +113,16 @@ const scheduleBody = z
       .transform((list) => list.map((e) => e.trim().toLowerCase()).filter(Boolean))
       .pipe(z.array(emailAddress).min(1, 'name at least one recipient').max(50)),
   })
-  .refine((b) => b.cadence !== 'weekly' || b.weekday !== undefined, {
-    message: 'a weekly schedule needs a weekday (0 = Sunday)',
-    path: ['weekday'],
-  })
-  .refine((b) => b.cadence !== 'monthly' || b.month_day !== undefined, {
-    message: 'a monthly schedule needs a month_day (1–28)',
-    path: ['month_day'],
+  // The cadence's day field is needed; the other is refused, never stored to look as if it
+  // counted (a weekday on a daily schedule). Empty is left out: the form sends every field.
+  .superRefine((b, ctx) => {
+    for (const field of dayFields) {
+      const used = cadenceDayField[b.cadence] === field;
+      if (used && b[field] === undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `a ${b.cadence} schedule needs ${dayFieldNeeds[field]}` });
+      if (!used && b[field] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: `a ${b.cadence} schedule does not use ${field}` });
+    }
   });
 
 /** Rows a page or the JSON projection shows at most (exports have no limit). */
@@ -126,6 +135,10 @@ export function reportsRouter(deps: PortalDeps): Router {
   const now = () => new Date(deps.clock());
   const guard = requireAction('reports.manage');
   const report = (req: Request) => findReport(knex, req.user!.id, Number(req.params.report_id));
+  // The hub's forms carry a one-use form_token, as the new-key form does: sent twice (a double
+  // click, a reload) they make one report or one schedule — a second schedule would email twice.
+  const reportForms = new FormClaims(deps.store, deps.logger, 'report-form');
+  const scheduleForms = new FormClaims(deps.store, deps.logger, 'schedule-form');
 
   /** The first rows of a run, for the page and the JSON projection. */
   const preview = async (saved: SavedReport) => {
@@ -157,10 +170,12 @@ export function reportsRouter(deps: PortalDeps): Router {
       cadences,
       myEmail: ((await knex('users').where({ id: req.user!.id }).first('email')) as { email: string }).email,
       form,
+      reportFormToken: newFormToken(),
+      scheduleFormToken: newFormToken(),
     });
   };
 
-  router.get('/dashboard/reports', guard, (req, res) => showHub(req, res));
+  router.get('/dashboard/reports', guard, noQuery, (req, res) => showHub(req, res));
 
   router.post('/dashboard/reports/schedules', guard, (req, res) =>
     withFormPage(
@@ -172,7 +187,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   );
 
   const createScheduleFrom = async (req: Request, res: Response) => {
-    const body = parseBody(scheduleBody, req.body);
+    const formToken = sentFormToken(req);
+    const body = parseBody(scheduleBody, withoutFormToken(req.body));
     const owner = req.user!;
     await findReport(knex, owner.id, body.report_id);
     // Recipients: active people of the owner's organisation (the owner alone without one).
@@ -189,17 +205,23 @@ export function reportsRouter(deps: PortalDeps): Router {
         param: 'recipients',
         humanMessage: `Not an active member of your organisation: ${missing.join(', ')} (scheduled reports go to colleagues only)`,
       });
-    const schedule = await createSchedule(
-      knex,
-      {
-        reportId: body.report_id,
-        ownerUserId: owner.id,
-        organisationId: owner.organisationId,
-        spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
-        recipientUserIds: found.map((u) => u.id),
-      },
-      now(),
-    );
+    const made = await scheduleForms.makeOnce(owner.id, formToken, async () => {
+      const schedule = await createSchedule(
+        knex,
+        {
+          reportId: body.report_id,
+          ownerUserId: owner.id,
+          organisationId: owner.organisationId,
+          spec: { cadence: body.cadence, timeOfDay: body.time, weekday: body.weekday, monthDay: body.month_day, timeZone: body.time_zone },
+          recipientUserIds: found.map((u) => u.id),
+        },
+        now(),
+      );
+      return { record: { number: schedule.schedule_id }, schedule };
+    });
+    // Sent before: the hub, which lists the schedule the first one made, not a second one.
+    if ('already' in made) return void res.redirect(303, '/dashboard/reports');
+    const { schedule } = made.made;
     if (wantsJson(req)) return void res.status(201).json({ schedule });
     res.redirect(303, '/dashboard/reports');
   };
@@ -210,7 +232,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
-  router.get('/dashboard/reports/schedule-runs', guard, async (req, res) => {
+  router.get('/dashboard/reports/schedule-runs', guard, noQuery, async (req, res) => {
     const runs = await listRuns(knex, req.user!.id, now());
     if (wantsJson(req)) return res.json({ object: 'list', data: runs });
     res.render('dashboard/reports/runs', { title: 'Scheduled runs', section: 'reports', runs });
@@ -232,7 +254,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   );
 
   const createReportFrom = async (req: Request, res: Response) => {
-    const body = parseBody(createBody, req.body);
+    const formToken = sentFormToken(req);
+    const body = parseBody(createBody, withoutFormToken(req.body), req.body);
     const given = {
       ...(body.days !== undefined && { days: body.days }),
       ...(body.group_by !== undefined && { group_by: body.group_by }),
@@ -254,13 +277,19 @@ export function reportsRouter(deps: PortalDeps): Router {
         .first('id');
       if (!mine) throw validationError([{ loc: ['body', 'key_id'], msg: 'is not one of the keys you can see', type: 'value_error' }]);
     }
-    const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
+    const made = await reportForms.makeOnce(req.user!.id, formToken, async () => {
+      const saved = await createReport(knex, { ownerUserId: req.user!.id, name: body.name, kind: body.kind, definition });
+      return { record: { number: saved.id }, saved };
+    });
+    // Sent before: the report the first one made, not a second one.
+    if ('already' in made) return void res.redirect(303, `/dashboard/reports/${made.already}/view`);
+    const { saved } = made.made;
     if (wantsJson(req)) return void res.status(201).json({ report: saved });
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
   };
 
   // Export jobs first: their paths would otherwise read "exports" as a report id.
-  router.get('/dashboard/reports/exports/:job_id', guard, async (req, res) => {
+  router.get('/dashboard/reports/exports/:job_id', guard, noQuery, async (req, res) => {
     const job = await findExport(knex, req.user!.id, req.params.job_id as string, now());
     if (wantsJson(req)) return res.json({ job });
     const saved = await findReport(knex, req.user!.id, job.report_id);
@@ -273,7 +302,7 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, `/dashboard/reports/exports/${job.job_id}`);
   });
 
-  router.get('/dashboard/reports/exports/:job_id/download', guard, async (req, res) => {
+  router.get('/dashboard/reports/exports/:job_id/download', guard, noQuery, async (req, res) => {
     const { stream, bytes, job } = await exportDownload(knex, req.user!.id, req.params.job_id as string, now(), (user, id) =>
       mayDownloadExport(knex, user, id),
     );
@@ -305,12 +334,12 @@ export function reportsRouter(deps: PortalDeps): Router {
     res.redirect(303, '/dashboard/reports');
   });
 
-  router.get('/dashboard/reports/:report_id/open', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/open', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     res.redirect(303, `/dashboard/reports/${saved.id}/view`);
   });
 
-  router.get('/dashboard/reports/:report_id/view', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/view', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const [shown, exports] = await Promise.all([preview(saved), listExports(knex, req.user!.id, saved.id, now())]);
     if (wantsJson(req)) return res.json({ report: saved, ...shown, exports });
@@ -325,14 +354,14 @@ export function reportsRouter(deps: PortalDeps): Router {
     });
   });
 
-  router.get('/dashboard/api/reports/:report_id', guard, async (req, res) => {
+  router.get('/dashboard/api/reports/:report_id', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const shown = await preview(saved);
     res.json({ report: saved, ...shown, truncated: shown.total > shown.rows.length });
   });
 
   // The CSV now, streamed page by page (the export job is for large or watched exports).
-  router.get('/dashboard/reports/:report_id/export', guard, async (req, res) => {
+  router.get('/dashboard/reports/:report_id/export', guard, noQuery, async (req, res) => {
     const saved = await report(req);
     const run = runReport(knex, saved, await ownerScope(knex, saved.owner_user_id), now());
     res.set({
