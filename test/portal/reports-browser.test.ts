@@ -87,6 +87,32 @@ describe('reports in the browser', () => {
     }
   }, 180_000);
 
+  it('the schedule form sends the day its cadence uses: weekly starts on Monday, daily sends none', async () => {
+    const user = await signUp(portal, { name: 'Wes Weekly', password: 'browser password 47' });
+    await user.client.postJson('/dashboard/reports', { name: 'Weekly spend', kind: 'usage' });
+    const signedIn = await signInPage(browser, portal.url, user, '/dashboard/reports');
+    try {
+      const page = signedIn.page;
+      const form = page.locator('[data-testid=schedule-create]');
+      // Daily: neither day field is sent (the server refuses a day field the cadence does not use).
+      expect(await form.locator('#weekday').isDisabled()).toBe(true);
+      expect(await form.locator('#month_day').isDisabled()).toBe(true);
+      await form.locator('#cadence').selectOption('weekly');
+      expect(await form.locator('#weekday').inputValue()).toBe('1');
+      expect(await form.locator('#month_day').isDisabled()).toBe(true);
+      await form.getByRole('button', { name: 'Schedule' }).click();
+      await page.waitForURL(/\/dashboard\/reports$/);
+      const rows = (await portal.database
+        .knex('report_schedules')
+        .where({ owner_user_id: user.id })
+        .select('cadence', 'weekday', 'month_day')) as unknown[];
+      expect(rows).toEqual([{ cadence: 'weekly', weekday: 1, month_day: null }]);
+      expect(signedIn.problems).toEqual([]);
+    } finally {
+      await signedIn.close();
+    }
+  });
+
   it('a scheduled run is listed with its file, and reviewed from the runs page', async () => {
     const user = await signUp(portal, { name: 'Sam Schedules', password: 'browser password 46' });
     const report = (await (await user.client.postJson('/dashboard/reports', { name: 'Daily spend', kind: 'usage' })).json()) as {
