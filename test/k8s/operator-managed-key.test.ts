@@ -167,6 +167,48 @@ describe('ManagedKey through the operator', () => {
     assert.equal(secrets.items.length, 1, 'there is exactly one Secret for the key');
     assert.equal((await chat(bed.gateway.gateway.url, apiKey)).status, 200, 'the gateway accepts the key');
   });
+  test('the longest names a ManagedKey may have get a key, a Secret the API server accepts, and a label that fits', async () => {
+    // 249 characters without secretName (<name>-key is then 253), 253 with it (docs/crds.md): the row's
+    // `<namespace>/<name>` did not fit 200 characters, and a label value holds at most 63.
+    const named = [
+      { name: `a${'b'.repeat(247)}c`, spec: {} },
+      { name: `long.${'d'.repeat(247)}e`, spec: { secretName: 'long-one' } },
+    ];
+    for (const { name, spec } of named) {
+      await bed.applyManagedKey(name, spec);
+      await waitFor(
+        `Ready=True for ${name.length} characters`,
+        async () => conditionOf(await bed.readManagedKey(name), 'Ready')?.status === 'True',
+      );
+      const secret = await readSecret(spec.secretName ?? `${name}-key`);
+      const label = secret?.metadata?.labels?.['gateway.svc.dev/managed-key'] ?? '';
+      assert.match(label, new RegExp(`^${name.slice(0, 52).replace('.', '\\.')}-[0-9a-f]{10}$`));
+      assert.equal(secret?.metadata?.annotations?.['gateway.svc.dev/managed-key'], name, 'the annotation holds the whole name');
+      const rows = await new KeyRepository(bed.gateway.database.knex, bed.gateway.pepper).list({
+        namePrefix: `${bed.kube.namespace}/${name.slice(0, 40)}`,
+        limit: 10,
+      });
+      assert.deepEqual(
+        rows.data.map((row) => row.name),
+        [`${bed.kube.namespace}/${name}`],
+      );
+      assert.equal((await chat(bed.gateway.gateway.url, apiKeyOf(secret))).status, 200, 'the gateway accepts the key');
+    }
+  });
+
+  test('a reconcile the API server refuses is Ready=False ReconcileError naming the refusal, until the retry succeeds', async () => {
+    bed.kube.fake!.failNext('secrets', 2, 422, 'create');
+    await bed.applyManagedKey('refused', {});
+    let ready = conditionOf(await bed.readManagedKey('refused'), 'Ready');
+    await waitFor('Ready=False ReconcileError', async () => {
+      ready = conditionOf(await bed.readManagedKey('refused'), 'Ready');
+      return ready?.reason === 'ReconcileError';
+    });
+    assert.equal(ready?.status, 'False');
+    assert.match(ready?.message ?? '', /^The reconcile failed: HTTP 422/);
+    await waitFor('Ready=True after the retry', async () => conditionOf(await bed.readManagedKey('refused'), 'Ready')?.status === 'True');
+  });
+
   test('a ManagedKey removed while no operator ran (finalizer taken off by hand) has its key swept by the next leader', async () => {
     const object = await bed.applyManagedKey('abandoned', {});
     await waitFor('Ready=True', async () => conditionOf(await bed.readManagedKey('abandoned'), 'Ready')?.status === 'True');

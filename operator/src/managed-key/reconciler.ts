@@ -5,6 +5,7 @@ import { readBudgetUsage } from '../../../core/budget/index.js';
 import { outageSource } from '../../../core/errors/dependency-outage.js';
 import { announceKeyChange, generateSecret, hashSecret, type KeyRecord, type KeyRepository } from '../../../core/keys/index.js';
 import type { Store } from '../../../core/store/index.js';
+import { describeError } from '../kube/controller.js';
 import type { EventNote, EventRecorder } from '../kube/events.js';
 import type { WorkOutcome } from '../kube/work-queue.js';
 import { OwedAnnouncements } from '../owed-announcements.js';
@@ -27,6 +28,8 @@ import {
   keyOwnerOf,
   keyOwnerPrefix,
   managedKeyApi,
+  managedKeyLabel,
+  managedKeyLabelValue,
   managedKeyFinalizer,
   parseManagedKeySpec,
   secretNameOf,
@@ -88,15 +91,22 @@ export class ManagedKeyReconciler {
     }
   }
 
+  /**
+   * Any other failure (the API server refusing a write, the database refusing a row) is `Ready=False`
+   * with reason `ReconcileError` and the error's one-line description: it was only logged, and
+   * `kubectl wait --for condition=Ready` waited with nothing on the object to say why (outside probe).
+   */
   private async reportInfrastructureError(ref: string, error: unknown): Promise<void> {
     const source = outageSource(error);
-    if (source !== 'database' && source !== 'store') return;
     const [namespace, name] = ref.split('/') as [string, string];
     try {
       const object = await this.read(namespace, name);
       if (!object || object.metadata?.deletionTimestamp) return;
-      const reason = source === 'database' ? 'DatabaseUnavailable' : 'StoreUnavailable';
-      const message = `${source === 'database' ? 'PostgreSQL' : 'the store (Redis)'} could not be reached: ${error instanceof Error ? error.message : String(error)}; retrying`;
+      const reason = source === 'database' ? 'DatabaseUnavailable' : source === 'store' ? 'StoreUnavailable' : 'ReconcileError';
+      const message =
+        source === 'database' || source === 'store'
+          ? `${source === 'database' ? 'PostgreSQL' : 'the store (Redis)'} could not be reached: ${error instanceof Error ? error.message : String(error)}; retrying`
+          : `The reconcile failed: ${describeError(error)}; retrying`;
       const status = infrastructureStatus(object.status, reason, message, object.metadata?.generation ?? 0, new Date(this.deps.clock()));
       if (await this.writeStatus(object, status)) await this.event(object, { type: 'Warning', reason, message });
     } catch {
@@ -351,7 +361,8 @@ export class ManagedKeyReconciler {
       metadata: {
         name,
         namespace,
-        labels: { [keySecretLabel.name]: keySecretLabel.value, 'gateway.svc.dev/managed-key': owner.metadata?.name ?? '' },
+        labels: { [keySecretLabel.name]: keySecretLabel.value, [managedKeyLabel]: managedKeyLabelValue(owner.metadata?.name ?? '') },
+        annotations: { [managedKeyLabel]: owner.metadata?.name ?? '' },
         ownerReferences: [
           {
             apiVersion: `${group}/${version}`,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { z } from 'zod';
 import type { Condition } from '../kube/conditions.js';
@@ -91,6 +92,20 @@ export const keyOwnerKindPrefix = 'ManagedKey/';
 /** The owner marker prefix of every ManagedKey called `name` in `namespace`. */
 export function keyOwnerPrefix(namespace: string, name: string): string {
   return `${keyOwnerKindPrefix}${namespace}/${name}/`;
+}
+
+/** The Secret's label and annotation naming its ManagedKey. */
+export const managedKeyLabel = 'gateway.svc.dev/managed-key';
+
+/**
+ * The value of the Secret's `managedKeyLabel`: the ManagedKey's name, when it fits a label value
+ * (at most 63 characters); a longer name (a ManagedKey's may have 253) as its first 52 characters
+ * and 10 hex characters of its SHA-256 — the API server refused the Secret whole, and the key never
+ * reached its user (outside probe). The annotation of the same name always holds the whole name.
+ */
+export function managedKeyLabelValue(name: string): string {
+  if (name.length <= 63) return name;
+  return `${name.slice(0, 52)}-${createHash('sha256').update(name).digest('hex').slice(0, 10)}`;
 }
 
 /** The Secret the key is written to: spec.secretName, default `<name>-key`. */

@@ -131,6 +131,7 @@ export class ObjectStore {
         group: type.group,
       });
     }
+    refuseInvalidLabels(type, metadata.labels);
     const rv = this.nextRv();
     const { deletionTimestamp: _d, resourceVersion: _r, ...cleanMeta } = metadata;
     let object: KubeObject = {
@@ -170,6 +171,7 @@ export class ObjectStore {
   ): KubeObject {
     const current = this.require(type, namespace, name);
     const candidate = compute(structuredClone(current));
+    refuseInvalidLabels(type, candidate.metadata?.labels);
     const wantedRv = candidate.metadata?.resourceVersion;
     if (wantedRv !== undefined && wantedRv !== '' && wantedRv !== current.metadata.resourceVersion)
       throw staleConflict(type.plural, type.group, name);
@@ -345,5 +347,20 @@ export class ObjectStore {
     const found = this.bucket(type).get(objectKey(type.namespaced ? namespace : undefined, name));
     if (!found) throw notFound(type.plural, type.group, name);
     return found;
+  }
+}
+
+/** A label value as the API server validates it: empty, or at most 63 alphanumerics, `-`, `_`, `.` starting and ending alphanumeric. */
+const labelValue = /^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
+
+/** Refuses label values the real API server refuses (422 Invalid), so a test meets what a cluster would say. */
+function refuseInvalidLabels(type: ResourceType, labels: Record<string, string> | undefined): void {
+  for (const [name, value] of Object.entries(labels ?? {})) {
+    if (!labelValue.test(value))
+      throw new KubeStatusError(
+        422,
+        'Invalid',
+        `${type.kind} is invalid: metadata.labels: Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (${name}; at most 63 characters)`,
+      );
   }
 }
