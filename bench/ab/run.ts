@@ -117,7 +117,13 @@ async function main(): Promise<void> {
     await measureLoad('warm-up', `http://127.0.0.1:${ports.sim}/v1/chat/completions`, {}, [], { duration: 1, connections: 32 });
     const results: { side: 'A' | 'B'; m: LoadMeasurement }[] = [];
     for (const side of roundOrder(rounds)) {
-      const options = { pepper, catalogue, dataDir: join(dir, `data-${side}`), storePrefix, databaseUrl: databaseUrls?.[side] };
+      const options = {
+        pepper,
+        catalogue,
+        dataDir: join(dir, `data-${side}`),
+        storePrefix: `${storePrefix}${side}:`,
+        databaseUrl: databaseUrls?.[side],
+      };
       const writer = side === 'B' && ownWriterB ? await startBenchAuditWriter(options) : undefined;
       const gateway = await startBenchGateway({
         ...options,

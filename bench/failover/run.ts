@@ -116,6 +116,9 @@ async function main(): Promise<void> {
         PORT: '0',
         LOG_LEVEL: 'info',
         SVC_SHUTDOWN_GRACE_MS: '1000',
+        // Each gateway a fresh Redis prefix on the one database (no state carried between
+        // measurements): moved there deliberately, as the database is bound to one prefix.
+        SVC_STORE_REBIND: 'true',
         ...settings,
       }),
     };

@@ -66,6 +66,8 @@ export const settingsSchema = z.object({
   SVC_ALLOW_LINK_LOCAL_SUPPLIERS: flag(false),
   SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
   SVC_STORE_PREFIX: z.string().default('svc:'),
+  /** For one start: bind the database to this SVC_STORE_PREFIX instead of refusing (core/store/binding.ts). */
+  SVC_STORE_REBIND: flag(false),
   /**
    * How long one Redis command (or connection attempt) may wait before it fails as a store
    * outage: a request then gets 503, or its audit record the spill file, instead of waiting for

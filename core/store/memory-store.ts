@@ -20,7 +20,7 @@ export class MemoryStore implements Store {
   private closed = false;
 
   constructor(
-    private readonly prefix = '',
+    readonly prefix = '',
     clock: () => number = Date.now,
     options: { sharded?: boolean } = {},
   ) {

@@ -218,7 +218,7 @@ export class RedisStore implements Store {
 
   constructor(
     url: string,
-    private readonly prefix = '',
+    readonly prefix = '',
     options: { cluster?: boolean; timeoutMs?: number } = {},
   ) {
     this.sharded = options.cluster === true;

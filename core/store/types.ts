@@ -65,6 +65,8 @@ export interface Store {
    * shard tag (core/store/shard-tags.ts), so work over several entities is split per tag.
    */
   readonly sharded: boolean;
+  /** Put before every key: what keeps installations sharing one Redis apart (core/store/binding.ts). */
+  readonly prefix: string;
   get(key: string): Promise<string | null>;
   set(key: string, value: string, options?: { ttlMs?: number }): Promise<void>;
   del(...keys: string[]): Promise<number>;

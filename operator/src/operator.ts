@@ -12,7 +12,7 @@ import type { Catalogue } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { KeyRepository } from '../../core/keys/index.js';
 import { RegionPolicyRepository } from '../../core/regions/index.js';
-import { openStore, type Store } from '../../core/store/index.js';
+import { bindStoreToDatabase, openStore, type Store } from '../../core/store/index.js';
 import {
   createLogger,
   createMetricsRegistry,
@@ -91,6 +91,14 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   const database = overrides.database ?? (await openDatabase(databaseTargetFromSettings(settings)));
   if (!overrides.database) await database.migrate();
   const store = overrides.store ?? openStore(settings);
+  // Before anything reads the store: a prefix another installation uses is refused.
+  await bindStoreToDatabase(database.knex, store, { rebind: settings.SVC_STORE_REBIND, warn: (message) => logger.warn(message) }).catch(
+    async (error: unknown) => {
+      if (!overrides.store) await store.close();
+      if (!overrides.database) await database.close();
+      throw error;
+    },
+  );
   const { kubeConfig } = overrides;
   // No request of a leader may outlast the time it may go without renewing its Lease.
   const apiConfig = withRequestTimeout(kubeConfig, settings.SVC_LEASE_RENEW_DEADLINE_MS);

@@ -18,6 +18,7 @@ export const operatorSettingsSchema = settingsSchema
     SVC_DATA_DIR: true,
     SVC_DB_POOL_MAX: true,
     SVC_STORE_PREFIX: true,
+    SVC_STORE_REBIND: true,
     SVC_STORE_TIMEOUT_MS: true,
     SVC_HOST: true,
     SVC_METRICS_PORT: true,

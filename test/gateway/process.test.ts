@@ -1,6 +1,6 @@
 // The gateway as a process (npm run gateway), configured by environment only, as Kubernetes runs
 // it: start-up refusals name what is wrong, and SIGTERM drains the request in flight.
-import { afterAll, beforeAll, describe, onTestFinished, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, onTestFinished, test } from 'vitest';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -133,6 +133,13 @@ describe('the gateway process (npm run gateway)', () => {
   let supplier: Awaited<ReturnType<typeof startHeldSupplier>>;
   let dir: string;
   let catalogue: string;
+  // One prefix per test: each test has a database of its own, and a prefix belongs to one database.
+  let prefix = '';
+  let tests = 0;
+  beforeEach(() => {
+    tests += 1;
+    prefix = `proc-test-${process.pid}-${tests}:`;
+  });
   const baseEnv = () => ({
     SVC_ADMIN_KEY: generateSecret('admin'),
     SVC_KEY_PEPPER: generateSecret('admin'),
@@ -142,7 +149,7 @@ describe('the gateway process (npm run gateway)', () => {
     SVC_METRICS_PORT: '0',
     PORT: '0',
     LOG_LEVEL: 'warn',
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: `proc-test-${process.pid}:` } : {}),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL, SVC_STORE_PREFIX: prefix } : {}),
   });
 
   beforeAll(async () => {
@@ -157,7 +164,7 @@ describe('the gateway process (npm run gateway)', () => {
   afterAll(async () => {
     await supplier?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
-    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `proc-test-${process.pid}:`);
+    if (process.env.REDIS_URL) await deleteKeysWithPrefix(process.env.REDIS_URL, `proc-test-${process.pid}-`);
   });
 
   test('a bad catalogue stops start-up with a message naming the field', async () => {
@@ -365,6 +372,25 @@ describe('the gateway process (npm run gateway)', () => {
     assert.equal(response.status, 200, await response.clone().text());
     child.kill('SIGTERM');
     await exited;
+  });
+
+  // Found by an outside probe: gateways on one database with different prefixes each kept their own
+  // budget counters and key cache. Refused before the store is used, even with Redis down.
+  test('a database bound to another store prefix stops start-up, naming both prefixes', async () => {
+    const env = {
+      ...baseEnv(),
+      SVC_DATA_DIR: join(dir, 'data-bound-elsewhere'),
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      SVC_STORE_PREFIX: 'mine:',
+    };
+    await seedEmbeddedDataDir(env.SVC_DATA_DIR);
+    const db = await openDatabase({ kind: 'embedded', dataDir: env.SVC_DATA_DIR });
+    await db.knex('store_binding').insert({ prefix: 'theirs:', installation: 'other' });
+    await db.close();
+    const { exited, output } = spawnGateway(env);
+    assert.equal(await exited, 1, output());
+    assert.match(output(), /bound to store prefix "theirs:", but SVC_STORE_PREFIX is "mine:"/);
+    assert.match(output(), /SVC_STORE_REBIND=1/);
   });
 
   test('SVC_WORKERS above 1 on the embedded defaults is refused at start-up', async () => {

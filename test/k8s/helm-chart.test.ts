@@ -385,6 +385,17 @@ describe.skipIf(noHelm !== undefined)(`Helm chart charts/svc-gateway${noHelm ? `
     }
   });
 
+  // A database is bound to one store prefix and refuses a deployable on another (core/store/binding.ts).
+  it('redis.prefix gives every deployable the same SVC_STORE_PREFIX', () => {
+    const prefix = (objects: RenderedObject[], name: string) =>
+      container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`)).env?.find((e) => e.name === 'SVC_STORE_PREFIX')?.value;
+    const names = ['gateway', 'operator', 'portal', 'audit-writer'];
+    const separateWriter = ['--set', 'gateway.auditWriter.separate=true'];
+    for (const name of names) assert.equal(prefix(render(...separateWriter), name), 'svc:', `${name}: the default prefix`);
+    const set = render(...separateWriter, '--set', 'redis.prefix=tenant-b:');
+    for (const name of names) assert.equal(prefix(set, name), 'tenant-b:', `${name}: redis.prefix`);
+  });
+
   it('redis.cluster points every deployable at a Redis Cluster; the bundled single Redis cannot be one', () => {
     const env = (objects: RenderedObject[], name: string) =>
       container(find<Deployment>(objects, 'Deployment', `svc-gateway-${name}`)).env?.find((e) => e.name === 'SVC_REDIS_CLUSTER')?.value;

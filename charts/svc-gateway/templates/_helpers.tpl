@@ -77,6 +77,9 @@ capabilities:
 {{- if and .Values.redis.bundled .Values.redis.cluster }}{{ fail "redis.cluster=true needs redis.bundled=false and secrets.redisUrl naming the cluster: the bundled Redis is one server" }}{{ end }}
 - name: SVC_REDIS_CLUSTER
   value: {{ ternary "true" "false" (eq .Values.redis.cluster true) | quote }}
+{{- /* One value for every deployable: a database is bound to one prefix and refuses others (docs/reliability.md). */}}
+- name: SVC_STORE_PREFIX
+  value: {{ .Values.redis.prefix | default "svc:" | quote }}
 {{- end -}}
 
 {{- define "svc.commonEnvFrom" -}}

@@ -39,6 +39,7 @@ import * as m037 from './037_schedule_run_recipients.js';
 import * as m038 from './038_billing_operation_charge.js';
 import * as m039 from './039_billing_install_metadata.js';
 import * as m040 from './040_billing_refund_failures.js';
+import * as m041 from './041_store_binding.js';
 import * as m042 from './042_managed_key_names.js';
 
 /** A migration module: forward and backward steps. */
@@ -92,6 +93,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['038_billing_operation_charge', m038],
   ['039_billing_install_metadata', m039],
   ['040_billing_refund_failures', m040],
+  ['041_store_binding', m041],
   ['042_managed_key_names', m042],
 ];
 
