@@ -21,7 +21,7 @@ import { registerMessagesRoutes } from './interfaces/messages/route.js';
 import { registerModelRoutes } from './interfaces/models/route.js';
 import { registerNativeResponsesRoutes } from './interfaces/native-responses/route.js';
 import { clientClosedRequest } from './observability/request-labels.js';
-import { recordRequestMetrics } from './observability/request-metrics.js';
+import { recordRequestMetrics, recordRoutingMetrics } from './observability/request-metrics.js';
 import { RequestTrace } from './observability/request-trace.js';
 import { registerRerankRoutes } from './interfaces/rerank/route.js';
 import { answeringAttempt, isFailover } from './pipeline/attempts.js';
@@ -137,8 +137,8 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       if (reply.raw.writableFinished) return;
       // Closed after its stream's error event: recorded as the answer it got, not as a 499 — once
       // the pipeline has recorded that answer (its attempt, usage, cost), when the end is released.
-      if (request.streamErrorSent) {
-        request.finishAfterStreamEnd = () => {
+      if (request.streamErrorSent && request.inPipeline) {
+        request.afterPipeline = () => {
           request.trace?.end(request, reply);
           finish(request, reply, reply.raw.statusCode);
         };
@@ -146,7 +146,11 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
       }
       request.clientClosed = true;
       request.trace?.end(request, undefined);
-      finish(request, reply, clientClosedRequest.status);
+      // The request line and its count now (it names the supplier left working); its attempts,
+      // tokens and cost once the pipeline has recorded them.
+      const routingLater = request.inPipeline === true;
+      finish(request, reply, clientClosedRequest.status, routingLater);
+      if (routingLater) request.afterPipeline = () => recordRoutingMetrics(deps.telemetry.metrics, deps.catalogue, request, reply);
     });
     reply.header('x-request-id', request.id);
     // The Anthropic SDK reads its request id from `request-id`.
@@ -172,7 +176,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
 
   const accessLog = accessLoggerOf(deps.logger, deps.telemetry.logPromptContent);
   /** Metrics and the access line of a request that ended: answered, or abandoned by its client. */
-  const finish = (request: FastifyRequest, reply: FastifyReply, status: number) => {
+  const finish = (request: FastifyRequest, reply: FastifyReply, status: number, routingLater = false) => {
     // Once per request, whichever of the two hooks comes first.
     if (request.finished) return;
     request.finished = true;
@@ -180,7 +184,7 @@ export function createApp(deps: GatewayDeps): FastifyInstance {
     const caller = request.caller;
     const routing = request.routing;
     const answered = answeringAttempt(routing);
-    recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply, status);
+    recordRequestMetrics(deps.telemetry.metrics, deps.catalogue, request, reply, status, routingLater);
     accessLog.info(
       {
         request_id: request.id,

@@ -212,7 +212,7 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     } finally {
       for (const supplier of suppliers) supplier.setFaults(undefined);
     }
-    const end = await scrape(h.gateway.metricsUrl!);
+    let end = await scrape(h.gateway.metricsUrl!);
     const moved = (labels: Record<string, string>) =>
       end.sum('svc_gateway_requests_total', labels) - start.sum('svc_gateway_requests_total', labels);
     assert.equal(
@@ -227,6 +227,18 @@ describe('gateway metrics after a success, a failover and a rejection', () => {
     assert.ok(line, 'a request line for the abandoned request');
     assert.equal(line.in_flight_supplier, 'sim-a', 'it names the supplier the client left waiting');
     assert.equal(line.attempts, undefined, 'no attempt had ended when the client left');
+    // Its attempt is counted once the pipeline has recorded it, as its audit record has it (it was never counted).
+    const attempts = () => end.sum('svc_gateway_upstream_attempts_total', { code: 'client_closed_request' });
+    await waitFor('the cancelled attempt in the metrics', async () => {
+      end = await scrape(h.gateway.metricsUrl!);
+      return attempts() - start.sum('svc_gateway_upstream_attempts_total', { code: 'client_closed_request' }) >= 1;
+    });
+    assert.equal(
+      end.sum('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', outcome: 'failed', code: 'client_closed_request' }) -
+        start.sum('svc_gateway_upstream_attempts_total', { supplier: 'sim-a', outcome: 'failed', code: 'client_closed_request' }),
+      1,
+      'one attempt, cancelled for the client',
+    );
   });
 
   test('metrics are not served on the API port', async () => {

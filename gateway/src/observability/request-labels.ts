@@ -14,8 +14,14 @@ declare module 'fastify' {
      * A client leaving after it — the SDKs close on the error event — left nothing undecided.
      */
     streamErrorSent?: boolean;
-    /** Set when such a client left before the stream's end: its request line and metrics, owed once the end is released (held-stream-end.ts). */
-    finishAfterStreamEnd?: () => void;
+    /** The routed pipeline (pipeline/serve-routed.ts) is working on this request: it calls `afterPipeline` when it ends. */
+    inPipeline?: boolean;
+    /**
+     * What is owed once the pipeline ends, set when the client left while it worked: the request
+     * line and metrics of a client that left after its stream's error event, or the routing
+     * metrics (attempts, tokens, cost) of any other client that left (app.ts).
+     */
+    afterPipeline?: () => void;
   }
 }
 
@@ -60,10 +66,10 @@ export function modelLabel(catalogue: Catalogue, model: string | undefined): str
   return catalogue.routes.has(model) ? model : 'unknown';
 }
 
-/** Bounded `code` label: a catalogue error code, `other` for a foreign string, `none` without an error. */
+/** Bounded `code` label: a catalogue error code (or `client_closed_request`), `other` for a foreign string, `none` without an error. */
 export function codeLabel(code: string | undefined): string {
   if (code === undefined) return 'none';
-  return isErrorCode(code) ? code : 'other';
+  return isErrorCode(code) || code === clientClosedRequest.code ? code : 'other';
 }
 
 /** Enforcement refusals by the catalogue code they are answered with. */

@@ -5,11 +5,10 @@ import { codeLabel, interfaceLabel, modelLabel, rejectionReason } from './reques
 import { answeringAttempt } from '../pipeline/attempts.js';
 
 /**
- * Records one finished request in the gateway's metrics, from its routing record: the request
- * itself, each supplier attempt, failovers, tokens, cost, the gateway's own overhead and (for
- * streams) the time to first byte; or an enforcement refusal. Called once per request from
- * the onResponse hook (or onRequestAbort, with status 499), so the request path itself does no
- * metrics work.
+ * Records one finished request in the gateway's metrics: the request itself (or an enforcement
+ * refusal) and, unless `routingLater`, what its routing record holds (recordRoutingMetrics).
+ * Called once per request from the onResponse hook (or when its client left, with status 499), so
+ * the request path itself does no metrics work.
  */
 export function recordRequestMetrics(
   metrics: GatewayMetrics,
@@ -17,24 +16,38 @@ export function recordRequestMetrics(
   request: FastifyRequest,
   reply: FastifyReply,
   status = reply.statusCode,
+  routingLater = false,
 ): void {
   const routing = request.routing;
-  const attempts = routing?.attempts ?? [];
   const answered = answeringAttempt(routing);
   const iface = interfaceLabel(request);
   const model = modelLabel(catalogue, routing?.model);
   const supplier = answered?.supplier ?? 'none';
   // A stream cut after its first byte is answered 200 but ends with its attempt's error.
   const code = codeLabel(request.errorCode ?? (answered?.outcome === 'failed' ? answered.code : undefined));
-  const elapsedSeconds = reply.elapsedTime / 1000;
 
   metrics.requests.inc({ interface: iface, model, supplier, region: answered?.region ?? 'none', status: String(status), code });
-  metrics.requestDuration.observe({ interface: iface, model }, elapsedSeconds);
+  metrics.requestDuration.observe({ interface: iface, model }, reply.elapsedTime / 1000);
 
-  const reason = rejectionReason(request.errorCode, attempts.length);
+  const reason = rejectionReason(request.errorCode, routing?.attempts.length ?? 0);
   if (reason) metrics.rejections.inc({ reason });
-  if (!routing || attempts.length === 0) return;
+  if (!routingLater) recordRoutingMetrics(metrics, catalogue, request, reply);
+}
 
+/**
+ * What a request's routing record holds, in the metrics: each supplier attempt (as its audit
+ * record has it), failovers, tokens, cost, the gateway's own overhead and (streams) the time to
+ * first byte. For a request whose client left while the pipeline still worked on it, called when
+ * the pipeline ends (app.ts): counted at the client's leaving, its attempts were never counted,
+ * nor the tokens and cost of what it had streamed (outside probe).
+ */
+export function recordRoutingMetrics(metrics: GatewayMetrics, catalogue: Catalogue, request: FastifyRequest, reply: FastifyReply): void {
+  const routing = request.routing;
+  const attempts = routing?.auditedAttempts ?? routing?.attempts ?? [];
+  if (!routing || attempts.length === 0) return;
+  const iface = interfaceLabel(request);
+  const model = modelLabel(catalogue, routing.model);
+  const supplier = answeringAttempt(routing)?.supplier ?? 'none';
   for (const [index, attempt] of attempts.entries()) {
     const labels = { supplier: attempt.supplier, region: attempt.region, outcome: attempt.outcome };
     metrics.upstreamDuration.observe(labels, attempt.latencyMs / 1000);

@@ -43,7 +43,9 @@ export function auditRecordOf(
     status: outcome ? outcome.status : 200,
     code: outcome?.code ?? (answered?.outcome === 'failed' ? (answered.code ?? null) : null),
     failover: isFailover(routing, answered?.supplier),
-    attempts: request.clientClosed ? routing.attempts.map((a) => cancelledForClient(a, !error && a === answered)) : routing.attempts,
+    attempts: (routing.auditedAttempts = request.clientClosed
+      ? routing.attempts.map((a) => cancelledForClient(a, !error && a === answered))
+      : routing.attempts),
     session: routing.session ?? null,
     ...(routing.autoRouted && { autoRouted: true }),
   };

@@ -50,6 +50,11 @@ export interface RoutingRecord {
    * request line written while it runs — the client left, 499 — names as still in flight.
    */
   inFlightSupplier: string | undefined;
+  /**
+   * The attempts as the audit record has them (accounting.ts: those cancelled for a client that
+   * left read 499 client_closed_request), once it is made: the metrics count the same.
+   */
+  auditedAttempts?: AttemptRecord[];
 }
 
 /**
@@ -81,6 +86,7 @@ export function routingRecord(request: FastifyRequest): RoutingRecord {
     upstreamMs: 0,
     firstByteMs: undefined,
     inFlightSupplier: undefined,
+    auditedAttempts: undefined,
   };
   return request.routing;
 }

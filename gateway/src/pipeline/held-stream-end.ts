@@ -23,6 +23,4 @@ export function releaseStreamEnd(reply: FastifyReply): void {
     held.delete(reply);
     close();
   }
-  // A client that left after the stream's error event: its request line and metrics (app.ts).
-  reply.request.finishAfterStreamEnd?.();
 }

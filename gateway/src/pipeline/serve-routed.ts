@@ -50,10 +50,14 @@ export async function serveRouted<T>(deps: GatewayDeps, request: FastifyRequest,
   record.model = call.model;
   // Listen for the client leaving from the start, before any await.
   const cancellation = new RequestCancellation(reply, deps.inFlight);
+  request.inPipeline = true;
   try {
     return await serveWith(deps, request, reply, call, key, record, cancellation);
   } finally {
     cancellation.finished();
+    request.inPipeline = false;
+    // What a client that left meanwhile is still owed: its metrics, once its record is made (app.ts).
+    request.afterPipeline?.();
   }
 }
 
