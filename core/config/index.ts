@@ -5,6 +5,7 @@ export * from './catalogue.js';
 export * from './settings.js';
 export * from './portal-settings.js';
 export * from './shutdown.js';
+export * from './port-taken.js';
 
 /** Everything a deployable is configured with: environment settings and the catalogue. */
 export interface Config {

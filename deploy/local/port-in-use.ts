@@ -1,4 +1,4 @@
-import { ConfigError } from '../../core/config/index.js';
+import { ConfigError, takenPort } from '../../core/config/index.js';
 import { createServer } from 'node:net';
 
 /**
@@ -16,9 +16,8 @@ const portVariables = [
 
 /** A port already taken (another gateway, an earlier start): which setting moves it, not a stack trace. */
 export function portInUse(error: unknown, env: NodeJS.ProcessEnv): string | undefined {
-  const failure = error instanceof Error ? ((error.cause as NodeJS.ErrnoException | undefined) ?? error) : undefined;
-  const busy = failure as (NodeJS.ErrnoException & { port?: number; address?: string }) | undefined;
-  if (busy?.code !== 'EADDRINUSE') return undefined;
+  const busy = takenPort(error);
+  if (!busy) return undefined;
   const variable = portVariables.find(([name, fallback]) => Number(env[name] ?? fallback) === busy.port)?.[0];
   return (
     `npm start: port ${busy.port} on ${busy.address ?? '127.0.0.1'} is already in use (another gateway, or an earlier npm start). ` +

@@ -1,14 +1,21 @@
 // Entry point of the gateway deployable: configuration from the environment and the
 // catalogue only (how Kubernetes and the benchmarks run it). Wiring lives in server.ts; with
 // SVC_WORKERS > 1 this process supervises that many gateway processes (cluster.ts).
-import { ConfigError, loadConfig, stopOnSignals } from '../../core/config/index.js';
+import { loadConfig, startFailure, stopOnSignals, type ListenPorts } from '../../core/config/index.js';
 import { startTracing } from '../../core/telemetry/index.js';
 import { isClusterWorker, reportMetricsToPrimary, runClusterPrimary, workerCount } from './cluster.js';
 import { startGateway } from './server.js';
 import { tokenCounter } from './tokens/count.js';
 
+/** The ports this process listens on, once its settings are read (a taken one is named in the failure). */
+let ports: ListenPorts = [];
+
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  ports = [
+    ['PORT', config.settings.PORT],
+    ['SVC_METRICS_PORT', config.settings.SVC_METRICS_PORT],
+  ];
   const workers = workerCount(config.settings);
   if (workers > 1 && !isClusterWorker()) {
     const primary = await runClusterPrimary(config.settings, workers);
@@ -50,6 +57,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? `configuration error: ${error.message}` : error);
+  console.error(startFailure(error, 'gateway', ports));
   process.exit(1);
 });
