@@ -77,6 +77,25 @@ export async function bindStoreToDatabase(
   });
 }
 
+/**
+ * bindStoreToDatabase at a deployable's start: refused, the store and the database it opened
+ * itself (`owned`; a test may hand it either) are closed before the refusal is thrown, so the
+ * process can exit. The one call every deployable makes (gateway, audit writer, portal, operator).
+ */
+export async function bindAtStart(
+  database: { knex: Knex; close(): Promise<void> },
+  store: Store,
+  options: { rebind?: boolean; warn: (message: string) => void; owned: { store: boolean; database: boolean } },
+): Promise<void> {
+  try {
+    await bindStoreToDatabase(database.knex, store, options);
+  } catch (error) {
+    if (options.owned.store) await store.close();
+    if (options.owned.database) await database.close();
+    throw error;
+  }
+}
+
 function boundElsewhere(bound: string, mine: string): string {
   return (
     `this database is bound to store prefix "${bound}", but SVC_STORE_PREFIX is "${mine}": every gateway, ` +

@@ -23,4 +23,4 @@ export function openStore(settings: {
       })
     : new MemoryStore(settings.SVC_STORE_PREFIX);
 }
-export { bindStoreToDatabase, StoreBindingError } from './binding.js';
+export { bindAtStart, bindStoreToDatabase, StoreBindingError } from './binding.js';

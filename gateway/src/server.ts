@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { auditBacklog, AuditBuffer, AuditJournal, AuditWriter, type AuditWriting } from '../../core/audit/index.js';
 import { hashSecret, KeyRepository } from '../../core/keys/index.js';
 import { sweepMirrorOutbox, WalletLedger } from '../../core/wallets/index.js';
-import { bindStoreToDatabase, countStoreErrors, openStore, type Store } from '../../core/store/index.js';
+import { bindAtStart, countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import {
   createGatewayMetrics,
   createLogger,
@@ -97,13 +97,11 @@ export async function startGateway(config: Config, overrides: GatewayOverrides =
   database.knex.on('query-error', countQueryError);
   const store = countStoreErrors(overrides.store ?? openStore(settings), (operation) => metrics.storeErrors.inc({ operation }));
   // Before anything reads or counts in the store: a prefix another installation uses is refused.
-  await bindStoreToDatabase(database.knex, store, { rebind: settings.SVC_STORE_REBIND, warn: (message) => logger.warn(message) }).catch(
-    async (error: unknown) => {
-      if (!overrides.store) await store.close();
-      if (!overrides.database) await database.close();
-      throw error;
-    },
-  );
+  await bindAtStart(database, store, {
+    rebind: settings.SVC_STORE_REBIND,
+    warn: (message) => logger.warn(message),
+    owned: { store: !overrides.store, database: !overrides.database },
+  });
   const keyRepository = new KeyRepository(database.knex, settings.SVC_KEY_PEPPER);
   const wallets = new WalletLedger(database.knex, store);
   // Credits the Management API made while the store did not answer reach the wallet mirror here

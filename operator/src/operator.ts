@@ -12,7 +12,7 @@ import type { Catalogue } from '../../core/config/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
 import { KeyRepository } from '../../core/keys/index.js';
 import { RegionPolicyRepository } from '../../core/regions/index.js';
-import { bindStoreToDatabase, openStore, type Store } from '../../core/store/index.js';
+import { bindAtStart, openStore, type Store } from '../../core/store/index.js';
 import {
   createLogger,
   createMetricsRegistry,
@@ -92,13 +92,11 @@ export async function startOperator(settings: OperatorSettings, overrides: Opera
   if (!overrides.database) await database.migrate();
   const store = overrides.store ?? openStore(settings);
   // Before anything reads the store: a prefix another installation uses is refused.
-  await bindStoreToDatabase(database.knex, store, { rebind: settings.SVC_STORE_REBIND, warn: (message) => logger.warn(message) }).catch(
-    async (error: unknown) => {
-      if (!overrides.store) await store.close();
-      if (!overrides.database) await database.close();
-      throw error;
-    },
-  );
+  await bindAtStart(database, store, {
+    rebind: settings.SVC_STORE_REBIND,
+    warn: (message) => logger.warn(message),
+    owned: { store: !overrides.store, database: !overrides.database },
+  });
   const { kubeConfig } = overrides;
   // No request of a leader may outlast the time it may go without renewing its Lease.
   const apiConfig = withRequestTimeout(kubeConfig, settings.SVC_LEASE_RENEW_DEADLINE_MS);

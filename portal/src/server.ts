@@ -16,7 +16,7 @@ import {
 } from '../../core/config/index.js';
 import { LiveCatalogue } from '../../core/catalogue/index.js';
 import { databaseTargetFromSettings, openDatabase, type Database } from '../../core/db/index.js';
-import { bindStoreToDatabase, countStoreErrors, openStore, type Store } from '../../core/store/index.js';
+import { bindAtStart, countStoreErrors, openStore, type Store } from '../../core/store/index.js';
 import {
   createLogger,
   createMetricsRegistry,
@@ -101,13 +101,11 @@ async function startOnServer(
   database.knex.on('query-error', (error: unknown) => metrics.databaseErrors.inc({ class: sqlStateClassLabel(error) }));
   const store = countStoreErrors(overrides.store ?? openStore(settings), (operation) => metrics.storeErrors.inc({ operation }));
   // Before anything reads or counts in the store: a prefix another installation uses is refused.
-  await bindStoreToDatabase(database.knex, store, { rebind: settings.SVC_STORE_REBIND, warn: (message) => logger.warn(message) }).catch(
-    async (error: unknown) => {
-      if (!overrides.store) await store.close();
-      if (!overrides.database) await database.close();
-      throw error;
-    },
-  );
+  await bindAtStart(database, store, {
+    rebind: settings.SVC_STORE_REBIND,
+    warn: (message) => logger.warn(message),
+    owned: { store: !overrides.store, database: !overrides.database },
+  });
   // The catalogue: the file (or the one a test gives), or (SVC_CATALOG_SOURCE=database) the stored
   // one, seeded from the file when empty and followed live, as the gateways do.
   const catalogueDocument = overrides.catalogue ? undefined : readCatalogueDocument(settings.SVC_CATALOG);

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { AuditWriter, type AuditRecord } from '../../../core/audit/index.js';
 import type { Settings } from '../../../core/config/index.js';
 import { auditWriterReplyBounds, databaseTargetFromSettings, openDatabase } from '../../../core/db/index.js';
-import { bindStoreToDatabase, openStore } from '../../../core/store/index.js';
+import { bindAtStart, openStore } from '../../../core/store/index.js';
 import { WalletLedger } from '../../../core/wallets/index.js';
 
 /** An audit writer with its own database pool and store connection, as a thread or process runs it. */
@@ -32,13 +32,10 @@ export async function openOwnAuditWriter(
   });
   const store = openStore(settings);
   // The writer moves counters and debits between the two: they must belong to one installation.
-  await bindStoreToDatabase(database.knex, store, {
+  await bindAtStart(database, store, {
     rebind: settings.SVC_STORE_REBIND,
     warn: (message) => options.logger.warn(message),
-  }).catch(async (error: unknown) => {
-    await store.close();
-    await database.close();
-    throw error;
+    owned: { store: true, database: true },
   });
   const writer = new AuditWriter(store, database.knex, {
     consumer: options.consumer,
