@@ -43,11 +43,17 @@ async function writeWithBackpressure(res: ServerResponse, total: number): Promis
 /** A supplier ignoring the output limit: content events (1 KiB of text each) for as long as its connection lives. */
 const forever = { events: 0, closed: false };
 async function generateForever(res: ServerResponse): Promise<void> {
-  res.once('close', () => (forever.closed = true));
+  // One wake-up for whichever comes first, drain or close (a listener per wait would pile up on close).
+  let wake: (() => void) | undefined;
+  res.on('drain', () => wake?.());
+  res.once('close', () => {
+    forever.closed = true;
+    wake?.();
+  });
   const piece = chunk('tok '.repeat(256));
   while (!res.destroyed) {
     forever.events += 1;
-    if (!res.write(piece)) await new Promise((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!res.write(piece)) await new Promise<void>((resolve) => (wake = resolve));
   }
 }
 

@@ -107,6 +107,18 @@ describe('scheduled reports', () => {
     // Both answers lead to the one report made.
     for (const answer of answers.slice(2)) expect(answer.headers.get('location')).toBe(`/dashboard/reports/${reports[0]!.id}/view`);
     await owner.client.postJson(`/dashboard/reports/schedules/${schedules[0]!.id}/disable`, {});
+
+    // The report page's "Export in the background", clicked twice at once: one export job, both answers lead to it.
+    const view = await (await owner.client.get(`/dashboard/reports/${reports[0]!.id}/view`)).text();
+    const exportToken = /action="\/dashboard\/reports\/\d+\/exports"[\s\S]*?name="form_token" value="([^"]+)"/.exec(view)?.[1];
+    expect(exportToken).toMatch(/^[0-9a-f-]{36}$/);
+    const started = await Promise.all(
+      [1, 2].map(() => owner.client.postForm(`/dashboard/reports/${reports[0]!.id}/exports`, { form_token: exportToken! })),
+    );
+    expect(started.map((a) => a.status)).toEqual([303, 303]);
+    const jobs = (await knex()('report_exports').where({ report_id: reports[0]!.id })) as { id: string }[];
+    expect(jobs).toHaveLength(1);
+    for (const answer of started) expect(answer.headers.get('location')).toBe(`/dashboard/reports/exports/${jobs[0]!.id}`);
   });
 
   it('accepts an empty value for a field the cadence does not use (the form sends every field)', async () => {

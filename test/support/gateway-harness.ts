@@ -181,6 +181,11 @@ export async function startGatewayHarness(
     SVC_SHUTDOWN_GRACE_MS: '2000',
     // Off unless asked for: the default port would collide between concurrent test files.
     SVC_METRICS_PORT: '0',
+    // A database the caller shares between harnesses (one per file, to save migrating one each):
+    // each harness has a store prefix of its own, deleted when it closes, so each start moves the
+    // database to its prefix deliberately, as a redeploy onto a new prefix would
+    // (core/store/binding.ts). Harnesses open at once on it are the caller's to keep apart.
+    ...(options.database && !options.store && { SVC_STORE_REBIND: 'true' }),
     ...options.settings,
   });
   const config: Config = { settings, catalogue, catalogueDocument };

@@ -20,7 +20,7 @@ describe('new-key form claims', () => {
     const claims = new FormClaims(store, silent, 'key-form');
     expect(await claims.claim(7, token)).toEqual({ first: true });
     await claims.made(7, token, 42);
-    expect(await claims.claim(7, token)).toEqual({ first: false, keyNumber: 42 });
+    expect(await claims.claim(7, token)).toEqual({ first: false, madeId: '42' });
     // Another user's token space is their own.
     expect(await claims.claim(8, token)).toEqual({ first: true });
   });

@@ -35,7 +35,7 @@ export function withoutFormToken(body: unknown): unknown {
   return fields;
 }
 
-/** One form's tokens per user in the store: who sent each first, and the number of the key it made. */
+/** One form's tokens per user in the store: who sent each first, and the id (a number, or an export's uuid) of what it made. */
 export class FormClaims {
   /** `form`: which form, in the store keys (`key-form` is the new-key form's). */
   constructor(
@@ -49,9 +49,9 @@ export class FormClaims {
 
   /**
    * Claims `token` for this request. `first` when no request sent it before: make the key or
-   * token, then call `made`. Otherwise the number the first one made, once it is made (waited for).
+   * token, then call `made`. Otherwise the id of what the first one made, once it is made (waited for).
    */
-  async claim(userId: number, token: string): Promise<{ first: true } | { first: false; keyNumber: number }> {
+  async claim(userId: number, token: string): Promise<{ first: true } | { first: false; madeId: string }> {
     let claims: number;
     try {
       claims = await this.store.incrBy(this.claimKey(userId, token), 1, rememberMs);
@@ -65,7 +65,7 @@ export class FormClaims {
     const deadline = Date.now() + waitForFirstMs;
     for (;;) {
       const made = await this.store.get(this.madeKey(userId, token));
-      if (made !== null) return { first: false, keyNumber: Number(made) };
+      if (made !== null) return { first: false, madeId: made };
       if (Date.now() > deadline)
         throw new ApiError('conflict', {
           humanMessage: 'This form was sent already and what it makes is still being made: look for it in the list in a moment',
@@ -75,25 +75,25 @@ export class FormClaims {
   }
 
   /** Records the key or token a claimed form token made, for the submissions after it; best effort (it exists either way). */
-  async made(userId: number, token: string, keyNumber: number): Promise<void> {
+  async made(userId: number, token: string, madeId: number | string): Promise<void> {
     await this.store
-      .set(this.madeKey(userId, token), String(keyNumber), { ttlMs: rememberMs })
+      .set(this.madeKey(userId, token), String(madeId), { ttlMs: rememberMs })
       .catch((error: unknown) => this.logger.warn({ err: error, form: this.form }, 'form token: what it made could not be recorded'));
   }
 
   /**
    * Makes what the form asks for once per form token: `made` with what `make` answered, or the
-   * number the first submission made (`already`). Without a token (a JSON client), simply makes it.
-   * A `make` that fails lets go of the token, so the same form may be sent again.
+   * id the first submission made (`already`, as text). Without a token (a JSON client), simply
+   * makes it. A `make` that fails lets go of the token, so the same form may be sent again.
    */
-  async makeOnce<T extends { record: { number: number } }>(
+  async makeOnce<T extends { record: { number: number | string } }>(
     userId: number,
     token: string | undefined,
     make: () => Promise<T>,
-  ): Promise<{ made: T } | { already: number }> {
+  ): Promise<{ made: T } | { already: string }> {
     if (token === undefined) return { made: await make() };
     const claim = await this.claim(userId, token);
-    if (!claim.first) return { already: claim.keyNumber };
+    if (!claim.first) return { already: claim.madeId };
     let made: T;
     try {
       made = await make();

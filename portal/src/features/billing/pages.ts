@@ -290,7 +290,7 @@ export function billingPagesRouter(deps: PortalDeps): Router {
         const started = await billing().startCheckout(user, amount);
         return { record: { number: started.paymentId }, url: started.url };
       });
-      res.redirect(303, 'made' in opened ? opened.made.url : await billing().openedCheckout(user, opened.already));
+      res.redirect(303, 'made' in opened ? opened.made.url : await billing().openedCheckout(user, Number(opened.already)));
     } catch (error) {
       if (!(error instanceof ApiError) || wantsJson(req)) throw error;
       allowProcessorForms(res, hostedOrigin());

@@ -139,6 +139,8 @@ export function reportsRouter(deps: PortalDeps): Router {
   // click, a reload) they make one report or one schedule — a second schedule would email twice.
   const reportForms = new FormClaims(deps.store, deps.logger, 'report-form');
   const scheduleForms = new FormClaims(deps.store, deps.logger, 'schedule-form');
+  // So does the report page's "Export in the background": two clicks, one export job.
+  const exportForms = new FormClaims(deps.store, deps.logger, 'export-form');
 
   /** The first rows of a run, for the page and the JSON projection. */
   const preview = async (saved: SavedReport) => {
@@ -351,6 +353,7 @@ export function reportsRouter(deps: PortalDeps): Router {
       exports,
       chartData: JSON.stringify(chartOf(saved, shown.header, shown.rows)).replace(/</g, '\\u003c'),
       cellText,
+      exportFormToken: newFormToken(),
     });
   });
 
@@ -377,8 +380,13 @@ export function reportsRouter(deps: PortalDeps): Router {
 
   router.post('/dashboard/reports/:report_id/exports', guard, async (req, res) => {
     const saved = await report(req);
-    const id = await createExport(knex, saved);
-    await deps.jobs.send(exportQueue, { exportId: id });
+    const made = await exportForms.makeOnce(req.user!.id, sentFormToken(req), async () => {
+      const exportId = await createExport(knex, saved);
+      await deps.jobs.send(exportQueue, { exportId });
+      return { record: { number: exportId } };
+    });
+    // Sent before: the export the first one started, not a second one.
+    const id = 'made' in made ? made.made.record.number : made.already;
     const job = await findExport(knex, req.user!.id, id, now());
     if (wantsJson(req)) return res.status(202).json({ job });
     res.redirect(303, `/dashboard/reports/exports/${id}`);
