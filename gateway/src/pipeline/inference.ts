@@ -10,7 +10,7 @@ import { fallbackMaxTokens, inputTokenLimit, outputTokenLimit } from '../routing
 import { usageHeaders, usageTotals } from '../routing/routing-headers.js';
 import { sessionOf, type SessionInputs } from '../routing/session-affinity.js';
 import { chatProtocols, createTranslator, type ClientRequest } from '../translate/factory.js';
-import { AnswerTally, generatedTextBound } from '../translate/answer-tally.js';
+import { AnswerTally } from '../translate/answer-tally.js';
 import { chatItems } from '../tokens/chat-items.js';
 import { countTokensSliced, messagesItems } from '../tokens/count.js';
 import { answerHeaders } from './answer-headers.js';
@@ -95,11 +95,7 @@ export function serveChat(deps: GatewayDeps, request: FastifyRequest, reply: Fas
       worstCaseUsd(compliant, inference.inputCap, inference.maxOutputTokens, fallbackMaxTokens, inference.choices),
     attempt: async (route, _index, signal) => {
       const outputStop = outputTokenLimit(route.model, { outputCap: inference.maxOutputTokens, choices: inference.choices });
-      const tally = new AnswerTally('openai-chat', {
-        chars: generatedTextBound(outputStop),
-        outputTokens: outputStop,
-        supplier: route.supplier.name,
-      });
+      const tally = new AnswerTally('openai-chat', { outputTokens: outputStop, supplier: route.supplier.name });
       const countsInput = inference.stream && inference.client.family === 'anthropic' && route.supplier.protocol !== 'anthropic';
       if (countsInput) countInput(route);
       const translator = createTranslator(

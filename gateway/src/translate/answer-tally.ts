@@ -15,14 +15,13 @@ const charsPerTokenBound = 32;
 /** Text any stream may carry whatever its limit (a small `max_tokens` never cuts an honest answer). */
 const minTextBound = 64 * 1024;
 
-/** The most generated text a stream with this output token limit is relayed before it is ended (AnswerTally). */
-export function generatedTextBound(outputTokens: number): number {
+/** The most generated text a stream with this output token limit is relayed before it is ended. */
+function generatedTextBound(outputTokens: number): number {
   return Math.max(minTextBound, outputTokens * charsPerTokenBound);
 }
 
-/** A stream's text bound and whose stream it is, for the error that ends it. */
-export interface TextBound {
-  chars: number;
+/** A stream's output token limit and whose stream it is: its text bound, and the error that ends it. */
+export interface OutputLimit {
   outputTokens: number;
   supplier: string;
 }
@@ -46,19 +45,24 @@ export class AnswerTally {
   private contentSeen = false;
   private eventsLookedAt = 0;
 
-  /** Text already read down, in characters (checked against `bound`). */
+  /** Text already read down, in characters (checked against `textBound`). */
   private textChars = 0;
+  /** generatedTextBound of the output limit (no limit: none). */
+  private readonly textBound: number;
 
   /**
    * `wire`: the format the answer is read in; for chat, the translator reading it sets it (see
-   * `tallied`). `bound`: a stream whose generated text passes it is ended — a supplier that ignores
-   * the output limit was relayed until the call's timeout (outside probe: 300,000 chunks in 15 s
-   * for `max_tokens: 5`), the client charged the limit and the operator billed for all of it.
+   * `tallied`). `limit`: a stream whose generated text passes its bound (generatedTextBound) is
+   * ended — a supplier that ignores the output limit was relayed until the call's timeout (outside
+   * probe: 300,000 chunks in 15 s for `max_tokens: 5`), the client charged the limit and the
+   * operator billed for all of it.
    */
   constructor(
     private wire: AnswerWire = 'openai-chat',
-    private readonly bound?: TextBound,
-  ) {}
+    private readonly limit?: OutputLimit,
+  ) {
+    this.textBound = limit ? generatedTextBound(limit.outputTokens) : Number.POSITIVE_INFINITY;
+  }
 
   readBy(wire: AnswerWire): void {
     this.wire = wire;
@@ -104,15 +108,15 @@ export class AnswerTally {
     this.eventChars = 0;
     this.eventsLookedAt = 0;
     this.textChars += text.length;
-    if (this.bound && this.textChars > this.bound.chars) throw pastOutputLimit(this.bound);
+    if (this.textChars > this.textBound) throw pastOutputLimit(this.limit!, this.textBound);
   }
 }
 
 /** The supplier kept generating far past the output limit: its stream is ended (after output: an error event). */
-function pastOutputLimit(bound: TextBound): ApiError {
+function pastOutputLimit(limit: OutputLimit, chars: number): ApiError {
   return new ApiError('invalid_backend_response', {
-    humanMessage: `Supplier ${bound.supplier} kept generating past the output limit of ${bound.outputTokens} tokens (more than ${bound.chars} characters); the gateway ended the stream`,
-    details: { supplier: bound.supplier, output_token_limit: bound.outputTokens },
+    humanMessage: `Supplier ${limit.supplier} kept generating past the output limit of ${limit.outputTokens} tokens (more than ${chars} characters); the gateway ended the stream`,
+    details: { supplier: limit.supplier, output_token_limit: limit.outputTokens },
   });
 }
 

@@ -20,6 +20,7 @@ import {
   type SecretObservation,
   budgetWriteMayWait,
   infrastructureStatus,
+  type InfrastructureReason,
   type BudgetStatusThrottle,
 } from './decide.js';
 import {
@@ -86,27 +87,23 @@ export class ManagedKeyReconciler {
     try {
       return await this.reconcileOnce(ref);
     } catch (error) {
-      await this.reportInfrastructureError(ref, error);
+      await this.reportReconcileError(ref, error);
       throw error;
     }
   }
 
   /**
-   * Any other failure (the API server refusing a write, the database refusing a row) is `Ready=False`
-   * with reason `ReconcileError` and the error's one-line description: it was only logged, and
-   * `kubectl wait --for condition=Ready` waited with nothing on the object to say why (outside probe).
+   * A reconcile's failure on the object's Ready condition: an outage of the database or the store
+   * names it; any other failure (the API server refusing a write, the database refusing a row) is
+   * `ReconcileError` with the error's one-line description — it was only logged, and `kubectl wait
+   * --for condition=Ready` waited with nothing on the object to say why (outside probe).
    */
-  private async reportInfrastructureError(ref: string, error: unknown): Promise<void> {
-    const source = outageSource(error);
+  private async reportReconcileError(ref: string, error: unknown): Promise<void> {
     const [namespace, name] = ref.split('/') as [string, string];
     try {
       const object = await this.read(namespace, name);
       if (!object || object.metadata?.deletionTimestamp) return;
-      const reason = source === 'database' ? 'DatabaseUnavailable' : source === 'store' ? 'StoreUnavailable' : 'ReconcileError';
-      const message =
-        source === 'database' || source === 'store'
-          ? `${source === 'database' ? 'PostgreSQL' : 'the store (Redis)'} could not be reached: ${error instanceof Error ? error.message : String(error)}; retrying`
-          : `The reconcile failed: ${describeError(error)}; retrying`;
+      const { reason, message } = failureCondition(error);
       const status = infrastructureStatus(object.status, reason, message, object.metadata?.generation ?? 0, new Date(this.deps.clock()));
       if (await this.writeStatus(object, status)) await this.event(object, { type: 'Warning', reason, message });
     } catch {
@@ -399,4 +396,17 @@ export class ManagedKeyReconciler {
     });
     return true;
   }
+}
+
+/** The Ready condition's reason and message for a reconcile that failed with `error`. */
+function failureCondition(error: unknown): { reason: InfrastructureReason; message: string } {
+  const source = outageSource(error);
+  if (source === 'database' || source === 'store') {
+    const what = source === 'database' ? 'PostgreSQL' : 'the store (Redis)';
+    return {
+      reason: source === 'database' ? 'DatabaseUnavailable' : 'StoreUnavailable',
+      message: `${what} could not be reached: ${error instanceof Error ? error.message : String(error)}; retrying`,
+    };
+  }
+  return { reason: 'ReconcileError', message: `The reconcile failed: ${describeError(error)}; retrying` };
 }

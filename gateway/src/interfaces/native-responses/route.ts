@@ -38,7 +38,7 @@ import { abandonBody } from '../../http/bounded-body.js';
 import { fallbackMaxTokens, inputTokenLimit, outputTokenLimit, type TokenUsage } from '../../routing/cost.js';
 import { totalsHeaders, usageTotals } from '../../routing/routing-headers.js';
 import { responsesItems } from '../../tokens/responses-items.js';
-import { AnswerTally, generatedTextBound } from '../../translate/answer-tally.js';
+import { AnswerTally } from '../../translate/answer-tally.js';
 import { totalsComment } from '../../translate/shared/sse-frames.js';
 import { responsesStreamErrorFrame } from '../../translate/shared/stream-errors.js';
 import { nativeResponsesRequest, type NativeResponsesRequest } from './schema.js';
@@ -207,11 +207,7 @@ async function relayResponses(
   if (answeredJson(upstream))
     await refuseJsonForStream(upstream, chunks, route.supplier.name, route.supplier.protocol, deps.upstream.answerLimitBytes, credential);
   const outputStop = outputTokenLimit(route.model, { outputCap: maxOutput });
-  const tally = new AnswerTally('openai-responses', {
-    chars: generatedTextBound(outputStop),
-    outputTokens: outputStop,
-    supplier: route.supplier.name,
-  });
+  const tally = new AnswerTally('openai-responses', { outputTokens: outputStop, supplier: route.supplier.name });
   const meter = new ResponsesMeter(tally, route.supplier.name, deps.upstream.answerLimitBytes);
   const held = await holdPreamble(chunks, meter, upstream, route.supplier.name, holdBytes, credential);
   record.firstByteMs = reply.elapsedTime;

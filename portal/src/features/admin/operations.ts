@@ -37,7 +37,7 @@ import type { PortalDeps } from '../../deps.js';
 import { presentKey } from '../keys/present.js';
 import { mayManageKey } from '../keys/scope.js';
 import { usageRange } from '../usage/range.js';
-import { singleString, validate, wholeNumberParam } from '../../web/validation.js';
+import { noQuery, singleString, validate, wholeNumberParam } from '../../web/validation.js';
 import { adminRoute } from './route-table.js';
 import { adminKeyScope } from './scope.js';
 
@@ -189,7 +189,7 @@ export function adminOperationsRouter(deps: PortalDeps): Router {
   };
 
   // The last 24 hours, always: a parameter (days=, hours=) would be a choice it does not offer.
-  adminRoute(router, 'GET', '/dashboard/admin/api/dashboard', validate({ query: z.strictObject({}) }), async (req, res) => {
+  adminRoute(router, 'GET', '/dashboard/admin/api/dashboard', noQuery, async (req, res) => {
     res.json(await dashboard(req));
   });
 
